@@ -1,0 +1,463 @@
+#!/usr/bin/env bash
+# Run a real Marquez server (and a private PostgreSQL cluster for it) on loopback only,
+# for end-to-end tests and for trying openlineage-export locally.
+#
+# Usage: scripts/marquez.sh start|stop|status|reset
+#
+#   start   install PostgreSQL if needed (Debian apt), create/start a private cluster,
+#           fetch marquez-api and its dependencies with Maven (cached), start Marquez and
+#           wait until GET /api/v1/namespaces answers 200. Idempotent. Progress goes to
+#           stderr; the base URL is the only thing printed on stdout.
+#   stop    stop Marquez and the PostgreSQL cluster.
+#   status  say what is running (exit 0 only when Marquez answers).
+#   reset   stop Marquez, drop and recreate the `marquez` database, start Marquez again.
+#
+# Environment (defaults in brackets):
+#   MARQUEZ_HOME           state dir [$HOME/.cache/openlineage-export/marquez]
+#   MARQUEZ_PORT           API port [5000]
+#   MARQUEZ_ADMIN_PORT     admin port [5001]
+#   MARQUEZ_PG_PORT        PostgreSQL port [55432]
+#   MARQUEZ_VERSION        marquez-api version fetched from Maven [0.50.0]
+#   MARQUEZ_START_TIMEOUT  seconds to wait for the API to answer [120]
+#   MARQUEZ_LIB_DIR        use the jars in this directory (marquez-api + dependencies)
+#                          instead of fetching them with Maven
+#   MARQUEZ_MVN_ARGS       extra arguments for mvn (e.g. -s settings.xml, -o)
+#   MARQUEZ_JAVA_OPTS      JVM options [-Xmx1g]
+#   JAVA                   java binary [java]
+#
+# Everything listens on 127.0.0.1 only. As root, PostgreSQL runs as the `postgres`
+# OS user (it refuses to run as root); otherwise as the invoking user.
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+POM="$SCRIPT_DIR/marquez/pom.xml"
+
+MARQUEZ_HOME=${MARQUEZ_HOME:-$HOME/.cache/openlineage-export/marquez}
+MARQUEZ_PORT=${MARQUEZ_PORT:-5000}
+MARQUEZ_ADMIN_PORT=${MARQUEZ_ADMIN_PORT:-5001}
+MARQUEZ_PG_PORT=${MARQUEZ_PG_PORT:-55432}
+MARQUEZ_VERSION=${MARQUEZ_VERSION:-0.50.0}
+MARQUEZ_START_TIMEOUT=${MARQUEZ_START_TIMEOUT:-120}
+MARQUEZ_JAVA_OPTS=${MARQUEZ_JAVA_OPTS:--Xmx1g}
+MARQUEZ_MVN_ARGS=${MARQUEZ_MVN_ARGS:-}
+JAVA=${JAVA:-java}
+
+HOST=127.0.0.1
+BASE_URL="http://$HOST:$MARQUEZ_PORT"
+DB_NAME=marquez
+DB_USER=marquez
+DB_PASSWORD=marquez
+
+# Never let the caller's libpq settings (PGHOST, PGUSER, PGOPTIONS...) leak into our psql calls.
+while read -r v; do unset "$v"; done < <(compgen -e | grep '^PG' || true)
+
+log() { echo "marquez.sh: $*" >&2; }
+die() { echo "marquez.sh: error: $*" >&2; exit 1; }
+
+mkdir -p "$MARQUEZ_HOME"
+MARQUEZ_HOME=$(cd "$MARQUEZ_HOME" && pwd -P)
+CONFIG="$MARQUEZ_HOME/marquez.yml"
+PID_FILE="$MARQUEZ_HOME/marquez.pid"
+MARQUEZ_LOG="$MARQUEZ_HOME/marquez.log"
+MARQUEZ_OUT="$MARQUEZ_HOME/marquez.out"
+ACCESS_LOG="$MARQUEZ_HOME/access.log"
+LIB="$MARQUEZ_HOME/lib"
+PGDATA_LINK="$MARQUEZ_HOME/pgdata"
+
+if [[ $(id -u) == 0 ]]; then IS_ROOT=1; PG_OWNER=postgres; else IS_ROOT=0; PG_OWNER=$(id -un); fi
+
+# ---------------------------------------------------------------- helpers
+
+# One invocation at a time per state dir (parallel test workers may all call start).
+take_lock() {
+  exec 9>"$MARQUEZ_HOME/.lock"
+  flock -w 600 9 || die "another marquez.sh holds $MARQUEZ_HOME/.lock"
+}
+
+# Run a command as the PostgreSQL cluster owner (fd 9, the lock, is not passed on).
+as_owner() {
+  if [[ $IS_ROOT == 1 ]]; then
+    local pg_home
+    pg_home=$(getent passwd postgres | cut -d: -f6)
+    (cd / && runuser -u postgres -- env HOME="${pg_home:-/}" "$@") 9>&-
+  else
+    "$@" 9>&-
+  fi
+}
+
+# HTTP status code of GET $BASE_URL$1 ("000" when nothing answers). Loopback only.
+http_status() {
+  local code
+  if command -v curl >/dev/null 2>&1; then
+    code=$(curl -s --noproxy '*' -o /dev/null -m 5 -w '%{http_code}' "$BASE_URL$1" 2>/dev/null) || true
+  else
+    code=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" || exit 1
+      printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$3" "$1" >&3
+      read -r _ c _ <&3; echo "$c"' _ "$HOST" "$MARQUEZ_PORT" "$1" 2>/dev/null) || true
+  fi
+  echo "${code:-000}"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+healthy() { [[ $(http_status /api/v1/namespaces) == 200 ]]; }
+
+# PID of our Marquez process, or nothing.
+marquez_pid() {
+  local pid
+  [[ -f $PID_FILE ]] || return 0
+  pid=$(cat "$PID_FILE" 2>/dev/null || true)
+  [[ $pid =~ ^[0-9]+$ ]] || return 0
+  if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'marquez\.MarquezApp'; then
+    echo "$pid"
+  fi
+}
+
+show_log_tail() {
+  local f
+  for f in "$MARQUEZ_LOG" "$MARQUEZ_OUT"; do
+    if [[ -s $f ]] && grep -q "[^[:space:]]" "$f"; then
+      echo "----- last 50 lines of $f -----" >&2
+      tail -n 50 "$f" >&2
+    fi
+  done
+}
+
+yaml_quote() { printf "'%s'" "${1//\'/\'\'}"; }
+
+# ---------------------------------------------------------------- PostgreSQL
+
+PGBIN=""
+find_pgbin() {
+  local d
+  PGBIN=""
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V); do
+    [[ -x $d/pg_ctl && -x $d/initdb && -x $d/postgres && -x $d/psql ]] && PGBIN=$d
+  done
+  [[ -n $PGBIN ]]
+}
+
+ensure_pg_installed() {
+  find_pgbin && return 0
+  [[ $IS_ROOT == 1 ]] || die "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin; install them first (sudo apt-get install postgresql)"
+  command -v apt-get >/dev/null || die "PostgreSQL is not installed and apt-get is not available"
+  log "installing PostgreSQL server (apt-get install postgresql)"
+  if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql; } \
+       >"$MARQUEZ_HOME/apt.log" 2>&1 9>&-; then
+    tail -n 30 "$MARQUEZ_HOME/apt.log" >&2
+    die "apt-get install postgresql failed (full log: $MARQUEZ_HOME/apt.log)"
+  fi
+  find_pgbin || die "PostgreSQL installed but pg_ctl/initdb not found under /usr/lib/postgresql/*/bin"
+}
+
+# Data dir: $MARQUEZ_HOME/pgdata. As root, the postgres user may be unable to reach it
+# (e.g. /root is 0700); then the cluster lives under the postgres user's home and
+# $MARQUEZ_HOME/pgdata is a symlink to it.
+PGDATA=""
+resolve_pgdata() {
+  if [[ -L $PGDATA_LINK ]]; then
+    PGDATA=$(readlink -f "$PGDATA_LINK")
+  else
+    PGDATA=$PGDATA_LINK
+  fi
+}
+
+create_pgdata_dir() {
+  mkdir -p "$PGDATA_LINK"
+  if [[ $IS_ROOT == 1 ]]; then
+    chown postgres: "$PGDATA_LINK"
+    if ! (cd / && runuser -u postgres -- test -w "$PGDATA_LINK"); then
+      rmdir "$PGDATA_LINK"
+      local pg_home key target
+      pg_home=$(getent passwd postgres | cut -d: -f6)
+      [[ -n $pg_home && -d $pg_home ]] || pg_home=/var/lib/postgresql
+      key=$(printf '%s' "$MARQUEZ_HOME" | cksum | cut -d' ' -f1)
+      target="$pg_home/openlineage-export-marquez/$key"
+      mkdir -p "$target"
+      chown postgres: "$pg_home/openlineage-export-marquez" "$target"
+      ln -s "$target" "$PGDATA_LINK"
+    fi
+  fi
+  resolve_pgdata
+  chmod 700 "$PGDATA"
+}
+
+socket_dir() {
+  # Unix socket next to the data (peer auth for admin commands); /tmp if that path is too long.
+  if (( ${#PGDATA} + 20 < 100 )); then echo "$PGDATA"; else echo /tmp; fi
+}
+
+pg_running() {
+  [[ -n $PGDATA && -f $PGDATA/PG_VERSION ]] || return 1
+  as_owner "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1
+}
+
+psql_admin() { # psql_admin SQL  -> prints unaligned tuples
+  as_owner "$PGBIN/psql" -X -q -t -A -v ON_ERROR_STOP=1 -h "$(socket_dir)" -p "$MARQUEZ_PG_PORT" \
+    -U "$PG_OWNER" -d postgres -c "$1"
+}
+
+ensure_pg_running() {
+  ensure_pg_installed
+  resolve_pgdata
+  if [[ ! -f $PGDATA/PG_VERSION ]]; then
+    [[ -L $PGDATA_LINK || -d $PGDATA_LINK ]] || create_pgdata_dir
+    log "creating PostgreSQL cluster in $PGDATA"
+    if ! as_owner "$PGBIN/initdb" -D "$PGDATA" -E UTF8 --no-locale --auth-local=peer \
+         --auth-host=scram-sha-256 >"$MARQUEZ_HOME/initdb.log" 2>&1; then
+      cat "$MARQUEZ_HOME/initdb.log" >&2
+      die "initdb failed"
+    fi
+    as_owner sh -c 'echo "include_if_exists = '"'"'marquez-local.conf'"'"'" >>"$1/postgresql.conf"' _ "$PGDATA"
+  fi
+  if pg_running; then
+    local port
+    port=$(sed -n 4p "$PGDATA/postmaster.pid" 2>/dev/null || true)
+    [[ $port == "$MARQUEZ_PG_PORT" ]] ||
+      die "PostgreSQL cluster $PGDATA runs on port $port, not $MARQUEZ_PG_PORT; run '$0 stop' first"
+  else
+    port_in_use "$MARQUEZ_PG_PORT" && die "port $HOST:$MARQUEZ_PG_PORT is already in use (set MARQUEZ_PG_PORT)"
+    # Rewritten on every start so that port changes take effect.
+    as_owner sh -c 'cat >"$1/marquez-local.conf"' _ "$PGDATA" <<EOF
+# written by scripts/marquez.sh
+listen_addresses = '$HOST'
+port = $MARQUEZ_PG_PORT
+unix_socket_directories = '$(socket_dir)'
+synchronous_commit = off
+EOF
+    if ! as_owner "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/postgresql.log" -w -t 60 start >/dev/null 2>&1; then
+      tail -n 30 "$PGDATA/postgresql.log" >&2 || true
+      die "PostgreSQL did not start (log: $PGDATA/postgresql.log)"
+    fi
+    log "PostgreSQL running on $HOST:$MARQUEZ_PG_PORT"
+  fi
+  if [[ -z $(psql_admin "SELECT 1 FROM pg_roles WHERE rolname = '$DB_USER'") ]]; then
+    psql_admin "CREATE ROLE $DB_USER LOGIN PASSWORD '$DB_PASSWORD'" >/dev/null
+  fi
+  if [[ -z $(psql_admin "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'") ]]; then
+    psql_admin "CREATE DATABASE $DB_NAME OWNER $DB_USER" >/dev/null
+  fi
+}
+
+stop_pg() {
+  find_pgbin || return 0
+  resolve_pgdata
+  if pg_running; then
+    as_owner "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w -t 60 stop >/dev/null
+    log "PostgreSQL stopped"
+  fi
+}
+
+# ---------------------------------------------------------------- Marquez jars
+
+CLASSPATH_DIR=""
+ensure_jars() {
+  if [[ -n ${MARQUEZ_LIB_DIR:-} ]]; then
+    compgen -G "$MARQUEZ_LIB_DIR/marquez-api*.jar" >/dev/null ||
+      die "MARQUEZ_LIB_DIR=$MARQUEZ_LIB_DIR has no marquez-api*.jar"
+    CLASSPATH_DIR=$(cd "$MARQUEZ_LIB_DIR" && pwd -P)
+    return 0
+  fi
+  CLASSPATH_DIR=$LIB
+  local stamp
+  stamp="marquez-api:$MARQUEZ_VERSION pom:$(cksum <"$POM" | cut -d' ' -f1)"
+  if [[ -f $LIB/.complete && $(cat "$LIB/.complete") == "$stamp" &&
+        -f $LIB/marquez-api-$MARQUEZ_VERSION.jar ]]; then
+    return 0
+  fi
+  command -v mvn >/dev/null || die "mvn not found (needed once to fetch marquez-api $MARQUEZ_VERSION)"
+  log "fetching marquez-api $MARQUEZ_VERSION and its dependencies with Maven"
+  local tmp="$MARQUEZ_HOME/lib.tmp"
+  rm -rf "$tmp"
+  # shellcheck disable=SC2086
+  if ! (cd "$MARQUEZ_HOME" && mvn -B -q $MARQUEZ_MVN_ARGS -f "$POM" -Dmarquez.version="$MARQUEZ_VERSION" \
+          dependency:copy-dependencies -DoutputDirectory="$tmp") >"$MARQUEZ_HOME/maven.log" 2>&1 9>&-; then
+    tail -n 30 "$MARQUEZ_HOME/maven.log" >&2
+    die "Maven could not fetch io.github.marquezproject:marquez-api:$MARQUEZ_VERSION (log: $MARQUEZ_HOME/maven.log).
+  If your Maven repository does not serve it, put marquez-api-$MARQUEZ_VERSION.jar and its runtime
+  dependencies in a directory and set MARQUEZ_LIB_DIR to it."
+  fi
+  [[ -f $tmp/marquez-api-$MARQUEZ_VERSION.jar ]] || die "Maven ran but $tmp/marquez-api-$MARQUEZ_VERSION.jar is missing"
+  rm -rf "$LIB"
+  mv "$tmp" "$LIB"
+  echo "$stamp" >"$LIB/.complete"
+}
+
+# ---------------------------------------------------------------- Marquez server
+
+write_config() {
+  cat >"$CONFIG" <<EOF
+# Written by scripts/marquez.sh on every start; edits are lost.
+server:
+  applicationConnectors:
+    - type: http
+      bindHost: $HOST
+      port: $MARQUEZ_PORT
+      httpCompliance: RFC7230_LEGACY
+  adminConnectors:
+    - type: http
+      bindHost: $HOST
+      port: $MARQUEZ_ADMIN_PORT
+  requestLog:
+    appenders:
+      - type: file
+        currentLogFilename: $(yaml_quote "$ACCESS_LOG")
+        archive: false
+
+db:
+  driverClass: org.postgresql.Driver
+  url: jdbc:postgresql://$HOST:$MARQUEZ_PG_PORT/$DB_NAME
+  user: $DB_USER
+  password: $DB_PASSWORD
+
+migrateOnStartup: true
+
+graphql:
+  enabled: true
+
+search:
+  enabled: false
+
+logging:
+  level: INFO
+  appenders:
+    - type: file
+      currentLogFilename: $(yaml_quote "$MARQUEZ_LOG")
+      archive: false
+EOF
+}
+
+start_marquez() {
+  local pid
+  pid=$(marquez_pid)
+  if [[ -n $pid ]]; then
+    # Our process exists but does not answer (yet): give it the usual time.
+    log "Marquez (pid $pid) is running but not answering yet; waiting"
+  else
+    port_in_use "$MARQUEZ_PORT" && die "port $HOST:$MARQUEZ_PORT is in use by another program (set MARQUEZ_PORT)"
+    port_in_use "$MARQUEZ_ADMIN_PORT" && die "port $HOST:$MARQUEZ_ADMIN_PORT is in use by another program (set MARQUEZ_ADMIN_PORT)"
+    command -v "$JAVA" >/dev/null || die "java not found (Java 17 is needed)"
+    write_config
+    : >"$MARQUEZ_LOG"
+    log "starting Marquez $MARQUEZ_VERSION on $BASE_URL"
+    # shellcheck disable=SC2086
+    (cd "$MARQUEZ_HOME" && exec nohup setsid "$JAVA" $MARQUEZ_JAVA_OPTS -cp "$CLASSPATH_DIR/*" \
+        marquez.MarquezApp server "$CONFIG" >"$MARQUEZ_OUT" 2>&1 </dev/null 9>&-) &
+    pid=$!
+    echo "$pid" >"$PID_FILE"
+  fi
+  local t0=$SECONDS code
+  while :; do
+    code=$(http_status /api/v1/namespaces)
+    [[ $code == 200 ]] && break
+    if [[ $code == 5* ]]; then
+      # Up, but the health query fails: waiting will not help. (Seen when the database holds a
+      # namespace name that Marquez accepted on write but cannot read back; 'reset' clears it.)
+      show_log_tail
+      die "Marquez (pid $pid) is up but GET $BASE_URL/api/v1/namespaces answers $code; see $MARQUEZ_LOG, or run '$0 reset'"
+    fi
+    if [[ ! -d /proc/$pid ]]; then
+      show_log_tail
+      rm -f "$PID_FILE"
+      die "Marquez exited during startup"
+    fi
+    if (( SECONDS - t0 >= MARQUEZ_START_TIMEOUT )); then
+      show_log_tail
+      die "Marquez did not answer GET $BASE_URL/api/v1/namespaces with 200 within ${MARQUEZ_START_TIMEOUT}s (pid $pid still running)"
+    fi
+    sleep 1
+  done
+  log "Marquez ready at $BASE_URL ($((SECONDS - t0))s)"
+}
+
+stop_marquez() {
+  local pid i
+  pid=$(marquez_pid)
+  if [[ -z $pid ]]; then
+    rm -f "$PID_FILE"
+    return 0
+  fi
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    [[ -d /proc/$pid ]] || break
+    sleep 0.1
+  done
+  if [[ -d /proc/$pid ]]; then
+    kill -9 "$pid" 2>/dev/null || true
+    sleep 0.5
+  fi
+  rm -f "$PID_FILE"
+  log "Marquez stopped"
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_start() {
+  take_lock
+  if healthy; then
+    if [[ -n $(marquez_pid) ]]; then
+      log "Marquez already running at $BASE_URL"
+    else
+      log "something already answers like Marquez at $BASE_URL (not started by this script); using it"
+    fi
+    echo "$BASE_URL"
+    return 0
+  fi
+  ensure_pg_running
+  ensure_jars
+  start_marquez
+  echo "$BASE_URL"
+}
+
+cmd_stop() {
+  take_lock
+  stop_marquez
+  stop_pg
+}
+
+cmd_status() {
+  local pid rc=3
+  pid=$(marquez_pid)
+  if healthy; then
+    echo "marquez: running at $BASE_URL${pid:+ (pid $pid)}"
+    rc=0
+  elif [[ -n $pid ]]; then
+    echo "marquez: process $pid running but GET $BASE_URL/api/v1/namespaces answers $(http_status /api/v1/namespaces), not 200"
+  else
+    echo "marquez: not running"
+  fi
+  if find_pgbin; then
+    resolve_pgdata
+    if [[ ! -f $PGDATA/PG_VERSION ]]; then
+      echo "postgresql: no cluster yet ($PGDATA_LINK)"
+    elif pg_running; then
+      echo "postgresql: running on $HOST:$(sed -n 4p "$PGDATA/postmaster.pid") (data: $PGDATA)"
+    else
+      echo "postgresql: stopped (data: $PGDATA)"
+    fi
+  else
+    echo "postgresql: not installed"
+  fi
+  return $rc
+}
+
+cmd_reset() {
+  take_lock
+  stop_marquez
+  ensure_pg_running
+  psql_admin "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null
+  psql_admin "CREATE DATABASE $DB_NAME OWNER $DB_USER" >/dev/null
+  log "database $DB_NAME recreated"
+  ensure_jars
+  start_marquez
+  echo "$BASE_URL"
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  reset) cmd_reset ;;
+  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
+esac

@@ -1,0 +1,11 @@
+"""openlineage-export: publish a workspace's Lineage hub runs as OpenLineage run events.
+
+The library is the product; the CLI (``openlineage_export.cli``) is one thin host of it.
+A host calls :func:`openlineage_export.export.run_export` with what it owns (the workspace,
+settings, a secrets store, its HTTP client, a progress callback, a cancel flag).
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+DISTRIBUTION = "openlineage-export"

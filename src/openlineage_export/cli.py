@@ -1,0 +1,171 @@
+"""The command line: a thin host over the library. Errors become messages and exit codes here.
+
+Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
+entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
+not be reached; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+import click
+import orjson
+
+from . import __version__
+from .errors import ExportError
+from .export import ExportRequest, run_export
+from .hub.model import BadEntry
+from .report import ExportReport, Progress
+
+T = TypeVar("T")
+
+workspace_option = click.option(
+    "--workspace", "-w", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+    show_default="the current folder", help="The workspace folder (the one holding .workspace/).")
+
+
+def _fail(exc: ExportError) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+def guarded(call: Callable[[], T]) -> T:
+    """Run ``call``; turn the package's errors into one line on stderr and the right exit code."""
+    try:
+        return call()
+    except ExportError as exc:
+        _fail(exc)
+        raise AssertionError("unreachable") from exc
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="openlineage-export")
+def main() -> None:
+    """Publish this workspace's Lineage hub runs as OpenLineage events (Marquez, DataHub, Atlan)."""
+
+
+@main.command()
+@workspace_option
+@click.option("--dry-run", is_flag=True,
+              help="Build every event and write it as JSON Lines; send nothing (no server needed).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --dry-run: write the events to this file instead of standard output.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as JSON on standard output.")
+@click.option("--quiet", "-q", is_flag=True, help="No summary and no progress on stderr.")
+def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, quiet: bool) -> None:
+    """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run)."""
+    if output is not None and not dry_run:
+        raise click.UsageError("--output goes with --dry-run")
+    if as_json and dry_run and output is None:
+        raise click.UsageError("with --dry-run and --json, name an --output file for the events")
+    cancel = threading.Event()
+
+    def on_bad(entry: BadEntry) -> None:
+        click.echo(f"bad entry: {entry}", err=True)
+
+    with _interruptible(cancel), _events_sink(output if dry_run else None, dry_run) as sink, \
+            _progress_bar(enabled=not quiet and not dry_run) as on_progress:
+        report = guarded(lambda: run_export(ExportRequest(
+            workspace=workspace, dry_run=dry_run, output=sink, environ=os.environ,
+            on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel)))
+    if as_json:
+        click.echo(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode())
+    elif not quiet:
+        click.echo(summary(report), err=True)
+    sys.exit(report.exit_code)
+
+
+def summary(report: ExportReport) -> str:
+    """The human summary printed at the end of an export."""
+    lines = []
+    if report.dry_run:
+        lines.append(f"dry run: {report.runs_total} runs, {report.events_sent} events built "
+                     f"(namespace {report.namespace}); nothing was sent")
+    else:
+        lines.append(f"exported to {report.destination}: {report.runs_sent} of "
+                     f"{report.runs_total} runs sent ({report.events_sent} events)"
+                     + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+                     + (f", {report.runs_failed} failed" if report.runs_failed else ""))
+    for failure in report.failed:
+        lines.append(f"  failed: run {failure.trace_id} ({failure.pipeline}, run id "
+                     f"{failure.run_id}): {failure.reason}")
+    if report.runs_failed > len(report.failed):
+        lines.append(f"  ... and {report.runs_failed - len(report.failed)} more failed runs")
+    for pipeline in report.never_run:
+        lines.append(f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)")
+    if report.bad_entries:
+        lines.append(f"{report.bad_entries} bad entr{'y' if report.bad_entries == 1 else 'ies'} "
+                     "on the audit trail were skipped (listed above)")
+    if report.outage:
+        lines.append(f"stopped: {report.outage}")
+    if report.cancelled:
+        lines.append("interrupted: what was accepted is kept; run the export again to finish")
+    return "\n".join(lines)
+
+
+@contextmanager
+def _interruptible(cancel: threading.Event) -> Iterator[None]:
+    """First Ctrl-C asks the export to stop cleanly; a second one stops at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        click.echo("\ninterrupting: finishing the requests in flight (Ctrl-C again to quit now)",
+                   err=True)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _events_sink(output: Path | None, dry_run: bool) -> Iterator[BinaryIO | None]:
+    if not dry_run:
+        yield None
+    elif output is None:
+        yield sys.stdout.buffer
+    else:
+        try:
+            stream = output.open("wb")
+        except OSError as exc:
+            _fail(ExportError(f"cannot write {output}: {exc.strerror}"))
+            raise
+        with stream:
+            yield stream
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Callable[[Progress], None] | None]:
+    """A rich progress bar on a terminal; nothing at all when stderr is not one."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn
+
+    console = Console(stderr=True)
+    with Bar(TextColumn("exporting"), BarColumn(), MofNCompleteColumn(),
+             TextColumn("runs · {task.fields[events]} events · {task.fields[failed]} failed"),
+             console=console, transient=True) as bar:
+        task = bar.add_task("export", total=None, events=0, failed=0)
+
+        def update(progress: Progress) -> None:
+            bar.update(task, completed=progress.runs_done, total=progress.runs_total,
+                       events=progress.events_sent, failed=progress.runs_failed)
+
+        yield update

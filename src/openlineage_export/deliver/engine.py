@@ -1,0 +1,67 @@
+"""The delivery engine: editor runs in, outcomes out; bounded concurrency across runs.
+
+Each run's events go in order on one thread (START accepted before the end, the pipeline's
+START before its stages'); different runs go in parallel, at most ``destination.concurrency``
+at once, with at most twice that many translated and waiting, so memory stays flat.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from ..errors import DestinationError
+from ..translate.events import TranslatedRun
+from .destination import Destination, RunOutcome
+
+OnOutcome = Callable[[TranslatedRun, RunOutcome], None]
+
+
+def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome: OnOutcome,
+            cancel: threading.Event) -> None:
+    """Send every run; report each outcome (on the calling thread) as soon as it is known.
+
+    Returns when all runs were tried or ``cancel`` was set; re-raises the first
+    :class:`DestinationError` (after stopping the other senders), so an outage ends the export.
+    """
+    workers = max(1, destination.concurrency)
+    if workers == 1:
+        for run in runs:
+            if cancel.is_set():
+                return
+            on_outcome(run, destination.send(run, cancel))
+        return
+    # The senders watch ``stop``: set when the host cancels (propagated below) or on an outage.
+    stop = threading.Event()
+    pending: dict[Future[RunOutcome], TranslatedRun] = {}
+    failure: DestinationError | None = None
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deliver") as pool:
+
+        def settle(block: bool) -> None:
+            nonlocal failure
+            done, _ = wait(pending, timeout=0.1 if block else 0, return_when=FIRST_COMPLETED)
+            if cancel.is_set():
+                stop.set()
+            for future in done:
+                run = pending.pop(future)
+                try:
+                    outcome = future.result()
+                except DestinationError as exc:
+                    if failure is None:
+                        failure = exc
+                    stop.set()
+                    continue
+                on_outcome(run, outcome)
+
+        for run in runs:
+            if stop.is_set() or cancel.is_set():
+                break
+            pending[pool.submit(destination.send, run, stop)] = run
+            while len(pending) >= 2 * workers:
+                settle(block=True)
+            settle(block=False)
+        while pending:
+            settle(block=True)
+    if failure is not None:
+        raise failure

@@ -1,0 +1,192 @@
+"""Deliver events to an OpenLineage HTTP endpoint (Marquez, DataHub, Atlan...) through httpx.
+
+The client is the host's: an editor hands in the ``httpx.Client`` it configured (proxies, TLS,
+its own transport); the CLI builds one from the settings with :func:`build_client`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import ipaddress
+import random
+import threading
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+
+from ..errors import ConfigError, DestinationUnreachable
+from ..translate.events import TranslatedRun, encode
+from .destination import RunOutcome
+from .retry import RetryPolicy, retry_after_seconds
+
+USER_AGENT_PREFIX = "openlineage-export"
+
+
+def join_url(base: str, endpoint: str) -> str:
+    """``base`` + ``endpoint``, keeping any path prefix of ``base`` (``/proxy`` + ``api/v1/...``)."""
+    return base.rstrip("/") + "/" + endpoint.lstrip("/")
+
+
+def is_loopback(url: str) -> bool:
+    """True when the URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_key_transport(url: str, has_key: bool, allow_insecure: bool) -> None:
+    """Refuse to send a key in clear text to another machine unless the user opted in."""
+    if has_key and urlsplit(url).scheme == "http" and not is_loopback(url) and not allow_insecure:
+        raise ConfigError(
+            f"refusing to send the API key over plain http to {urlsplit(url).hostname}: use https, "
+            "or set openlineage.allowInsecureKey to true if this network is trusted")
+
+
+def build_client(*, timeout: float, verify: bool | str, concurrency: int,
+                 transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The default client: keep-alive pool sized to the concurrency, no redirects followed."""
+    from .. import __version__
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    return httpx.Client(timeout=timeout, verify=verify, limits=limits, transport=transport,
+                        follow_redirects=False,
+                        headers={"User-Agent": f"{USER_AGENT_PREFIX}/{__version__}"})
+
+
+class Redactor:
+    """Removes a secret from any text we are about to show (a server may echo it back)."""
+
+    def __init__(self, *secrets: str | None) -> None:
+        self._secrets = [s for s in secrets if s]
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+@dataclass
+class _Health:
+    """Shared among the sending threads: when did the server last accept anything."""
+
+    last_success: float
+    lock: threading.Lock
+
+
+class HttpDestination:
+    """POSTs each event as JSON; per-run order, retries, and a clear verdict on outages."""
+
+    def __init__(self, client: httpx.Client, url: str, *, api_key: str | None = None,
+                 retry: RetryPolicy | None = None, gzip_body: bool = False,
+                 concurrency: int = 8, seed: int | None = None) -> None:
+        self.client = client
+        self.url = url
+        self.name = url
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self._gzip = gzip_body
+        self._headers = {"Content-Type": "application/json"}
+        if gzip_body:
+            self._headers["Content-Encoding"] = "gzip"
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self.redact = Redactor(api_key)
+        self._health = _Health(time.monotonic(), threading.Lock())
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+
+    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
+        """POST the run's events one after the other; the first refusal ends the run."""
+        for accepted, event in enumerate(run.events):
+            if cancel.is_set():
+                return RunOutcome(accepted, "cancelled before every event was sent")
+            body = encode(event)
+            if self._gzip:
+                body = gzip.compress(body, mtime=0)
+            error = self._post(body, cancel)
+            if error is not None:
+                return RunOutcome(accepted, error)
+        return RunOutcome(len(run.events))
+
+    def close(self) -> None:
+        """Nothing to do: the client belongs to the host, who closes it."""
+
+    def _post(self, body: bytes, cancel: threading.Event) -> str | None:
+        """One event until accepted (None), refused (the reason), or out of retry time."""
+        policy = self.retry
+        started = time.monotonic()
+        attempt = 0
+        only_unreachable = True
+        while True:
+            attempt += 1
+            wait: float | None = None
+            try:
+                response = self.client.post(self.url, content=body, headers=self._headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                reason = f"cannot connect to {self.url} ({self.redact(str(exc)) or type(exc).__name__})"
+            except httpx.TimeoutException:
+                only_unreachable = False
+                reason = f"no answer from {self.url} within the timeout"
+            except httpx.TransportError as exc:
+                only_unreachable = False
+                reason = f"connection to {self.url} failed ({self.redact(str(exc)) or type(exc).__name__})"
+            else:
+                only_unreachable = False
+                status = response.status_code
+                if 200 <= status < 300:
+                    with self._health.lock:
+                        self._health.last_success = time.monotonic()
+                    return None
+                reason = self._describe(response)
+                if status not in policy.status_forcelist or _says_client_error(response):
+                    return reason
+                wait = retry_after_seconds(response.headers.get("Retry-After"), time.time())
+            elapsed = time.monotonic() - started
+            left = policy.max_time - elapsed
+            if left <= 0:
+                if only_unreachable:
+                    self._declare_unreachable(reason, policy.max_time)
+                return f"gave up after {attempt} attempts in {elapsed:.0f} s: {reason}"
+            if wait is None:
+                with self._rng_lock:
+                    wait = policy.backoff(attempt, self._rng)
+            if cancel.wait(min(wait, left)):
+                return "cancelled before every event was sent"
+
+    def _declare_unreachable(self, reason: str, window: float) -> None:
+        with self._health.lock:
+            quiet_for = time.monotonic() - self._health.last_success
+        if quiet_for >= window:
+            raise DestinationUnreachable(
+                f"the server at {self.url} could not be reached for {window:.0f} s "
+                f"({reason}); nothing more was sent")
+
+    def _describe(self, response: httpx.Response) -> str:
+        text = response.text.strip().replace("\n", " ")
+        if len(text) > 500:
+            text = text[:500] + "..."
+        phrase = response.reason_phrase or ""
+        location = response.headers.get("Location")
+        if 300 <= response.status_code < 400 and location:
+            text = f"redirects to {location}; set openlineage.url to the final address"
+        return self.redact(f"HTTP {response.status_code} {phrase}".strip()
+                           + (f": {text}" if text else ""))
+
+
+def _says_client_error(response: httpx.Response) -> bool:
+    """Marquez answers malformed JSON with a 500 whose body says 400: that is a refusal."""
+    if response.status_code != 500:
+        return False
+    try:
+        body = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return False
+    code = body.get("code") if isinstance(body, dict) else None
+    return isinstance(code, int) and 400 <= code < 500

@@ -1,0 +1,43 @@
+"""Retry policy as named data: which answers are worth another try, and how long to wait."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with jitter, bounded in total time per event."""
+
+    status_forcelist: frozenset[int] = frozenset({408, 425, 429, 500, 502, 503, 504})
+    """HTTP statuses that mean "try again later"; every other 4xx/5xx is a refusal."""
+    backoff_factor: float = 0.25
+    """First wait in seconds; doubled after each failed attempt."""
+    max_backoff: float = 10.0
+    """No single wait is longer than this (a server's Retry-After may ask for longer, up to the
+    time left)."""
+    max_time: float = 30.0
+    """Total seconds spent on one event before giving up on it."""
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        """The wait before retry number ``attempt`` (1-based): exponential, with jitter."""
+        ceiling = min(self.max_backoff, self.backoff_factor * (2 ** (attempt - 1)))
+        return ceiling * (0.5 + rng.random() / 2)
+
+
+def retry_after_seconds(value: str | None, now_epoch: float) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), if valid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - now_epoch)

@@ -1,0 +1,142 @@
+"""The export, as one library call a host makes: hub -> translate -> deliver.
+
+A host (the editor, or our CLI) hands in what it owns: the workspace, its settings, a secrets
+store, its HTTP client, a progress callback and a cancel flag. Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import httpx
+
+from .deliver.destination import Destination, RunOutcome
+from .deliver.engine import deliver
+from .deliver.http import HttpDestination, build_client, check_key_transport, join_url
+from .deliver.jsonl import JsonLinesDestination
+from .deliver.retry import RetryPolicy
+from .errors import ConfigError, DestinationUnreachable
+from .host.secrets import SecretStore, default_store, resolve_api_key
+from .host.settings import Settings, load_settings
+from .host.workspace import Workspace
+from .hub.graph import read_graph
+from .hub.model import BadEntry, Graph
+from .hub.trail import AuditTrail, TrailScan
+from .report import ExportReport, FailedRun, Progress
+from .translate.datasets import namespace_safe
+from .translate.events import TranslatedRun, TranslationConfig, Translator
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """Everything a host hands to :func:`run_export`; only ``workspace`` is required."""
+
+    workspace: Path | str
+    dry_run: bool = False
+    output: BinaryIO | None = None
+    """Where a dry run writes its JSON Lines (required for a dry run)."""
+    settings: Settings | None = None
+    """Resolved settings; default: read from the workspace (and ``environ``)."""
+    environ: Mapping[str, str] | None = None
+    """Environment for OPENLINEAGE_* overrides; None means no overrides."""
+    secrets: SecretStore | None = None
+    http: httpx.Client | httpx.BaseTransport | None = None
+    """The host's HTTP surface: a configured client, or a transport to build one around."""
+    on_bad_entry: Callable[[BadEntry], None] | None = None
+    on_progress: Callable[[Progress], None] | None = None
+    cancel: threading.Event | None = None
+
+
+def run_export(request: ExportRequest) -> ExportReport:
+    """Export the workspace's runs; returns the report (raises only for config/workspace errors)."""
+    workspace = Workspace.open(request.workspace)
+    settings = request.settings or load_settings(workspace.root, request.environ)
+    cancel = request.cancel or threading.Event()
+    report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
+
+    def on_bad(entry: BadEntry) -> None:
+        report.add_bad(entry)
+        if request.on_bad_entry is not None:
+            request.on_bad_entry(entry)
+
+    graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
+    namespace = settings.namespace or namespace_safe(graph.workspace_name)
+    report.namespace = namespace
+    owned_client: httpx.Client | None = None
+    destination: Destination
+    if request.dry_run:
+        if request.output is None:
+            raise ConfigError("a dry run needs an output stream")
+        destination = JsonLinesDestination(request.output)
+    else:
+        destination, owned_client = _http_destination(settings, request)
+        report.destination = destination.name
+    try:
+        trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
+        scan = trail.scan(on_bad)
+        report.runs_total = scan.runs
+        report.never_run = never_run(graph, scan)
+        translator = Translator(graph, TranslationConfig(
+            namespace=namespace,
+            source_repository_url=settings.source_repository_url,
+            source_repository_version=settings.source_repository_version))
+
+        def translated() -> Iterator[TranslatedRun]:
+            for run, _winner in trail.runs(scan):
+                yield translator.translate(run)
+
+        def on_outcome(run: TranslatedRun, outcome: RunOutcome) -> None:
+            report.events_sent += outcome.accepted
+            if outcome.delivered:
+                report.runs_sent += 1
+            elif not cancel.is_set():
+                report.add_failed(FailedRun(run.trace_id, run.run_id, run.pipeline,
+                                            outcome.error or "", outcome.accepted))
+            if request.on_progress is not None:
+                request.on_progress(Progress(report.runs_sent + report.runs_failed,
+                                             report.runs_total, report.events_sent,
+                                             report.runs_failed))
+
+        try:
+            deliver(translated(), destination, on_outcome, cancel)
+        except DestinationUnreachable as exc:
+            report.outage = str(exc)
+        report.cancelled = cancel.is_set()
+    finally:
+        destination.close()
+        if owned_client is not None:
+            owned_client.close()
+    return report
+
+
+def never_run(graph: Graph, scan: TrailScan) -> list[str]:
+    """Pipelines of the graph with no run on the trail: OpenLineage is a log of runs."""
+    return [p.id for p in graph.pipelines if p.id not in scan.pipelines]
+
+
+def _http_destination(settings: Settings,
+                      request: ExportRequest) -> tuple[HttpDestination, httpx.Client | None]:
+    if not settings.url:
+        raise ConfigError("openlineage.url is not set: set it with "
+                          "'openlineage-export settings set openlineage.url http://localhost:5000' "
+                          "(or OPENLINEAGE_URL), or use --dry-run")
+    url = join_url(settings.url, settings.endpoint)
+    store = request.secrets or default_store(request.environ or {})
+    api_key = resolve_api_key(settings, store, request.environ or {})
+    check_key_transport(url, api_key is not None, settings.allow_insecure_key)
+    owned = None
+    if isinstance(request.http, httpx.Client):
+        client = request.http
+    else:
+        verify: bool | str = (str(settings.tls_ca_bundle) if settings.tls_ca_bundle
+                              else settings.tls_verify)
+        client = owned = build_client(timeout=settings.timeout, verify=verify,
+                                      concurrency=settings.concurrency, transport=request.http)
+    destination = HttpDestination(
+        client, url, api_key=api_key, gzip_body=settings.compression == "gzip",
+        concurrency=settings.concurrency, retry=RetryPolicy(max_time=settings.retry_max_time))
+    return destination, owned

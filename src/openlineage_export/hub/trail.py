@@ -1,0 +1,205 @@
+"""Read the audit trail: segments in name order, gzip or plain, last record of a trace id wins.
+
+Reading is two streaming passes over the segments. The first validates every ``run`` line and
+remembers, per trace id, only *where* its last good record is (segment, line); the second
+reads those lines again and yields the runs in trail order. Memory holds a key per run, never
+a run, and a bad later record of a trace id leaves its last good one in place.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from ..errors import WorkspaceError
+from .model import BadEntry, Run
+from .records import BadRecord, parse_run, trace_id_of
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""A longer line is one bad entry, skipped without ever being held in memory whole."""
+
+_SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """Where the current record of one trace id is, and a fingerprint of its bytes."""
+
+    segment: int
+    line: int
+    fingerprint: bytes
+
+
+@dataclass
+class TrailScan:
+    """What the first pass learnt: the winning positions and a few counts."""
+
+    segments: list[Path]
+    winners: dict[str, Winner] = field(default_factory=dict)
+    pipelines: set[str] = field(default_factory=set)
+    lines: int = 0
+    run_lines: int = 0
+    bad_entries: int = 0
+    incomplete_tail: bool = False
+
+    @property
+    def runs(self) -> int:
+        """How many distinct editor runs the trail holds."""
+        return len(self.winners)
+
+
+def fingerprint(line: bytes) -> bytes:
+    """A short, stable fingerprint of a record's bytes (what the ledger compares)."""
+    return hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=12).digest()
+
+
+def segment_files(audit_dir: Path) -> list[Path]:
+    """The segments of the trail, in the order of their names."""
+    try:
+        names = sorted(p.name for p in audit_dir.iterdir() if p.name.endswith(_SEGMENT_SUFFIXES))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise WorkspaceError(f"cannot list the audit trail {audit_dir}: {exc.strerror}") from None
+    return [audit_dir / name for name in names]
+
+
+class AuditTrail:
+    """The audit trail of one workspace, read per the Lineage hub contract."""
+
+    def __init__(self, audit_dir: Path, *, display_root: Path | None = None) -> None:
+        self.audit_dir = audit_dir
+        self._root = display_root
+
+    def display(self, path: Path) -> str:
+        """A segment's name as users see it: relative to the workspace root."""
+        if self._root is not None:
+            try:
+                return path.relative_to(self._root).as_posix()
+            except ValueError:
+                pass
+        return str(path)
+
+    def scan(self, on_bad: Callable[[BadEntry], None]) -> TrailScan:
+        """First pass: validate every run line, remember where each trace id's last good one is."""
+        scan = TrailScan(segments=segment_files(self.audit_dir))
+        winners = scan.winners
+        last = len(scan.segments) - 1
+        for index, path in enumerate(scan.segments):
+            display = self.display(path)
+            for number, line in self._lines(path, display, on_bad, scan):
+                scan.lines += 1
+                if line is None:
+                    self._bad(scan, on_bad, display, number,
+                              f"line longer than {MAX_LINE_BYTES} bytes, skipped")
+                    continue
+                try:
+                    record = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    if index == last and not line.endswith(b"\n"):
+                        scan.incomplete_tail = True  # the hub is still writing it
+                        continue
+                    self._bad(scan, on_bad, display, number, f"not JSON ({exc})")
+                    continue
+                if not isinstance(record, dict):
+                    self._bad(scan, on_bad, display, number, "not a JSON object")
+                    continue
+                kind = record.get("kind")
+                if kind != "run":
+                    if not isinstance(kind, str):
+                        reason = ("missing required field 'kind'" if kind is None
+                                  else "'kind' must be a string")
+                        self._bad(scan, on_bad, display, number, reason)
+                    continue
+                scan.run_lines += 1
+                try:
+                    run = parse_run(record)
+                except BadRecord as exc:
+                    self._bad(scan, on_bad, display, number, self._describe(record, exc))
+                    continue
+                winners[run.trace_id] = Winner(index, number, fingerprint(line))
+                scan.pipelines.add(run.pipeline)
+        return scan
+
+    def runs(self, scan: TrailScan, *, only: set[str] | None = None) -> Iterator[tuple[Run, Winner]]:
+        """Second pass: yield each trace id's current run, in the order of its winning line.
+
+        ``only``, when given, limits the pass to those trace ids (the ledger's pending ones).
+        """
+        by_segment: dict[int, dict[int, str]] = {}
+        for trace_id, winner in scan.winners.items():
+            if only is None or trace_id in only:
+                by_segment.setdefault(winner.segment, {})[winner.line] = trace_id
+        for index in sorted(by_segment):
+            wanted = by_segment[index]
+            path = scan.segments[index]
+            display = self.display(path)
+            remaining = len(wanted)
+            for number, line in self._lines(path, display, None, None):
+                trace_id = wanted.get(number)
+                if trace_id is None or line is None:
+                    continue
+                try:
+                    run = parse_run(orjson.loads(line))
+                except (orjson.JSONDecodeError, BadRecord) as exc:
+                    raise WorkspaceError(
+                        f"{display}:{number} changed while it was being exported ({exc})") from None
+                if run.trace_id != trace_id:
+                    raise WorkspaceError(f"{display}:{number} changed while it was being exported")
+                yield run, scan.winners[trace_id]
+                remaining -= 1
+                if remaining == 0:
+                    break
+            if remaining:
+                raise WorkspaceError(f"{display} got shorter while it was being exported")
+
+    @staticmethod
+    def _describe(record: dict[str, object], exc: BadRecord) -> str:
+        try:
+            return f"run {trace_id_of(record)!r}: {exc}"  # type: ignore[arg-type]
+        except BadRecord:
+            return str(exc)
+
+    @staticmethod
+    def _bad(scan: TrailScan, on_bad: Callable[[BadEntry], None], file: str, line: int,
+             reason: str) -> None:
+        scan.bad_entries += 1
+        on_bad(BadEntry(file, line, reason))
+
+    def _lines(self, path: Path, display: str, on_bad: Callable[[BadEntry], None] | None,
+               scan: TrailScan | None) -> Iterator[tuple[int, bytes | None]]:
+        """Numbered lines of one segment; ``None`` stands for a line too long to hold."""
+        number = 0
+        try:
+            with _open(path) as stream:
+                while True:
+                    line = stream.readline(MAX_LINE_BYTES + 1)
+                    if not line:
+                        return
+                    number += 1
+                    if len(line) > MAX_LINE_BYTES:
+                        while line and not line.endswith(b"\n"):
+                            line = stream.readline(1 << 20)
+                        yield number, None
+                        continue
+                    yield number, line
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            reason = f"gzip segment is truncated or corrupt after line {number} ({exc})"
+        except OSError as exc:
+            reason = f"cannot read this segment ({exc.strerror or exc})"
+        if on_bad is None or scan is None:
+            raise WorkspaceError(f"{display}: {reason}")
+        self._bad(scan, on_bad, display, number + 1 if number else 0, reason)
+
+
+def _open(path: Path) -> IO[bytes]:
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return path.open("rb", buffering=1 << 16)

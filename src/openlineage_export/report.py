@@ -1,0 +1,96 @@
+"""What an export did: counts, the runs left behind and why, as a value the host can show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .hub.model import BadEntry
+
+MAX_LISTED = 200
+"""How many bad entries and failed runs a report keeps by name (all are counted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailedRun:
+    """An editor run the destination did not take whole, with the destination's reason."""
+
+    trace_id: str
+    run_id: str
+    pipeline: str
+    reason: str
+    events_accepted: int
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where an export is, for a progress bar: editor runs done out of the total."""
+
+    runs_done: int
+    runs_total: int
+    events_sent: int
+    runs_failed: int
+
+
+@dataclass
+class ExportReport:
+    """The summary of one export (or dry run)."""
+
+    destination: str
+    dry_run: bool
+    namespace: str = ""
+    runs_total: int = 0
+    runs_sent: int = 0
+    events_sent: int = 0
+    runs_unchanged: int = 0
+    runs_failed: int = 0
+    failed: list[FailedRun] = field(default_factory=list)
+    never_run: list[str] = field(default_factory=list)
+    bad_entries: int = 0
+    bad: list[BadEntry] = field(default_factory=list)
+    cancelled: bool = False
+    outage: str | None = None
+
+    def add_bad(self, entry: BadEntry) -> None:
+        """Count a bad entry, keeping the first ones by name."""
+        self.bad_entries += 1
+        if len(self.bad) < MAX_LISTED:
+            self.bad.append(entry)
+
+    def add_failed(self, failure: FailedRun) -> None:
+        """Count a run the destination did not take, keeping the first ones by name."""
+        self.runs_failed += 1
+        if len(self.failed) < MAX_LISTED:
+            self.failed.append(failure)
+
+    @property
+    def exit_code(self) -> int:
+        """0 all done; 1 something left behind; 4 server unreachable; 130 cancelled."""
+        if self.cancelled:
+            return 130
+        if self.outage is not None:
+            return 4
+        if self.bad_entries or self.runs_failed:
+            return 1
+        return 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain data (``--json``)."""
+        return {
+            "destination": self.destination,
+            "dryRun": self.dry_run,
+            "namespace": self.namespace,
+            "runs": {"total": self.runs_total, "sent": self.runs_sent,
+                     "unchanged": self.runs_unchanged, "failed": self.runs_failed},
+            "events": {"sent": self.events_sent},
+            "neverRun": list(self.never_run),
+            "badEntries": {"count": self.bad_entries,
+                           "listed": [{"file": b.file, "line": b.line, "reason": b.reason}
+                                      for b in self.bad]},
+            "failedRuns": [{"traceId": f.trace_id, "runId": f.run_id, "pipeline": f.pipeline,
+                            "reason": f.reason, "eventsAccepted": f.events_accepted}
+                           for f in self.failed],
+            "cancelled": self.cancelled,
+            "outage": self.outage,
+            "exitCode": self.exit_code,
+        }

@@ -1,0 +1,121 @@
+"""Dataset naming: where the data lives -> OpenLineage (namespace, name).
+
+Follows the OpenLineage dataset naming conventions, through openlineage-python's naming
+helpers where the location has their shape. Credentials, query strings and fragments in a
+location never reach a name. A path relative to the workspace root is named in the namespace
+``workspace://<workspace name>``, so it is the same dataset on every machine.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from functools import lru_cache
+from urllib.parse import unquote, urlsplit
+
+from openlineage.client.naming import dataset as naming
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(.*)", re.DOTALL)
+
+DEFAULT_PORTS = {
+    "postgres": 5432, "mysql": 3306, "kafka": 9092, "redshift": 5439, "sqlserver": 1433,
+    "oracle": 1521, "db2": 50000, "trino": 8080, "hive": 10000, "teradata": 1025,
+    "cassandra": 9042, "crate": 5432, "oceanbase": 2881,
+}
+SCHEME_ALIASES = {"postgresql": "postgres", "s3a": "s3", "s3n": "s3", "mssql": "sqlserver",
+                  "gcs": "gs", "mariadb": "mysql"}
+_DB_SCHEMES = {"postgres", "mysql", "redshift", "sqlserver", "oracle", "db2", "trino", "hive",
+               "teradata", "cassandra", "crate", "oceanbase", "snowflake"}
+_PATH_SCHEMES = {"file", "hdfs", "dbfs"}  # names keep their leading slash
+
+
+def workspace_namespace(workspace_name: str) -> str:
+    """The namespace of datasets named by a path relative to the workspace root."""
+    return f"workspace://{namespace_safe(workspace_name)}"
+
+
+def namespace_safe(text: str) -> str:
+    """``text`` with every character a lineage server refuses in a namespace replaced by ``-``."""
+    return re.sub(r"[^A-Za-z0-9_.:;=/@+\-]", "-", text.strip()) or "-"
+
+
+class DatasetNamer:
+    """Names the datasets of one workspace; cached, as a trail names the same data over and over."""
+
+    def __init__(self, workspace_name: str) -> None:
+        self._relative_namespace = workspace_namespace(workspace_name)
+        self.name = lru_cache(maxsize=65536)(self._name)
+
+    def _name(self, location: str) -> tuple[str, str]:
+        match = _SCHEME.fullmatch(location)
+        if match is None or len(match.group(1)) == 1:  # no scheme, or a drive letter
+            return self._path(location)
+        scheme = match.group(1).lower()
+        scheme = SCHEME_ALIASES.get(scheme, scheme)
+        rest = match.group(2)
+        if not rest.startswith("//"):
+            return _opaque(scheme, rest)
+        parts = urlsplit(f"x:{rest}")
+        host = (parts.hostname or "").lower()
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        path = unquote(parts.path)
+        return _hierarchical(scheme, parts.netloc.rpartition("@")[2], host, port, path)
+
+    def _path(self, location: str) -> tuple[str, str]:
+        path = location.replace("\\", "/")
+        if path.startswith("/"):
+            return "file", posixpath.normpath(path)
+        normal = posixpath.normpath(path)
+        return self._relative_namespace, normal
+
+
+def _opaque(scheme: str, rest: str) -> tuple[str, str]:
+    if scheme == "bigquery":
+        parts = rest.split(".")
+        if len(parts) == 3 and all(parts):
+            d = naming.BigQuery(project_id=parts[0], dataset_name=parts[1], table_name=parts[2])
+            return d.get_namespace(), d.get_name()
+        return "bigquery", rest
+    return scheme, rest
+
+
+def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
+                  path: str) -> tuple[str, str]:
+    stripped = path.lstrip("/")
+    if scheme == "file":
+        if host in ("", "localhost"):
+            return "file", posixpath.normpath("/" + stripped) if stripped else "/"
+        remote = naming.RemoteFileSystem(host=host, path=path or "/")
+        return remote.get_namespace(), remote.get_name()
+    if scheme in ("s3", "gs") and host and stripped:
+        store = (naming.S3(bucket_name=authority, object_key=stripped) if scheme == "s3"
+                 else naming.GCS(bucket_name=authority, object_key=stripped))
+        return store.get_namespace(), store.get_name()
+    if scheme == "kafka" and host:
+        kafka = naming.Kafka(bootstrap_server_host=host, port=str(port or DEFAULT_PORTS["kafka"]),
+                             topic=stripped or "-")
+        return kafka.get_namespace(), kafka.get_name()
+    if scheme == "postgres" and host:
+        pieces = stripped.replace("/", ".").split(".")
+        if len(pieces) == 3 and all(pieces):
+            pg = naming.Postgres(host=host, port=str(port or DEFAULT_PORTS["postgres"]),
+                                 database=pieces[0], schema=pieces[1], table=pieces[2])
+            return pg.get_namespace(), pg.get_name()
+    if scheme == "mysql" and host:
+        pieces = stripped.replace("/", ".").split(".")
+        if len(pieces) == 2 and all(pieces):
+            my = naming.MySQL(host=host, port=str(port or DEFAULT_PORTS["mysql"]),
+                              database=pieces[0], table=pieces[1])
+            return my.get_namespace(), my.get_name()
+    if scheme in _DB_SCHEMES and host:
+        default = DEFAULT_PORTS.get(scheme)
+        where = f"{host}:{port or default}" if (port or default) else host
+        return f"{scheme}://{where}", stripped.replace("/", ".")
+    # Everything else (hdfs, abfss, wasbs, dbfs, custom stores): namespace = scheme://authority.
+    where = authority.lower() if scheme not in ("abfss", "wasbs") else authority
+    name = (posixpath.normpath("/" + stripped) if scheme in _PATH_SCHEMES and stripped
+            else stripped or "/")
+    return f"{scheme}://{where}", name

@@ -1,0 +1,191 @@
+"""Hub runs -> OpenLineage run events. Pure: no I/O, no clock, no randomness.
+
+One editor run becomes one pipeline run (job ``<pipeline id>``) plus one run per executed
+stage attempt (job ``<pipeline id>.<stage id>``) filed under it with the ``parent`` facet.
+Event times are the trail's; event types follow the statuses (see README, "Mapping").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..hub.model import Graph, Run, StageExecution
+from . import facets
+from .datasets import DatasetNamer
+from .ids import canonical_uuid, pipeline_run_id, stage_run_id
+
+TERMINAL_EVENT = {"succeeded": "COMPLETE", "failed": "FAIL", "cancelled": "ABORT"}
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationConfig:
+    """What translation needs besides the graph: the namespace and the source repository."""
+
+    namespace: str
+    source_repository_url: str | None = None
+    source_repository_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranslatedRun:
+    """The events of one editor run, in the order they must be sent."""
+
+    trace_id: str
+    pipeline: str
+    run_id: str
+    status: str
+    events: list[Event]
+
+
+def encode(event: Event) -> bytes:
+    """One event as compact JSON bytes (what the dry run writes and the transports send)."""
+    return orjson.dumps(event)
+
+
+class Translator:
+    """Translates the runs of one workspace; caches what is the same for every run of a job."""
+
+    def __init__(self, graph: Graph, config: TranslationConfig) -> None:
+        self.graph = graph
+        self.config = config
+        self.namespace = config.namespace
+        self._names = DatasetNamer(graph.workspace_name)
+        self._job_facets: dict[str, dict[str, Any]] = {}
+
+    def translate(self, run: Run) -> TranslatedRun:
+        """All events of one editor run: pipeline START, each stage's events, pipeline end."""
+        ns = self.namespace
+        run_id = pipeline_run_id(ns, run.pipeline, run.trace_id, run.started_at)
+        pipeline_job = {"namespace": ns, "name": run.pipeline,
+                        "facets": self._pipeline_facets(run.pipeline)}
+        run_facets: dict[str, Any] = {"processing_engine": facets.processing_engine(run.engine)}
+        tag_pairs = []
+        if canonical_uuid(run.trace_id) is None:
+            tag_pairs.append(("traceId", run.trace_id))
+        if run.trigger is not None:
+            tag_pairs.append(("trigger", run.trigger))
+        if tag_pairs:
+            run_facets["tags"] = facets.tags(tag_pairs)
+        if run.parameters:
+            run_facets["executionParameters"] = facets.execution_parameters(run.parameters)
+
+        events = [self._event("START", run.started_at, run_id, run_facets, pipeline_job)]
+        for stage in run.stages:
+            if stage.status != "skipped" and stage.started_at is not None:
+                events.extend(self._stage_events(run, run_id, stage))
+        end = TERMINAL_EVENT.get(run.status)
+        if end is not None and run.ended_at is not None:
+            end_facets = run_facets
+            error = run.error or _last_stage_error(run.stages)
+            if error is not None and run.status != "succeeded":
+                end_facets = {**run_facets, "errorMessage": facets.error_message(
+                    error, self._source(run.pipeline, error_stage(run)))}
+            events.append(self._event(end, run.ended_at, run_id, end_facets, pipeline_job))
+        return TranslatedRun(run.trace_id, run.pipeline, run_id, run.status, events)
+
+    def _stage_events(self, run: Run, parent_id: str, stage: StageExecution) -> Iterable[Event]:
+        assert stage.started_at is not None
+        ns = self.namespace
+        run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
+        job_name = f"{run.pipeline}.{stage.stage}"
+        job = {"namespace": ns, "name": job_name,
+               "facets": self._stage_facets(run.pipeline, stage.stage)}
+        run_facets: dict[str, Any] = {
+            "parent": facets.parent(ns, run.pipeline, parent_id),
+            "processing_engine": facets.processing_engine(run.engine),
+        }
+        if stage.attempt != 1:
+            run_facets["tags"] = facets.tags([("attempt", str(stage.attempt))])
+        if stage.parameters:
+            run_facets["executionParameters"] = facets.execution_parameters(stage.parameters)
+        inputs = [self._dataset(access, output=False) for access in stage.reads]
+        outputs = [self._dataset(access, output=True) for access in stage.writes]
+        yield self._event("START", stage.started_at, run_id, run_facets, job, inputs, outputs)
+        end = TERMINAL_EVENT.get(stage.status)
+        if end is not None and stage.ended_at is not None:
+            end_facets = run_facets
+            if stage.error is not None and stage.status != "succeeded":
+                end_facets = {**run_facets, "errorMessage": facets.error_message(
+                    stage.error, self._source(run.pipeline, stage.stage))}
+            yield self._event(end, stage.ended_at, run_id, end_facets, job, inputs, outputs)
+
+    def _dataset(self, access: Any, *, output: bool) -> dict[str, Any]:
+        namespace, name = self._names.name(access.dataset)
+        dataset: dict[str, Any] = {"namespace": namespace, "name": name,
+                                   "facets": facets.dataset_facets(access, output=output)}
+        if output:
+            stats = facets.output_statistics(access)
+            if stats is not None:
+                dataset["outputFacets"] = {"outputStatistics": stats}
+        return dataset
+
+    @staticmethod
+    def _event(event_type: str, when: str, run_id: str, run_facets: dict[str, Any],
+               job: dict[str, Any], inputs: list[dict[str, Any]] | None = None,
+               outputs: list[dict[str, Any]] | None = None) -> Event:
+        return {
+            "eventTime": when,
+            "producer": facets.PRODUCER,
+            "schemaURL": facets.RUN_EVENT_SCHEMA,
+            "eventType": event_type,
+            "run": {"runId": run_id, "facets": run_facets},
+            "job": job,
+            "inputs": inputs or [],
+            "outputs": outputs or [],
+        }
+
+    def _pipeline_facets(self, pipeline_id: str) -> dict[str, Any]:
+        cached = self._job_facets.get(pipeline_id)
+        if cached is None:
+            cached = {"jobType": facets.job_type("DAG")}
+            pipeline = self.graph.pipeline(pipeline_id)
+            if pipeline is not None and pipeline.description:
+                cached["documentation"] = facets.documentation(pipeline.description)
+            self._job_facets[pipeline_id] = cached
+        return cached
+
+    def _stage_facets(self, pipeline_id: str, stage_id: str) -> dict[str, Any]:
+        key = f"{pipeline_id}\x00{stage_id}"
+        cached = self._job_facets.get(key)
+        if cached is None:
+            cached = {"jobType": facets.job_type("TASK")}
+            pipeline = self.graph.pipeline(pipeline_id)
+            stage = pipeline.stage(stage_id) if pipeline is not None else None
+            if stage is not None and stage.description:
+                cached["documentation"] = facets.documentation(stage.description)
+            repo = self.config.source_repository_url
+            if stage is not None and stage.source and repo:
+                cached["sourceCodeLocation"] = facets.source_code_location(
+                    repo, stage.source, self.config.source_repository_version)
+            self._job_facets[key] = cached
+        return cached
+
+    def _source(self, pipeline_id: str, stage_id: str | None) -> str | None:
+        pipeline = self.graph.pipeline(pipeline_id)
+        if pipeline is None or stage_id is None:
+            return None
+        stage = pipeline.stage(stage_id)
+        return stage.source if stage is not None else None
+
+
+def _last_stage_error(stages: tuple[StageExecution, ...]) -> Any:
+    for stage in reversed(stages):
+        if stage.error is not None and stage.status in ("failed", "cancelled"):
+            return stage.error
+    return None
+
+
+def error_stage(run: Run) -> str | None:
+    """The stage whose error the pipeline run reports, when the run has none of its own."""
+    if run.error is not None:
+        return None
+    for stage in reversed(run.stages):
+        if stage.error is not None and stage.status in ("failed", "cancelled"):
+            return stage.stage
+    return None

@@ -1,0 +1,137 @@
+"""The facets we emit, as plain dicts shaped exactly like openlineage-python's facet classes.
+
+Schema URLs come from the library's generated classes, so a library upgrade moves them with
+the spec; ``tests/test_translate.py`` rebuilds the demo's events with those classes and
+``Serde`` and checks they are equal, so the shapes cannot drift either. Building dicts rather
+than attrs objects is what keeps translation near the JSON encoder's speed (see bench/).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+import orjson
+from openlineage.client.generated import (
+    dataset_version_dataset,
+    documentation_job,
+    error_message_run,
+    execution_parameters_run,
+    job_type_job,
+    output_statistics_output_dataset,
+    parent_run,
+    processing_engine_run,
+    schema_dataset,
+    source_code_location_job,
+    tags_run,
+)
+from openlineage.client.generated.base import RunEvent
+
+from .. import DISTRIBUTION, __version__
+from ..hub.model import DataAccess, Engine, ErrorInfo
+
+PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
+"""Our producer URI: names this package and its version, on every event and every facet."""
+
+INTEGRATION = "LINEAGE_HUB"
+"""The ``integration`` of the jobType facet: the system whose runs these are."""
+
+UNKNOWN_LANGUAGE = "unknown"
+"""``errorMessage.programmingLanguage`` when neither the trail nor the stage's source tells."""
+
+RUN_EVENT_SCHEMA = RunEvent._get_schema()
+
+_LANGUAGES = {
+    ".py": "python", ".ipynb": "python", ".sql": "sql", ".scala": "scala", ".java": "java",
+    ".kt": "kotlin", ".r": "r", ".sh": "shell", ".js": "javascript", ".ts": "typescript",
+    ".go": "go", ".rs": "rust", ".jl": "julia",
+}
+
+
+def _facet(schema_url: str, **fields: Any) -> dict[str, Any]:
+    facet: dict[str, Any] = {"_producer": PRODUCER, "_schemaURL": schema_url}
+    facet.update((k, v) for k, v in fields.items() if v is not None)
+    return facet
+
+
+def job_type(kind: str) -> dict[str, Any]:
+    """``jobType``: BATCH, our integration, ``DAG`` for a pipeline and ``TASK`` for a stage."""
+    return _facet(job_type_job.JobTypeJobFacet._get_schema(),
+                  processingType="BATCH", integration=INTEGRATION, jobType=kind)
+
+
+def documentation(description: str) -> dict[str, Any]:
+    """``documentation`` from a pipeline's or stage's description in the graph."""
+    return _facet(documentation_job.DocumentationJobFacet._get_schema(), description=description)
+
+
+def source_code_location(repo_url: str, path: str, version: str | None) -> dict[str, Any]:
+    """``sourceCodeLocation``: the repository, the stage's source path in it and its version."""
+    return _facet(source_code_location_job.SourceCodeLocationJobFacet._get_schema(),
+                  type="git", url=repo_url, repoUrl=repo_url, path=path, version=version)
+
+
+def processing_engine(engine: Engine | None) -> dict[str, Any]:
+    """``processing_engine``: the trail's engine, else this package (DataHub requires one)."""
+    name, version = (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION,
+                                                                                __version__)
+    return _facet(processing_engine_run.ProcessingEngineRunFacet._get_schema(),
+                  version=version, name=name, openlineageAdapterVersion=__version__)
+
+
+def parent(namespace: str, pipeline: str, run_id: str) -> dict[str, Any]:
+    """``parent`` (with ``root``): a stage run is filed under its pipeline run."""
+    job = {"namespace": namespace, "name": pipeline}
+    return _facet(parent_run.ParentRunFacet._get_schema(),
+                  run={"runId": run_id}, job=job,
+                  root={"run": {"runId": run_id}, "job": dict(job)})
+
+
+def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
+    """``errorMessage``; the language is the trail's, else guessed from the source file's type."""
+    language = error.programming_language
+    if language is None and source:
+        language = _LANGUAGES.get(posixpath.splitext(source)[1].lower())
+    return _facet(error_message_run.ErrorMessageRunFacet._get_schema(),
+                  message=error.message, programmingLanguage=language or UNKNOWN_LANGUAGE,
+                  stackTrace=error.stack_trace)
+
+
+def tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """``tags`` on a run: the editor's trace id and trigger, findable in the lineage tool."""
+    return _facet(tags_run.TagsRunFacet._get_schema(),
+                  tags=[{"key": k, "value": v, "source": INTEGRATION} for k, v in pairs])
+
+
+def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """``executionParameters`` from the trail's ``parameters`` (values as strings)."""
+    return _facet(execution_parameters_run.ExecutionParametersRunFacet._get_schema(),
+                  parameters=[{"key": str(k), "value": _as_text(v)} for k, v in parameters.items()])
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
+
+
+def dataset_facets(access: DataAccess, *, output: bool) -> dict[str, Any]:
+    """Dataset facets: the digest as ``version``; for a write, its ``schema`` too."""
+    facets: dict[str, Any] = {}
+    if access.digest is not None:
+        facets["version"] = _facet(dataset_version_dataset.DatasetVersionDatasetFacet._get_schema(),
+                                   datasetVersion=access.digest)
+    if output and access.schema is not None:
+        facets["schema"] = _facet(
+            schema_dataset.SchemaDatasetFacet._get_schema(),
+            fields=[{"name": f.name, **({"type": f.type} if f.type is not None else {})}
+                    for f in access.schema])
+    return facets
+
+
+def output_statistics(access: DataAccess) -> dict[str, Any] | None:
+    """``outputStatistics`` from a write's ``rows`` and ``bytes``, when the trail has them."""
+    if access.rows is None and access.bytes is None:
+        return None
+    return _facet(output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet._get_schema(),
+                  rowCount=access.rows, size=access.bytes)

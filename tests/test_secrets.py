@@ -1,0 +1,296 @@
+"""Secrets: a private file store, the keyring store, the choice between them, the API key."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.errors
+import pytest
+from keyring.backends import fail
+
+from openlineage_export.errors import ConfigError, MissingSecret
+from openlineage_export.host.secrets import (
+    FileStore,
+    KeyringStore,
+    config_dir,
+    default_store,
+    is_usable_keyring,
+    resolve_api_key,
+)
+from openlineage_export.host.settings import Settings
+
+SECRET = "sk-live-4f9a1c2e7b"
+OTHER = "pat-0b8e3d7a55"
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture(params=[0o000, 0o277])
+def any_umask(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A umask taking nothing away, then one taking too much: the modes must come from the code."""
+    old = os.umask(request.param)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+class MemoryKeyring:
+    """A keyring that keeps passwords in a dict: a stand-in for a desktop keyring.
+
+    Not a KeyringBackend subclass: that would register it with keyring's discovery and make
+    it the "system keyring" of every later test in the process.
+    """
+
+    priority = 5
+
+    def __init__(self) -> None:
+        self.passwords: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.passwords.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.passwords[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.passwords.pop((service, username), None) is None:
+            raise keyring.errors.PasswordDeleteError("not found")
+
+
+class EmptyChainer:
+    """Shaped like keyring's chainer when it found nothing to chain."""
+
+    __module__ = "keyring.backends.chainer"
+    priority = 10
+    backends: tuple[object, ...] = ()
+
+
+class LockedKeyring(MemoryKeyring):
+    """A keyring that refuses to store, and (badly) repeats the password in its error."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.PasswordSetError(f"locked, cannot store {password}")
+
+
+FAILING = fail.Keyring()  # type: ignore[no-untyped-call]  # what a headless Linux gets
+
+
+# --- FileStore ------------------------------------------------------------------------------
+
+
+def test_file_store_round_trip(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "cfg")
+    assert store.get("marquez-prod") is None
+    store.set("marquez-prod", SECRET)
+    store.set("datahub", OTHER)
+    assert FileStore(tmp_path / "cfg").get("marquez-prod") == SECRET, "read back from disk"
+    store.set("marquez-prod", OTHER)
+    assert store.get("marquez-prod") == OTHER
+    assert json.loads((tmp_path / "cfg" / "secrets.json").read_text()) == {
+        "marquez-prod": OTHER, "datahub": OTHER}
+
+
+def test_file_store_is_private_whatever_the_umask(tmp_path: Path, any_umask: None) -> None:
+    folder = tmp_path / "config" / "openlineage-export"
+    FileStore(folder).set("marquez-prod", SECRET)
+    assert mode_of(folder) == 0o700
+    assert mode_of(folder / "secrets.json") == 0o600
+    assert sorted(os.listdir(folder)) == ["secrets.json"], "no temporary file left behind"
+
+
+def test_file_store_refuses_a_file_others_can_read(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("marquez-prod", SECRET)
+    store.path.chmod(0o644)
+    for call in (lambda: store.get("marquez-prod"), store.names,
+                 lambda: store.set("other", OTHER), lambda: store.delete("marquez-prod")):
+        with pytest.raises(ConfigError) as caught:
+            call()
+        assert f"chmod 600 {store.path}" in str(caught.value)
+        assert SECRET not in str(caught.value)
+    assert json.loads(store.path.read_text()) == {"marquez-prod": SECRET}, "left untouched"
+
+
+def test_file_store_names_lists_names_only(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("zeta", SECRET)
+    store.set("alpha", OTHER)
+    assert store.names() == ["alpha", "zeta"]
+    assert SECRET not in repr(store) and OTHER not in repr(store)
+    assert str(tmp_path / "secrets.json") in store.description
+
+
+def test_file_store_delete(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("a", SECRET)
+    store.set("b", OTHER)
+    assert store.delete("a") is True
+    assert store.delete("a") is False
+    assert store.get("a") is None
+    assert store.names() == ["b"]
+    assert FileStore(tmp_path / "empty").delete("a") is False
+    assert not (tmp_path / "empty").exists(), "deleting nothing creates nothing"
+
+
+@pytest.mark.parametrize("name", ["", "my key", "a/b", "a" * 129, "caf\u00e9", "x\n"])
+def test_invalid_names_are_refused(tmp_path: Path, name: str) -> None:
+    store = FileStore(tmp_path)
+    for call in (lambda: store.set(name, SECRET), lambda: store.get(name),
+                 lambda: store.delete(name)):
+        with pytest.raises(ConfigError, match="1 to 128 letters, digits"):
+            call()
+    assert not store.path.exists()
+
+
+@pytest.mark.parametrize("value", ["", "two\nlines"])
+def test_empty_or_multi_line_values_are_refused_without_echo(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        FileStore(tmp_path).set("a", value)
+    assert "two" not in str(caught.value)
+
+
+def test_a_damaged_file_is_reported_without_its_content(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("a", SECRET)
+    store.path.write_text('{"a": "' + SECRET + '",\n  oops}')
+    with pytest.raises(ConfigError) as caught:
+        store.get("a")
+    assert "line 2" in str(caught.value)
+    assert SECRET not in str(caught.value)
+    store.path.write_text('{"a": ["' + SECRET + '"]}')
+    with pytest.raises(ConfigError, match="damaged") as caught:
+        store.get("a")
+    assert SECRET not in str(caught.value)
+
+
+# --- KeyringStore ---------------------------------------------------------------------------
+
+
+def test_keyring_store_keeps_values_in_the_keyring_and_only_names_in_the_index(
+        tmp_path: Path) -> None:
+    backend = MemoryKeyring()
+    store = KeyringStore(tmp_path / "cfg", backend)
+    store.set("marquez-prod", SECRET)
+    store.set("datahub", OTHER)
+    assert backend.passwords[("openlineage-export", "marquez-prod")] == SECRET
+    assert store.get("marquez-prod") == SECRET
+    assert store.names() == ["datahub", "marquez-prod"]
+    index = store.index_path.read_text()
+    assert SECRET not in index and OTHER not in index
+    assert SECRET not in repr(store)
+    assert store.delete("datahub") is True
+    assert store.delete("datahub") is False
+    assert store.names() == ["marquez-prod"]
+    assert store.get("datahub") is None
+
+
+def test_a_keyring_error_never_repeats_the_secret(tmp_path: Path) -> None:
+    store = KeyringStore(tmp_path, LockedKeyring())
+    with pytest.raises(ConfigError) as caught:
+        store.set("marquez-prod", SECRET)
+    assert "could not store 'marquez-prod'" in str(caught.value)
+    assert SECRET not in str(caught.value)
+    assert store.names() == [], "a failed store is not indexed"
+
+
+# --- choosing a store -----------------------------------------------------------------------
+
+
+def test_config_dir_follows_the_environment(tmp_path: Path) -> None:
+    assert config_dir({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "x"),
+                       "XDG_CONFIG_HOME": "/elsewhere"}) == tmp_path / "x"
+    assert config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "openlineage-export"
+    assert config_dir({"XDG_CONFIG_HOME": "relative", "HOME": str(tmp_path)}) == (
+        tmp_path / ".config" / "openlineage-export")
+
+
+HEADLESS_PROBE = """
+import os, keyring
+from openlineage_export.host.secrets import default_store, is_usable_keyring
+print(is_usable_keyring(keyring.get_keyring()), default_store(os.environ))
+"""
+
+
+def test_default_store_is_the_file_on_this_headless_machine(tmp_path: Path) -> None:
+    # A fresh interpreter: keyring's discovery runs as it would for the command, untouched by
+    # whatever this test process has imported, and a hang fails the test instead of the suite.
+    environ = {k: v for k, v in os.environ.items() if k != "OPENLINEAGE_EXPORT_SECRETS"}
+    environ["OPENLINEAGE_EXPORT_CONFIG_DIR"] = str(tmp_path)
+    probe = subprocess.run([sys.executable, "-c", HEADLESS_PROBE], env=environ, timeout=60,
+                           capture_output=True, text=True, check=True)
+    usable, store = probe.stdout.split(" ", 1)
+    if usable == "True":
+        pytest.skip("this machine has a real keyring; the choice is tested with given backends")
+    assert store.strip() == f"FileStore({str(tmp_path / 'secrets.json')!r})"
+
+
+def test_only_a_real_keyring_is_usable() -> None:
+    assert is_usable_keyring(MemoryKeyring())
+    assert not is_usable_keyring(FAILING)
+    assert not is_usable_keyring(EmptyChainer())  # type: ignore[arg-type]
+
+
+def test_default_store_takes_a_real_keyring_and_never_a_failing_one(tmp_path: Path) -> None:
+    environ = {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
+    assert isinstance(default_store(environ, backend=FAILING), FileStore)
+    assert isinstance(default_store(environ, backend=MemoryKeyring()), KeyringStore)
+
+
+def test_default_store_can_be_forced(tmp_path: Path) -> None:
+    forced = {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
+    store = default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "file"}, backend=MemoryKeyring())
+    assert isinstance(store, FileStore)
+    store = default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "keyring"},
+                          backend=MemoryKeyring())
+    assert isinstance(store, KeyringStore)
+    with pytest.raises(ConfigError, match="no usable system keyring"):
+        default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "keyring"}, backend=FAILING)
+    with pytest.raises(ConfigError, match="must be 'file' or 'keyring'"):
+        default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "vault"})
+
+
+# --- the API key ----------------------------------------------------------------------------
+
+
+def with_ref(name: str | None) -> Settings:
+    return Settings.from_values({"openlineage.apiKey.secretRef": name})
+
+
+def test_the_api_key_comes_from_the_named_secret(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("marquez-prod", SECRET)
+    assert resolve_api_key(with_ref("marquez-prod"), store, {}) == SECRET
+    assert resolve_api_key(with_ref(None), store, {}) is None
+
+
+def test_openlineage_api_key_wins_over_the_store(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("marquez-prod", SECRET)
+    assert resolve_api_key(with_ref("marquez-prod"), store, {"OPENLINEAGE_API_KEY": OTHER}) == OTHER
+    assert resolve_api_key(with_ref(None), store, {"OPENLINEAGE_API_KEY": OTHER}) == OTHER
+    assert resolve_api_key(with_ref("marquez-prod"), store, {"OPENLINEAGE_API_KEY": ""}) == SECRET
+    # With the key in the environment the store is never read: even a refused file is fine.
+    store.path.chmod(0o644)
+    assert resolve_api_key(with_ref("marquez-prod"), store, {"OPENLINEAGE_API_KEY": OTHER}) == OTHER
+
+
+def test_a_missing_secret_names_the_entry_and_how_to_store_it(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.set("datahub", SECRET)
+    with pytest.raises(MissingSecret) as caught:
+        resolve_api_key(with_ref("marquez-prod"), store, {})
+    message = str(caught.value)
+    assert "the secret 'marquez-prod' named by openlineage.apiKey.secretRef" in message
+    assert f"(the file {tmp_path / 'secrets.json'})" in message
+    assert "openlineage-export secrets set marquez-prod" in message
+    assert SECRET not in message

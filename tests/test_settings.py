@@ -1,0 +1,401 @@
+"""Settings: declared once, read and checked from real settings.json files, edited in place."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from openlineage_export.errors import ConfigError, WorkspaceError
+from openlineage_export.host.settings import (
+    SETTINGS,
+    Settings,
+    api_key_from_env,
+    describe,
+    load_settings,
+    read_raw,
+    set_setting,
+    unset_setting,
+)
+
+SECRET = "sk-live-4f9a1c2e7b"
+
+
+def write_settings(workspace: Path, content: object | str) -> Path:
+    """Write settings.json (an object as 2-space JSON, or text as given); return its path."""
+    file = workspace / ".workspace" / "settings.json"
+    file.parent.mkdir(parents=True, exist_ok=True)
+    text = content if isinstance(content, str) else json.dumps(content, indent=2) + "\n"
+    file.write_text(text, encoding="utf-8")
+    return file
+
+
+def settings_text(workspace: Path) -> str:
+    return (workspace / ".workspace" / "settings.json").read_text(encoding="utf-8")
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+
+def test_settings_are_declared_in_order_and_map_onto_the_settings_fields() -> None:
+    assert [s.key for s in SETTINGS] == [
+        "openlineage.url", "openlineage.endpoint", "openlineage.apiKey.secretRef",
+        "openlineage.namespace", "openlineage.timeout", "openlineage.retry.maxTime",
+        "openlineage.concurrency", "openlineage.compression", "openlineage.tls.caBundle",
+        "openlineage.tls.verify", "openlineage.allowInsecureKey",
+        "openlineage.sourceRepository.url", "openlineage.sourceRepository.version",
+    ]
+    assert [s.attribute for s in SETTINGS] == [f.name for f in dataclasses.fields(Settings)]
+    assert all(s.description.strip() for s in SETTINGS)
+
+
+def test_describe_lists_every_setting_with_its_source(tmp_path: Path) -> None:
+    write_settings(tmp_path, {"openlineage.timeout": 3, "openlineage.url": "http://a:1"})
+    rows = {row["key"]: row for row in describe(tmp_path, {"OPENLINEAGE_URL": "http://b:2"})}
+    assert list(rows) == [s.key for s in SETTINGS]
+    assert rows["openlineage.endpoint"]["source"] == "default"
+    assert rows["openlineage.endpoint"]["value"] == "api/v1/lineage"
+    assert (rows["openlineage.timeout"]["value"], rows["openlineage.timeout"]["source"]) == (
+        3, "settings.json")
+    assert rows["openlineage.url"]["value"] == "http://b:2"
+    assert rows["openlineage.url"]["source"] == "environment (OPENLINEAGE_URL)"
+    assert rows["openlineage.compression"]["choices"] == ("none", "gzip")
+    assert "DataHub" in str(rows["openlineage.endpoint"]["description"])
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path)
+    assert settings == Settings(
+        url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, namespace=None,
+        timeout=10.0, retry_max_time=60.0, concurrency=8, compression="none",
+        tls_ca_bundle=None, tls_verify=True, allow_insecure_key=False,
+        source_repository_url=None, source_repository_version=None,
+    )
+    assert settings.events_url is None
+    assert not (tmp_path / ".workspace").exists(), "reading must not create anything"
+
+
+def test_values_from_the_file_are_typed_and_resolved(tmp_path: Path) -> None:
+    (tmp_path / "certs").mkdir()
+    (tmp_path / "certs" / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    write_settings(tmp_path, {
+        "openlineage.url": "https://datahub.acme.io/gms/",
+        "openlineage.endpoint": "/openapi/openlineage/api/v1/lineage",
+        "openlineage.apiKey.secretRef": "datahub-prod",
+        "openlineage.namespace": "acme",
+        "openlineage.timeout": 3,
+        "openlineage.retry.maxTime": 0,
+        "openlineage.concurrency": 64,
+        "openlineage.compression": "gzip",
+        "openlineage.tls.caBundle": "certs/ca.pem",
+        "openlineage.tls.verify": False,
+        "openlineage.allowInsecureKey": True,
+        "openlineage.sourceRepository.url": "https://github.com/acme/analytics",
+        "openlineage.sourceRepository.version": "main",
+    })
+    s = load_settings(tmp_path)
+    assert s.events_url == "https://datahub.acme.io/gms/openapi/openlineage/api/v1/lineage"
+    assert (s.api_key_secret_ref, s.namespace) == ("datahub-prod", "acme")
+    assert s.timeout == 3.0 and isinstance(s.timeout, float)
+    assert (s.retry_max_time, s.concurrency, s.compression) == (0.0, 64, "gzip")
+    assert s.tls_ca_bundle == tmp_path / "certs" / "ca.pem"
+    assert (s.tls_verify, s.allow_insecure_key) == (False, True)
+    assert s.source_repository_url == "https://github.com/acme/analytics"
+    assert s.source_repository_version == "main"
+
+
+def test_null_means_unset_and_other_extensions_keys_are_ignored(tmp_path: Path) -> None:
+    write_settings(tmp_path, {
+        "editor.fontSize": "huge", "openlineage": 3, "python.token": 12,
+        "openlineage.timeout": None,
+    })
+    assert load_settings(tmp_path).timeout == 10.0
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("openlineage.url", 5000, "an http:// or https:// URL, not an integer"),
+    ("openlineage.endpoint", ["api"], "a string, not a list"),
+    ("openlineage.apiKey.secretRef", {"name": "x"}, "a string, not an object"),
+    ("openlineage.namespace", True, "a string, not a boolean"),
+    ("openlineage.timeout", "10", "a number, not a string"),
+    ("openlineage.retry.maxTime", False, "a number, not a boolean"),
+    ("openlineage.concurrency", 8.5, "an integer, not a number"),
+    ("openlineage.concurrency", True, "an integer, not a boolean"),
+    ("openlineage.compression", 1, "a string, not an integer"),
+    ("openlineage.tls.caBundle", 7, "a file path (a string), not an integer"),
+    ("openlineage.tls.verify", "yes", "true or false, not a string"),
+    ("openlineage.allowInsecureKey", 1, "true or false, not an integer"),
+    ("openlineage.sourceRepository.url", [], "an http:// or https:// URL, not a list"),
+    ("openlineage.sourceRepository.version", 3, "a string, not an integer"),
+])
+def test_a_wrong_type_names_the_key_the_expected_type_and_the_file(
+        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    file = write_settings(tmp_path, {"openlineage.url": "http://localhost:5000", key: value})
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    message = str(caught.value)
+    assert f"{key} in {file} must be {expected}" in message
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("openlineage.url", "localhost:5000", "must start with http:// or https://"),
+    ("openlineage.url", "ftp://files.acme.io", "must start with http:// or https://"),
+    ("openlineage.url", "http://", "has no host"),
+    ("openlineage.url", "http://host:99999", "not a valid URL"),
+    ("openlineage.url", "http://a b", "spaces"),
+    ("openlineage.sourceRepository.url", "git@github.com:acme/a.git", "http:// or https://"),
+    ("openlineage.compression", "zip", "must be one of: none, gzip"),
+    ("openlineage.concurrency", 0, "must be from 1 to 64"),
+    ("openlineage.concurrency", 65, "must be from 1 to 64"),
+    ("openlineage.timeout", 0, "must be at least 0.1"),
+    ("openlineage.retry.maxTime", -1, "must be at least 0"),
+    ("openlineage.namespace", "  ", "must not be empty"),
+    ("openlineage.apiKey.secretRef", "my key", "must match"),
+    ("openlineage.tls.caBundle", "missing.pem", "no file at"),
+])
+def test_a_bad_value_is_refused_with_the_reason(
+        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    write_settings(tmp_path, {key: value})
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as caught:
+        load_settings(tmp_path)
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize("url", [
+    f"https://user:{SECRET}@marquez.acme.io", f"https://{SECRET}@marquez.acme.io",
+    f"https://marquez.acme.io/?api_key={SECRET}",
+])
+def test_a_url_carrying_a_credential_is_refused_without_repeating_it(
+        tmp_path: Path, url: str) -> None:
+    write_settings(tmp_path, {"openlineage.url": url})
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    assert "openlineage.url" in str(caught.value)
+    assert SECRET not in str(caught.value)
+
+
+def test_an_unknown_key_is_named_with_a_suggestion(tmp_path: Path) -> None:
+    file = write_settings(tmp_path, {"openlineage.timout": 5})
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    message = str(caught.value)
+    assert str(file) in message
+    assert "unknown setting 'openlineage.timout'" in message
+    assert "did you mean 'openlineage.timeout'?" in message
+
+
+def test_a_wrongly_cased_key_is_suggested_in_its_right_case(tmp_path: Path) -> None:
+    write_settings(tmp_path, {"openlineage.apikey.secretref": "prod"})
+    with pytest.raises(ConfigError, match="did you mean 'openlineage.apiKey.secretRef'"):
+        load_settings(tmp_path)
+
+
+SECRET_KEYS = ["openlineage.apiKey", "openlineage.apiKey.value", "openlineage.token",
+               "openlineage.password", "openlineage.auth.clientSecret", "openlineage.api_key"]
+
+
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_a_key_holding_a_secret_is_refused_and_its_value_never_shown(
+        tmp_path: Path, key: str) -> None:
+    # Placed after a bad value: the secret is the more urgent thing to tell.
+    write_settings(tmp_path, {"openlineage.timeout": "x", key: SECRET})
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    message = str(caught.value)
+    assert f"'{key}' looks like it holds a secret" in message
+    assert "openlineage-export secrets set NAME" in message
+    assert "openlineage.apiKey.secretRef" in message
+    assert SECRET not in message
+    assert SECRET not in repr(caught.value)
+
+    with pytest.raises(ConfigError) as refused:
+        set_setting(tmp_path, key, SECRET)
+    assert "looks like it holds a secret" in str(refused.value)
+    assert SECRET not in str(refused.value)
+
+
+def test_a_secret_ref_is_not_mistaken_for_a_secret(tmp_path: Path) -> None:
+    write_settings(tmp_path, {"openlineage.apiKey.secretRef": "marquez-prod"})
+    assert load_settings(tmp_path).api_key_secret_ref == "marquez-prod"
+
+
+def test_not_json_is_refused_with_the_file_line_and_column(tmp_path: Path) -> None:
+    file = write_settings(tmp_path, '{\n  "openlineage.url": "http://localhost:5000"\n  "x": 1\n}\n')
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    assert str(file) in str(caught.value)
+    assert "line 3, column 3" in str(caught.value)
+
+
+def test_a_json_value_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    write_settings(tmp_path, '["openlineage.url"]\n')
+    with pytest.raises(ConfigError, match="must hold one JSON object, not a list"):
+        load_settings(tmp_path)
+
+
+@pytest.mark.parametrize("call", [
+    load_settings, read_raw, describe,
+    lambda p: set_setting(p, "openlineage.timeout", "1"),
+    lambda p: unset_setting(p, "openlineage.timeout"),
+])
+def test_a_missing_workspace_is_a_workspace_error(
+        tmp_path: Path, call: Callable[[Path], object]) -> None:
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        call(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()
+
+
+# --- the environment ------------------------------------------------------------------------
+
+
+def test_environment_variables_override_the_file(tmp_path: Path) -> None:
+    write_settings(tmp_path, {"openlineage.url": "http://file:1", "openlineage.namespace": "f"})
+    environ = {"OPENLINEAGE_URL": "http://env:2", "OPENLINEAGE_ENDPOINT": "v2/events",
+               "OPENLINEAGE_NAMESPACE": "", "OPENLINEAGE_API_KEY": SECRET}
+    s = load_settings(tmp_path, environ)
+    assert s.events_url == "http://env:2/v2/events"
+    assert s.namespace == "f", "an empty variable counts as unset"
+    assert SECRET not in repr(s), "the API key is not a setting"
+    assert load_settings(tmp_path).url == "http://file:1", "no environ, no override"
+
+
+def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path, {"OPENLINEAGE_URL": "localhost:5000"})
+    assert "the environment variable OPENLINEAGE_URL (openlineage.url)" in str(caught.value)
+    assert "settings.json" not in str(caught.value)
+
+
+def test_api_key_from_env() -> None:
+    assert api_key_from_env({"OPENLINEAGE_API_KEY": SECRET}) == SECRET
+    assert api_key_from_env({"OPENLINEAGE_API_KEY": ""}) is None
+    assert api_key_from_env({}) is None
+
+
+# --- writing --------------------------------------------------------------------------------
+
+# Another extension's keys, written the way that extension likes them: set/unset must not
+# touch a byte of them (not the escapes, not the exponent, not the layout, not the order).
+FOREIGN = (
+    '{\n'
+    '  "editor.theme": "caf\\u00e9 \\/ dark",\n'
+    '  "openlineage.url": "http://localhost:5000",\n'
+    '  "python.paths": {"b": [1, 2],\n'
+    '      "a": 1e5},\n'
+    '  "zz.last": 1.50\n'
+    '}\n'
+)
+
+
+def test_set_appends_a_new_key_and_unset_restores_the_file_byte_for_byte(tmp_path: Path) -> None:
+    write_settings(tmp_path, FOREIGN)
+    assert set_setting(tmp_path, "openlineage.timeout", "30") == 30
+    assert settings_text(tmp_path) == FOREIGN.replace(
+        '  "zz.last": 1.50\n', '  "zz.last": 1.50,\n  "openlineage.timeout": 30\n')
+    assert load_settings(tmp_path).timeout == 30.0
+
+    assert unset_setting(tmp_path, "openlineage.timeout") is True
+    assert settings_text(tmp_path) == FOREIGN
+
+
+def test_set_replaces_a_key_in_its_place(tmp_path: Path) -> None:
+    write_settings(tmp_path, FOREIGN)
+    set_setting(tmp_path, "openlineage.url", "https://marquez.acme.io")
+    assert settings_text(tmp_path) == FOREIGN.replace(
+        "http://localhost:5000", "https://marquez.acme.io")
+
+
+def test_set_creates_the_folder_and_writes_two_space_json(tmp_path: Path) -> None:
+    set_setting(tmp_path, "openlineage.url", "http://localhost:5000")
+    set_setting(tmp_path, "openlineage.tls.verify", "no")
+    assert settings_text(tmp_path) == (
+        '{\n  "openlineage.url": "http://localhost:5000",\n  "openlineage.tls.verify": false\n}\n')
+    assert unset_setting(tmp_path, "openlineage.url") is True
+    assert unset_setting(tmp_path, "openlineage.tls.verify") is True
+    assert settings_text(tmp_path) == "{}\n"
+
+
+@pytest.mark.parametrize(("key", "text", "stored"), [
+    ("openlineage.tls.verify", "No", False),
+    ("openlineage.allowInsecureKey", "1", True),
+    ("openlineage.tls.verify", "on", True),
+    ("openlineage.concurrency", "16", 16),
+    ("openlineage.timeout", "2.5", 2.5),
+    ("openlineage.retry.maxTime", "0", 0),
+    ("openlineage.compression", "gzip", "gzip"),
+    ("openlineage.apiKey.secretRef", "marquez-prod", "marquez-prod"),
+])
+def test_set_parses_text_by_the_declared_type(
+        tmp_path: Path, key: str, text: str, stored: object) -> None:
+    assert set_setting(tmp_path, key, text) == stored
+    assert read_raw(tmp_path) == {key: stored}
+    load_settings(tmp_path)  # what was stored reads back as valid
+
+
+@pytest.mark.parametrize(("key", "text", "expected"), [
+    ("openlineage.tls.verify", "maybe", "true or false"),
+    ("openlineage.concurrency", "eight", "an integer"),
+    ("openlineage.concurrency", "100", "from 1 to 64"),
+    ("openlineage.timeout", "soon", "a number"),
+    ("openlineage.timeout", "nan", "finite"),
+    ("openlineage.compression", "brotli", "one of: none, gzip"),
+    ("openlineage.url", "marquez:5000", "http:// or https://"),
+    ("openlineage.tls.caBundle", "nope.pem", "no file at"),
+])
+def test_set_refuses_a_bad_value_and_leaves_the_file_alone(
+        tmp_path: Path, key: str, text: str, expected: str) -> None:
+    write_settings(tmp_path, FOREIGN)
+    with pytest.raises(ConfigError, match=expected):
+        set_setting(tmp_path, key, text)
+    assert settings_text(tmp_path) == FOREIGN
+
+
+def test_set_refuses_an_unknown_key_with_a_suggestion(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="did you mean 'openlineage.concurrency'"):
+        set_setting(tmp_path, "openlineage.concurency", "4")
+    assert not (tmp_path / ".workspace").exists()
+
+
+def test_writes_are_atomic_and_leave_no_temporary_files(tmp_path: Path) -> None:
+    write_settings(tmp_path, FOREIGN)
+    for n in range(1, 6):
+        set_setting(tmp_path, "openlineage.concurrency", str(n))
+    unset_setting(tmp_path, "openlineage.concurrency")
+    assert sorted(os.listdir(tmp_path / ".workspace")) == ["settings.json"]
+
+
+def test_a_rewrite_keeps_the_file_mode(tmp_path: Path) -> None:
+    file = write_settings(tmp_path, FOREIGN)
+    file.chmod(0o640)
+    set_setting(tmp_path, "openlineage.timeout", "5")
+    assert stat.S_IMODE(file.stat().st_mode) == 0o640
+
+
+def test_unset_can_remove_a_misspelled_or_secret_key_but_not_a_foreign_one(
+        tmp_path: Path) -> None:
+    write_settings(tmp_path, {"openlineage.timout": 5, "openlineage.token": SECRET, "x.y": 1})
+    assert unset_setting(tmp_path, "openlineage.timout") is True
+    assert unset_setting(tmp_path, "openlineage.token") is True
+    assert read_raw(tmp_path) == {"x.y": 1}
+    assert unset_setting(tmp_path, "openlineage.timeout") is False  # declared, just not set
+    with pytest.raises(ConfigError, match="did you mean 'openlineage.timeout'"):
+        unset_setting(tmp_path, "openlineage.timout")
+    with pytest.raises(ConfigError, match="other extensions"):
+        unset_setting(tmp_path, "x.y")
+    assert read_raw(tmp_path) == {"x.y": 1}
+
+
+def test_settings_from_values_checks_like_the_file(tmp_path: Path) -> None:
+    s = Settings.from_values({"openlineage.url": "http://localhost:5000"}, base=tmp_path)
+    assert s.events_url == "http://localhost:5000/api/v1/lineage"
+    assert Settings.from_values({"openlineage.timeout": None}).timeout == 10.0
+    with pytest.raises(ConfigError, match="openlineage.concurrency must be from 1 to 64"):
+        Settings.from_values({"openlineage.concurrency": 100})
