@@ -12,8 +12,8 @@ Every pipeline in the graph runs except the ``never_run`` ones.
 With ``bad_every=N`` every N-th line is malformed, in turn one of: not JSON (cut short, a merge
 conflict marker, bytes that are not UTF-8), JSON that is not an object, a required field
 missing, a field of the wrong type or an empty trace id, a time without an offset, an unknown
-run or stage status. A bad line names the trace id of the run recorded just before it (or
-none), so a reader that wrongly accepts it changes that run's state, which tests can see. With
+run or stage status. A bad line names the trace id of a recent good run (or none), so a reader
+that wrongly accepted it would change that run's state, which tests can see in ``statuses``. With
 ``torn_tail=True`` the newest segment ends in a half-written line of a run that is not counted.
 
 Use it from tests::
@@ -43,13 +43,13 @@ import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["write_workspace", "main"]
+__all__ = ["main", "write_workspace"]
 
-START = datetime(2026, 11, 1, tzinfo=timezone.utc)
+START = datetime(2026, 11, 1, tzinfo=UTC)
 """When the first synthetic run starts."""
 
 MEAN_GAP_MS = 20_000
@@ -91,8 +91,7 @@ ERRORS = tuple(',"error":' + json.dumps(e, ensure_ascii=False, separators=(",", 
      "type": "kafka.errors.KafkaTimeoutError",
      "stackTrace": "kafka.errors.KafkaTimeoutError: Failed to update metadata after 60.0 secs."},
     {"message": "Worker lost: container killed (OOMKilled, exit code 137)"},
-    {"message": "Colonne « montant » introuvable dans la table \"ventes\"",
-     "type": "ValueError", "programmingLanguage": "python"},
+    {"message": "Colonne « montant » introuvable dans la table \"ventes\"", "type": "KeyError"},
     {"message": "An error occurred (SlowDown) when calling the PutObject operation",
      "type": "botocore.exceptions.ClientError"},
 ))
@@ -117,7 +116,7 @@ SCHEMAS = ([{"name": "id", "type": "BIGINT"}, {"name": "amount", "type": "DECIMA
 
 
 def _percent(table: tuple[tuple[Any, int], ...]) -> list[Any]:
-    """A weighted table as a list of 100 values, so that ``rng.choice`` picks by weight."""
+    """A weighted table as a list of 100 values: a uniform pick from it picks by weight."""
     assert sum(weight for _, weight in table) == 100
     return [value for value, weight in table for _ in range(weight)]
 
@@ -160,7 +159,7 @@ class _Access:
     """A dataset as a stage reads or writes it, with its JSON pre-rendered."""
 
     dataset: str
-    external: bool            # nobody in the graph writes it: its content changes on its own
+    external: bool            # a source outside the pipelines: its content changes by itself
     stats: str = ""           # which of bytes/rows a write reports: "", "r" or "br"
     schema: str = ""          # ',"schema":[...]' or ""
     bare: str = ""            # '{"dataset":"..."}', a read without a digest
@@ -219,7 +218,11 @@ class _Pipeline:
 
 
 def _make_pipelines(rng: random.Random, count: int, prefix: str = "") -> list[_Pipeline]:
-    """``count`` pipelines of 2-5 stages, each chain reading sources and writing sinks."""
+    """``count`` pipelines of 2-5 stages, each chain reading sources and writing sinks.
+
+    The first source and the last sink of pipeline ``i`` take turns through the storage
+    kinds, so any five consecutive pipelines use all of them.
+    """
     pipelines: list[_Pipeline] = []
     taken: set[str] = set()
     for index in range(count):
@@ -236,17 +239,26 @@ def _make_pipelines(rng: random.Random, count: int, prefix: str = "") -> list[_P
         for position, sid in enumerate(names):
             last = position == n_stages - 1
             if position == 0:
-                reads = [_Access(_dataset(rng, k, domain), True)
-                         for k in rng.sample(SOURCE_KINDS, rng.randint(1, 2))]
+                kinds = [SOURCE_KINDS[index % len(SOURCE_KINDS)]]
+                if rng.random() < 0.5:
+                    kinds.append(rng.choice([k for k in SOURCE_KINDS if k != kinds[0]]))
+                reads = [_Access(_dataset(rng, k, domain), True) for k in kinds]
             else:
                 reads = list(previous)
                 if rng.random() < 0.25:
                     reads.append(_Access(_dataset(rng, rng.choice(SOURCE_KINDS), domain), True))
-            kinds = SINK_KINDS if last else STEP_KINDS
-            writes = [_Access(_dataset(rng, k, domain), False)
-                      for k in rng.sample(kinds, 1 if rng.random() < 0.8 else 2)]
-            writes = [w for w in writes if w.dataset not in {r.dataset for r in reads}] or \
-                [_Access(f"data/staged/{pid}_{sid}.parquet", False)]
+            kinds = [SINK_KINDS[index % len(SINK_KINDS)] if last else rng.choice(STEP_KINDS)]
+            if rng.random() < 0.2:
+                kinds.append(rng.choice(SINK_KINDS if last else STEP_KINDS))
+            taken_names = {r.dataset for r in reads}
+            writes = []
+            for kind in kinds:
+                name = _dataset(rng, kind, domain)
+                if name not in taken_names:  # a stage does not overwrite what it reads
+                    taken_names.add(name)
+                    writes.append(_Access(name, False))
+            if not writes:
+                writes.append(_Access(f"data/staged/{pid}_{sid}.parquet", False))
             for access in writes:
                 roll = rng.random()
                 access.stats = "br" if roll < 0.4 else "r" if roll < 0.7 else ""
@@ -261,8 +273,9 @@ def _make_pipelines(rng: random.Random, count: int, prefix: str = "") -> list[_P
                                  rng.choice(PARAMETERS), source))
             previous = writes
         offset = rng.choice(OFFSET_CHOICE)
-        description = None if rng.random() < 0.3 else \
-            f"{domain.capitalize()} data, {len(stages)} stages, from sources to marts (≈ {rng.randint(1, 90)} GB)."
+        description = None if rng.random() < 0.3 else (
+            f"{domain.capitalize()} data, {len(stages)} stages, from sources to marts "
+            f"(≈ {rng.randint(1, 90)} GB).")
         pipelines.append(_Pipeline(pid, f"{domain.capitalize()} {pid.split('-')[1]}",
                                    description, stages, offset))
     return pipelines
@@ -305,7 +318,6 @@ class _Segments:
     def __init__(self, audit: Path, limit: int, gzip_closed: bool) -> None:
         self._audit = audit
         self._limit = limit
-        self._gzip = gzip_closed
         self._pool = ThreadPoolExecutor(max_workers=1) if gzip_closed else None
         self._pending: list[Future[None]] = []
         self.count = 0
@@ -350,6 +362,11 @@ def _compress(path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- the trail
+
+
+def _running(head: str, began_iso: str, params: str) -> str:
+    """A stage execution as recorded while it runs: no end, no data yet."""
+    return f'{head},"status":"running","startedAt":"{began_iso}"{params}}}'
 
 
 @dataclass
@@ -456,8 +473,9 @@ class _Trail:
         day = start_iso[:10]
         cancel_at = int(rand() * len(pipeline.stages)) if rand() < CANCEL else -1
 
-        done: list[str] = []                    # rendered stage executions, in order
-        started: list[tuple[int, int, str]] = []  # (start ms, index in done, running form)
+        done: list[str] = []  # rendered stage executions, in order
+        # per attempt: start ms, index in done, and what renders it as running
+        started: list[tuple[int, int, str, str, str]] = []
         status = "succeeded"
         now = start + 50 + int(rand() * 350)
         for index, stage in enumerate(pipeline.stages):
@@ -477,10 +495,9 @@ class _Trail:
                 head = (f'{stage.opening},"attempt":{attempt}' if explicit_attempt or attempt > 1
                         else stage.opening)
                 began_iso = fmt(began, offset)
-                started.append((began, len(done),
-                                f'{head},"status":"running","startedAt":"{began_iso}"{params}}}'))
-                reads = ",".join(a.bare if rand() < NO_DIGEST
-                                 else f'{a.opening}{self.digest_read(a)}"}}' for a in stage.reads)
+                started.append((began, len(done), head, began_iso, params))
+                reads = ",".join([a.bare if rand() < NO_DIGEST
+                                  else a.opening + self.digest_read(a) + '"}' for a in stage.reads])
                 times = f'"startedAt":"{began_iso}","endedAt":"{fmt(now, offset)}"'
                 if index == cancel_at:
                     done.append(f'{head},"status":"cancelled",{times}{params},"reads":[{reads}],'
@@ -497,7 +514,7 @@ class _Trail:
                         continue
                     status = "failed"
                     break
-                writes = ",".join(self._write(a) for a in stage.writes)
+                writes = ",".join([self._write(a) for a in stage.writes])
                 done.append(f'{head},"status":"succeeded",{times}{params},"reads":[{reads}],'
                             f'"writes":[{writes}]}}')
                 break
@@ -505,9 +522,9 @@ class _Trail:
         end = now + 50 + int(rand() * 200)
 
         if running:
-            began, upto, running_form = started[int(rand() * len(started))]
+            began, upto, head, began_iso, params = started[int(rand() * len(started))]
             at = began + 40
-            stages = ",".join([*done[:upto], running_form])
+            stages = ",".join([*done[:upto], _running(head, began_iso, params)])
             self.later(at, f'{opening}running","startedAt":"{start_iso}",'
                            f'"recordedAt":"{fmt(at, offset)}"{context},"stages":[{stages}]}}\n')
             self.records += 1
@@ -515,35 +532,38 @@ class _Trail:
             self.last_trace = trace
             return
         if rand() < self.updates:
-            began, _, running_form = started[0]
+            began, _, head, began_iso, params = started[0]
             at = began + 40
             self.later(at, f'{opening}running","startedAt":"{start_iso}",'
-                           f'"recordedAt":"{fmt(at, offset)}"{context},"stages":[{running_form}]}}\n')
+                           f'"recordedAt":"{fmt(at, offset)}"{context},'
+                           f'"stages":[{_running(head, began_iso, params)}]}}\n')
             self.records += 1
         at = end + 20 + int(rand() * 180)
-        self.later(at, f'{opening}{status}","startedAt":"{start_iso}","endedAt":"{fmt(end, offset)}",'
-                       f'"recordedAt":"{fmt(at, offset)}"{context},"stages":[{",".join(done)}]}}\n')
+        self.later(at, f'{opening}{status}","startedAt":"{start_iso}",'
+                       f'"endedAt":"{fmt(end, offset)}","recordedAt":"{fmt(at, offset)}"{context},'
+                       f'"stages":[{",".join(done)}]}}\n')
         self.records += 1
         self.final[status] += 1
         self.last_trace = trace
 
     def _write(self, access: _Access) -> str:
-        parts = [access.opening, self.digest_write(access), '"']
-        if access.stats:
-            rows = 100 + int(self.rng.random() * 5_000_000)
-            if access.stats == "br":
-                parts.append(f',"bytes":{rows * 97 + 4096}')
-            parts.append(f',"rows":{rows}')
-        parts.append(access.schema)
-        parts.append("}")
-        return "".join(parts)
+        """One write of a succeeded stage: new digest, and the stats the dataset reports."""
+        digest = self.digest_write(access)
+        if not access.stats:
+            return f'{access.opening}{digest}"{access.schema}}}'
+        rows = 100 + int(self.rng.random() * 5_000_000)
+        size = f',"bytes":{rows * 97 + 4096}' if access.stats == "br" else ""
+        return f'{access.opening}{digest}"{size},"rows":{rows}{access.schema}}}'
 
-    def other(self, at_ms: int) -> None:
-        """A line of another kind, which the exporter must skip."""
+    def other(self, at_ms: int, *, deleted: _Pipeline | None = None) -> None:
+        """A line of another kind, which the exporter must skip (or the deletion of a pipeline)."""
         when = self.clock.format(at_ms, (0, "Z"))
         user = self.rng.choice(("dana.kim", "maria.lopez", "priya.shah", "tomasz.nowak"))
         kind = self.rng.randrange(3)
-        if kind == 0:
+        if deleted is not None:
+            line = (f'{{"kind":"edit","recordedAt":"{when}","user":"{user}@acme.example",'
+                    f'"change":"pipeline-deleted","pipeline":{deleted.quoted}}}\n')
+        elif kind == 0:
             pipeline = self.rng.choice(self.pipelines)
             line = (f'{{"kind":"edit","recordedAt":"{when}","user":"{user}@acme.example",'
                     f'"change":"stage-updated","pipeline":{pipeline.quoted},'
@@ -629,8 +649,9 @@ def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20
     The summary: ``runs`` (distinct trace ids with a good record), ``records`` (good run
     lines), ``lines`` (complete lines of every kind, bad ones included), ``bad_lines``,
     ``other_lines`` (edit/settings/export), ``statuses`` (runs by their current status),
-    ``pipelines`` (in the graph), ``never_run`` and ``deleted`` (pipeline ids), ``segments``
-    and ``torn_tail``.
+    ``pipelines`` (in the graph), ``never_run`` (graph pipelines without a run: the reserved
+    ones, and more when ``runs`` is small), ``deleted`` (pipelines that ran, then left the
+    graph), ``segments`` and ``torn_tail``.
     """
     if runs < 0 or pipelines < 2 or segment_lines < 1 or not 0 <= updates <= 1:
         raise ValueError("need runs >= 0, pipelines >= 2, segment_lines >= 1, 0 <= updates <= 1")
@@ -667,7 +688,10 @@ def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20
     for number in range(runs):
         now += 1_000 + int(rng.random() * 2 * (MEAN_GAP_MS - 1_000))
         trail.flush(now)
-        if rng.random() < OTHER_KIND:
+        if number == retire_after:
+            for gone in deleted:
+                trail.other(now, deleted=gone)
+        elif rng.random() < OTHER_KIND:
             trail.other(now)
         if number < retire_after and rng.random() < DELETED_RUNS:
             pipeline = deleted[int(rng.random() * len(deleted))]
@@ -689,7 +713,7 @@ def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20
         "other_lines": trail.others,
         "statuses": dict(sorted(trail.final.items())),
         "pipelines": len(graph),
-        "never_run": [p.id for p in never],
+        "never_run": [p.id for p in graph if p.id not in trail.ran],
         "deleted": sorted(trail.ran & {p.id for p in deleted}),
         "segments": segments.count,
         "torn_tail": torn_tail,

@@ -3,16 +3,18 @@
 The workspace follows ``shared/lineage-hub/CONTRACT.md``: settings, the Lineage hub's graph and
 five days (1-5 November 2026) of its audit trail in three segments. The story it tells:
 
-- ``daily-sales``, ``customer-360`` and ``inventory-sync`` run on a schedule; ``marketing-attribution``
-  runs on push or by hand; ``churn-model`` was added on 4 November and has never run.
-- ``legacy-orders-export`` ran on 1 and 2 November from an old cron script (no ``engine``, old-style
-  trace ids) and was then deleted from the graph.
-- The engine was upgraded from 4.1.3 to 4.2.0 on the morning of 1 November: from then on trace ids
-  are UUIDs and a run is recorded when it starts and again when it ends.
-- 3 November: ``daily-sales`` fails (extract retried, then the mart build hits a quota) and is re-run
-  by hand; a marketing run is cancelled. 4 November: ``customer-360`` fails twice on Kafka and is
-  re-run. 5 November: ``customer-360`` is still running when the trail was read, and the hub was
-  half-way through writing its next line.
+- ``daily-sales``, ``customer-360`` and ``inventory-sync`` run on a schedule;
+  ``marketing-attribution`` runs on push or by hand; ``churn-model`` was added on 4 November
+  and has never run.
+- ``legacy-orders-export`` ran on 1 and 2 November from an old cron script (no ``engine``, no
+  ``trigger``, old-style trace ids) and was then deleted from the graph.
+- The engine was upgraded from 4.1.3 to 4.2.0 on the morning of 1 November: from then on trace
+  ids are UUIDs (two in upper case) and most runs are recorded when they start and again when
+  they end, two of them across a segment boundary.
+- 3 November: ``daily-sales`` fails (extract retried, then the mart build hits a quota) and is
+  re-run by hand; a marketing run is cancelled. 4 November: ``customer-360`` fails twice on
+  Kafka and is re-run. 5 November: ``customer-360`` is still running when the trail is read,
+  and the hub is half-way through writing its next line.
 
 Everything is derived from this script, so the demo can be reviewed here and regenerated
 byte for byte: no clock, a fixed random seed, and gzip headers without a time stamp.
@@ -30,13 +32,12 @@ import random
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 WORKSPACE = Path(__file__).resolve().parent / "acme-analytics"
 
-UTC = timezone.utc
 CET = timezone(timedelta(hours=1))
 
 ENGINE_OLD = {"name": "hub-engine", "version": "4.1.3"}
@@ -251,7 +252,8 @@ ERRORS: dict[str, dict[str, str]] = {
                       "  File \"/opt/hub/lib/python3.11/site-packages/psycopg2/__init__.py\", "
                       "line 122, in connect\n"
                       "    conn = _connect(dsn, connection_factory=connection_factory, **kwasync)\n"
-                      "psycopg2.OperationalError: could not connect to server: Connection timed out",
+                      "psycopg2.OperationalError: could not connect to server: "
+                      "Connection timed out",
     },
     "bq_quota": {
         "message": "403 Quota exceeded: Your project exceeded quota for concurrent queries. "
@@ -326,7 +328,7 @@ class Trail:
     def source_version(self, dataset: str, start: datetime, ctx: dict[str, str]) -> str:
         """Which content an external source had when it was read."""
         local = start.astimezone(CET)
-        if dataset == PG_ORDERS or dataset == LEGACY_ORDERS:
+        if dataset in (PG_ORDERS, LEGACY_ORDERS):
             return ctx["day"]  # the extract reads one closed day
         if dataset == CLICKSTREAM:
             return ts(start)  # a stream: new events on every read
@@ -443,7 +445,8 @@ class Trail:
                 if outcome is None:
                     finished["status"] = "succeeded"
                     inputs = [r.get("digest", r["dataset"]) for r in reads]
-                    finished["writes"] = [self.write(d, sid, inputs, params) for d in spec["writes"]]
+                    finished["writes"] = [self.write(d, sid, inputs, params)
+                                          for d in spec["writes"]]
                     if engine == ENGINE:
                         finished["error"] = None  # 4.2 writes the field out
                     stages.append(finished)
@@ -502,6 +505,11 @@ def build() -> tuple[Trail, list[datetime]]:
     def nov(d: int) -> date:
         return date(2026, 11, d)
 
+    def inventory(day: int, hour: int, second: float, **options: Any) -> None:
+        """inventory-sync, scheduled at hh:30 on a host that logs Central European Time."""
+        t.run("inventory-sync", trace_uuid(next(u)), at(day, hour, 30, second, CET),
+              trigger="schedule", tz=CET, **options)
+
     # 1 November (a Sunday): still engine 4.1.3 with old-style trace ids
     t.run("inventory-sync", "run-20261101-0001", at(1, 1, 30, 0.412, CET), trigger="schedule",
           engine=ENGINE_OLD, tz=CET, announce=False)
@@ -512,16 +520,16 @@ def build() -> tuple[Trail, list[datetime]]:
     t.run("legacy-orders-export", "run-20261101-0007", at(1, 5, 0, 2.0), trigger=None,
           engine=None, ctx=day_ctx(nov(1)), announce=False)
     t.other(at(1, 9, 41, 7.25), "edit", user="tomasz.nowak@acme.example",
-            change="engine-upgraded", detail={"engine": "hub-engine", "from": "4.1.3", "to": "4.2.0"})
+            change="engine-upgraded",
+            detail={"engine": "hub-engine", "from": "4.1.3", "to": "4.2.0"})
     t.other(at(1, 10, 5, 12.5), "settings", user="dana.kim@acme.example",
             key="openlineage.url", value="http://localhost:5000")
-    t.run("inventory-sync", trace_uuid(next(u)), at(1, 13, 30, 0.388, CET), trigger="schedule",
-          tz=CET)
+    inventory(1, 13, 0.388)
     t.run("marketing-attribution", trace_uuid(next(u), upper=True), at(1, 15, 20, 41.6),
           trigger="manual", ctx=day_ctx(nov(1)))
 
     # 2 November
-    t.run("inventory-sync", trace_uuid(next(u)), at(2, 1, 30, 0.402, CET), trigger="schedule", tz=CET)
+    inventory(2, 1, 0.402)
     t.run("daily-sales", trace_uuid(next(u)), at(2, 2, 0, 0.121), trigger="schedule",
           ctx=day_ctx(nov(2)))
     t.run("customer-360", trace_uuid(next(u)), at(2, 3, 0, 0.219), trigger="schedule",
@@ -531,8 +539,7 @@ def build() -> tuple[Trail, list[datetime]]:
     t.run("marketing-attribution", trace_uuid(next(u)), at(2, 10, 14, 3.9), trigger="push",
           ctx=day_ctx(nov(2)))
     # the ERP share was being rewritten: the engine could not digest the export it read
-    t.run("inventory-sync", trace_uuid(next(u)), at(2, 13, 30, 0.377, CET), trigger="schedule",
-          tz=CET, no_digest=[ERP_STOCK])
+    inventory(2, 13, 0.377, no_digest=[ERP_STOCK])
     t.other(at(2, 16, 2, 33.0), "edit", user="dana.kim@acme.example",
             change="pipeline-deleted", pipeline="legacy-orders-export")
     # a late push: starts in segment 1, ends in segment 2
@@ -540,7 +547,7 @@ def build() -> tuple[Trail, list[datetime]]:
           ctx=day_ctx(nov(2)))
 
     # 3 November: a failed nightly and its manual re-run, a cancelled run
-    t.run("inventory-sync", trace_uuid(next(u)), at(3, 1, 30, 0.395, CET), trigger="schedule", tz=CET)
+    inventory(3, 1, 0.395)
     t.run("daily-sales", trace_uuid(next(u)), at(3, 2, 0, 0.117), trigger="schedule",
           ctx=day_ctx(nov(3)),
           outcomes={"extract": ["pg_timeout", None], "build_mart": ["bq_quota"]})
@@ -550,7 +557,7 @@ def build() -> tuple[Trail, list[datetime]]:
             destination="http://localhost:5000", dryRun=True)
     t.run("daily-sales", trace_uuid(next(u)), at(3, 9, 31, 55.0), trigger="manual",
           ctx=day_ctx(nov(3)))
-    t.run("inventory-sync", trace_uuid(next(u)), at(3, 13, 30, 0.381, CET), trigger="schedule", tz=CET)
+    inventory(3, 13, 0.381)
     t.run("marketing-attribution", trace_uuid(next(u), upper=True), at(3, 14, 2, 10.0),
           trigger="manual", ctx=day_ctx(nov(3)), outcomes={"attribute": [CANCEL]})
     t.other(at(3, 14, 19, 30.0), "edit", user="maria.lopez@acme.example",
@@ -561,7 +568,7 @@ def build() -> tuple[Trail, list[datetime]]:
             destination="http://localhost:5000", dryRun=False)
 
     # 4 November: Kafka is down at 3 am; a backfill; the churn model is drafted
-    t.run("inventory-sync", trace_uuid(next(u)), at(4, 1, 30, 0.399, CET), trigger="schedule", tz=CET)
+    inventory(4, 1, 0.399)
     t.run("daily-sales", trace_uuid(next(u)), at(4, 2, 0, 0.125), trigger="schedule",
           ctx=day_ctx(nov(4)))
     t.run("customer-360", trace_uuid(next(u)), at(4, 3, 0, 0.236), trigger="schedule",
@@ -570,7 +577,8 @@ def build() -> tuple[Trail, list[datetime]]:
           ctx=day_ctx(date(2026, 10, 31)))  # a backfill of 30 October
     t.run("customer-360", trace_uuid(next(u)), at(4, 8, 45, 9.7), trigger="manual",
           ctx=day_ctx(nov(4)))
-    for minute, change, extra in [(2, "pipeline-added", {}), (9, "stage-added", {"stage": "features"}),
+    for minute, change, extra in [(2, "pipeline-added", {}),
+                                  (9, "stage-added", {"stage": "features"}),
                                   (16, "stage-added", {"stage": "train"}),
                                   (21, "stage-added", {"stage": "score"})]:
         t.other(at(4, 10, minute, 5.0), "edit", user="priya.shah@acme.example",
@@ -578,12 +586,12 @@ def build() -> tuple[Trail, list[datetime]]:
     # starts in segment 2, ends in segment 3
     t.run("marketing-attribution", trace_uuid(next(u)), at(4, 11, 48, 27.1), trigger="push",
           ctx=day_ctx(nov(4)))
-    t.run("inventory-sync", trace_uuid(next(u)), at(4, 13, 30, 0.402, CET), trigger="schedule", tz=CET)
+    inventory(4, 13, 0.402)
     t.run("marketing-attribution", trace_uuid(next(u)), at(4, 16, 5, 40.3), trigger="push",
           ctx=day_ctx(nov(4)), announce=False)
 
     # 5 November: the trail is read while customer-360 is running
-    t.run("inventory-sync", trace_uuid(next(u)), at(5, 1, 30, 0.391, CET), trigger="schedule", tz=CET)
+    inventory(5, 1, 0.391)
     t.run("daily-sales", trace_uuid(next(u)), at(5, 2, 0, 0.119), trigger="schedule",
           ctx=day_ctx(nov(5)))
     # records its progress at every stage; the trail is read while ingest_events runs

@@ -271,9 +271,9 @@ ensure_jars() {
   local tmp="$MARQUEZ_HOME/lib.tmp"
   rm -rf "$tmp"
   # shellcheck disable=SC2086
-  if ! (cd "$MARQUEZ_HOME" && mvn -B -q $MARQUEZ_MVN_ARGS -f "$POM" -Dmarquez.version="$MARQUEZ_VERSION" \
+  if ! (cd "$MARQUEZ_HOME" && mvn -B -q -U -Dstyle.color=never $MARQUEZ_MVN_ARGS -f "$POM" -Dmarquez.version="$MARQUEZ_VERSION" \
           dependency:copy-dependencies -DoutputDirectory="$tmp") >"$MARQUEZ_HOME/maven.log" 2>&1 9>&-; then
-    tail -n 30 "$MARQUEZ_HOME/maven.log" >&2
+    sed 's/\x1b\[[0-9;]*m//g' "$MARQUEZ_HOME/maven.log" | grep -v '^\[ERROR\] *$' | head -n 5 >&2
     die "Maven could not fetch io.github.marquezproject:marquez-api:$MARQUEZ_VERSION (log: $MARQUEZ_HOME/maven.log).
   If your Maven repository does not serve it, put marquez-api-$MARQUEZ_VERSION.jar and its runtime
   dependencies in a directory and set MARQUEZ_LIB_DIR to it."
@@ -404,8 +404,8 @@ cmd_start() {
     echo "$BASE_URL"
     return 0
   fi
+  ensure_jars  # first: if Maven fails, nothing has been started
   ensure_pg_running
-  ensure_jars
   start_marquez
   echo "$BASE_URL"
 }
@@ -444,12 +444,12 @@ cmd_status() {
 
 cmd_reset() {
   take_lock
+  ensure_jars
   stop_marquez
   ensure_pg_running
   psql_admin "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null
   psql_admin "CREATE DATABASE $DB_NAME OWNER $DB_USER" >/dev/null
   log "database $DB_NAME recreated"
-  ensure_jars
   start_marquez
   echo "$BASE_URL"
 }

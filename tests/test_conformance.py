@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DEMO, SHARED
+from helpers import DEMO, SHARED
 from ol_plain import build_events
 from openlineage.client.serde import Serde
 

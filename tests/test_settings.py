@@ -75,7 +75,7 @@ def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
     settings = load_settings(tmp_path)
     assert settings == Settings(
         url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, namespace=None,
-        timeout=10.0, retry_max_time=60.0, concurrency=8, compression="none",
+        timeout=10.0, retry_max_time=30.0, concurrency=8, compression="none",
         tls_ca_bundle=None, tls_verify=True, allow_insecure_key=False,
         source_repository_url=None, source_repository_version=None,
     )

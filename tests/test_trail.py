@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from conftest import WorkspaceMaker, run_record, stage_record
+from helpers import WorkspaceMaker, run_record, stage_record
 
 from openlineage_export.errors import WorkspaceError
 from openlineage_export.hub.model import BadEntry

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import GRAPH, run_record, stage_record
+from helpers import GRAPH, run_record, stage_record
 
 from openlineage_export import __version__
 from openlineage_export.hub.graph import read_graph

@@ -20,8 +20,10 @@ import click
 import orjson
 
 from . import __version__
-from .errors import ExportError
+from .errors import ConfigError, ExportError
 from .export import ExportRequest, run_export
+from .host import secrets as secrets_mod
+from .host import settings as settings_mod
 from .hub.model import BadEntry
 from .report import ExportReport, Progress
 
@@ -169,3 +171,104 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[Progress], None] | None]:
                        events=progress.events_sent, failed=progress.runs_failed)
 
         yield update
+
+
+@main.group()
+def settings() -> None:
+    """Read and change the exporter's settings (in .workspace/settings.json; they travel)."""
+
+
+@settings.command("list")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
+def settings_list(workspace: Path, as_json: bool) -> None:
+    """Every setting: its value in force, where it comes from, and what it does."""
+    rows = guarded(lambda: settings_mod.describe(workspace, os.environ))
+    if as_json:
+        click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
+        return
+    for row in rows:
+        value = "(not set)" if row["value"] is None else _show(row["value"])
+        click.echo(f"{row['key']} = {value}  [{row['source']}]")
+        click.echo(f"    {row['type']}; {row['description']}"
+                   + (f" Env: {row['env']}." if row["env"] else ""))
+
+
+@settings.command("get")
+@workspace_option
+@click.argument("key")
+def settings_get(workspace: Path, key: str) -> None:
+    """Print the value in force of one setting (empty and exit 1 when not set)."""
+    rows = {row["key"]: row for row in guarded(lambda: settings_mod.describe(workspace,
+                                                                              os.environ))}
+    if key not in rows:
+        _fail(ConfigError(f"unknown setting {key!r}; 'openlineage-export settings list' "
+                          "shows them all"))
+    value = rows[key]["value"]
+    if value is None:
+        sys.exit(1)
+    click.echo(_show(value))
+
+
+@settings.command("set")
+@workspace_option
+@click.argument("key")
+@click.argument("value")
+def settings_set(workspace: Path, key: str, value: str) -> None:
+    """Set KEY to VALUE in the workspace's settings (other keys are left untouched)."""
+    stored = guarded(lambda: settings_mod.set_setting(workspace, key, value))
+    click.echo(f"{key} = {_show(stored)}")
+
+
+@settings.command("unset")
+@workspace_option
+@click.argument("key")
+def settings_unset(workspace: Path, key: str) -> None:
+    """Remove KEY from the workspace's settings (it falls back to its default)."""
+    removed = guarded(lambda: settings_mod.unset_setting(workspace, key))
+    click.echo(f"{key} {'removed' if removed else 'was not set'}")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@main.group()
+def secrets() -> None:
+    """Keep API keys in the secrets store (OS keyring, else a private user file), never in settings."""
+
+
+@secrets.command("set")
+@click.argument("name")
+def secrets_set(name: str) -> None:
+    """Store a secret under NAME: read from stdin when piped, else prompted without echo."""
+    if sys.stdin.isatty():
+        value = click.prompt(f"value for {name}", hide_input=True, confirmation_prompt=False)
+    else:
+        value = sys.stdin.read().strip("\r\n")
+    store = guarded(lambda: secrets_mod.default_store(os.environ))
+    guarded(lambda: store.set(name, value))
+    click.echo(f"stored secret {name!r} in {store.description}; point "
+               f"openlineage.apiKey.secretRef at it with: openlineage-export settings set "
+               f"openlineage.apiKey.secretRef {name}")
+
+
+@secrets.command("list")
+def secrets_list() -> None:
+    """The names of the stored secrets (never their values)."""
+    store = guarded(lambda: secrets_mod.default_store(os.environ))
+    for name in guarded(store.names):
+        click.echo(name)
+
+
+@secrets.command("delete")
+@click.argument("name")
+def secrets_delete(name: str) -> None:
+    """Delete the secret NAME (exit 1 when there was none)."""
+    store = guarded(lambda: secrets_mod.default_store(os.environ))
+    if not guarded(lambda: store.delete(name)):
+        click.echo(f"no secret named {name!r} in {store.description}", err=True)
+        sys.exit(1)
+    click.echo(f"deleted secret {name!r}")

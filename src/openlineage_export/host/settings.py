@@ -88,7 +88,7 @@ SETTINGS: tuple[Setting, ...] = (
             env="OPENLINEAGE_NAMESPACE"),
     Setting("openlineage.timeout", "number", 10.0,
             "Seconds to wait for one request.", minimum=0.1),
-    Setting("openlineage.retry.maxTime", "number", 60.0,
+    Setting("openlineage.retry.maxTime", "number", 30.0,
             "Total seconds spent retrying one event before giving up and declaring the "
             "server unreachable (0: a single attempt).", minimum=0),
     Setting("openlineage.concurrency", "integer", 8,

@@ -1,0 +1,81 @@
+"""The real Marquez, as started by scripts/marquez.sh (scripts/test.sh and .ci/run start it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
+
+
+class Marquez:
+    """A thin reader of Marquez's own API, to check what the export put there."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx.Client(base_url=url, timeout=30)
+
+    def get(self, path: str, **params: Any) -> Any:
+        response = self.http.get(path, params=params)
+        response.raise_for_status()
+        return response.json()
+
+    def jobs(self, namespace: str) -> dict[str, dict[str, Any]]:
+        jobs = self.get(f"/api/v1/namespaces/{quote(namespace, safe='')}/jobs", limit=1000)
+        return {job["name"]: job for job in jobs["jobs"]}
+
+    def runs(self, namespace: str, job: str) -> list[dict[str, Any]]:
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/jobs/{quote(job, safe='')}/runs"
+        return self.get(path, limit=1000)["runs"]
+
+    def dataset_version(self, namespace: str, name: str, version: str) -> dict[str, Any]:
+        return self.get(f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
+                        f"{quote(name, safe='')}/versions/{version}")
+
+
+@pytest.fixture(scope="session")
+def marquez() -> Iterator[Marquez]:
+    """The running Marquez; skipped (or failed, under scripts/test.sh) when it is not up."""
+    server = Marquez(MARQUEZ_URL)
+    try:
+        server.get("/api/v1/namespaces")
+    except httpx.HTTPError as exc:
+        message = (f"no Marquez at {MARQUEZ_URL} ({exc}); start it with scripts/marquez.sh "
+                   "start, or run the whole suite with scripts/test.sh")
+        if os.environ.get("OLX_REQUIRE_MARQUEZ") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    wipe()
+    yield server
+    server.http.close()
+
+
+def wipe() -> None:
+    """Empty Marquez's tables once per session, so what we read back is what this session sent.
+
+    Marquez keys runs by run id across namespaces, and a UUID trace id *is* the run id, so runs
+    left by an earlier session (or another namespace) would be taken for a conflict.
+    """
+    port = os.environ.get("MARQUEZ_PG_PORT", "55432")
+    env = {**os.environ, "PGPASSWORD": "marquez"}
+    psql = ["psql", "-h", "127.0.0.1", "-p", port, "-U", "marquez", "-d", "marquez", "-Atq",
+            "-v", "ON_ERROR_STOP=1", "-c"]
+    tables = subprocess.run(
+        [*psql, "select string_agg(quote_ident(tablename), ', ') from pg_tables where "
+                "schemaname = 'public' and tablename not like 'flyway%' and "
+                "tablename <> 'facet_migration_lock'"],
+        env=env, check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([*psql, f"truncate {tables} cascade"], env=env, check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def namespace() -> str:
+    """The demo's job namespace (the workspace name): every e2e test exports the same demo."""
+    return "acme-analytics"
