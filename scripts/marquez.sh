@@ -202,7 +202,14 @@ ensure_pg_running() {
   ensure_pg_installed
   resolve_pgdata
   if [[ ! -f $PGDATA/PG_VERSION ]]; then
-    [[ -L $PGDATA_LINK || -d $PGDATA_LINK ]] || create_pgdata_dir
+    if [[ -L $PGDATA_LINK ]]; then
+      mkdir -p "$PGDATA"
+      [[ $IS_ROOT == 1 ]] && chown postgres: "$PGDATA"
+      chmod 700 "$PGDATA"
+    else
+      rmdir "$PGDATA_LINK" 2>/dev/null || true  # left empty by an interrupted run
+      create_pgdata_dir
+    fi
     log "creating PostgreSQL cluster in $PGDATA"
     if ! as_owner "$PGBIN/initdb" -D "$PGDATA" -E UTF8 --no-locale --auth-local=peer \
          --auth-host=scram-sha-256 >"$MARQUEZ_HOME/initdb.log" 2>&1; then

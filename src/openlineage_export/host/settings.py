@@ -61,6 +61,7 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     pattern: str | None = None
+    pattern_help: str = "letters, digits, '.', '_', '-'; at most 128"
 
     @property
     def attribute(self) -> str:
@@ -85,7 +86,9 @@ SETTINGS: tuple[Setting, ...] = (
             pattern=SECRET_NAME_PATTERN),
     Setting("openlineage.namespace", "string", None,
             "Namespace of the jobs; defaults to the workspace name from graph.json.",
-            env="OPENLINEAGE_NAMESPACE"),
+            env="OPENLINEAGE_NAMESPACE", pattern=r"[A-Za-z0-9:/_.@+\-]{1,1024}",
+            pattern_help="letters, digits and : / _ . @ + -, as lineage servers accept them; "
+                         "at most 1024"),
     Setting("openlineage.timeout", "number", 10.0,
             "Seconds to wait for one request.", minimum=0.1),
     Setting("openlineage.retry.maxTime", "number", 30.0,
@@ -491,8 +494,7 @@ def _check(setting: Setting, value: object, subject: str, base: Path) -> object:
     if setting.choices is not None and value not in setting.choices:
         raise ConfigError(f"{subject} must be one of: {', '.join(setting.choices)}")
     if setting.pattern is not None and not re.fullmatch(setting.pattern, value):
-        raise ConfigError(f"{subject} must match {setting.pattern} (letters, digits, '.', "
-                          "'_', '-'; at most 128)")
+        raise ConfigError(f"{subject} must match {setting.pattern} ({setting.pattern_help})")
     if setting.type == "url":
         _check_url(value, subject)
     if setting.type == "path":

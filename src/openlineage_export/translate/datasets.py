@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from openlineage.client.naming import dataset as naming
 
+_NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(.*)", re.DOTALL)
 
 DEFAULT_PORTS = {
@@ -35,8 +36,12 @@ def workspace_namespace(workspace_name: str) -> str:
 
 
 def namespace_safe(text: str) -> str:
-    """``text`` with every character a lineage server refuses in a namespace replaced by ``-``."""
-    return re.sub(r"[^A-Za-z0-9_.:;=/@+\-]", "-", text.strip()) or "-"
+    """``text`` with each character Marquez refuses in a namespace replaced by ``_``, as it does.
+
+    Marquez 0.50 rewrites such characters in a job namespace and answers 400 (then fails on
+    later reads) for them in a dataset namespace, so no namespace we emit may carry them.
+    """
+    return _NAMESPACE_UNSAFE.sub("_", text.strip())[:1024] or "_"
 
 
 class DatasetNamer:
@@ -44,7 +49,11 @@ class DatasetNamer:
 
     def __init__(self, workspace_name: str) -> None:
         self._relative_namespace = workspace_namespace(workspace_name)
-        self.name = lru_cache(maxsize=65536)(self._name)
+        self.name = lru_cache(maxsize=65536)(self._safe_name)
+
+    def _safe_name(self, location: str) -> tuple[str, str]:
+        namespace, name = self._name(location)
+        return namespace_safe(namespace), name
 
     def _name(self, location: str) -> tuple[str, str]:
         match = _SCHEME.fullmatch(location)
@@ -62,7 +71,9 @@ class DatasetNamer:
         except ValueError:
             port = None
         path = unquote(parts.path)
-        return _hierarchical(scheme, parts.netloc.rpartition("@")[2], host, port, path)
+        # In abfss/wasbs the part before '@' is the container; elsewhere it is a credential.
+        authority = parts.netloc if scheme in ("abfss", "wasbs") else parts.netloc.rpartition("@")[2]
+        return _hierarchical(scheme, authority, host, port, path)
 
     def _path(self, location: str) -> tuple[str, str]:
         path = location.replace("\\", "/")
