@@ -26,7 +26,7 @@ from .host.workspace import Workspace
 from .hub.graph import read_graph
 from .hub.model import BadEntry, Graph
 from .hub.trail import AuditTrail, TrailScan
-from .report import ExportReport, FailedRun, Progress
+from .report import ExportReport, FailedRun, Progress, RunResult
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 
@@ -48,6 +48,8 @@ class ExportRequest:
     """The host's HTTP surface: a configured client, or a transport to build one around."""
     on_bad_entry: Callable[[BadEntry], None] | None = None
     on_progress: Callable[[Progress], None] | None = None
+    on_run: Callable[[RunResult], None] | None = None
+    """Called once per editor run with its events and what became of it (for reports)."""
     cancel: threading.Event | None = None
 
 
@@ -73,7 +75,7 @@ def run_export(request: ExportRequest) -> ExportReport:
             raise ConfigError("a dry run needs an output stream")
         destination = JsonLinesDestination(request.output)
     else:
-        destination, owned_client = _http_destination(settings, request)
+        destination, owned_client = open_destination(settings, request)
         report.destination = destination.name
     try:
         trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
@@ -93,9 +95,15 @@ def run_export(request: ExportRequest) -> ExportReport:
             report.events_sent += outcome.accepted
             if outcome.delivered:
                 report.runs_sent += 1
+                state = "built" if request.dry_run else "sent"
             elif not cancel.is_set():
                 report.add_failed(FailedRun(run.trace_id, run.run_id, run.pipeline,
                                             outcome.error or "", outcome.accepted))
+                state = "failed"
+            else:
+                state = "interrupted"
+            if request.on_run is not None:
+                request.on_run(RunResult(run, state, outcome.error))
             if request.on_progress is not None:
                 request.on_progress(Progress(report.runs_sent + report.runs_failed,
                                              report.runs_total, report.events_sent,
@@ -116,6 +124,12 @@ def run_export(request: ExportRequest) -> ExportReport:
 def never_run(graph: Graph, scan: TrailScan) -> list[str]:
     """Pipelines of the graph with no run on the trail: OpenLineage is a log of runs."""
     return [p.id for p in graph.pipelines if p.id not in scan.pipelines]
+
+
+def open_destination(settings: Settings,
+                     request: ExportRequest) -> tuple[Destination, httpx.Client | None]:
+    """The destination the settings name, and the HTTP client we built for it (to close)."""
+    return _http_destination(settings, request)
 
 
 def _http_destination(settings: Settings,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .hub.model import BadEntry
+from .translate.events import TranslatedRun
 
 MAX_LISTED = 200
 """How many bad entries and failed runs a report keeps by name (all are counted)."""
@@ -20,6 +21,17 @@ class FailedRun:
     pipeline: str
     reason: str
     events_accepted: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One editor run's events and what became of them, for a host's own report."""
+
+    run: TranslatedRun
+    state: str
+    """``built`` (dry run), ``sent``, ``unchanged`` (already accepted), ``failed``, ``interrupted``."""
+    reason: str | None = None
+    """The destination's reason when ``failed``."""
 
 
 @dataclass(frozen=True, slots=True)
