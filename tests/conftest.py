@@ -11,6 +11,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import WorkspaceMaker  # noqa: E402
 
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HOME: the secrets store and the ledger never touch the real one."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "OPENLINEAGE_EXPORT_CONFIG_DIR",
+                 "OPENLINEAGE_EXPORT_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
 @pytest.fixture
 def make_workspace(tmp_path: Path) -> Callable[..., WorkspaceMaker]:
     """Factory: a fresh workspace folder under tmp_path."""

@@ -173,9 +173,14 @@ def test_a_segment_that_shrinks_between_passes_is_a_workspace_error(ws: Workspac
         list(trail.runs(scan))
 
 
-def test_memory_holds_positions_not_runs(ws: WorkspaceMaker) -> None:
-    ws.segment("000001.jsonl", [run_record(f"r{i}", stages=[stage_record()]) for i in range(50)])
+def test_the_index_holds_positions_on_disk_not_runs(ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(50)])
+    ws.segment("000002.jsonl", [run_record("r7", status="failed")])
     trail = AuditTrail(ws.audit, display_root=ws.root)
     scan = trail.scan(lambda entry: None)
-    assert all(type(w).__name__ == "Winner" for w in scan.winners.values())
-    assert {w.line for w in scan.winners.values()} == set(range(1, 51))
+    assert scan.index.path.exists() and scan.runs == 50
+    positions = [(w.segment, w.line) for w in scan.index.in_trail_order()]
+    assert positions == sorted(positions) and positions[-1] == (1, 1)
+    assert len(positions) == 50
+    scan.index.close()
+    assert not scan.index.path.exists()

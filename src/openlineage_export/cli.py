@@ -62,8 +62,11 @@ def main() -> None:
               help="With --dry-run: write the events to this file instead of standard output.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as JSON on standard output.")
+@click.option("--full", is_flag=True,
+              help="Send every run again, not only those new or changed since the last export.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary and no progress on stderr.")
-def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, quiet: bool) -> None:
+def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, full: bool,
+           quiet: bool) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run)."""
     if output is not None and not dry_run:
         raise click.UsageError("--output goes with --dry-run")
@@ -78,7 +81,7 @@ def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, q
             _progress_bar(enabled=not quiet and not dry_run) as on_progress:
         report = guarded(lambda: run_export(ExportRequest(
             workspace=workspace, dry_run=dry_run, output=sink, environ=os.environ,
-            on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel)))
+            on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel, full=full)))
     if as_json:
         click.echo(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode())
     elif not quiet:
@@ -171,6 +174,29 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[Progress], None] | None]:
                        events=progress.events_sent, failed=progress.runs_failed)
 
         yield update
+
+
+@main.command()
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(workspace: Path, as_json: bool) -> None:
+    """Per destination: runs exported, pending and failed, and when the last export ran."""
+    from .status import export_status
+
+    runs, bad, states = guarded(lambda: export_status(workspace, os.environ))
+    if as_json:
+        click.echo(orjson.dumps({"runs": runs, "badEntries": bad, "destinations": [
+            {"destination": s.destination, "exported": s.exported, "pending": s.pending,
+             "failed": s.failed, "lastExportStarted": s.last_export_started,
+             "lastExportFinished": s.last_export_finished} for s in states]},
+            option=orjson.OPT_INDENT_2).decode())
+        return
+    click.echo(f"{runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
+    if not states:
+        click.echo("never exported (a dry run does not count)")
+    for state in states:
+        click.echo(f"{state.destination}: {state.exported} exported, {state.pending} pending, "
+                   f"{state.failed} failed; last export {state.last_export_finished or 'unfinished'}")
 
 
 @main.group()

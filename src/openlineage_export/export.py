@@ -18,6 +18,7 @@ from .deliver.destination import Destination, RunOutcome
 from .deliver.engine import deliver
 from .deliver.http import HttpDestination, build_client, check_key_transport, join_url
 from .deliver.jsonl import JsonLinesDestination
+from .deliver.ledger import Ledger, config_fingerprint
 from .deliver.retry import RetryPolicy
 from .errors import ConfigError, DestinationUnreachable
 from .host.secrets import SecretStore, default_store, resolve_api_key
@@ -25,10 +26,12 @@ from .host.settings import Settings, load_settings
 from .host.workspace import Workspace
 from .hub.graph import read_graph
 from .hub.model import BadEntry, Graph
+from .hub.index import Winner
 from .hub.trail import AuditTrail, TrailScan
 from .report import ExportReport, FailedRun, Progress, RunResult
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
+from .translate.facets import PRODUCER
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,10 @@ class ExportRequest:
     on_run: Callable[[RunResult], None] | None = None
     """Called once per editor run with its events and what became of it (for reports)."""
     cancel: threading.Event | None = None
+    full: bool = False
+    """Send every run again, even those the destination already accepted."""
+    ledger: Ledger | None = None
+    """The export ledger; default: the user's (see ``deliver.ledger``). Never used by a dry run."""
 
 
 def run_export(request: ExportRequest) -> ExportReport:
@@ -66,8 +73,8 @@ def run_export(request: ExportRequest) -> ExportReport:
             request.on_bad_entry(entry)
 
     graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
-    namespace = settings.namespace or namespace_safe(graph.workspace_name)
-    report.namespace = namespace
+    config = translation_config(settings, graph)
+    report.namespace = config.namespace
     owned_client: httpx.Client | None = None
     destination: Destination
     if request.dry_run:
@@ -77,21 +84,54 @@ def run_export(request: ExportRequest) -> ExportReport:
     else:
         destination, owned_client = open_destination(settings, request)
         report.destination = destination.name
+    ledger: Ledger | None = None
+    trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
+    scan: TrailScan | None = None
     try:
-        trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
         scan = trail.scan(on_bad)
         report.runs_total = scan.runs
         report.never_run = never_run(graph, scan)
-        translator = Translator(graph, TranslationConfig(
-            namespace=namespace,
-            source_repository_url=settings.source_repository_url,
-            source_repository_version=settings.source_repository_version))
+        translator = Translator(graph, config)
+        winners = scan.index.in_trail_order()
+        destination_id = 0
+        fingerprint = events_fingerprint(config)
+        if not request.dry_run:
+            ledger = request.ledger or Ledger.open(request.environ or {})
+            destination_id = ledger.destination_id(str(workspace.root), destination.name)
+            ledger.started(destination_id)
+            if not request.full:
+                winners = ledger.classify(scan.index, destination_id, fingerprint)
+        in_flight: dict[str, Winner] = {}
+
+        def progress() -> None:
+            if request.on_progress is not None:
+                request.on_progress(Progress(
+                    report.runs_sent + report.runs_failed + report.runs_unchanged,
+                    report.runs_total, report.events_sent, report.runs_failed))
+
+        def pending_only(all_winners: Iterator[Winner]) -> Iterator[Winner]:
+            for winner in all_winners:
+                if winner.pending:
+                    yield winner
+                else:
+                    report.runs_unchanged += 1
+                    progress()
 
         def translated() -> Iterator[TranslatedRun]:
-            for run, _winner in trail.runs(scan):
-                yield translator.translate(run)
+            chosen = winners if request.on_run is not None else pending_only(winners)
+            for run, winner in trail.runs(scan, chosen):
+                events = translator.translate(run)
+                if not winner.pending:
+                    report.runs_unchanged += 1
+                    assert request.on_run is not None
+                    request.on_run(RunResult(events, "unchanged"))
+                    progress()
+                    continue
+                in_flight[events.trace_id] = winner
+                yield events
 
         def on_outcome(run: TranslatedRun, outcome: RunOutcome) -> None:
+            winner = in_flight.pop(run.trace_id)
             report.events_sent += outcome.accepted
             if outcome.delivered:
                 report.runs_sent += 1
@@ -102,23 +142,46 @@ def run_export(request: ExportRequest) -> ExportReport:
                 state = "failed"
             else:
                 state = "interrupted"
+            if ledger is not None and state in ("sent", "failed"):
+                ledger.record(destination_id, winner, run.run_id, fingerprint,
+                              delivered=state == "sent", events=outcome.accepted,
+                              reason=outcome.error)
             if request.on_run is not None:
                 request.on_run(RunResult(run, state, outcome.error))
-            if request.on_progress is not None:
-                request.on_progress(Progress(report.runs_sent + report.runs_failed,
-                                             report.runs_total, report.events_sent,
-                                             report.runs_failed))
+            progress()
 
         try:
             deliver(translated(), destination, on_outcome, cancel)
         except DestinationUnreachable as exc:
             report.outage = str(exc)
         report.cancelled = cancel.is_set()
+        if ledger is not None:
+            ledger.finished(destination_id)
     finally:
         destination.close()
         if owned_client is not None:
             owned_client.close()
+        if ledger is not None and request.ledger is None:
+            ledger.close()
+        elif ledger is not None:
+            ledger.commit()
+        if scan is not None:
+            scan.index.close()
     return report
+
+
+def events_fingerprint(config: TranslationConfig) -> bytes:
+    """What besides a run's record shapes its events: a change makes every run pending again."""
+    return config_fingerprint(config.namespace, config.source_repository_url,
+                              config.source_repository_version, PRODUCER)
+
+
+def translation_config(settings: Settings, graph: Graph) -> TranslationConfig:
+    """The translation settings: namespace (the setting, else the workspace name) and repo."""
+    return TranslationConfig(
+        namespace=settings.namespace or namespace_safe(graph.workspace_name),
+        source_repository_url=settings.source_repository_url,
+        source_repository_version=settings.source_repository_version)
 
 
 def never_run(graph: Graph, scan: TrailScan) -> list[str]:

@@ -1,9 +1,10 @@
 """Read the audit trail: segments in name order, gzip or plain, last record of a trace id wins.
 
 Reading is two streaming passes over the segments. The first validates every ``run`` line and
-remembers, per trace id, only *where* its last good record is (segment, line); the second
-reads those lines again and yields the runs in trail order. Memory holds a key per run, never
-a run, and a bad later record of a trace id leaves its last good one in place.
+records, per trace id, only *where* its last good record is (segment, line) in an on-disk
+index; the second reads those lines again and yields the runs in trail order. Memory holds
+neither the runs nor their keys, and a bad later record of a trace id leaves its last good
+one in place.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import gzip
 import hashlib
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import orjson
 
 from ..errors import WorkspaceError
+from .index import RunIndex, Winner
 from .model import BadEntry, Run
 from .records import BadRecord, parse_run, trace_id_of
 
@@ -28,22 +30,12 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 _SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
-@dataclass(frozen=True, slots=True)
-class Winner:
-    """Where the current record of one trace id is, and a fingerprint of its bytes."""
-
-    segment: int
-    line: int
-    fingerprint: bytes
-
-
 @dataclass
 class TrailScan:
-    """What the first pass learnt: the winning positions and a few counts."""
+    """What the first pass learnt: the index of winning positions and a few counts."""
 
     segments: list[Path]
-    winners: dict[str, Winner] = field(default_factory=dict)
-    pipelines: set[str] = field(default_factory=set)
+    index: RunIndex
     lines: int = 0
     run_lines: int = 0
     bad_entries: int = 0
@@ -52,7 +44,12 @@ class TrailScan:
     @property
     def runs(self) -> int:
         """How many distinct editor runs the trail holds."""
-        return len(self.winners)
+        return self.index.count()
+
+    @property
+    def pipelines(self) -> set[str]:
+        """The pipeline ids with at least one run on the trail."""
+        return self.index.pipelines()
 
 
 def fingerprint(line: bytes) -> bytes:
@@ -87,10 +84,10 @@ class AuditTrail:
                 pass
         return str(path)
 
-    def scan(self, on_bad: Callable[[BadEntry], None]) -> TrailScan:
-        """First pass: validate every run line, remember where each trace id's last good one is."""
-        scan = TrailScan(segments=segment_files(self.audit_dir))
-        winners = scan.winners
+    def scan(self, on_bad: Callable[[BadEntry], None], index: RunIndex | None = None) -> TrailScan:
+        """First pass: validate every run line, index where each trace id's last good one is."""
+        scan = TrailScan(segments=segment_files(self.audit_dir), index=index or RunIndex())
+        put = scan.index.put
         last = len(scan.segments) - 1
         for index, path in enumerate(scan.segments):
             display = self.display(path)
@@ -124,40 +121,40 @@ class AuditTrail:
                 except BadRecord as exc:
                     self._bad(scan, on_bad, display, number, self._describe(record, exc))
                     continue
-                winners[run.trace_id] = Winner(index, number, fingerprint(line))
-                scan.pipelines.add(run.pipeline)
+                put(run.trace_id, run.pipeline, index, number, fingerprint(line))
+        scan.index.seal()
         return scan
 
-    def runs(self, scan: TrailScan, *, only: set[str] | None = None) -> Iterator[tuple[Run, Winner]]:
-        """Second pass: yield each trace id's current run, in the order of its winning line.
+    def runs(self, scan: TrailScan,
+             winners: Iterable[Winner] | None = None) -> Iterator[tuple[Run, Winner]]:
+        """Second pass: yield the current run of each winner, in trail order.
 
-        ``only``, when given, limits the pass to those trace ids (the ledger's pending ones).
+        ``winners`` (in trail order) may narrow the pass, e.g. to the runs not yet exported;
+        by default every trace id's current record.
         """
-        by_segment: dict[int, dict[int, str]] = {}
-        for trace_id, winner in scan.winners.items():
-            if only is None or trace_id in only:
-                by_segment.setdefault(winner.segment, {})[winner.line] = trace_id
-        for index in sorted(by_segment):
-            wanted = by_segment[index]
-            path = scan.segments[index]
+        ordered = iter(winners if winners is not None else scan.index.in_trail_order())
+        wanted = next(ordered, None)
+        while wanted is not None:
+            segment = wanted.segment
+            path = scan.segments[segment]
             display = self.display(path)
-            remaining = len(wanted)
             for number, line in self._lines(path, display, None, None):
-                trace_id = wanted.get(number)
-                if trace_id is None or line is None:
+                if number != wanted.line:
                     continue
+                if line is None:
+                    raise WorkspaceError(f"{display}:{number} changed while it was being exported")
                 try:
                     run = parse_run(orjson.loads(line))
                 except (orjson.JSONDecodeError, BadRecord) as exc:
                     raise WorkspaceError(
                         f"{display}:{number} changed while it was being exported ({exc})") from None
-                if run.trace_id != trace_id:
+                if run.trace_id != wanted.trace_id:
                     raise WorkspaceError(f"{display}:{number} changed while it was being exported")
-                yield run, scan.winners[trace_id]
-                remaining -= 1
-                if remaining == 0:
+                yield run, wanted
+                wanted = next(ordered, None)
+                if wanted is None or wanted.segment != segment:
                     break
-            if remaining:
+            else:
                 raise WorkspaceError(f"{display} got shorter while it was being exported")
 
     @staticmethod

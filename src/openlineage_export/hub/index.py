@@ -1,0 +1,101 @@
+"""Where each trace id's current record is: an on-disk index, so memory stays flat.
+
+"Last record of a trace id wins" needs one key per run; at a million runs even that is more
+than we want to hold, so the keys live in a temporary SQLite file (real SQLite, no server),
+written in batches during the first pass and read back in trail order for the second.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_BATCH = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """Where the current record of one trace id is, and a fingerprint of its bytes."""
+
+    trace_id: str
+    segment: int
+    line: int
+    fingerprint: bytes
+    pending: bool = True
+    """False when the destination already accepted this very record (see the ledger)."""
+
+
+class RunIndex:
+    """trace id -> (segment, line, fingerprint, pipeline) of its last good record."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder = Path(tempfile.mkdtemp(prefix="olx-index-", dir=folder))
+        self.path = self._folder / "index.sqlite"
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -16000",
+                       "temp_store = FILE"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute(
+            "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
+            "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL) "
+            "WITHOUT ROWID")
+        self._pending: list[tuple[str, str, int, int, bytes]] = []
+        self._sealed = False
+
+    def put(self, trace_id: str, pipeline: str, segment: int, line: int,
+            fingerprint: bytes) -> None:
+        """Record a good record; a later call for the same trace id replaces it."""
+        self._pending.append((trace_id, pipeline, segment, line, fingerprint))
+        if len(self._pending) >= _BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.db.execute("BEGIN")
+            self.db.executemany(
+                "INSERT INTO winners VALUES (?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE "
+                "SET pipeline = excluded.pipeline, segment = excluded.segment, "
+                "line = excluded.line, fingerprint = excluded.fingerprint", self._pending)
+            self.db.execute("COMMIT")
+            self._pending.clear()
+
+    def seal(self) -> None:
+        """End of the first pass: write what is buffered and index by trail position."""
+        if not self._sealed:
+            self._flush()
+            self.db.execute("CREATE INDEX by_position ON winners (segment, line)")
+            self._sealed = True
+
+    def count(self) -> int:
+        """How many distinct editor runs the trail holds."""
+        self.seal()
+        return int(self.db.execute("SELECT count(*) FROM winners").fetchone()[0])
+
+    def pipelines(self) -> set[str]:
+        """The pipeline ids that have at least one run."""
+        self.seal()
+        return {row[0] for row in self.db.execute("SELECT DISTINCT pipeline FROM winners")}
+
+    def in_trail_order(self, query: str | None = None,
+                       params: tuple[object, ...] = ()) -> Iterator[Winner]:
+        """Winners ordered by (segment, line); ``query`` may select a subset (same columns)."""
+        self.seal()
+        sql = query or ("SELECT trace_id, segment, line, fingerprint FROM winners "
+                        "ORDER BY segment, line")
+        for trace_id, segment, line, fingerprint in self.db.execute(sql, params):
+            yield Winner(trace_id, segment, line, bytes(fingerprint))
+
+    def close(self) -> None:
+        """Delete the index file."""
+        self.db.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def __enter__(self) -> RunIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
