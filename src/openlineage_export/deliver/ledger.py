@@ -10,6 +10,7 @@ exactly what was not yet accepted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -143,7 +144,8 @@ class Ledger:
             for trace_id, segment, line, fingerprint, pending in rows:
                 yield Winner(trace_id, segment, line, bytes(fingerprint), bool(pending))
         finally:
-            index.db.execute("DETACH DATABASE ledger")
+            with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
+                index.db.execute("DETACH DATABASE ledger")
 
     def record(self, destination_id: int, winner: Winner, run_id: str, config: bytes,
                *, delivered: bool, events: int, reason: str | None = None) -> None:
