@@ -189,6 +189,8 @@ class _Stage:
 
 @dataclass
 class _Pipeline:
+    """A pipeline of the graph (or one deleted from it) and the UTC offset its host logs in."""
+
     id: str
     name: str
     description: str | None

@@ -30,8 +30,18 @@ _RFC3339 = re.compile(
 )
 
 
+_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)")
+
+
 def normalise_time(value: object, where: str) -> str:
     """Check an RFC 3339 time with an offset and return it with ``T`` and ``Z`` upper-case."""
+    if type(value) is str and _CANONICAL.fullmatch(value):
+        # The common form, checked for real dates and times by the C parser.
+        try:
+            datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+        return value
     if not isinstance(value, str):
         raise BadRecord(f"{where} must be an RFC 3339 time string, got {_kind(value)}")
     match = _RFC3339.fullmatch(value)
@@ -50,6 +60,8 @@ def normalise_time(value: object, where: str) -> str:
 
 def parse_time(value: str) -> datetime:
     """Parse a time that :func:`normalise_time` accepted into an aware datetime."""
+    if _CANONICAL.fullmatch(value):
+        return datetime.fromisoformat(value)
     match = _RFC3339.fullmatch(value)
     if match is None or match.group(8) is None:
         raise ValueError(f"not an RFC 3339 time with an offset: {value!r}")

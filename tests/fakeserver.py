@@ -1,0 +1,328 @@
+"""A scripted OpenLineage HTTP server on loopback, for what a real server cannot be made to do.
+
+A real threaded HTTP/1.1 server (keep-alive) in a background thread. It records every request
+(method, path, headers, raw and decoded body, arrival time) and answers from a script: a
+function of the request, or a queue of answers consumed in order (then the default answer).
+An answer can delay, or reset the connection instead of answering.
+
+    def test_x(fake_server):
+        fake_server.script([Answer(503), Answer(201)])   # then the default (201)
+        fake_server.script(lambda req: Answer(400, body="no") if ... else Answer(201))
+        ... export to fake_server.url ...
+        fake_server.requests                              # every Recorded, in arrival order
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import struct
+import threading
+import time
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server does with one request."""
+
+    status: int = 201
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | str | dict[str, Any] | list[Any] | None = None
+    """bytes/str as they are; a dict or list as JSON (with Content-Type application/json)."""
+    delay: float = 0.0
+    """Seconds to wait before answering (cut short when the server stops)."""
+    reset: bool = False
+    """Reset the connection (TCP RST) instead of answering."""
+
+    def encoded(self) -> tuple[bytes, dict[str, str]]:
+        headers = dict(self.headers)
+        if isinstance(self.body, (dict, list)):
+            data = json.dumps(self.body).encode()
+            headers.setdefault("Content-Type", "application/json")
+        elif isinstance(self.body, str):
+            data = self.body.encode()
+            headers.setdefault("Content-Type", "text/plain; charset=utf-8")
+        else:
+            data = self.body or b""
+        return data, headers
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    raw: bytes
+    """The body as it came over the wire."""
+    body: bytes
+    """The body decoded (gzip / deflate undone)."""
+    at: float
+    """time.monotonic() when the request was complete."""
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def run_id(self) -> str | None:
+        """The event's run id, when the body is an OpenLineage run event."""
+        try:
+            return self.json()["run"]["runId"]
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+Script = Callable[[Recorded], "Answer | int"]
+
+
+class FakeServer:
+    """The server; use the :func:`fake_server` fixture, or ``with FakeServer() as s``."""
+
+    def __init__(self, default: Answer | None = None) -> None:
+        self.default = default or Answer(201)
+        self._lock = threading.Lock()
+        self._requests: list[Recorded] = []
+        self._queue: deque[Answer | int] = deque()
+        self._fn: Script | None = None
+        self._arrived = threading.Condition(self._lock)
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._handlers: list[threading.Thread] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.errors: list[BaseException] = []
+        """Exceptions raised by a script (or a body that would not decode): stop() fails."""
+        self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
+        self._httpd.owner = self
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name=f"fakeserver-{self.port}", daemon=True)
+        self._thread.start()
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def script(self, answers: Script | Iterable[Answer | int]) -> None:
+        """Answer with a function of each request, or with these answers in order (then the
+        default). An int is a status with an empty body."""
+        with self._lock:
+            if callable(answers):
+                self._fn, self._queue = answers, deque()
+            else:
+                self._fn, self._queue = None, deque(answers)
+
+    def _answer_for(self, request: Recorded) -> Answer:
+        with self._lock:
+            fn = self._fn
+            answer: Answer | int = self._queue.popleft() if self._queue else self.default
+        if fn is not None:
+            answer = fn(request)
+        return Answer(answer) if isinstance(answer, int) else answer
+
+    # -- what was received -------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[Recorded]:
+        with self._lock:
+            return list(self._requests)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The decoded JSON bodies, in arrival order."""
+        return [r.json() for r in self.requests]
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> bool:
+        """Wait until at least ``count`` requests arrived; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while len(self._requests) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._arrived.wait(left)
+            return True
+
+    def _record(self, request: Recorded) -> None:
+        with self._arrived:
+            self._requests.append(request)
+            self._arrived.notify_all()
+
+    # -- life --------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop serving, drop every open connection, end every handler thread."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self._httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+            handlers = list(self._handlers)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)  # wakes a handler blocked reading keep-alive
+            except OSError:
+                pass
+        for thread in handlers:
+            thread.join(5)
+        self._httpd.server_close()
+        self._thread.join(5)
+        alive = [t.name for t in handlers if t.is_alive()]
+        assert not alive, f"fake server handler threads did not stop: {alive}"
+        assert not self.errors, f"the fake server's script failed: {self.errors!r}"
+
+    def __enter__(self) -> FakeServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    owner: FakeServer
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(target=self.process_request_thread,
+                                  args=(request, client_address), daemon=True,
+                                  name=f"fakeserver-{self.owner.port}-conn")
+        with self.owner._lock:
+            self.owner._handlers = [t for t in self.owner._handlers if t.is_alive()]
+            self.owner._handlers.append(thread)
+        thread.start()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away (timeout, reset, the test stopping) is no error of ours.
+        pass
+
+
+def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 10  # an idle keep-alive connection is closed after this
+        server_version = "FakeOpenLineage/1"
+
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._connections.add(self.connection)
+
+        def finish(self) -> None:
+            with server._lock:
+                server._connections.discard(self.connection)
+            try:
+                super().finish()
+            except OSError:
+                pass
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        do_PUT = do_GET = do_DELETE = do_PATCH = do_POST
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            try:
+                body = _decode(raw, headers.get("content-encoding", ""))
+            except (OSError, EOFError, zlib.error) as exc:
+                server.errors.append(exc)
+                body = raw
+            request = Recorded(self.command, self.path, headers, raw, body, time.monotonic())
+            with server._lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                server._record(request)
+                try:
+                    answer = server._answer_for(request)
+                except Exception as exc:  # noqa: BLE001 - reported by stop()
+                    server.errors.append(exc)
+                    answer = Answer(599, body=f"fake server script failed: {exc!r}")
+                if answer.delay and server._stopping.wait(answer.delay):
+                    self.close_connection = True
+                    return
+                if answer.reset:
+                    self._reset()
+                    return
+                data, extra = answer.encoded()
+                self.send_response(answer.status)
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                self.wfile.flush()
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+
+        def _reset(self) -> None:
+            """Close with SO_LINGER 0: the client gets a TCP RST, not an answer."""
+            self.close_connection = True
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.wfile.close()
+            self.rfile.close()
+            self.connection.close()
+
+    return Handler
+
+
+def _decode(raw: bytes, encoding: str) -> bytes:
+    encoding = encoding.strip().lower()
+    if encoding == "gzip":
+        return gzip.decompress(raw)
+    if encoding == "deflate":
+        return zlib.decompress(raw)
+    return raw
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (connections are refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeServer]:
+    """A started fake OpenLineage server; stopped (cleanly) after the test."""
+    server = FakeServer()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def make_fake_server() -> Iterator[Callable[[], FakeServer]]:
+    """Factory for more servers in one test (e.g. a redirect target); all stopped after it."""
+    servers: list[FakeServer] = []
+
+    def make() -> FakeServer:
+        servers.append(FakeServer())
+        return servers[-1]
+
+    try:
+        yield make
+    finally:
+        for server in servers:
+            server.stop()
