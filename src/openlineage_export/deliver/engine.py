@@ -52,6 +52,10 @@ def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome:
                         failure = exc
                     stop.set()
                     continue
+                if failure is not None and not outcome.delivered and not cancel.is_set():
+                    # Cut short by the outage (``stop``), not refused by the destination: not a
+                    # failed run, as the one sender does not report the run the outage stopped.
+                    continue
                 on_outcome(run, outcome)
 
         for run in runs:

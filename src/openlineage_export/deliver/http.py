@@ -128,13 +128,16 @@ class HttpDestination:
             attempt += 1
             wait: float | None = None
             try:
-                response = self.client.post(self.url, content=body, headers=self._headers)
+                # Per request: a host's client may follow redirects, we never do (the key
+                # would travel, and httpx turns a redirected POST into a GET that "succeeds").
+                response = self.client.post(self.url, content=body, headers=self._headers,
+                                            follow_redirects=False)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 reason = f"cannot connect to {self.url} ({self.redact(str(exc)) or type(exc).__name__})"
             except httpx.TimeoutException:
                 only_unreachable = False
                 reason = f"no answer from {self.url} within the timeout"
-            except httpx.TransportError as exc:
+            except httpx.RequestError as exc:  # transport errors, and an undecodable answer
                 only_unreachable = False
                 reason = f"connection to {self.url} failed ({self.redact(str(exc)) or type(exc).__name__})"
             else:
@@ -169,7 +172,8 @@ class HttpDestination:
                 f"({reason}); nothing more was sent")
 
     def _describe(self, response: httpx.Response) -> str:
-        text = response.text.strip().replace("\n", " ")
+        # Redact before cutting: a key straddling the cut would otherwise leave its start.
+        text = self.redact(response.text.strip().replace("\n", " "))
         if len(text) > 500:
             text = text[:500] + "..."
         phrase = response.reason_phrase or ""

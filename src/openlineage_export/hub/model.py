@@ -6,8 +6,10 @@ hold exactly what the contract (``lineage-hub/CONTRACT.md``) defines, already va
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 RUN_STATUSES = ("succeeded", "failed", "cancelled", "running")
 STAGE_STATUSES = ("succeeded", "failed", "cancelled", "running", "skipped")
@@ -57,70 +59,71 @@ class Graph:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorInfo:
+# The run records: msgspec Structs, so the reader decodes and type-checks a line in C, straight
+# into these values (field names are the trail's camelCase ones, in snake_case here).
+
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ErrorInfo(msgspec.Struct, frozen=True, rename="camel"):
     """What the trail says about a failure; only ``message`` is sure to be there."""
 
-    message: str
-    type: str | None = None
-    stack_trace: str | None = None
-    programming_language: str | None = None
+    message: NonEmpty
+    type: NonEmpty | None = None
+    stack_trace: NonEmpty | None = None
+    programming_language: NonEmpty | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(msgspec.Struct, frozen=True):
     """One column of a written dataset's schema."""
 
-    name: str
-    type: str | None = None
+    name: NonEmpty
+    type: NonEmpty | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DataAccess:
+class DataAccess(msgspec.Struct, frozen=True):
     """One read or write of a stage execution: where the data lives and its content digest."""
 
-    dataset: str
-    digest: str | None = None
-    bytes: int | None = None
-    rows: int | None = None
+    dataset: NonEmpty
+    digest: NonEmpty | None = None
+    bytes: Count | None = None
+    rows: Count | None = None
     schema: tuple[Field, ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StageExecution:
+class StageExecution(msgspec.Struct, frozen=True, rename="camel"):
     """One attempt of one stage in a run (a retried stage has one per attempt)."""
 
-    stage: str
-    attempt: int
-    status: str
-    started_at: str | None
+    stage: NonEmpty
+    status: Literal["succeeded", "failed", "cancelled", "running", "skipped"]
+    attempt: Annotated[int, msgspec.Meta(ge=1)] = 1
+    started_at: str | None = None
     ended_at: str | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = {}
     reads: tuple[DataAccess, ...] = ()
     writes: tuple[DataAccess, ...] = ()
     error: ErrorInfo | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Engine:
+class Engine(msgspec.Struct, frozen=True):
     """The engine that ran the pipeline, as the trail names it."""
 
-    name: str
-    version: str | None = None
+    name: NonEmpty
+    version: NonEmpty | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(msgspec.Struct, frozen=True, rename="camel"):
     """One editor run: the current state of one trace id on the trail."""
 
-    trace_id: str
-    pipeline: str
-    status: str
+    trace_id: NonEmpty
+    pipeline: NonEmpty
+    status: Literal["succeeded", "failed", "cancelled", "running"]
     started_at: str
     ended_at: str | None = None
     engine: Engine | None = None
-    trigger: str | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
+    trigger: NonEmpty | None = None
+    parameters: dict[str, Any] = {}
     error: ErrorInfo | None = None
     stages: tuple[StageExecution, ...] = ()
 

@@ -1,6 +1,8 @@
-"""Turn one decoded audit-trail record into a :class:`~.model.Run`, or say precisely why not.
+"""Turn one audit-trail line into a :class:`~.model.Run`, or say precisely why not.
 
-Pure validation of the contract's field rules; the reader adds the file and line number.
+msgspec decodes and type-checks a record in C, straight into the model; the rules types cannot
+say (times with an offset, fields required by status, one execution per stage attempt) are
+checked here. The reader adds the file and line number.
 """
 
 from __future__ import annotations
@@ -9,21 +11,22 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .model import (
-    RUN_STATUSES,
-    STAGE_STATUSES,
-    DataAccess,
-    Engine,
-    ErrorInfo,
-    Field,
-    Run,
-    StageExecution,
-)
+import msgspec
+
+from .model import Run, StageExecution
 
 
 class BadRecord(ValueError):
     """A record breaks the contract; the message says which field and how."""
 
+
+class _Kind(msgspec.Struct):
+    kind: Any = None
+    trace_id: Any = msgspec.field(default=None, name="traceId")
+
+
+_kind_decoder = msgspec.json.Decoder(_Kind)
+_run_decoder = msgspec.json.Decoder(Run)
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?"
@@ -87,173 +90,104 @@ def _kind(value: object) -> str:
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _text(obj: dict[str, Any], key: str, where: str, *, required: bool) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        if required:
-            raise BadRecord(f"missing required field {where}{key!r}")
-        return None
-    if not isinstance(value, str) or not value:
-        raise BadRecord(f"{where}{key!r} must be a non-empty string, got {_kind(value)}")
-    return value
+def kind_of(line: bytes) -> tuple[object, object]:
+    """The ``kind`` and ``traceId`` of a line, without decoding the rest.
+
+    Raises :class:`msgspec.DecodeError` when the line is not JSON and :class:`BadRecord` when it
+    is not a JSON object.
+    """
+    try:
+        head = _kind_decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        raise BadRecord("not a JSON object") from None
+    return head.kind, head.trace_id
 
 
-def _count(obj: dict[str, Any], key: str, where: str) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadRecord(f"{where}{key!r} must be a whole number >= 0, got {_kind(value)}")
-    return value
+def parse_run(record: bytes | dict[str, Any]) -> Run:
+    """Validate a ``kind: run`` record (a line's bytes, or a decoded object) into a :class:`Run`."""
+    try:
+        if isinstance(record, dict):
+            run = msgspec.convert(record, Run)
+        else:
+            run = _run_decoder.decode(record)
+    except msgspec.ValidationError as exc:
+        raise BadRecord(_message(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise BadRecord(f"not JSON ({exc})") from None
+    return _checked(run)
 
 
-def _list(obj: dict[str, Any], key: str, where: str) -> list[Any]:
-    value = obj.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadRecord(f"{where}{key!r} must be a list, got {_kind(value)}")
-    return value
+_TYPE_WORDS = {"str": "a string", "int": "a whole number", "float": "a number",
+               "bool": "a boolean", "array": "a list", "object": "an object", "null": "null"}
+_ALLOWED = {"status": "succeeded, failed, cancelled, running",
+            "stages[].status": "succeeded, failed, cancelled, running, skipped"}
 
 
-def _object(obj: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise BadRecord(f"{where}{key!r} must be an object, got {_kind(value)}")
-    return value
+def _words(types: str) -> str:
+    names = [t.strip() for t in types.strip("`").split("|") if t.strip() != "null"]
+    return " or ".join(_TYPE_WORDS.get(t, t) for t in names) or "null"
 
 
-def _status(obj: dict[str, Any], where: str, allowed: tuple[str, ...]) -> str:
-    status = _text(obj, "status", where, required=True)
-    if status not in allowed:
-        raise BadRecord(f"{where}'status' {status!r} is not one of {', '.join(allowed)}")
-    return status  # type: ignore[return-value]
+def _message(exc: msgspec.ValidationError) -> str:
+    """msgspec's ``Expected `str`, got `int` - at `$.stages[0].stage``` in plain words."""
+    text = str(exc)
+    message, sep, where = text.rpartition(" - at `")
+    if not sep:
+        message, where = text, "$`"
+    path = where.rstrip("`").removeprefix("$").removeprefix(".")
+    prefix = f"{path} " if path else ""
+    if message.startswith("Object missing required field "):
+        field = message.removeprefix("Object missing required field ").strip("`")
+        return f"missing required field {path + '.' if path else ''}{field}"
+    if message.startswith("Invalid enum value "):
+        value = message.removeprefix("Invalid enum value ")
+        allowed = _ALLOWED["status" if path == "status" else "stages[].status"]
+        return f"{prefix}{value} is not one of {allowed}"
+    expected = re.fullmatch(r"Expected (`[^`]+`)(?:, got (`[^`]+`))?(.*)", message)
+    if expected is None:
+        return f"{path}: {message}" if path else message
+    wanted, got, bound = expected.groups()
+    if bound.startswith(" of length >= 1"):
+        return f"{prefix}must not be empty"
+    if got is None:
+        return f"{prefix}must be {_words(wanted)}{bound}"
+    return f"{prefix}must be {_words(wanted)}, got {_words(got)}"
 
 
-def _error(obj: dict[str, Any], where: str) -> ErrorInfo | None:
-    error = _object(obj, "error", where)
-    if error is None:
-        return None
-    inner = f"{where}error."
-    message = _text(error, "message", inner, required=True)
-    assert message is not None
-    return ErrorInfo(
-        message=message,
-        type=_text(error, "type", inner, required=False),
-        stack_trace=_text(error, "stackTrace", inner, required=False),
-        programming_language=_text(error, "programmingLanguage", inner, required=False),
-    )
-
-
-def _access(item: object, where: str, *, write: bool) -> DataAccess:
-    if not isinstance(item, dict):
-        raise BadRecord(f"{where} must be an object, got {_kind(item)}")
-    inner = f"{where}."
-    dataset = _text(item, "dataset", inner, required=True)
-    assert dataset is not None
-    schema: tuple[Field, ...] | None = None
-    if write and item.get("schema") is not None:
-        fields = []
-        for i, column in enumerate(_list(item, "schema", inner)):
-            col_where = f"{where}.schema[{i}]."
-            if not isinstance(column, dict):
-                raise BadRecord(f"{col_where[:-1]} must be an object, got {_kind(column)}")
-            name = _text(column, "name", col_where, required=True)
-            assert name is not None
-            fields.append(Field(name, _text(column, "type", col_where, required=False)))
-        schema = tuple(fields)
-    return DataAccess(
-        dataset=dataset,
-        digest=_text(item, "digest", inner, required=False),
-        bytes=_count(item, "bytes", inner) if write else None,
-        rows=_count(item, "rows", inner) if write else None,
-        schema=schema,
-    )
-
-
-def _stage(item: object, index: int) -> StageExecution:
-    where = f"stages[{index}]"
-    if not isinstance(item, dict):
-        raise BadRecord(f"{where} must be an object, got {_kind(item)}")
-    inner = f"{where}."
-    stage = _text(item, "stage", inner, required=True)
-    assert stage is not None
-    attempt = item.get("attempt", 1)
-    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-        raise BadRecord(f"{inner}'attempt' must be a whole number >= 1, got {_kind(attempt)}")
-    status = _status(item, inner, STAGE_STATUSES)
-    started = item.get("startedAt")
-    started_at = None
-    if status != "skipped" or started is not None:
-        if started is None:
-            raise BadRecord(f"missing required field {inner}'startedAt'")
-        started_at = normalise_time(started, f"{inner}startedAt")
+def _checked(run: Run) -> Run:
+    """The rules msgspec's types cannot express; returns the run with its times normalised."""
+    started_at = normalise_time(run.started_at, "startedAt")
     ended_at = None
-    if status not in ("running", "skipped"):
-        if item.get("endedAt") is None:
-            raise BadRecord(f"missing required field {inner}'endedAt' (stage is {status})")
-        ended_at = normalise_time(item["endedAt"], f"{inner}endedAt")
-    parameters = _object(item, "parameters", inner) or {}
-    return StageExecution(
-        stage=stage,
-        attempt=attempt,
-        status=status,
-        started_at=started_at,
-        ended_at=ended_at,
-        parameters=parameters,
-        reads=tuple(_access(r, f"{where}.reads[{i}]", write=False)
-                    for i, r in enumerate(_list(item, "reads", inner))),
-        writes=tuple(_access(w, f"{where}.writes[{i}]", write=True)
-                     for i, w in enumerate(_list(item, "writes", inner))),
-        error=_error(item, inner),
-    )
-
-
-def trace_id_of(record: dict[str, Any]) -> str:
-    """The record's trace id, checked, so a bad record can still be named by it."""
-    trace_id = _text(record, "traceId", "", required=True)
-    assert trace_id is not None
-    return trace_id
-
-
-def parse_run(record: dict[str, Any]) -> Run:
-    """Validate a ``kind: run`` record against the contract and build the :class:`Run`."""
-    trace_id = trace_id_of(record)
-    pipeline = _text(record, "pipeline", "", required=True)
-    assert pipeline is not None
-    status = _status(record, "", RUN_STATUSES)
-    if record.get("startedAt") is None:
-        raise BadRecord("missing required field 'startedAt'")
-    started_at = normalise_time(record["startedAt"], "startedAt")
-    ended_at = None
-    if status != "running":
-        if record.get("endedAt") is None:
-            raise BadRecord(f"missing required field 'endedAt' (run is {status})")
-        ended_at = normalise_time(record["endedAt"], "endedAt")
-    engine = None
-    engine_obj = _object(record, "engine", "")
-    if engine_obj is not None:
-        name = _text(engine_obj, "name", "engine.", required=True)
-        assert name is not None
-        engine = Engine(name, _text(engine_obj, "version", "engine.", required=False))
-    stages = tuple(_stage(item, i) for i, item in enumerate(_list(record, "stages", "")))
+    if run.status != "running":
+        if run.ended_at is None:
+            raise BadRecord(f"missing required field endedAt (run is {run.status})")
+        ended_at = normalise_time(run.ended_at, "endedAt")
+    stages = []
     seen: set[tuple[str, int]] = set()
-    for stage in stages:
+    for i, stage in enumerate(run.stages):
         key = (stage.stage, stage.attempt)
         if key in seen:
             raise BadRecord(f"stage {stage.stage!r} attempt {stage.attempt} appears twice")
         seen.add(key)
-    return Run(
-        trace_id=trace_id,
-        pipeline=pipeline,
-        status=status,
-        started_at=started_at,
-        ended_at=ended_at,
-        engine=engine,
-        trigger=_text(record, "trigger", "", required=False),
-        parameters=_object(record, "parameters", "") or {},
-        error=_error(record, ""),
-        stages=stages,
-    )
+        stages.append(_checked_stage(stage, f"stages[{i}]"))
+    if started_at is run.started_at and ended_at is run.ended_at and all(
+            a is b for a, b in zip(stages, run.stages, strict=True)):
+        return run
+    return msgspec.structs.replace(run, started_at=started_at, ended_at=ended_at,
+                                   stages=tuple(stages))
+
+
+def _checked_stage(stage: StageExecution, where: str) -> StageExecution:
+    started_at = stage.started_at
+    if stage.status != "skipped" or started_at is not None:
+        if started_at is None:
+            raise BadRecord(f"missing required field {where}.startedAt")
+        started_at = normalise_time(started_at, f"{where}.startedAt")
+    ended_at = None
+    if stage.status not in ("running", "skipped"):
+        if stage.ended_at is None:
+            raise BadRecord(f"missing required field {where}.endedAt (stage is {stage.status})")
+        ended_at = normalise_time(stage.ended_at, f"{where}.endedAt")
+    if started_at is stage.started_at and ended_at is stage.ended_at:
+        return stage
+    return msgspec.structs.replace(stage, started_at=started_at, ended_at=ended_at)

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import orjson
+import msgspec
 
 from ..errors import WorkspaceError
 from .index import RunIndex, Winner
 from .model import BadEntry, Run
-from .records import BadRecord, parse_run, trace_id_of
+from .records import BadRecord, kind_of, parse_run
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is one bad entry, skipped without ever being held in memory whole."""
@@ -98,17 +98,16 @@ class AuditTrail:
                               f"line longer than {MAX_LINE_BYTES} bytes, skipped")
                     continue
                 try:
-                    record = orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
+                    kind, trace_id = kind_of(line)
+                except msgspec.DecodeError as exc:
                     if index == last and not line.endswith(b"\n"):
                         scan.incomplete_tail = True  # the hub is still writing it
                         continue
                     self._bad(scan, on_bad, display, number, f"not JSON ({exc})")
                     continue
-                if not isinstance(record, dict):
-                    self._bad(scan, on_bad, display, number, "not a JSON object")
+                except BadRecord as exc:
+                    self._bad(scan, on_bad, display, number, str(exc))
                     continue
-                kind = record.get("kind")
                 if kind != "run":
                     if not isinstance(kind, str):
                         reason = ("missing required field 'kind'" if kind is None
@@ -117,9 +116,11 @@ class AuditTrail:
                     continue
                 scan.run_lines += 1
                 try:
-                    run = parse_run(record)
+                    run = parse_run(line)
                 except BadRecord as exc:
-                    self._bad(scan, on_bad, display, number, self._describe(record, exc))
+                    named = isinstance(trace_id, str) and trace_id
+                    self._bad(scan, on_bad, display, number,
+                              f"run {trace_id!r}: {exc}" if named else str(exc))
                     continue
                 put(run.trace_id, run.pipeline, index, number, fingerprint(line))
         scan.index.seal()
@@ -144,8 +145,8 @@ class AuditTrail:
                 if line is None:
                     raise WorkspaceError(f"{display}:{number} changed while it was being exported")
                 try:
-                    run = parse_run(orjson.loads(line))
-                except (orjson.JSONDecodeError, BadRecord) as exc:
+                    run = parse_run(line)
+                except BadRecord as exc:
                     raise WorkspaceError(
                         f"{display}:{number} changed while it was being exported ({exc})") from None
                 if run.trace_id != wanted.trace_id:
@@ -156,13 +157,6 @@ class AuditTrail:
                     break
             else:
                 raise WorkspaceError(f"{display} got shorter while it was being exported")
-
-    @staticmethod
-    def _describe(record: dict[str, object], exc: BadRecord) -> str:
-        try:
-            return f"run {trace_id_of(record)!r}: {exc}"  # type: ignore[arg-type]
-        except BadRecord:
-            return str(exc)
 
     @staticmethod
     def _bad(scan: TrailScan, on_bad: Callable[[BadEntry], None], file: str, line: int,

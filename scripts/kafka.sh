@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# Run a real single-node Apache Kafka broker (KRaft mode: broker and controller in one JVM) on
+# loopback only, for end-to-end tests and for trying the kafka transport locally.
+#
+# Usage: scripts/kafka.sh start|stop|status|reset
+#
+#   start   fetch kafka_2.13 and its dependencies with Maven (cached), format the log
+#           directory once (kafka.tools.StorageTool, --standalone controller), start the broker
+#           and wait until it answers a Kafka ApiVersions request. Idempotent. Progress goes to
+#           stderr; the bootstrap address is the only thing printed on stdout.
+#   stop    stop the broker (SIGTERM: a controlled shutdown; SIGKILL after 60 s).
+#   status  say whether it runs (exit 0 only when the broker answers).
+#   reset   stop the broker, delete its log directory (every topic), start a fresh one.
+#
+# Environment (defaults in brackets):
+#   KAFKA_HOME            state dir [$HOME/.cache/openlineage-export/kafka]
+#   KAFKA_PORT            broker (PLAINTEXT) port [59092]
+#   KAFKA_CONTROLLER_PORT KRaft controller port [59093]
+#   KAFKA_VERSION         org.apache.kafka:kafka_2.13 version fetched from Maven [4.1.1]
+#   KAFKA_START_TIMEOUT   seconds to wait for the broker to answer [120]
+#   KAFKA_LIB_DIR         use the jars in this directory (kafka_2.13 + dependencies)
+#                         instead of fetching them with Maven
+#   KAFKA_MVN_ARGS        extra arguments for mvn (e.g. -s settings.xml, -o)
+#   KAFKA_JAVA_OPTS       JVM options [-Xms256m -Xmx512m]
+#   JAVA                  java binary, version 17 or later [java]
+#
+# Everything listens on 127.0.0.1 only.
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+POM="$SCRIPT_DIR/kafka/pom.xml"
+
+KAFKA_HOME=${KAFKA_HOME:-$HOME/.cache/openlineage-export/kafka}
+KAFKA_PORT=${KAFKA_PORT:-59092}
+KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-59093}
+KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}
+KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-120}
+KAFKA_JAVA_OPTS=${KAFKA_JAVA_OPTS:--Xms256m -Xmx512m}
+KAFKA_MVN_ARGS=${KAFKA_MVN_ARGS:-}
+JAVA=${JAVA:-java}
+
+HOST=127.0.0.1
+BOOTSTRAP="$HOST:$KAFKA_PORT"
+
+log() { echo "kafka.sh: $*" >&2; }
+die() { echo "kafka.sh: error: $*" >&2; exit 1; }
+
+mkdir -p "$KAFKA_HOME"
+KAFKA_HOME=$(cd "$KAFKA_HOME" && pwd -P)
+CONFIG="$KAFKA_HOME/server.properties"
+DATA="$KAFKA_HOME/data"
+PID_FILE="$KAFKA_HOME/kafka.pid"
+KAFKA_OUT="$KAFKA_HOME/kafka.out"
+LIB="$KAFKA_HOME/lib"
+
+# ---------------------------------------------------------------- helpers
+
+# One invocation at a time per state dir (parallel test workers may all call start).
+take_lock() {
+  exec 9>"$KAFKA_HOME/.lock"
+  flock -w 600 9 || die "another kafka.sh holds $KAFKA_HOME/.lock"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# True when a Kafka broker answers on $KAFKA_PORT: an ApiVersions v0 request (correlation id 7)
+# must come back with correlation id 7 and error code 0. Plain bash, no JVM to start.
+healthy() {
+  local answer
+  answer=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" || exit 1
+    printf "\x00\x00\x00\x0d\x00\x12\x00\x00\x00\x00\x00\x07\x00\x03olx" >&3
+    head -c 10 <&3 | od -An -tx1 | tr -d " \n"' _ "$HOST" "$KAFKA_PORT" 2>/dev/null) || true
+  [[ ${answer:8:12} == 000000070000 ]]
+}
+
+# PID of our broker process, or nothing.
+kafka_pid() {
+  local pid
+  [[ -f $PID_FILE ]] || return 0
+  pid=$(cat "$PID_FILE" 2>/dev/null || true)
+  [[ $pid =~ ^[0-9]+$ ]] || return 0
+  if [[ -r /proc/$pid/cmdline ]] &&
+     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "kafka.Kafka $CONFIG"; then
+    echo "$pid"
+  fi
+}
+
+show_log_tail() {
+  if [[ -s $KAFKA_OUT ]]; then
+    echo "----- last 40 lines of $KAFKA_OUT -----" >&2
+    tail -n 40 "$KAFKA_OUT" >&2
+  fi
+}
+
+check_java() {
+  command -v "$JAVA" >/dev/null || die "java not found (the Kafka $KAFKA_VERSION broker needs Java 17 or later)"
+  local major
+  major=$("$JAVA" -XshowSettings:properties -version 2>&1 |
+          sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p')
+  [[ -n $major && $major -ge 17 ]] ||
+    die "$JAVA is Java ${major:-of an unknown version}; the Kafka $KAFKA_VERSION broker needs 17 or later (set JAVA)"
+}
+
+# ---------------------------------------------------------------- jars
+
+CLASSPATH_DIR=""
+ensure_jars() {
+  if [[ -n ${KAFKA_LIB_DIR:-} ]]; then
+    compgen -G "$KAFKA_LIB_DIR/kafka_2.13-*.jar" >/dev/null ||
+      die "KAFKA_LIB_DIR=$KAFKA_LIB_DIR has no kafka_2.13-*.jar"
+    CLASSPATH_DIR=$(cd "$KAFKA_LIB_DIR" && pwd -P)
+    return 0
+  fi
+  CLASSPATH_DIR=$LIB
+  local stamp
+  stamp="kafka_2.13:$KAFKA_VERSION pom:$(cksum <"$POM" | cut -d' ' -f1)"
+  if [[ -f $LIB/.complete && $(cat "$LIB/.complete") == "$stamp" &&
+        -f $LIB/kafka_2.13-$KAFKA_VERSION.jar ]]; then
+    return 0
+  fi
+  command -v mvn >/dev/null || die "mvn not found (needed once to fetch kafka_2.13 $KAFKA_VERSION)"
+  log "fetching kafka_2.13 $KAFKA_VERSION and its dependencies with Maven"
+  local tmp="$KAFKA_HOME/lib.tmp"
+  rm -rf "$tmp"
+  # shellcheck disable=SC2086
+  if ! (cd "$KAFKA_HOME" && mvn -B -q -U -Dstyle.color=never $KAFKA_MVN_ARGS -f "$POM" -Dkafka.version="$KAFKA_VERSION" \
+          dependency:copy-dependencies -DoutputDirectory="$tmp") >"$KAFKA_HOME/maven.log" 2>&1 9>&-; then
+    sed 's/\x1b\[[0-9;]*m//g' "$KAFKA_HOME/maven.log" | grep -v '^\[ERROR\] *$' | head -n 5 >&2
+    die "Maven could not fetch org.apache.kafka:kafka_2.13:$KAFKA_VERSION (log: $KAFKA_HOME/maven.log).
+  If your Maven repository does not serve it, put kafka_2.13-$KAFKA_VERSION.jar and its runtime
+  dependencies (the libs/ folder of a Kafka download) in a directory and set KAFKA_LIB_DIR to it."
+  fi
+  [[ -f $tmp/kafka_2.13-$KAFKA_VERSION.jar ]] || die "Maven ran but $tmp/kafka_2.13-$KAFKA_VERSION.jar is missing"
+  rm -rf "$LIB"
+  mv "$tmp" "$LIB"
+  echo "$stamp" >"$LIB/.complete"
+}
+
+# ---------------------------------------------------------------- broker
+
+write_config() {
+  cat >"$CONFIG" <<EOF
+# Written by scripts/kafka.sh on every start; edits are lost.
+process.roles=broker,controller
+node.id=1
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+controller.quorum.bootstrap.servers=$HOST:$KAFKA_CONTROLLER_PORT
+log.dirs=$DATA
+num.partitions=3
+auto.create.topics.enable=true
+# One node: every internal topic has one replica (and few partitions, so they come up fast).
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+EOF
+}
+
+# The log directory is formatted once (a new cluster id); later starts reuse it and its topics.
+ensure_formatted() {
+  [[ -f $DATA/meta.properties ]] && return 0
+  rm -rf "$DATA"
+  local cluster_id
+  cluster_id=$("$JAVA" -cp "$CLASSPATH_DIR/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+  [[ $cluster_id =~ ^[A-Za-z0-9_-]{22}$ ]] || die "kafka.tools.StorageTool random-uuid gave no cluster id"
+  log "formatting $DATA (cluster $cluster_id)"
+  if ! "$JAVA" -cp "$CLASSPATH_DIR/*" kafka.tools.StorageTool format -t "$cluster_id" \
+       -c "$CONFIG" --standalone >"$KAFKA_HOME/format.log" 2>&1 9>&-; then
+    tail -n 20 "$KAFKA_HOME/format.log" >&2
+    die "kafka.tools.StorageTool format failed (log: $KAFKA_HOME/format.log)"
+  fi
+}
+
+start_kafka() {
+  local pid
+  pid=$(kafka_pid)
+  if [[ -n $pid ]]; then
+    log "Kafka (pid $pid) is running but not answering yet; waiting"
+  else
+    port_in_use "$KAFKA_PORT" && die "port $HOST:$KAFKA_PORT is in use by another program (set KAFKA_PORT)"
+    port_in_use "$KAFKA_CONTROLLER_PORT" && die "port $HOST:$KAFKA_CONTROLLER_PORT is in use by another program (set KAFKA_CONTROLLER_PORT)"
+    write_config
+    ensure_formatted
+    log "starting Kafka $KAFKA_VERSION on $BOOTSTRAP"
+    # shellcheck disable=SC2086
+    (cd "$KAFKA_HOME" && exec nohup setsid "$JAVA" $KAFKA_JAVA_OPTS -Djava.awt.headless=true \
+        -Dorg.slf4j.simpleLogger.showDateTime=true \
+        -Dorg.slf4j.simpleLogger.dateTimeFormat="yyyy-MM-dd'T'HH:mm:ss.SSS" \
+        -cp "$CLASSPATH_DIR/*" kafka.Kafka "$CONFIG" >"$KAFKA_OUT" 2>&1 </dev/null 9>&-) &
+    pid=$!
+    echo "$pid" >"$PID_FILE"
+  fi
+  local t0=$SECONDS
+  until healthy; do
+    if [[ ! -d /proc/$pid ]]; then
+      show_log_tail
+      rm -f "$PID_FILE"
+      die "Kafka exited during startup"
+    fi
+    if (( SECONDS - t0 >= KAFKA_START_TIMEOUT )); then
+      show_log_tail
+      die "Kafka did not answer on $BOOTSTRAP within ${KAFKA_START_TIMEOUT}s (pid $pid still running)"
+    fi
+    sleep 0.2
+  done
+  log "Kafka ready at $BOOTSTRAP ($((SECONDS - t0))s)"
+}
+
+stop_kafka() {
+  local pid i
+  pid=$(kafka_pid)
+  if [[ -z $pid ]]; then
+    rm -f "$PID_FILE"
+    return 0
+  fi
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 600; i++)); do
+    [[ -d /proc/$pid ]] || break
+    sleep 0.1
+  done
+  if [[ -d /proc/$pid ]]; then
+    kill -9 "$pid" 2>/dev/null || true
+    sleep 0.5
+  fi
+  rm -f "$PID_FILE"
+  log "Kafka stopped"
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_start() {
+  take_lock
+  if healthy; then
+    if [[ -n $(kafka_pid) ]]; then
+      log "Kafka already running at $BOOTSTRAP"
+    else
+      log "a Kafka broker already answers at $BOOTSTRAP (not started by this script); using it"
+    fi
+    echo "$BOOTSTRAP"
+    return 0
+  fi
+  check_java
+  ensure_jars  # first: if Maven fails, nothing has been started
+  start_kafka
+  echo "$BOOTSTRAP"
+}
+
+cmd_stop() {
+  take_lock
+  stop_kafka
+}
+
+cmd_status() {
+  local pid
+  pid=$(kafka_pid)
+  if healthy; then
+    if [[ -n $pid ]]; then
+      echo "kafka: running at $BOOTSTRAP (pid $pid)"
+    else
+      echo "kafka: a broker answers at $BOOTSTRAP (not started by this script)"
+    fi
+    return 0
+  elif [[ -n $pid ]]; then
+    echo "kafka: process $pid running but $BOOTSTRAP does not answer (yet)"
+  else
+    echo "kafka: not running"
+  fi
+  return 3
+}
+
+cmd_reset() {
+  take_lock
+  check_java
+  ensure_jars
+  stop_kafka
+  rm -rf "$DATA"
+  log "log directory $DATA deleted"
+  start_kafka
+  echo "$BOOTSTRAP"
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  reset) cmd_reset ;;
+  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
+esac

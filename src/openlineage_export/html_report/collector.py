@@ -1,0 +1,324 @@
+"""The report's collector: fed one exported run at a time, it keeps what the page will show.
+
+Pure (no I/O, no clock) and bounded: whatever the number of runs, it holds counters, the
+lineage graph (one node per job or dataset, so bounded by the workspace, and capped anyway),
+the most recent runs of each pipeline in full and a few recent failures. Everything is read
+from the events themselves, so the page names jobs and datasets exactly as the server will.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ..report import MAX_LISTED, RunResult
+
+RECENT_RUNS = 20
+"""Runs of each pipeline kept in full (the most recent ones by start time)."""
+
+RECENT_FAILURES = 5
+"""Failed or aborted runs of each pipeline kept in full besides the most recent ones."""
+
+MAX_DAYS = 730
+"""Days of per-day counts kept per pipeline; older days are summed into ``earlier``."""
+
+MAX_NODES = 1500
+"""Jobs plus datasets kept for the graph; more are counted, not kept."""
+
+MAX_EDGES = 5000
+"""Reads and writes kept for the graph; more are counted, not kept."""
+
+END_STATES = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
+"""OpenLineage's terminal event types, as the run states the page shows."""
+
+RUN_STATES = ("completed", "failed", "aborted", "running")
+"""Run states in the order the page lists them; a run without an end event is ``running``."""
+
+DELIVERED = frozenset({"built", "sent", "unchanged"})
+"""Export states whose events are (or, in a dry run, would be) on the server."""
+
+JobKey = tuple[str, str]
+"""A job or dataset as the events name it: (namespace, name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageRun:
+    """One stage attempt of a run: a run of job ``<pipeline>.<stage>`` in the events."""
+
+    job: JobKey
+    attempt: int
+    state: str
+    started: str
+    ended: str | None
+    seconds: float | None
+    error: str | None
+    inputs: int
+    outputs: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunDetail:
+    """One editor run as the page shows it in full: the pipeline run and its stage runs."""
+
+    trace_id: str
+    run_id: str
+    state: str
+    started: str
+    ended: str | None
+    seconds: float | None
+    export_state: str
+    export_reason: str | None
+    error: str | None
+    stages: tuple[StageRun, ...]
+    order: tuple[float, str, str]
+    """Sort key: start time (UTC seconds), then trace id and run id, for a stable order."""
+
+    @property
+    def retried(self) -> list[tuple[str, int]]:
+        """Stage jobs run more than once in this run, with their number of attempts."""
+        attempts = Counter(stage.job[1] for stage in self.stages)
+        return [(job, n) for job, n in attempts.items() if n > 1]
+
+
+_Kept = tuple[tuple[float, str, str], int, RunDetail]
+"""A run kept in full on a heap: its sort key, its arrival number (unique), the run."""
+
+
+@dataclass
+class PipelineHistory:
+    """Everything kept about one pipeline's runs: counts, counts per day, recent runs."""
+
+    job: JobKey
+    runs: int = 0
+    events: int = 0
+    states: Counter[str] = field(default_factory=Counter)
+    exports: Counter[str] = field(default_factory=Counter)
+    days: dict[str, Counter[str]] = field(default_factory=dict)
+    earlier: Counter[str] = field(default_factory=Counter)
+    """Runs on days older than the :data:`MAX_DAYS` kept, by state."""
+    _recent: list[_Kept] = field(default_factory=list)
+    _failures: list[_Kept] = field(default_factory=list)
+
+    def add(self, detail: RunDetail, day: str, events: int) -> None:
+        """Count one run and keep it if it is among the most recent (or recent failures)."""
+        self.runs += 1
+        self.events += events
+        self.states[detail.state] += 1
+        self.exports[detail.export_state] += 1
+        if day not in self.days:
+            self.days[day] = Counter()
+            if len(self.days) > MAX_DAYS:
+                oldest = min(self.days)
+                self.earlier.update(self.days.pop(oldest))
+        if day in self.days:
+            self.days[day][detail.state] += 1
+        else:  # older than every day kept
+            self.earlier[detail.state] += 1
+        evicted = _keep_latest(self._recent, (detail.order, self.runs, detail), RECENT_RUNS)
+        if evicted is not None and (evicted[2].state in ("failed", "aborted")
+                                    or evicted[2].export_state == "failed"):
+            _keep_latest(self._failures, evicted, RECENT_FAILURES)
+
+    @property
+    def recent(self) -> list[RunDetail]:
+        """The most recent runs kept in full, newest first."""
+        return [kept[2] for kept in sorted(self._recent, reverse=True)]
+
+    @property
+    def earlier_failures(self) -> list[RunDetail]:
+        """Failed runs older than :attr:`recent` kept in full, newest first."""
+        return [kept[2] for kept in sorted(self._failures, reverse=True)]
+
+
+def _keep_latest(heap: list[_Kept], item: _Kept, size: int) -> _Kept | None:
+    """Push ``item`` on a min-heap of at most ``size``; return the one that fell out, if any."""
+    if len(heap) < size:
+        heapq.heappush(heap, item)
+        return None
+    if item[:2] <= heap[0][:2]:
+        return item
+    return heapq.heapreplace(heap, item)
+
+
+@dataclass
+class LineageGraph:
+    """Jobs and datasets as nodes, reads and writes as edges, as the events draw them.
+
+    ``delivered`` marks what is (or would be) on the server: a node or an edge seen only in
+    runs the server refused is drawn apart.
+    """
+
+    pipelines: dict[JobKey, bool] = field(default_factory=dict)
+    stages: dict[JobKey, JobKey] = field(default_factory=dict)
+    """Stage job -> its pipeline job (the ``parent`` facet's job)."""
+    datasets: dict[JobKey, bool] = field(default_factory=dict)
+    reads: dict[tuple[JobKey, JobKey], bool] = field(default_factory=dict)
+    """(dataset, stage job) -> delivered."""
+    writes: dict[tuple[JobKey, JobKey], bool] = field(default_factory=dict)
+    """(stage job, dataset) -> delivered."""
+    delivered_jobs: set[JobKey] = field(default_factory=set)
+    nodes_left_out: int = 0
+    edges_left_out: int = 0
+
+    @property
+    def nodes(self) -> int:
+        """Jobs and datasets kept."""
+        return len(self.pipelines) + len(self.stages) + len(self.datasets)
+
+    def add_pipeline(self, job: JobKey, delivered: bool) -> bool:
+        """Note a pipeline job; False when the graph is full and it was left out."""
+        if job not in self.pipelines and not self._room():
+            return False
+        self.pipelines[job] = self.pipelines.get(job, False) or delivered
+        return True
+
+    def add_stage(self, job: JobKey, pipeline: JobKey, delivered: bool) -> bool:
+        """Note a stage job under its pipeline; False when left out."""
+        if job not in self.stages and not self._room():
+            return False
+        self.stages.setdefault(job, pipeline)
+        if delivered:
+            self.delivered_jobs.add(job)
+        return True
+
+    def add_access(self, dataset: JobKey, job: JobKey, *, write: bool, delivered: bool) -> None:
+        """Note a read (dataset -> job) or a write (job -> dataset)."""
+        if dataset not in self.datasets:
+            if not self._room():
+                return
+            self.datasets[dataset] = False
+        self.datasets[dataset] = self.datasets[dataset] or delivered
+        edges, key = (self.writes, (job, dataset)) if write else (self.reads, (dataset, job))
+        if key not in edges and len(self.reads) + len(self.writes) >= MAX_EDGES:
+            self.edges_left_out += 1
+            return
+        edges[key] = edges.get(key, False) or delivered
+
+    def _room(self) -> bool:
+        if self.nodes >= MAX_NODES:
+            self.nodes_left_out += 1
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedRun:
+    """A run the destination did not take whole, with its reason."""
+
+    pipeline: JobKey
+    trace_id: str
+    run_id: str
+    reason: str
+
+
+class ReportCollector:
+    """Collects what the HTML report shows; pass :meth:`add` as ``ExportRequest.on_run``.
+
+    Call it from one thread (the export calls ``on_run`` on the thread that runs it).
+    """
+
+    def __init__(self) -> None:
+        self.graph = LineageGraph()
+        self.histories: dict[JobKey, PipelineHistory] = {}
+        self.runs = 0
+        self.events = 0
+        self.exports: Counter[str] = Counter()
+        self.refused: list[RefusedRun] = []
+        """The first :data:`~openlineage_export.report.MAX_LISTED` runs refused (all counted)."""
+
+    def add(self, result: RunResult) -> None:
+        """Take one exported run: its events and what became of them."""
+        run = result.run
+        events = run.events
+        pipeline: JobKey = _job(events[0]) if events else ("", run.pipeline)
+        delivered = result.state in DELIVERED
+        self.runs += 1
+        self.events += len(events)
+        self.exports[result.state] += 1
+        if result.state == "failed" and len(self.refused) < MAX_LISTED:
+            self.refused.append(RefusedRun(pipeline, run.trace_id, run.run_id,
+                                           result.reason or ""))
+
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for event in events:
+            runs.setdefault(event["run"]["runId"], []).append(event)
+        own = runs.pop(run.run_id, [])
+        pipeline_in_graph = self.graph.add_pipeline(pipeline, delivered)
+        stages = []
+        for stage_events in runs.values():
+            stage = _stage_run(stage_events)
+            stages.append(stage)
+            if pipeline_in_graph and self.graph.add_stage(stage.job, pipeline, delivered):
+                for event in stage_events[:1]:  # inputs and outputs ride on every event
+                    for dataset in event.get("inputs") or ():
+                        self.graph.add_access(_job(dataset), stage.job, write=False,
+                                              delivered=delivered)
+                    for dataset in event.get("outputs") or ():
+                        self.graph.add_access(_job(dataset), stage.job, write=True,
+                                              delivered=delivered)
+
+        start, end = (own[0], own[-1]) if own else ({}, {})
+        started = str(start.get("eventTime", ""))
+        end_state = END_STATES.get(end.get("eventType", ""))
+        ended = str(end["eventTime"]) if end_state else None
+        start_utc = _utc(started)
+        detail = RunDetail(
+            trace_id=run.trace_id, run_id=run.run_id, state=end_state or "running",
+            started=started, ended=ended, seconds=_seconds(start_utc, ended),
+            export_state=result.state, export_reason=result.reason,
+            error=_error(end) if end_state else None, stages=tuple(stages),
+            order=(start_utc.timestamp() if start_utc else 0.0, run.trace_id, run.run_id))
+        history = self.histories.get(pipeline)
+        if history is None:
+            history = self.histories[pipeline] = PipelineHistory(pipeline)
+        day = start_utc.date().isoformat() if start_utc else started[:10]
+        history.add(detail, day, len(events))
+
+    def pipelines(self) -> list[PipelineHistory]:
+        """Every pipeline that ran, by namespace and name."""
+        return [self.histories[key] for key in sorted(self.histories)]
+
+
+def _job(node: dict[str, Any]) -> JobKey:
+    """(namespace, name) of an event's job, or of an input or output dataset."""
+    job = node.get("job", node)
+    return (str(job.get("namespace", "")), str(job.get("name", "")))
+
+
+def _stage_run(events: list[dict[str, Any]]) -> StageRun:
+    start, end = events[0], events[-1]
+    facets = start["run"].get("facets") or {}
+    attempt = 1
+    for tag in (facets.get("tags") or {}).get("tags") or ():
+        if tag.get("key") == "attempt" and str(tag.get("value", "")).isdigit():
+            attempt = int(tag["value"])
+    state = END_STATES.get(end.get("eventType", "")) if len(events) > 1 else None
+    started = str(start.get("eventTime", ""))
+    ended = str(end["eventTime"]) if state else None
+    return StageRun(job=_job(start), attempt=attempt, state=state or "running",
+                    started=started, ended=ended, seconds=_seconds(_utc(started), ended),
+                    error=_error(end) if state else None,
+                    inputs=len(start.get("inputs") or ()), outputs=len(start.get("outputs") or ()))
+
+
+def _error(event: dict[str, Any]) -> str | None:
+    facet = ((event.get("run") or {}).get("facets") or {}).get("errorMessage")
+    return str(facet.get("message", "")) if isinstance(facet, dict) else None
+
+
+def _utc(when: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(when)
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _seconds(start: datetime | None, ended: str | None) -> float | None:
+    end = _utc(ended) if ended else None
+    if start is None or end is None:
+        return None
+    return max(0.0, (end - start).total_seconds())

@@ -1,0 +1,286 @@
+"""The report's writer: what the collector kept and the export's report, as one HTML file.
+
+The page is self-contained (inline style, script and SVG; nothing to fetch) and deterministic:
+no clock, every list in a fixed order, so the same trail gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from .. import __version__
+from ..errors import ConfigError, ExportError
+from ..report import ExportReport
+from .collector import RECENT_RUNS, RUN_STATES, PipelineHistory, ReportCollector, RunDetail
+from .drawing import Drawing, draw
+from .template import PAGE, RUN, SCRIPT, STYLE
+
+MAX_DETAILED_RUNS = 1000
+"""Runs shown in full across all pipelines; with many pipelines each shows fewer."""
+
+MAX_BARS = 120
+"""Bars of a pipeline's chart: days, else weeks, else months, whichever fits."""
+
+STATE_COLOURS = {"completed": "#2e7d4f", "failed": "#c0392b", "aborted": "#b7791f",
+                 "running": "#2b6cb0"}
+EXPORT_STATES = ("built", "sent", "unchanged", "failed", "interrupted")
+EXPORT_LABELS = {"built": "built", "sent": "sent", "unchanged": "unchanged",
+                 "failed": "refused", "interrupted": "interrupted"}
+
+_ENV = jinja2.Environment(loader=jinja2.DictLoader({"run": RUN, "page": "{% from 'run' import "
+                                                    "run_block with context %}" + PAGE}),
+                          autoescape=True, undefined=jinja2.StrictUndefined,
+                          keep_trailing_newline=True)
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+CSP = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
+       "img-src data:")
+"""Nothing may be fetched; only our own script may run."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFile:
+    """A written report: where, how big, and a warning to show (the graph could not be drawn)."""
+
+    path: Path
+    size: int
+    warning: str | None
+
+
+def check_writable(path: Path | str) -> None:
+    """Fail early (before an export sends anything) when the report cannot be written there."""
+    folder = Path(path).absolute().parent
+    if not folder.is_dir():
+        raise ConfigError(f"cannot write the report {path}: folder {folder} does not exist")
+    if Path(path).is_dir():
+        raise ConfigError(f"cannot write the report {path}: it is a folder")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"cannot write the report {path}: folder {folder} is not writable")
+
+
+def write_report(path: Path | str, collector: ReportCollector,
+                 report: ExportReport) -> ReportFile:
+    """Render the report and write it atomically to ``path`` (a reader never sees half a file)."""
+    drawing = draw(collector.graph)
+    data = render_report(collector, report, drawing).encode("utf-8")
+    target = Path(path)
+    try:
+        handle, temp = tempfile.mkstemp(dir=target.absolute().parent, prefix=".report-",
+                                        suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.chmod(temp, 0o644)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ExportError(f"cannot write the report {path}: {exc.strerror or exc}") from exc
+    return ReportFile(target, len(data), drawing.note if drawing.svg is None else None)
+
+
+def render_report(collector: ReportCollector, report: ExportReport,
+                  drawing: Drawing | None = None) -> str:
+    """The whole page as a string (``drawing`` defaults to laying out the collected graph)."""
+    drawing = drawing or draw(collector.graph)
+    histories = collector.pipelines()
+    limit = RECENT_RUNS
+    if histories and limit * len(histories) > MAX_DETAILED_RUNS:
+        limit = max(3, MAX_DETAILED_RUNS // len(histories))
+    graph = collector.graph
+    graph_cut = ""
+    if graph.nodes_left_out or graph.edges_left_out:
+        graph_cut = (f"The graph is capped: {graph.nodes_left_out} more job or dataset "
+                     f"appearance(s) and {graph.edges_left_out} more read/write(s) are not shown.")
+    return _ENV.get_template("page").render(
+        csp=CSP, style=Markup(STYLE), script=Markup(SCRIPT), version=__version__,
+        namespace=report.namespace, dry_run=report.dry_run,
+        headline=headline(collector, report), tiles=tiles(collector, report),
+        drawing={"svg": Markup(drawing.svg) if drawing.svg else None, "note": drawing.note},
+        graph_cut=graph_cut, job_rows=job_rows(collector),
+        never_run=report.never_run, bad=report.bad, bad_count=report.bad_entries,
+        refused=collector.refused, refused_count=collector.exports["failed"],
+        outage=report.outage, cancelled=report.cancelled,
+        not_tried=max(0, report.runs_total - collector.runs) if (report.cancelled
+                                                                 or report.outage) else 0,
+        bucket=_bucket_name(histories), recent_limit=limit,
+        pipelines=[_pipeline(h, limit, _bucket_name(histories)) for h in histories],
+        export_states=[s for s in EXPORT_STATES if collector.exports[s]] or ["built"],
+        export_labels=EXPORT_LABELS)
+
+
+def headline(collector: ReportCollector, report: ExportReport) -> str:
+    """One sentence: what this export did."""
+    runs = f"{report.runs_total:,} run{'s' if report.runs_total != 1 else ''}"
+    if report.dry_run:
+        return (f"Dry run: {runs} on the trail would be sent as {collector.events:,} events. "
+                "Nothing was sent.")
+    parts = [f"{collector.exports['sent']:,} sent"]
+    for state in ("unchanged", "failed", "interrupted"):
+        if collector.exports[state]:
+            parts.append(f"{collector.exports[state]:,} {EXPORT_LABELS[state]}")
+    return f"Export to {report.destination}: {runs} on the trail; " + ", ".join(parts) + "."
+
+
+def tiles(collector: ReportCollector, report: ExportReport) -> list[dict[str, Any]]:
+    """The numbers at the top of the page."""
+    out = [{"label": "runs on the trail", "value": f"{report.runs_total:,}", "kind": "info"}]
+    if report.dry_run:
+        out.append({"label": "runs built (would be sent)",
+                     "value": f"{collector.exports['built']:,}", "kind": "ok"})
+        out.append({"label": "events built", "value": f"{collector.events:,}", "kind": "info"})
+    else:
+        out.append({"label": "runs sent", "value": f"{collector.exports['sent']:,}",
+                    "kind": "ok"})
+        out.append({"label": "unchanged (already on the server)",
+                    "value": f"{collector.exports['unchanged']:,}", "kind": "info"})
+        out.append({"label": "refused by the server", "value": f"{collector.exports['failed']:,}",
+                    "kind": "fail" if collector.exports["failed"] else "ok"})
+        out.append({"label": "events sent", "value": f"{report.events_sent:,}", "kind": "info"})
+    failed = sum(h.states["failed"] for h in collector.histories.values())
+    out.append({"label": "failed runs (on the trail)", "value": f"{failed:,}",
+                "kind": "fail" if failed else "ok"})
+    out.append({"label": "pipelines never run", "value": str(len(report.never_run)),
+                "kind": "warn" if report.never_run else "ok"})
+    out.append({"label": "bad entries", "value": f"{report.bad_entries:,}",
+                "kind": "fail" if report.bad_entries else "ok"})
+    return out
+
+
+def job_rows(collector: ReportCollector) -> list[dict[str, Any]]:
+    """The graph as a table: one row per stage job, with what it reads and writes."""
+    graph = collector.graph
+    reads: dict[Any, list[Any]] = {}
+    writes: dict[Any, list[Any]] = {}
+    for dataset, job in graph.reads:
+        reads.setdefault(job, []).append(dataset)
+    for job, dataset in graph.writes:
+        writes.setdefault(job, []).append(dataset)
+    return [{"pipeline": pipeline, "job": job, "reads": sorted(reads.get(job, ())),
+             "writes": sorted(writes.get(job, ()))}
+            for job, pipeline in sorted(graph.stages.items(), key=lambda kv: (kv[1], kv[0]))]
+
+
+def _pipeline(history: PipelineHistory, limit: int, bucket: str) -> dict[str, Any]:
+    recent = history.recent[:limit]
+    shown = {id(run) for run in recent}
+    failures = [run for run in history.recent[limit:] if _problem(run)]
+    failures += [run for run in history.earlier_failures if id(run) not in shown]
+    failures = sorted(failures, key=lambda run: run.order, reverse=True)[:5]
+    return {
+        "job": history.job, "runs": history.runs, "events": history.events,
+        "runs_text": f"{history.runs:,} run{'s' if history.runs != 1 else ''}",
+        "states": [(s, history.states[s]) for s in RUN_STATES if history.states[s]],
+        "exports": dict(history.exports), "chart": chart(history, bucket),
+        "recent": [_run(run) for run in recent], "hidden": history.runs - len(recent),
+        "failures": [_run(run) for run in failures],
+    }
+
+
+def _problem(run: RunDetail) -> bool:
+    return run.state in ("failed", "aborted") or run.export_state == "failed"
+
+
+def _run(run: RunDetail) -> dict[str, Any]:
+    attempts: dict[str, int] = {}
+    for stage in run.stages:
+        attempts[stage.job[1]] = attempts.get(stage.job[1], 0) + 1
+    return {
+        "state": run.state, "problem": _problem(run), "started": run.started,
+        "duration": duration(run.seconds), "run_id": run.run_id, "trace_id": run.trace_id,
+        "retried": run.retried, "export_state": run.export_state,
+        "export_reason": run.export_reason, "error": run.error,
+        "stages": [{"job": s.job, "attempt": s.attempt, "retry": attempts[s.job[1]] > 1,
+                    "state": s.state, "started": s.started, "duration": duration(s.seconds),
+                    "inputs": s.inputs, "outputs": s.outputs, "error": s.error}
+                   for s in run.stages],
+    }
+
+
+def duration(seconds: float | None) -> str:
+    """How long something took, for a person: ``42.1 s``, ``7 min 31 s``, ``2 h 05 min``."""
+    if seconds is None:
+        return "still running"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def _bucket_name(histories: list[PipelineHistory]) -> str:
+    days = [date.fromisoformat(d) for h in histories for d in h.days if _is_day(d)]
+    if not days:
+        return "day"
+    span = (max(days) - min(days)).days + 1
+    if span <= MAX_BARS:
+        return "day"
+    return "week" if span <= MAX_BARS * 7 else "month"
+
+
+def _is_day(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _bucket(day: date, bucket: str) -> date:
+    if bucket == "week":
+        return day - timedelta(days=day.weekday())
+    if bucket == "month":
+        return day.replace(day=1)
+    return day
+
+
+def chart(history: PipelineHistory, bucket: str) -> dict[str, Any]:
+    """Stacked bars of runs per day (or week, or month) by state, gaps included."""
+    counts: dict[date, dict[str, int]] = {}
+    for text, states in history.days.items():
+        if _is_day(text):
+            key = _bucket(date.fromisoformat(text), bucket)
+            into = counts.setdefault(key, {})
+            for state, n in states.items():
+                into[state] = into.get(state, 0) + n
+    labels: list[tuple[str, dict[str, int]]] = []
+    if sum(history.earlier.values()):
+        labels.append(("earlier", dict(history.earlier)))
+    if counts:
+        step = {"day": 1, "week": 7}.get(bucket)
+        current, last = min(counts), max(counts)
+        while current <= last:
+            text = current.isoformat() if bucket != "month" else current.isoformat()[:7]
+            labels.append(((f"week of {text}" if bucket == "week" else text),
+                           counts.get(current, {})))
+            current = (current + timedelta(days=step) if step
+                       else (current.replace(day=28) + timedelta(days=4)).replace(day=1))
+    height, top = 56, max([sum(c.values()) for _, c in labels] + [1])
+    width_each = max(4, min(28, 720 // max(1, len(labels))))
+    bars = []
+    for index, (text, states) in enumerate(labels):
+        y = float(height)
+        rects = []
+        for state in RUN_STATES:
+            n = states.get(state, 0)
+            if n:
+                h = max(1.0, n / top * (height - 2))
+                y -= h
+                rects.append({"y": f"{y:.1f}", "h": f"{h:.1f}", "fill": STATE_COLOURS[state]})
+        title = text + ": " + (", ".join(f"{states[s]:,} {s}" for s in RUN_STATES
+                                         if states.get(s)) or "no run")
+        bars.append({"x": index * width_each, "w": max(2, width_each - 2), "rects": rects,
+                     "title": title})
+    return {"width": max(120, len(labels) * width_each), "height": height, "bars": bars,
+            "first": labels[0][0] if labels else "", "last": labels[-1][0] if labels else ""}
