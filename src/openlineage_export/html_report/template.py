@@ -68,6 +68,7 @@ align-items:baseline}
 details.run .err{color:var(--fail)}
 details.run table{margin:2px 0 8px;font-size:13px}
 details.run td:first-child{padding-left:22px}
+td.t{white-space:nowrap}td.job{white-space:nowrap}
 .retry{color:var(--abort);font-weight:600;font-size:12px}
 .tools{display:flex;gap:14px;align-items:center;margin:4px 0 8px;font-size:13px}
 .tools input[type=search]{font:inherit;padding:3px 8px;width:320px;border:1px solid var(--line);
@@ -128,13 +129,13 @@ exactly the events' (namespace above, name below).</p>
 <span><i style="background:#e8effa;border:1px solid #4a6fa5"></i>stage job</span>
 <span><i style="background:#fdf6e3;border:1px solid #b08d3c"></i>dataset</span>
 <span><i style="background:#fbeaea;border:1px dashed #c0392b"></i>only in refused runs: not on the server</span>
-{%- if drawing.svg %} <button id="fit" type="button">Fit to width</button>{% endif %}
+{%- if drawing.svg %} <button id="fit" type="button">Actual size</button>{% endif %}
 </div>
 {%- if graph_cut %}
 <p class="note">{{ graph_cut }}</p>
 {%- endif %}
 {%- if drawing.svg %}
-<div class="graph" id="graph">{{ drawing.svg }}</div>
+<div class="graph fit" id="graph">{{ drawing.svg }}</div>
 {%- else %}
 <p class="note" id="graph-note">{{ drawing.note }}</p>
 {%- endif %}
@@ -252,8 +253,8 @@ RUN = """{%- macro run_block(run) -%}
 <table>
 <tr><th>stage job</th><th class="n">attempt</th><th>state</th><th>started</th><th>took</th><th class="n">reads</th><th class="n">writes</th><th>error</th></tr>
 {%- for s in run.stages %}
-<tr><td>{{ s.job[1] }}</td><td class="n">{% if s.retry %}<span class="retry">{{ s.attempt }}</span>{% else %}{{ s.attempt }}{% endif %}</td>
-<td><span class="badge s-{{ s.state }}">{{ s.state }}</span></td><td>{{ s.started }}</td><td>{{ s.duration }}</td>
+<tr><td class="job">{{ s.job[1] }}</td><td class="n">{% if s.retry %}<span class="retry">{{ s.attempt }}</span>{% else %}{{ s.attempt }}{% endif %}</td>
+<td><span class="badge s-{{ s.state }}">{{ s.state }}</span></td><td class="t">{{ s.started }}</td><td class="t">{{ s.duration }}</td>
 <td class="n">{{ s.inputs }}</td><td class="n">{{ s.outputs }}</td><td class="err">{{ s.error or "" }}</td></tr>
 {%- else %}
 <tr><td colspan="8" class="muted">no stage ran</td></tr>

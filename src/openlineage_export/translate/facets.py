@@ -9,6 +9,7 @@ than attrs objects is what keeps translation near the JSON encoder's speed (see 
 from __future__ import annotations
 
 import posixpath
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -54,6 +55,13 @@ def _facet(schema_url: str, **fields: Any) -> dict[str, Any]:
     return facet
 
 
+# Schema URLs of the facets built once per event or dataset, looked up once.
+_VERSION_URL = dataset_version_dataset.DatasetVersionDatasetFacet._get_schema()
+_SCHEMA_URL = schema_dataset.SchemaDatasetFacet._get_schema()
+_STATS_URL = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet._get_schema()
+_PARENT_URL = parent_run.ParentRunFacet._get_schema()
+
+
 def job_type(kind: str) -> dict[str, Any]:
     """``jobType``: BATCH, our integration, ``DAG`` for a pipeline and ``TASK`` for a stage."""
     return _facet(job_type_job.JobTypeJobFacet._get_schema(),
@@ -71,8 +79,12 @@ def source_code_location(repo_url: str, path: str, version: str | None) -> dict[
                   type="git", url=repo_url, repoUrl=repo_url, path=path, version=version)
 
 
+@lru_cache(maxsize=256)
 def processing_engine(engine: Engine | None) -> dict[str, Any]:
-    """``processing_engine``: the trail's engine, else this package (DataHub requires one)."""
+    """``processing_engine``: the trail's engine, else this package (DataHub requires one).
+
+    Cached per engine: the same (read-only) dict serves every run of that engine.
+    """
     name, version = (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION,
                                                                                 __version__)
     return _facet(processing_engine_run.ProcessingEngineRunFacet._get_schema(),
@@ -82,9 +94,9 @@ def processing_engine(engine: Engine | None) -> dict[str, Any]:
 def parent(namespace: str, pipeline: str, run_id: str) -> dict[str, Any]:
     """``parent`` (with ``root``): a stage run is filed under its pipeline run."""
     job = {"namespace": namespace, "name": pipeline}
-    return _facet(parent_run.ParentRunFacet._get_schema(),
-                  run={"runId": run_id}, job=job,
-                  root={"run": {"runId": run_id}, "job": dict(job)})
+    run = {"runId": run_id}
+    return {"_producer": PRODUCER, "_schemaURL": _PARENT_URL, "run": run, "job": job,
+            "root": {"run": run, "job": job}}
 
 
 def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
@@ -119,13 +131,12 @@ def dataset_facets(access: DataAccess, *, output: bool) -> dict[str, Any]:
     """Dataset facets: the digest as ``version``; for a write, its ``schema`` too."""
     facets: dict[str, Any] = {}
     if access.digest is not None:
-        facets["version"] = _facet(dataset_version_dataset.DatasetVersionDatasetFacet._get_schema(),
-                                   datasetVersion=access.digest)
+        facets["version"] = {"_producer": PRODUCER, "_schemaURL": _VERSION_URL,
+                             "datasetVersion": access.digest}
     if output and access.schema is not None:
-        facets["schema"] = _facet(
-            schema_dataset.SchemaDatasetFacet._get_schema(),
-            fields=[{"name": f.name, **({"type": f.type} if f.type is not None else {})}
-                    for f in access.schema])
+        facets["schema"] = {"_producer": PRODUCER, "_schemaURL": _SCHEMA_URL, "fields": [
+            {"name": f.name} if f.type is None else {"name": f.name, "type": f.type}
+            for f in access.schema]}
     return facets
 
 
@@ -133,5 +144,9 @@ def output_statistics(access: DataAccess) -> dict[str, Any] | None:
     """``outputStatistics`` from a write's ``rows`` and ``bytes``, when the trail has them."""
     if access.rows is None and access.bytes is None:
         return None
-    return _facet(output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet._get_schema(),
-                  rowCount=access.rows, size=access.bytes)
+    stats: dict[str, Any] = {"_producer": PRODUCER, "_schemaURL": _STATS_URL}
+    if access.rows is not None:
+        stats["rowCount"] = access.rows
+    if access.bytes is not None:
+        stats["size"] = access.bytes
+    return stats

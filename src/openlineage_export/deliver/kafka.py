@@ -1,0 +1,393 @@
+"""Deliver events to an Apache Kafka topic through confluent-kafka (librdkafka).
+
+One idempotent producer (``enable.idempotence``, ``acks=all``) is shared by every sending thread.
+Each event of an editor run is one message: the key is the pipeline run id, so all of a run's
+events land on one partition in the order they were produced, and the value is the event's JSON,
+byte for byte what the dry run writes. A sender produces all of its run's events, then waits for
+the broker to acknowledge each one (delivery reports, served by one polling thread); only then
+is the run delivered. librdkafka retries on its own until ``message.timeout.ms``
+(``openlineage.retry.maxTime``); a message it gives up on ends its run, and when nothing at all
+was acknowledged for that whole time the destination is declared unreachable, as for HTTP.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka import Producer as _LibrdkafkaProducer
+
+from ..errors import ConfigError, DestinationError, DestinationUnreachable
+from ..translate.events import TranslatedRun, encode
+from .destination import RunOutcome
+from .http import Redactor, is_loopback
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+"""How the producer talks to the brokers (Kafka's ``security.protocol``)."""
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+"""Username/password SASL mechanisms; the password comes from the secrets store."""
+COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
+"""Codecs for message batches (Kafka's ``compression.type``)."""
+
+ACK_GRACE = 5.0
+"""Seconds to wait for delivery reports beyond ``message.timeout.ms``: librdkafka expires
+messages on a timer of its own, so a report may come a little after the timeout."""
+CLOSE_GRACE = 1.0
+"""Seconds ``close`` gives messages still in flight (none were reported delivered)."""
+
+# Delivery errors that mean "the brokers did not answer in time" rather than "refused".
+_UNANSWERED = frozenset({
+    KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT, KafkaError._TIMED_OUT_QUEUE,
+    KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError.REQUEST_TIMED_OUT,
+    KafkaError.NETWORK_EXCEPTION,
+})
+
+# librdkafka's own log lines (connection refused, retries...) go to Python logging, silent
+# unless the host configures it: the user gets one sentence about an outage, not a stream.
+_librdkafka_log = logging.getLogger(__name__ + ".librdkafka")
+_librdkafka_log.addHandler(logging.NullHandler())
+
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
+
+
+class Producer(Protocol):
+    """The part of ``confluent_kafka.Producer`` used here; a test hands in a stand-in."""
+
+    def produce(self, topic: str, value: bytes, key: bytes, *,
+                on_delivery: DeliveryCallback) -> None:
+        """Queue one message; ``on_delivery(error or None, message)`` is called from poll()."""
+        ...
+
+    def poll(self, timeout: float) -> int:
+        """Serve delivery reports (and log/error callbacks), waiting at most ``timeout``."""
+        ...
+
+    def flush(self, timeout: float) -> int:
+        """Wait until every queued message is reported, at most ``timeout``; how many are left."""
+        ...
+
+    def purge(self) -> None:
+        """Drop every message not yet acknowledged (they are then reported as purged)."""
+        ...
+
+    def __len__(self) -> int:
+        """Messages queued or in flight."""
+        ...
+
+
+@dataclass(frozen=True)
+class KafkaConfig:
+    """Where and how to produce: the broker list, the topic, security and timeouts.
+
+    Built from the settings (``openlineage.kafka.*``, ``openlineage.tls.*``,
+    ``openlineage.timeout``, ``openlineage.retry.maxTime``); checked on construction, with
+    messages that name those settings.
+    """
+
+    bootstrap_servers: str
+    topic: str
+    client_id: str = "openlineage-export"
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str = "PLAIN"
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+    compression: str = "none"
+    ca_location: str | None = None
+    """CA bundle to verify the brokers' certificates (SSL and SASL_SSL); None: the system's."""
+    verify_certificates: bool = True
+    request_timeout: float = 10.0
+    """Seconds to wait for one produce request."""
+    delivery_timeout: float = 30.0
+    """Seconds from producing a message until librdkafka gives up on it (retries included)."""
+    allow_insecure_password: bool = False
+    """Allow a SASL PLAIN password in clear text (SASL_PLAINTEXT) to a host not on loopback."""
+
+    def __post_init__(self) -> None:
+        if not self.bootstrap_servers.strip():
+            raise ConfigError("openlineage.kafka.bootstrapServers is empty")
+        if not self.topic.strip():
+            raise ConfigError("openlineage.kafka.topic is empty")
+        for value, allowed, key in ((self.security_protocol, SECURITY_PROTOCOLS,
+                                     "openlineage.kafka.securityProtocol"),
+                                    (self.sasl_mechanism, SASL_MECHANISMS,
+                                     "openlineage.kafka.sasl.mechanism"),
+                                    (self.compression, COMPRESSIONS,
+                                     "openlineage.kafka.compression")):
+            if value not in allowed:
+                raise ConfigError(f"{key} must be one of: {', '.join(allowed)}")
+        if self.delivery_timeout <= 0 or self.request_timeout <= 0:
+            raise ConfigError("the Kafka timeouts must be more than 0 seconds")
+        if self.uses_sasl:
+            if not self.sasl_username or not self.sasl_password:
+                raise ConfigError(
+                    f"openlineage.kafka.securityProtocol is {self.security_protocol}: set "
+                    "openlineage.kafka.sasl.username, store the password with "
+                    "'openlineage-export secrets set NAME' and set "
+                    "openlineage.kafka.sasl.password.secretRef to NAME")
+            if (self.security_protocol == "SASL_PLAINTEXT" and self.sasl_mechanism == "PLAIN"
+                    and not self.allow_insecure_password
+                    and not all(is_loopback(f"kafka://{server}") for server in self.servers)):
+                raise ConfigError(
+                    "refusing to send the Kafka password in clear text (SASL PLAIN over "
+                    "SASL_PLAINTEXT) to a broker that is not on this machine: use SASL_SSL or a "
+                    "SCRAM mechanism, or set openlineage.allowInsecureKey to true if this "
+                    "network is trusted")
+        elif self.sasl_username or self.sasl_password:
+            raise ConfigError(
+                f"a Kafka SASL username or password is set but "
+                f"openlineage.kafka.securityProtocol is {self.security_protocol}: set it to "
+                "SASL_SSL (or SASL_PLAINTEXT), or unset the SASL settings")
+
+    @property
+    def servers(self) -> list[str]:
+        """The bootstrap brokers, ``host:port`` each."""
+        return [s.strip() for s in self.bootstrap_servers.split(",") if s.strip()]
+
+    @property
+    def uses_sasl(self) -> bool:
+        """Whether the brokers are logged in to with a username and password."""
+        return self.security_protocol.startswith("SASL_")
+
+    @property
+    def name(self) -> str:
+        """The destination's identity: ``kafka://<bootstrap servers>/<topic>``."""
+        return f"kafka://{','.join(self.servers)}/{self.topic}"
+
+    def producer_config(self) -> dict[str, Any]:
+        """librdkafka's configuration (holds the password: never log or show it)."""
+        config: dict[str, Any] = {
+            "bootstrap.servers": ",".join(self.servers),
+            "client.id": self.client_id,
+            "enable.idempotence": True,
+            "acks": "all",
+            "compression.type": self.compression,
+            "message.timeout.ms": round(self.delivery_timeout * 1000),
+            "request.timeout.ms": round(min(self.request_timeout, self.delivery_timeout) * 1000),
+            # The partitioner of Kafka's Java clients: a key lands on the partition a Java
+            # producer would choose for it.
+            "partitioner": "murmur2_random",
+            "security.protocol": self.security_protocol,
+        }
+        if self.uses_sasl:
+            config.update({"sasl.mechanism": self.sasl_mechanism,
+                           "sasl.username": self.sasl_username,
+                           "sasl.password": self.sasl_password})
+        if self.security_protocol in ("SSL", "SASL_SSL"):
+            config["enable.ssl.certificate.verification"] = self.verify_certificates
+            if self.ca_location:
+                config["ssl.ca.location"] = self.ca_location
+        return config
+
+
+class _RunAcks:
+    """The delivery reports of one run's messages, filled in by the polling thread."""
+
+    def __init__(self, count: int) -> None:
+        self.errors: list[KafkaError | None] = [None] * count
+        self.reported = [False] * count
+        self.produced = 0
+        self.all_reported = threading.Event()
+        self._left = 0
+        self._done_producing = False
+        self._lock = threading.Lock()
+
+    def expect(self) -> None:
+        """One more message is about to be produced (its report may come at once)."""
+        with self._lock:
+            self.produced += 1
+            self._left += 1
+
+    def withdraw(self) -> None:
+        """The message just expected was not produced after all."""
+        with self._lock:
+            self.produced -= 1
+            self._left -= 1
+
+    def report(self, index: int, error: KafkaError | None) -> None:
+        """The delivery report of message ``index``."""
+        with self._lock:
+            self.errors[index] = error
+            self.reported[index] = True
+            self._left -= 1
+            if self._left == 0 and self._done_producing:
+                self.all_reported.set()
+
+    def stop_expecting(self) -> None:
+        """No more messages will be produced."""
+        with self._lock:
+            self._done_producing = True
+            if self._left == 0:
+                self.all_reported.set()
+
+    def acknowledged(self) -> int:
+        """How many messages, from the first on, the broker acknowledged."""
+        with self._lock:
+            for index in range(self.produced):
+                if not self.reported[index] or self.errors[index] is not None:
+                    return index
+            return self.produced
+
+    def first_error(self) -> tuple[int, KafkaError] | None:
+        """The first message the broker did not take, and why."""
+        with self._lock:
+            for index, error in enumerate(self.errors[:self.produced]):
+                if error is not None:
+                    return index, error
+            return None
+
+
+class KafkaDestination:
+    """Produces each run's events to one topic, keyed by the pipeline run id, and waits for
+    the broker's acknowledgement of every one before calling the run delivered."""
+
+    def __init__(self, config: KafkaConfig, *, producer: Producer | None = None,
+                 concurrency: int = 8) -> None:
+        """``producer`` replaces the one built from ``config`` (it then belongs to the caller,
+        who closes it); ``concurrency`` is how many runs the engine sends at once."""
+        self.config = config
+        self.name = config.name
+        self.concurrency = concurrency
+        self.redact = Redactor(config.sasl_password)
+        self._owned = producer is None
+        self._last_ack = time.monotonic()
+        self._broker_error: str | None = None
+        self._fatal: str | None = None
+        self._state_lock = threading.Lock()
+        self._producer: Producer = producer if producer is not None else _LibrdkafkaProducer({
+            **config.producer_config(), "error_cb": self._on_error,
+            "logger": _librdkafka_log})
+        self._closing = threading.Event()
+        self._poller = threading.Thread(target=self._serve_reports, daemon=True,
+                                        name="kafka-delivery-reports")
+        self._poller.start()
+
+    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
+        """Produce every event of the run, then wait until the broker acknowledged each."""
+        acks = _RunAcks(len(run.events))
+        key = run.run_id.encode()
+        deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
+        refused: str | None = None
+        for index, event in enumerate(run.events):
+            if cancel.is_set():
+                break
+            refused = self._produce(key, encode(event), index, acks, cancel, deadline)
+            if refused is not None:
+                break
+        acks.stop_expecting()
+        # After the last produce, librdkafka has delivery_timeout to report each message.
+        deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
+        while not acks.all_reported.wait(0.05):
+            self._raise_if_fatal()
+            if cancel.is_set():
+                return RunOutcome(acks.acknowledged(), "cancelled before every event was "
+                                                      "acknowledged by the broker")
+            if time.monotonic() >= deadline:
+                return RunOutcome(acks.acknowledged(), self._unanswered(
+                    "no delivery report from the producer"))
+        self._raise_if_fatal()
+        accepted = acks.acknowledged()
+        failed = acks.first_error()
+        if failed is not None:
+            return RunOutcome(accepted, self._verdict(*failed, len(run.events)))
+        if refused is not None:
+            return RunOutcome(accepted, refused)
+        if accepted < len(run.events):
+            return RunOutcome(accepted, "cancelled before every event was sent")
+        return RunOutcome(accepted)
+
+    def close(self) -> None:
+        """Stop serving reports; an owned producer drops what was never acknowledged."""
+        self._closing.set()
+        self._poller.join()
+        if self._owned:
+            if len(self._producer):
+                self._producer.purge()
+            self._producer.flush(CLOSE_GRACE)
+
+    def _produce(self, key: bytes, value: bytes, index: int, acks: _RunAcks,
+                 cancel: threading.Event, deadline: float) -> str | None:
+        """Queue one message (waiting while the producer's queue is full); None, or why not."""
+        on_delivery = functools.partial(self._delivered, acks, index)
+        while True:
+            acks.expect()
+            try:
+                self._producer.produce(self.config.topic, value=value, key=key,
+                                       on_delivery=on_delivery)
+            except BufferError:
+                acks.withdraw()
+                # The local queue is full: the polling thread is draining it.
+                if time.monotonic() >= deadline:
+                    return self._unanswered("the producer's queue stayed full")
+                if cancel.wait(0.01):
+                    return "cancelled before every event was sent"
+                continue
+            except KafkaException as exc:
+                acks.withdraw()
+                return self.redact(f"the producer refused event {index + 1}: {_describe(exc)}")
+            return None
+
+    def _delivered(self, acks: _RunAcks, index: int, error: KafkaError | None,
+                   _message: Message) -> None:
+        """A delivery report (called by librdkafka from poll(), on the polling thread)."""
+        if error is None:
+            with self._state_lock:
+                self._last_ack = time.monotonic()
+        acks.report(index, error)
+
+    def _verdict(self, index: int, error: KafkaError, count: int) -> str:
+        """Why the run failed at message ``index``; raises when the brokers are gone."""
+        if error.code() == KafkaError._FATAL or error.fatal():
+            raise DestinationError(self.redact(
+                f"the Kafka producer for {self.name} failed for good ({error.str()}); "
+                "nothing more was sent"))
+        if error.code() in _UNANSWERED:
+            return self._unanswered(error.str())
+        return self.redact(f"the broker refused event {index + 1} of {count}: "
+                           f"{error.name()}: {error.str()}")
+
+    def _unanswered(self, reason: str) -> str:
+        """The reason for a message the brokers never answered; raises
+        :class:`DestinationUnreachable` when nothing was acknowledged for the whole window."""
+        window = self.config.delivery_timeout
+        with self._state_lock:
+            quiet_for = time.monotonic() - self._last_ack
+            broker_error = self._broker_error
+        detail = reason + (f"; last broker error: {broker_error}" if broker_error else "")
+        if quiet_for >= window:
+            raise DestinationUnreachable(self.redact(
+                f"the Kafka broker at {self.name} acknowledged nothing for {window:.0f} s "
+                f"({detail}); nothing more was sent"))
+        return self.redact(f"not acknowledged within {window:.0f} s: {detail}")
+
+    def _raise_if_fatal(self) -> None:
+        with self._state_lock:
+            fatal = self._fatal
+        if fatal is not None:
+            raise DestinationError(self.redact(
+                f"the Kafka producer for {self.name} failed for good ({fatal}); "
+                "nothing more was sent"))
+
+    def _serve_reports(self) -> None:
+        """The polling thread: delivery reports, errors and logs are served here."""
+        while not self._closing.is_set():
+            self._producer.poll(0.1)
+
+    def _on_error(self, error: KafkaError) -> None:
+        """librdkafka's client-level errors (all brokers down, authentication failed...)."""
+        with self._state_lock:
+            if error.fatal():
+                self._fatal = error.str()
+            self._broker_error = error.str()
+
+
+def _describe(exc: KafkaException) -> str:
+    if exc.args and isinstance(exc.args[0], KafkaError):
+        error: KafkaError = exc.args[0]
+        return f"{error.name()}: {error.str()}"
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,378 @@
+"""The command line, run as users run it: ``python -m openlineage_export ...`` in a subprocess.
+
+Every run gets a clean environment (no OPENLINEAGE_* variable of the developer's, secrets in a
+private file under tmp, the ledger under tmp), and no run may print a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from fakeserver import Answer, FakeServer, closed_port
+from fakeserver import fake_server  # noqa: F401 - fixture
+from helpers import DEMO, WorkspaceMaker, run_record
+from openlineage_export.cli import main as cli_main
+
+SECRET = "sk-cli-7d1e9a0c44b2"
+
+
+@dataclass(frozen=True)
+class Result:
+    args: tuple[str, ...]
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out.decode()
+
+    def __str__(self) -> str:
+        return (f"openlineage-export {' '.join(self.args)} -> {self.code}\n"
+                f"stdout: {self.out[:2000]!r}\nstderr: {self.err[:2000]}")
+
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The environment of every CLI run: nothing of the developer's OpenLineage setup."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    clean.update({
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+        # The file store, always: a test must never write to a developer's real keyring.
+        "OPENLINEAGE_EXPORT_SECRETS": "file",
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+        "HOME": str(tmp_path / "home"),
+        "COLUMNS": "100",
+    })
+    return clean
+
+
+@pytest.fixture
+def cli(env: dict[str, str], tmp_path: Path) -> Run:
+    """Run the CLI; ``input`` goes to stdin (a pipe), ``extra_env`` adds variables."""
+
+    def run(*args: str, input: str | None = None, extra_env: dict[str, str] | None = None,
+            timeout: float = 60) -> Result:
+        proc = subprocess.run(
+            [sys.executable, "-m", "openlineage_export", *args],
+            input=(input or "").encode(), capture_output=True, timeout=timeout,
+            env={**env, **(extra_env or {})}, cwd=tmp_path)
+        result = Result(tuple(args), proc.returncode, proc.stdout, proc.stderr.decode())
+        assert "Traceback" not in result.err, str(result)
+        assert "Traceback" not in result.text, str(result)
+        return result
+
+    return run
+
+
+def run_all(cli: Run, calls: Sequence[tuple[str, ...]]) -> list[Result]:
+    """Several independent CLI runs at once (each is a fresh interpreter)."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda args: cli(*args), calls))
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "acme-analytics"
+    shutil.copytree(DEMO, root)
+    return root
+
+
+def set_settings(root: Path, values: dict[str, Any]) -> None:
+    file = root / ".workspace" / "settings.json"
+    current = json.loads(file.read_text()) if file.exists() else {}
+    file.write_text(json.dumps({**current, **values}))
+
+
+def error_lines(result: Result) -> list[str]:
+    return [line for line in result.err.splitlines() if line.strip()]
+
+
+# -- help -----------------------------------------------------------------------------------
+
+
+def commands(group: click.Command = cli_main,
+             path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    yield path, group
+    if isinstance(group, click.Group):
+        for name, sub in sorted(group.commands.items()):
+            yield from commands(sub, (*path, name))
+
+
+def test_every_command_has_help_text(cli: Run) -> None:
+    found = list(commands())
+    names = {" ".join(p) for p, _ in found}
+    assert {"export", "settings set", "secrets set", "secrets list"} <= names
+    results = run_all(cli, [(*path, "--help") for path, _ in found])
+    missing = []
+    for (path, command), result in zip(found, results):
+        where = " ".join(path) or "(main)"
+        assert result.code == 0, str(result)
+        assert result.text.startswith("Usage: "), str(result)
+        first = (command.help or "").strip().splitlines()[0] if command.help else ""
+        if not first or first not in " ".join(result.text.split()):
+            missing.append(f"{where}: no help text")
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden and not param.help:
+                missing.append(f"{where}: option {param.opts[0]} has no help text")
+        if isinstance(command, click.Group):
+            # The group's listing gives each subcommand a one-line summary.
+            listing = result.text.split("Commands:", 1)[1].splitlines()
+            for name in command.commands:
+                line = next((l for l in listing if l.split()[:1] == [name]), "")
+                if len(line.split()) < 2:
+                    missing.append(f"{where}: '{name}' listed without a summary")
+    assert not missing, "\n".join(missing)
+
+
+def test_version(cli: Run) -> None:
+    result = cli("--version")
+    assert result.code == 0 and "openlineage-export" in result.text
+
+
+# -- dry run ----------------------------------------------------------------------------------
+
+
+def test_dry_run_of_the_demo_is_byte_identical_and_only_json_lines(cli: Run, demo: Path) -> None:
+    first, second = run_all(cli, [("export", "--dry-run", "-w", str(demo))] * 2)
+    assert first.code == 0 and second.code == 0, str(first)
+    assert first.out == second.out
+    lines = first.out.split(b"\n")
+    assert lines[-1] == b""  # ends with a newline
+    events = [json.loads(line) for line in lines[:-1]]
+    assert len(events) == 236 and all(isinstance(e, dict) and e["eventType"] for e in events)
+    assert "churn-model" in first.err and "never run" in first.err
+    assert "31 runs" in first.err and "236 events" in first.err
+
+
+def test_dry_run_to_a_file_with_json_summary(cli: Run, demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "events.jsonl"
+    result = cli("export", "--dry-run", "-o", str(out), "--json", "-w", str(demo))
+    summary = json.loads(result.out)
+    assert summary["exitCode"] == result.code == 0
+    assert summary["events"]["sent"] == 236 and summary["neverRun"] == ["churn-model"]
+    assert len(out.read_bytes().splitlines()) == 236
+
+
+def test_bad_lines_are_named_and_the_good_runs_still_exported(
+        cli: Run, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    no_pipeline = run_record("bad-2")
+    del no_pipeline["pipeline"]
+    ws.segment("000001.jsonl", [run_record("good-1"), "this is not json", no_pipeline,
+                                run_record("good-3")])
+    result = cli("export", "--dry-run", "-w", str(ws.root))
+    assert result.code == 1, str(result)
+    bad = [line for line in result.err.splitlines() if line.startswith("bad entry: ")]
+    assert len(bad) == 2, result.err
+    assert bad[0].startswith("bad entry: .workspace/lineage/audit/000001.jsonl:2: ")
+    assert bad[1].startswith("bad entry: .workspace/lineage/audit/000001.jsonl:3: ")
+    events = [json.loads(line) for line in result.out.splitlines()]
+    traces = {t["value"] for e in events
+              for t in e["run"]["facets"].get("tags", {}).get("tags", []) if t["key"] == "traceId"}
+    assert traces == {"good-1", "good-3"} and len(events) == 8
+    # The same with a JSON summary: its exit code is the process's.
+    out = tmp_path / "events.jsonl"
+    result = cli("export", "--dry-run", "--json", "-o", str(out), "-w", str(ws.root))
+    summary = json.loads(result.out)
+    assert summary["exitCode"] == result.code == 1
+    assert summary["badEntries"]["count"] == 2
+
+
+# -- errors: one line, the right exit code ----------------------------------------------------
+
+
+def test_workspace_and_configuration_errors(cli: Run, make_workspace: Callable[..., WorkspaceMaker],
+                                            tmp_path: Path) -> None:
+    not_a_workspace = tmp_path / "plain-folder"
+    not_a_workspace.mkdir()
+    bad_settings = make_workspace("bad-settings")
+    (bad_settings.root / ".workspace" / "settings.json").write_text('{"openlineage.url": ')
+    no_graph = make_workspace("no-graph")
+    (no_graph.root / ".workspace" / "lineage" / "graph.json").unlink()
+    secret_ref = make_workspace("secret-ref")
+    secret_ref.segment("000001.jsonl", [run_record("r1")])
+    secret_ref.settings({"openlineage.url": "http://127.0.0.1:9",
+                         "openlineage.apiKey.secretRef": "prod-marquez"})
+    cases = [
+        (("export", "--dry-run", "-w", str(not_a_workspace)), 3, "not a workspace"),
+        (("export", "-w", str(not_a_workspace)), 3, "not a workspace"),
+        (("export", "--dry-run", "-w", str(tmp_path / "missing")), 3, "missing"),
+        (("export", "--dry-run", "-w", str(bad_settings.root)), 2, "settings.json"),
+        (("export", "-w", str(bad_settings.root)), 2, "not valid JSON"),
+        (("settings", "list", "-w", str(bad_settings.root)), 2, "not valid JSON"),
+        (("export", "--dry-run", "-w", str(no_graph.root)), 3, "graph.json"),
+        (("export", "-w", str(secret_ref.root)), 2, "prod-marquez"),
+        (("export", "--json", "-w", str(secret_ref.root)), 2, "prod-marquez"),
+    ]
+    results = run_all(cli, [args for args, _, _ in cases])
+    for (args, code, needle), result in zip(cases, results):
+        assert result.code == code, str(result)
+        lines = error_lines(result)
+        assert len(lines) == 1 and lines[0].startswith("error: "), str(result)
+        assert needle in lines[0], str(result)
+        assert result.out == b"", str(result)
+
+
+def test_usage_errors_exit_2(cli: Run, demo: Path) -> None:
+    results = run_all(cli, [("export", "--bogus", "-w", str(demo)),
+                            ("export", "-o", "x.jsonl", "-w", str(demo)),
+                            ("export", "--dry-run", "--json", "-w", str(demo)),
+                            ("no-such-command",)])
+    for result in results:
+        assert result.code == 2, str(result)
+        assert "Error" in result.err and result.out == b"", str(result)
+
+
+def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path) -> None:
+    port = closed_port()
+    set_settings(demo, {"openlineage.url": f"http://127.0.0.1:{port}",
+                        "openlineage.retry.maxTime": 1})
+    text, as_json = run_all(cli, [("export", "-w", str(demo)),
+                                  ("export", "--json", "-w", str(demo))])
+    assert text.code == 4, str(text)
+    assert text.out == b""
+    stopped = [line for line in error_lines(text) if line.startswith("stopped: ")]
+    assert len(stopped) == 1 and str(port) in stopped[0], str(text)
+    assert "failed:" not in text.err, str(text)
+    summary = json.loads(as_json.out)
+    assert summary["exitCode"] == as_json.code == 4 and summary["outage"]
+
+
+def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
+                                         ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1"), run_record("r2")])
+    ws.settings({"openlineage.url": fake_server.url})
+    fake_server.script(lambda req: Answer(400, body="no such facet")
+                       if '"value":"r2"' in req.body.decode() else Answer(201))
+    result = cli("export", "--json", "-w", str(ws.root),
+                 extra_env={"OPENLINEAGE_API_KEY": SECRET})
+    summary = json.loads(result.out)
+    assert summary["exitCode"] == result.code == 1, str(result)
+    assert summary["runs"] == {"total": 2, "sent": 1, "unchanged": 0, "failed": 1}
+    assert "no such facet" in summary["failedRuns"][0]["reason"]
+    assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
+    assert SECRET not in result.text and SECRET not in result.err
+    # Human summary: the refused run is listed with the server's reason.
+    fake_server.script(lambda req: Answer(201))
+    again = cli("export", "-w", str(ws.root), extra_env={"OPENLINEAGE_API_KEY": SECRET})
+    assert again.code == 0, str(again)
+    assert again.out == b""
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+def test_settings_set_get_unset_round_trip_keeps_other_keys(cli: Run,
+                                                            ws: WorkspaceMaker) -> None:
+    file = ws.root / ".workspace" / "settings.json"
+    file.write_text('{\n  "editor.fontSize": 13,\n  "git.autofetch": true,\n'
+                    '  "python.paths": ["a", "b"],\n  "x.ratio": 1.50\n}\n')
+    others = {"editor.fontSize": 13, "git.autofetch": True, "python.paths": ["a", "b"],
+              "x.ratio": 1.5}
+    w = ("-w", str(ws.root))
+
+    assert cli("settings", "get", "openlineage.url", *w).code == 1
+    result = cli("settings", "set", "openlineage.url", "http://localhost:5000/proxy", *w)
+    assert result.code == 0, str(result)
+    result = cli("settings", "set", "openlineage.concurrency", "3", *w)
+    assert result.code == 0, str(result)
+    got, conc = run_all(cli, [("settings", "get", "openlineage.url", *w),
+                              ("settings", "get", "openlineage.concurrency", *w)])
+    assert (got.code, got.text) == (0, "http://localhost:5000/proxy\n")
+    assert (conc.code, conc.text) == (0, "3\n")
+    stored = json.loads(file.read_text())
+    assert stored == {**others, "openlineage.url": "http://localhost:5000/proxy",
+                      "openlineage.concurrency": 3}
+    assert '"x.ratio": 1.50' in file.read_text()  # other keys keep their very text
+
+    listed = cli("settings", "list", "--json", *w)
+    rows = {row["key"]: row for row in json.loads(listed.out)}
+    assert rows["openlineage.url"]["value"] == "http://localhost:5000/proxy"
+    assert rows["openlineage.url"]["source"] == "settings.json"
+
+    assert cli("settings", "unset", "openlineage.url", *w).code == 0
+    assert cli("settings", "unset", "openlineage.concurrency", *w).code == 0
+    assert json.loads(file.read_text()) == others
+    assert cli("settings", "get", "openlineage.url", *w).code == 1
+    # Keys of other extensions are not ours to change or remove.
+    refused = cli("settings", "unset", "editor.fontSize", *w)
+    assert refused.code == 2 and json.loads(file.read_text()) == others
+
+
+def test_settings_refuse_a_key_that_holds_a_secret(cli: Run, ws: WorkspaceMaker) -> None:
+    ws.settings({"editor.fontSize": 13})
+    before = (ws.root / ".workspace" / "settings.json").read_bytes()
+    results = run_all(cli, [("settings", "set", "openlineage.apiKey", SECRET, "-w", str(ws.root)),
+                            ("settings", "set", "openlineage.token", SECRET, "-w", str(ws.root))])
+    for result in results:
+        assert result.code == 2, str(result)
+        assert SECRET not in result.text and SECRET not in result.err, str(result)
+        assert "secrets set" in result.err
+    assert (ws.root / ".workspace" / "settings.json").read_bytes() == before
+
+
+def test_settings_bad_values_exit_2(cli: Run, ws: WorkspaceMaker) -> None:
+    results = run_all(cli, [
+        ("settings", "set", "openlineage.concurrency", "many", "-w", str(ws.root)),
+        ("settings", "set", "openlineage.urll", "http://x", "-w", str(ws.root)),
+        ("settings", "get", "openlineage.nope", "-w", str(ws.root)),
+    ])
+    for result in results:
+        assert result.code == 2 and error_lines(result)[0].startswith("error: "), str(result)
+    assert "did you mean 'openlineage.url'" in results[1].err
+
+
+# -- secrets ----------------------------------------------------------------------------------
+
+
+def test_secrets_set_list_delete(cli: Run, tmp_path: Path) -> None:
+    stored = cli("secrets", "set", "prod-marquez", input=SECRET + "\n")
+    assert stored.code == 0, str(stored)
+    assert SECRET not in stored.text and SECRET not in stored.err
+    file = tmp_path / "config" / "secrets.json"
+    assert json.loads(file.read_text()) == {"prod-marquez": SECRET}
+    assert file.stat().st_mode & 0o077 == 0
+
+    listed = cli("secrets", "list")
+    assert listed.code == 0 and listed.text.split() == ["prod-marquez"]
+    assert SECRET not in listed.text and SECRET not in listed.err
+
+    deleted = cli("secrets", "delete", "prod-marquez")
+    assert deleted.code == 0, str(deleted)
+    assert cli("secrets", "list").text.split() == []
+    again = cli("secrets", "delete", "prod-marquez")
+    assert again.code == 1 and "prod-marquez" in again.err
+
+
+def test_secrets_set_refuses_an_empty_value(cli: Run) -> None:
+    result = cli("secrets", "set", "empty", input="\n")
+    assert result.code == 2 and error_lines(result)[0].startswith("error: "), str(result)
+
+
+def test_stored_secret_is_sent_as_bearer(cli: Run, fake_server: FakeServer,
+                                         ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.url": fake_server.url})
+    assert cli("secrets", "set", "prod", input=SECRET).code == 0
+    assert cli("settings", "set", "openlineage.apiKey.secretRef", "prod",
+               "-w", str(ws.root)).code == 0
+    result = cli("export", "-q", "-w", str(ws.root))
+    assert result.code == 0 and result.err == "", str(result)
+    assert len(fake_server.requests) == 4
+    assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
