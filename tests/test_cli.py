@@ -75,7 +75,8 @@ def cli(env: dict[str, str], tmp_path: Path) -> Run:
             env={**env, **(extra_env or {})}, cwd=tmp_path)
         result = Result(tuple(args), proc.returncode, proc.stdout, proc.stderr.decode())
         assert "Traceback" not in result.err, str(result)
-        assert "Traceback" not in result.text, str(result)
+        # (stdout may be events whose errorMessage quotes a stack trace, inside JSON strings)
+        assert not any(line.startswith(b"Traceback") for line in result.out.splitlines())
         return result
 
     return run
@@ -139,11 +140,6 @@ def test_every_command_has_help_text(cli: Run) -> None:
                 if len(line.split()) < 2:
                     missing.append(f"{where}: '{name}' listed without a summary")
     assert not missing, "\n".join(missing)
-
-
-def test_version(cli: Run) -> None:
-    result = cli("--version")
-    assert result.code == 0 and "openlineage-export" in result.text
 
 
 # -- dry run ----------------------------------------------------------------------------------
@@ -211,14 +207,10 @@ def test_workspace_and_configuration_errors(cli: Run, make_workspace: Callable[.
                          "openlineage.apiKey.secretRef": "prod-marquez"})
     cases = [
         (("export", "--dry-run", "-w", str(not_a_workspace)), 3, "not a workspace"),
-        (("export", "-w", str(not_a_workspace)), 3, "not a workspace"),
-        (("export", "--dry-run", "-w", str(tmp_path / "missing")), 3, "missing"),
-        (("export", "--dry-run", "-w", str(bad_settings.root)), 2, "settings.json"),
-        (("export", "-w", str(bad_settings.root)), 2, "not valid JSON"),
-        (("settings", "list", "-w", str(bad_settings.root)), 2, "not valid JSON"),
+        (("export", "-w", str(tmp_path / "missing")), 3, "missing"),
+        (("export", "-w", str(bad_settings.root)), 2, "settings.json is not valid JSON"),
         (("export", "--dry-run", "-w", str(no_graph.root)), 3, "graph.json"),
-        (("export", "-w", str(secret_ref.root)), 2, "prod-marquez"),
-        (("export", "--json", "-w", str(secret_ref.root)), 2, "prod-marquez"),
+        (("export", "--json", "-w", str(secret_ref.root)), 2, "'prod-marquez'"),
     ]
     results = run_all(cli, [args for args, _, _ in cases])
     for (args, code, needle), result in zip(cases, results):
@@ -231,9 +223,7 @@ def test_workspace_and_configuration_errors(cli: Run, make_workspace: Callable[.
 
 def test_usage_errors_exit_2(cli: Run, demo: Path) -> None:
     results = run_all(cli, [("export", "--bogus", "-w", str(demo)),
-                            ("export", "-o", "x.jsonl", "-w", str(demo)),
-                            ("export", "--dry-run", "--json", "-w", str(demo)),
-                            ("no-such-command",)])
+                            ("export", "-o", "x.jsonl", "-w", str(demo))])
     for result in results:
         assert result.code == 2, str(result)
         assert "Error" in result.err and result.out == b"", str(result)
@@ -268,11 +258,6 @@ def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
     assert "no such facet" in summary["failedRuns"][0]["reason"]
     assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
     assert SECRET not in result.text and SECRET not in result.err
-    # Human summary: the refused run is listed with the server's reason.
-    fake_server.script(lambda req: Answer(201))
-    again = cli("export", "-w", str(ws.root), extra_env={"OPENLINEAGE_API_KEY": SECRET})
-    assert again.code == 0, str(again)
-    assert again.out == b""
 
 
 # -- settings ---------------------------------------------------------------------------------
@@ -287,32 +272,23 @@ def test_settings_set_get_unset_round_trip_keeps_other_keys(cli: Run,
               "x.ratio": 1.5}
     w = ("-w", str(ws.root))
 
-    assert cli("settings", "get", "openlineage.url", *w).code == 1
     result = cli("settings", "set", "openlineage.url", "http://localhost:5000/proxy", *w)
     assert result.code == 0, str(result)
-    result = cli("settings", "set", "openlineage.concurrency", "3", *w)
-    assert result.code == 0, str(result)
-    got, conc = run_all(cli, [("settings", "get", "openlineage.url", *w),
-                              ("settings", "get", "openlineage.concurrency", *w)])
-    assert (got.code, got.text) == (0, "http://localhost:5000/proxy\n")
-    assert (conc.code, conc.text) == (0, "3\n")
     stored = json.loads(file.read_text())
-    assert stored == {**others, "openlineage.url": "http://localhost:5000/proxy",
-                      "openlineage.concurrency": 3}
+    assert stored == {**others, "openlineage.url": "http://localhost:5000/proxy"}
     assert '"x.ratio": 1.50' in file.read_text()  # other keys keep their very text
 
-    listed = cli("settings", "list", "--json", *w)
-    rows = {row["key"]: row for row in json.loads(listed.out)}
-    assert rows["openlineage.url"]["value"] == "http://localhost:5000/proxy"
-    assert rows["openlineage.url"]["source"] == "settings.json"
+    got, refused = run_all(cli, [("settings", "get", "openlineage.url", *w),
+                                 # Keys of other extensions are not ours to remove.
+                                 ("settings", "unset", "editor.fontSize", *w)])
+    assert (got.code, got.text) == (0, "http://localhost:5000/proxy\n")
+    assert refused.code == 2, str(refused)
 
     assert cli("settings", "unset", "openlineage.url", *w).code == 0
-    assert cli("settings", "unset", "openlineage.concurrency", *w).code == 0
     assert json.loads(file.read_text()) == others
-    assert cli("settings", "get", "openlineage.url", *w).code == 1
-    # Keys of other extensions are not ours to change or remove.
-    refused = cli("settings", "unset", "editor.fontSize", *w)
-    assert refused.code == 2 and json.loads(file.read_text()) == others
+    assert '"x.ratio": 1.50' in file.read_text()
+    gone = cli("settings", "get", "openlineage.url", *w)
+    assert (gone.code, gone.text) == (1, "")
 
 
 def test_settings_refuse_a_key_that_holds_a_secret(cli: Run, ws: WorkspaceMaker) -> None:
@@ -327,21 +303,17 @@ def test_settings_refuse_a_key_that_holds_a_secret(cli: Run, ws: WorkspaceMaker)
     assert (ws.root / ".workspace" / "settings.json").read_bytes() == before
 
 
-def test_settings_bad_values_exit_2(cli: Run, ws: WorkspaceMaker) -> None:
-    results = run_all(cli, [
-        ("settings", "set", "openlineage.concurrency", "many", "-w", str(ws.root)),
-        ("settings", "set", "openlineage.urll", "http://x", "-w", str(ws.root)),
-        ("settings", "get", "openlineage.nope", "-w", str(ws.root)),
-    ])
-    for result in results:
-        assert result.code == 2 and error_lines(result)[0].startswith("error: "), str(result)
-    assert "did you mean 'openlineage.url'" in results[1].err
+def test_settings_unknown_key_exits_2_with_a_suggestion(cli: Run, ws: WorkspaceMaker) -> None:
+    result = cli("settings", "set", "openlineage.urll", "http://x", "-w", str(ws.root))
+    assert result.code == 2 and error_lines(result)[0].startswith("error: "), str(result)
+    assert "did you mean 'openlineage.url'" in result.err
 
 
 # -- secrets ----------------------------------------------------------------------------------
 
 
-def test_secrets_set_list_delete(cli: Run, tmp_path: Path) -> None:
+def test_secrets_set_list_use_delete(cli: Run, fake_server: FakeServer, ws: WorkspaceMaker,
+                                     tmp_path: Path) -> None:
     stored = cli("secrets", "set", "prod-marquez", input=SECRET + "\n")
     assert stored.code == 0, str(stored)
     assert SECRET not in stored.text and SECRET not in stored.err
@@ -349,30 +321,23 @@ def test_secrets_set_list_delete(cli: Run, tmp_path: Path) -> None:
     assert json.loads(file.read_text()) == {"prod-marquez": SECRET}
     assert file.stat().st_mode & 0o077 == 0
 
-    listed = cli("secrets", "list")
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.url": fake_server.url})
+    listed, ref = run_all(cli, [("secrets", "list"),
+                                ("settings", "set", "openlineage.apiKey.secretRef",
+                                 "prod-marquez", "-w", str(ws.root))])
     assert listed.code == 0 and listed.text.split() == ["prod-marquez"]
     assert SECRET not in listed.text and SECRET not in listed.err
+    assert ref.code == 0 and SECRET not in ref.text, str(ref)
+
+    # The stored key is what the export sends.
+    sent = cli("export", "-q", "-w", str(ws.root))
+    assert sent.code == 0 and sent.err == "" and sent.out == b"", str(sent)
+    assert len(fake_server.requests) == 4
+    assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
 
     deleted = cli("secrets", "delete", "prod-marquez")
     assert deleted.code == 0, str(deleted)
-    assert cli("secrets", "list").text.split() == []
-    again = cli("secrets", "delete", "prod-marquez")
+    listed, again = run_all(cli, [("secrets", "list"), ("secrets", "delete", "prod-marquez")])
+    assert listed.code == 0 and listed.text.split() == []
     assert again.code == 1 and "prod-marquez" in again.err
-
-
-def test_secrets_set_refuses_an_empty_value(cli: Run) -> None:
-    result = cli("secrets", "set", "empty", input="\n")
-    assert result.code == 2 and error_lines(result)[0].startswith("error: "), str(result)
-
-
-def test_stored_secret_is_sent_as_bearer(cli: Run, fake_server: FakeServer,
-                                         ws: WorkspaceMaker) -> None:
-    ws.segment("000001.jsonl", [run_record("r1")])
-    ws.settings({"openlineage.url": fake_server.url})
-    assert cli("secrets", "set", "prod", input=SECRET).code == 0
-    assert cli("settings", "set", "openlineage.apiKey.secretRef", "prod",
-               "-w", str(ws.root)).code == 0
-    result = cli("export", "-q", "-w", str(ws.root))
-    assert result.code == 0 and result.err == "", str(result)
-    assert len(fake_server.requests) == 4
-    assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}

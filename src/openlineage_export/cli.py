@@ -24,6 +24,7 @@ from .errors import ConfigError, ExportError
 from .export import ExportRequest, run_export
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
+from .html_report import ReportCollector, check_writable, write_report
 from .hub.model import BadEntry
 from .report import ExportReport, Progress
 
@@ -65,14 +66,20 @@ def main() -> None:
 @click.option("--full", is_flag=True,
               help="Send every run again, not only those new or changed since the last export.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary and no progress on stderr.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write an HTML report to this file: the lineage graph, the run history "
+                   "and what was not exported, one self-contained page.")
 def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, full: bool,
-           quiet: bool) -> None:
+           quiet: bool, report_path: Path | None) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run)."""
     if output is not None and not dry_run:
         raise click.UsageError("--output goes with --dry-run")
     if as_json and dry_run and output is None:
         raise click.UsageError("with --dry-run and --json, name an --output file for the events")
     cancel = threading.Event()
+    collector = ReportCollector() if report_path is not None else None
+    if report_path is not None:
+        guarded(lambda: check_writable(report_path))
 
     def on_bad(entry: BadEntry) -> None:
         click.echo(f"bad entry: {entry}", err=True)
@@ -81,7 +88,12 @@ def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, f
             _progress_bar(enabled=not quiet and not dry_run) as on_progress:
         report = guarded(lambda: run_export(ExportRequest(
             workspace=workspace, dry_run=dry_run, output=sink, environ=os.environ,
-            on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel, full=full)))
+            on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel, full=full,
+            on_run=collector.add if collector is not None else None)))
+    if report_path is not None and collector is not None:
+        written = guarded(lambda: write_report(report_path, collector, report))
+        if written.warning:
+            click.echo(f"warning: {written.warning}", err=True)
     if as_json:
         click.echo(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode())
     elif not quiet:
@@ -161,7 +173,8 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[Progress], None] | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import Progress as Bar
 
     console = Console(stderr=True)
     with Bar(TextColumn("exporting"), BarColumn(), MofNCompleteColumn(),

@@ -25,8 +25,8 @@ from .host.secrets import SecretStore, default_store, resolve_api_key
 from .host.settings import Settings, load_settings
 from .host.workspace import Workspace
 from .hub.graph import read_graph
-from .hub.model import BadEntry, Graph
 from .hub.index import Winner
+from .hub.model import BadEntry, Graph
 from .hub.trail import AuditTrail, TrailScan
 from .report import ExportReport, FailedRun, Progress, RunResult
 from .translate.datasets import namespace_safe
@@ -192,7 +192,37 @@ def never_run(graph: Graph, scan: TrailScan) -> list[str]:
 def open_destination(settings: Settings,
                      request: ExportRequest) -> tuple[Destination, httpx.Client | None]:
     """The destination the settings name, and the HTTP client we built for it (to close)."""
-    return _http_destination(settings, request)
+    if settings.transport != "kafka":
+        return _http_destination(settings, request)
+    from .deliver.kafka import KafkaConfig, KafkaDestination  # loads librdkafka: only if used
+    from .errors import MissingSecret
+    from .host.settings import KAFKA_PASSWORD_ENV
+
+    if not settings.kafka_bootstrap_servers or not settings.kafka_topic:
+        raise ConfigError("openlineage.transport is kafka: set openlineage.kafka.bootstrapServers "
+                          "and openlineage.kafka.topic (or OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS "
+                          "and OPENLINEAGE_KAFKA_TOPIC), or use --dry-run")
+    environ = request.environ or {}
+    password = environ.get(KAFKA_PASSWORD_ENV) or None
+    name = settings.kafka_sasl_password_secret_ref
+    if password is None and name is not None:
+        store = request.secrets or default_store(environ)
+        password = store.get(name)
+        if not password:
+            raise MissingSecret(
+                f"the secret '{name}' named by openlineage.kafka.sasl.password.secretRef is not "
+                f"in the secrets store ({store.description}); store it with: "
+                f"openlineage-export secrets set {name}")
+    config = KafkaConfig(
+        settings.kafka_bootstrap_servers, settings.kafka_topic,
+        client_id=settings.kafka_client_id, security_protocol=settings.kafka_security_protocol,
+        sasl_mechanism=settings.kafka_sasl_mechanism, sasl_username=settings.kafka_sasl_username,
+        sasl_password=password, compression=settings.kafka_compression,
+        ca_location=str(settings.tls_ca_bundle) if settings.tls_ca_bundle else None,
+        verify_certificates=settings.tls_verify, request_timeout=settings.timeout,
+        delivery_timeout=max(settings.retry_max_time, settings.timeout),
+        allow_insecure_password=settings.allow_insecure_key)
+    return KafkaDestination(config, concurrency=settings.concurrency), None
 
 
 def _http_destination(settings: Settings,

@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -194,7 +194,7 @@ class Ledger:
 
 def _now() -> str:
     """Wall-clock time for bookkeeping only (never in an event)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def ledger_path_for_display(environ: Mapping[str, str]) -> str:

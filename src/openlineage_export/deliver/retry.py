@@ -24,7 +24,7 @@ class RetryPolicy:
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """The wait before retry number ``attempt`` (1-based): exponential, with jitter."""
         ceiling = min(self.max_backoff, self.backoff_factor * (2 ** (attempt - 1)))
-        return ceiling * (0.5 + rng.random() / 2)
+        return float(ceiling * (0.5 + rng.random() / 2))
 
 
 def retry_after_seconds(value: str | None, now_epoch: float) -> float | None:

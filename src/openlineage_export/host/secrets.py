@@ -310,7 +310,7 @@ def is_usable_keyring(backend: Keyring) -> bool:
     # A backend's priority raises (any kind of error) when it is unusable here.
     try:
         return float(getattr(type(backend), "priority", 0)) >= 1
-    except Exception:  # noqa: BLE001
+    except Exception:
         _log.debug("keyring backend %s is not usable", type(backend).__name__, exc_info=True)
         return False
 
@@ -323,7 +323,7 @@ def _system_keyring() -> Keyring | None:
         # Any failure to find one means: no keyring; the file store takes over.
         try:
             found.append(keyring.get_keyring())
-        except Exception:  # noqa: BLE001
+        except Exception:
             _log.debug("no system keyring", exc_info=True)
 
     # Detection may talk to D-Bus; a daemon thread lets us walk away from a wedged bus.

@@ -43,6 +43,9 @@ SECRET_NAME_PATTERN = r"[A-Za-z0-9._-]{1,128}"
 API_KEY_ENV = "OPENLINEAGE_API_KEY"
 """The environment variable that hands the API key over directly (never a setting)."""
 
+KAFKA_PASSWORD_ENV = "OPENLINEAGE_KAFKA_SASL_PASSWORD"
+"""The environment variable that hands the Kafka SASL password over directly (never a setting)."""
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -110,6 +113,38 @@ SETTINGS: tuple[Setting, ...] = (
             "stage's source path."),
     Setting("openlineage.sourceRepository.version", "string", None,
             "Branch, tag or commit of openlineage.sourceRepository.url."),
+    Setting("openlineage.transport", "string", "http",
+            "Where events go: http (openlineage.url) or kafka (openlineage.kafka.*).",
+            env="OPENLINEAGE_TRANSPORT", choices=("http", "kafka")),
+    Setting("openlineage.kafka.bootstrapServers", "string", None,
+            "Kafka brokers to start from, host:port[,host:port...].",
+            env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS",
+            pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
+            pattern_help="host:port, several separated by commas, no spaces"),
+    Setting("openlineage.kafka.topic", "string", None,
+            "Kafka topic the events are produced to.",
+            env="OPENLINEAGE_KAFKA_TOPIC", pattern=r"[A-Za-z0-9._-]{1,249}",
+            pattern_help="letters, digits, '.', '_', '-'; at most 249"),
+    Setting("openlineage.kafka.clientId", "string", "openlineage-export",
+            "Client id the producer gives the brokers (for their logs and quotas).",
+            pattern=r"[A-Za-z0-9._-]{1,249}",
+            pattern_help="letters, digits, '.', '_', '-'; at most 249"),
+    Setting("openlineage.kafka.securityProtocol", "string", "PLAINTEXT",
+            "How to talk to the brokers; SSL verifies them with openlineage.tls.caBundle and "
+            "openlineage.tls.verify.",
+            choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
+    Setting("openlineage.kafka.sasl.mechanism", "string", "PLAIN",
+            "SASL mechanism with SASL_SSL or SASL_PLAINTEXT.",
+            choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
+    Setting("openlineage.kafka.sasl.username", "string", None,
+            "SASL username with SASL_SSL or SASL_PLAINTEXT."),
+    Setting("openlineage.kafka.sasl.password.secretRef", "string", None,
+            "NAME of the entry in the secrets store that holds the SASL password (never the "
+            "password itself); store it with: openlineage-export secrets set NAME.",
+            pattern=SECRET_NAME_PATTERN),
+    Setting("openlineage.kafka.compression", "string", "none",
+            "Compression of the message batches.",
+            choices=("none", "gzip", "snappy", "lz4", "zstd")),
 )
 """Every setting of the exporter, in the order ``settings list`` shows them."""
 
@@ -151,6 +186,15 @@ class Settings:
     allow_insecure_key: bool
     source_repository_url: str | None
     source_repository_version: str | None
+    transport: str
+    kafka_bootstrap_servers: str | None
+    kafka_topic: str | None
+    kafka_client_id: str
+    kafka_security_protocol: str
+    kafka_sasl_mechanism: str
+    kafka_sasl_username: str | None
+    kafka_sasl_password_secret_ref: str | None
+    kafka_compression: str
 
     @classmethod
     def from_values(cls, values: Mapping[str, object], *, base: Path | None = None) -> Settings:
@@ -436,10 +480,12 @@ def _unknown_key_error(key: str, where: str | None) -> ConfigError:
 def _secret_key_error(key: str, where: str | None) -> ConfigError:
     # Never the value: the point of this error is that it may be a real credential.
     remove = f"Remove it (openlineage-export settings unset {key}), store" if where else "Store"
+    ref = ("openlineage.kafka.sasl.password.secretRef" if key.startswith(PREFIX + "kafka.")
+           else "openlineage.apiKey.secretRef")
     return ConfigError(
         f"{_at(where)}'{key}' looks like it holds a secret. Keys never go in settings (they "
         f"travel with the workspace). {remove} the key with `openlineage-export secrets set "
-        "NAME` and set openlineage.apiKey.secretRef to NAME."
+        f"NAME` and set {ref} to NAME."
     )
 
 

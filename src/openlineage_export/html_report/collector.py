@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ..report import MAX_LISTED, RunResult
+from ..translate.events import TranslatedRun
 
 RECENT_RUNS = 20
 """Runs of each pipeline kept in full (the most recent ones by start time)."""
@@ -36,6 +38,9 @@ END_STATES = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
 
 RUN_STATES = ("completed", "failed", "aborted", "running")
 """Run states in the order the page lists them; a run without an end event is ``running``."""
+
+PROBLEM_STATES = frozenset({"failed", "aborted"})
+"""Run states a person looks for first."""
 
 DELIVERED = frozenset({"built", "sent", "unchanged"})
 """Export states whose events are (or, in a dry run, would be) on the server."""
@@ -77,6 +82,11 @@ class RunDetail:
     """Sort key: start time (UTC seconds), then trace id and run id, for a stable order."""
 
     @property
+    def problem(self) -> bool:
+        """Failed or aborted on the trail, or refused by the server."""
+        return self.state in PROBLEM_STATES or self.export_state == "failed"
+
+    @property
     def retried(self) -> list[tuple[str, int]]:
         """Stage jobs run more than once in this run, with their number of attempts."""
         attempts = Counter(stage.job[1] for stage in self.stages)
@@ -102,25 +112,33 @@ class PipelineHistory:
     _recent: list[_Kept] = field(default_factory=list)
     _failures: list[_Kept] = field(default_factory=list)
 
-    def add(self, detail: RunDetail, day: str, events: int) -> None:
-        """Count one run and keep it if it is among the most recent (or recent failures)."""
+    def add(self, order: tuple[float, str, str], state: str, export_state: str, day: str,
+            events: int, detail: Callable[[], RunDetail]) -> None:
+        """Count one run; build its ``detail`` only if it is kept (recent, or a recent failure)."""
         self.runs += 1
         self.events += events
-        self.states[detail.state] += 1
-        self.exports[detail.export_state] += 1
-        if day not in self.days:
-            self.days[day] = Counter()
+        self.states[state] += 1
+        self.exports[export_state] += 1
+        counts = self.days.get(day)
+        if counts is None:
+            counts = self.days[day] = Counter()
             if len(self.days) > MAX_DAYS:
                 oldest = min(self.days)
                 self.earlier.update(self.days.pop(oldest))
-        if day in self.days:
-            self.days[day][detail.state] += 1
-        else:  # older than every day kept
-            self.earlier[detail.state] += 1
-        evicted = _keep_latest(self._recent, (detail.order, self.runs, detail), RECENT_RUNS)
-        if evicted is not None and (evicted[2].state in ("failed", "aborted")
-                                    or evicted[2].export_state == "failed"):
-            _keep_latest(self._failures, evicted, RECENT_FAILURES)
+                counts = self.days.get(day, self.earlier)  # older than every day kept
+        counts[state] += 1
+        problem = state in PROBLEM_STATES or export_state == "failed"
+        recent, failures = self._recent, self._failures
+        if len(recent) < RECENT_RUNS or order > recent[0][0]:
+            kept = (order, self.runs, detail())
+            if len(recent) < RECENT_RUNS:
+                heapq.heappush(recent, kept)
+                return
+            evicted = heapq.heapreplace(recent, kept)
+            if evicted[2].problem:
+                _keep_latest(failures, evicted, RECENT_FAILURES)
+        elif problem and (len(failures) < RECENT_FAILURES or order > failures[0][0]):
+            _keep_latest(failures, (order, self.runs, detail()), RECENT_FAILURES)
 
     @property
     def recent(self) -> list[RunDetail]:
@@ -133,14 +151,12 @@ class PipelineHistory:
         return [kept[2] for kept in sorted(self._failures, reverse=True)]
 
 
-def _keep_latest(heap: list[_Kept], item: _Kept, size: int) -> _Kept | None:
-    """Push ``item`` on a min-heap of at most ``size``; return the one that fell out, if any."""
+def _keep_latest(heap: list[_Kept], item: _Kept, size: int) -> None:
+    """Push ``item`` on a min-heap of at most ``size`` items, the oldest falling out."""
     if len(heap) < size:
         heapq.heappush(heap, item)
-        return None
-    if item[:2] <= heap[0][:2]:
-        return item
-    return heapq.heapreplace(heap, item)
+    elif item[:2] > heap[0][:2]:
+        heapq.heapreplace(heap, item)
 
 
 @dataclass
@@ -233,7 +249,9 @@ class ReportCollector:
         """Take one exported run: its events and what became of them."""
         run = result.run
         events = run.events
-        pipeline: JobKey = _job(events[0]) if events else ("", run.pipeline)
+        first = events[0] if events else None
+        pipeline: JobKey = ((first["job"]["namespace"], first["job"]["name"]) if first
+                            else ("", run.pipeline))
         delivered = result.state in DELIVERED
         self.runs += 1
         self.events += len(events)
@@ -241,51 +259,58 @@ class ReportCollector:
         if result.state == "failed" and len(self.refused) < MAX_LISTED:
             self.refused.append(RefusedRun(pipeline, run.trace_id, run.run_id,
                                            result.reason or ""))
+        if self.graph.add_pipeline(pipeline, delivered):
+            self._add_to_graph(run, pipeline, delivered)
 
-        runs: dict[str, list[dict[str, Any]]] = {}
-        for event in events:
-            runs.setdefault(event["run"]["runId"], []).append(event)
-        own = runs.pop(run.run_id, [])
-        pipeline_in_graph = self.graph.add_pipeline(pipeline, delivered)
-        stages = []
-        for stage_events in runs.values():
-            stage = _stage_run(stage_events)
-            stages.append(stage)
-            if pipeline_in_graph and self.graph.add_stage(stage.job, pipeline, delivered):
-                for event in stage_events[:1]:  # inputs and outputs ride on every event
-                    for dataset in event.get("inputs") or ():
-                        self.graph.add_access(_job(dataset), stage.job, write=False,
-                                              delivered=delivered)
-                    for dataset in event.get("outputs") or ():
-                        self.graph.add_access(_job(dataset), stage.job, write=True,
-                                              delivered=delivered)
-
-        start, end = (own[0], own[-1]) if own else ({}, {})
-        started = str(start.get("eventTime", ""))
-        end_state = END_STATES.get(end.get("eventType", ""))
-        ended = str(end["eventTime"]) if end_state else None
+        last = events[-1] if len(events) > 1 else None
+        own_end = (last if last is not None and last["run"]["runId"] == run.run_id
+                   else None)
+        state = END_STATES.get(own_end["eventType"], "running") if own_end else "running"
+        started = str(first["eventTime"]) if first else ""
         start_utc = _utc(started)
-        detail = RunDetail(
-            trace_id=run.trace_id, run_id=run.run_id, state=end_state or "running",
-            started=started, ended=ended, seconds=_seconds(start_utc, ended),
-            export_state=result.state, export_reason=result.reason,
-            error=_error(end) if end_state else None, stages=tuple(stages),
-            order=(start_utc.timestamp() if start_utc else 0.0, run.trace_id, run.run_id))
+        order = (start_utc.timestamp() if start_utc else 0.0, run.trace_id, run.run_id)
+
+        def detail() -> RunDetail:
+            ended = str(own_end["eventTime"]) if own_end and state != "running" else None
+            return RunDetail(
+                trace_id=run.trace_id, run_id=run.run_id, state=state, started=started,
+                ended=ended, seconds=_seconds(start_utc, ended), export_state=result.state,
+                export_reason=result.reason, error=_error(own_end) if ended else None,
+                stages=_stage_runs(events, run.run_id), order=order)
+
         history = self.histories.get(pipeline)
         if history is None:
             history = self.histories[pipeline] = PipelineHistory(pipeline)
         day = start_utc.date().isoformat() if start_utc else started[:10]
-        history.add(detail, day, len(events))
+        history.add(order, state, result.state, day, len(events), detail)
+
+    def _add_to_graph(self, run: TranslatedRun, pipeline: JobKey, delivered: bool) -> None:
+        graph = self.graph
+        for event in run.events:
+            if event["eventType"] != "START" or event["run"]["runId"] == run.run_id:
+                continue  # inputs and outputs ride on both events of a stage run: one is enough
+            job: JobKey = (event["job"]["namespace"], event["job"]["name"])
+            if not graph.add_stage(job, pipeline, delivered):
+                continue
+            for dataset in event.get("inputs") or ():
+                graph.add_access((dataset["namespace"], dataset["name"]), job, write=False,
+                                 delivered=delivered)
+            for dataset in event.get("outputs") or ():
+                graph.add_access((dataset["namespace"], dataset["name"]), job, write=True,
+                                 delivered=delivered)
 
     def pipelines(self) -> list[PipelineHistory]:
         """Every pipeline that ran, by namespace and name."""
         return [self.histories[key] for key in sorted(self.histories)]
 
 
-def _job(node: dict[str, Any]) -> JobKey:
-    """(namespace, name) of an event's job, or of an input or output dataset."""
-    job = node.get("job", node)
-    return (str(job.get("namespace", "")), str(job.get("name", "")))
+def _stage_runs(events: list[dict[str, Any]], pipeline_run_id: str) -> tuple[StageRun, ...]:
+    """The stage runs of one editor run, in the order the events give them."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        if event["run"]["runId"] != pipeline_run_id:
+            by_run.setdefault(event["run"]["runId"], []).append(event)
+    return tuple(_stage_run(stage_events) for stage_events in by_run.values())
 
 
 def _stage_run(events: list[dict[str, Any]]) -> StageRun:
@@ -298,13 +323,16 @@ def _stage_run(events: list[dict[str, Any]]) -> StageRun:
     state = END_STATES.get(end.get("eventType", "")) if len(events) > 1 else None
     started = str(start.get("eventTime", ""))
     ended = str(end["eventTime"]) if state else None
-    return StageRun(job=_job(start), attempt=attempt, state=state or "running",
-                    started=started, ended=ended, seconds=_seconds(_utc(started), ended),
+    return StageRun(job=(start["job"]["namespace"], start["job"]["name"]), attempt=attempt,
+                    state=state or "running", started=started, ended=ended,
+                    seconds=_seconds(_utc(started), ended),
                     error=_error(end) if state else None,
                     inputs=len(start.get("inputs") or ()), outputs=len(start.get("outputs") or ()))
 
 
-def _error(event: dict[str, Any]) -> str | None:
+def _error(event: dict[str, Any] | None) -> str | None:
+    if event is None:
+        return None
     facet = ((event.get("run") or {}).get("facets") or {}).get("errorMessage")
     return str(facet.get("message", "")) if isinstance(facet, dict) else None
 

@@ -11,7 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
-import graphviz
+import graphviz  # type: ignore[import-untyped]
 
 from .collector import JobKey, LineageGraph
 
@@ -22,8 +22,8 @@ WRAP = 60
 INSTALL_HINT = "install Graphviz (Debian/Ubuntu: apt-get install graphviz)"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.S)
-_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
 _TITLE = re.compile(r"<title>[^<]*</title>\n?")
 
 
@@ -33,6 +33,9 @@ class Drawing:
 
     svg: str | None
     note: str | None = None
+    """Shown in the page in place of the drawing."""
+    warning: str | None = None
+    """One line for the host to print (the report is written all the same)."""
 
 
 def draw(graph: LineageGraph) -> Drawing:
@@ -43,14 +46,17 @@ def draw(graph: LineageGraph) -> Drawing:
         svg = to_dot(graph).pipe(format="svg", encoding="utf-8")
     except graphviz.ExecutableNotFound:
         return Drawing(None, f"The graph is not drawn: Graphviz's dot program was not found; "
-                             f"{INSTALL_HINT}. Jobs and datasets are listed below.")
+                             f"{INSTALL_HINT}. Jobs and datasets are listed below.",
+                       f"the report's lineage graph is not drawn: Graphviz's dot was not found "
+                       f"({INSTALL_HINT})")
     except (graphviz.CalledProcessError, OSError) as exc:
         detail = getattr(exc, "stderr", None) or str(exc)
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
         first = (detail.strip().splitlines() or ["no message"])[0]
         return Drawing(None, f"The graph is not drawn: Graphviz's dot failed ({first}). "
-                             "Jobs and datasets are listed below.")
+                             "Jobs and datasets are listed below.",
+                       f"the report's lineage graph is not drawn: Graphviz's dot failed ({first})")
     return Drawing(_clean(svg))
 
 

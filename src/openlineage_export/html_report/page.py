@@ -10,6 +10,7 @@ import base64
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -86,7 +87,7 @@ def write_report(path: Path | str, collector: ReportCollector,
             raise
     except OSError as exc:
         raise ExportError(f"cannot write the report {path}: {exc.strerror or exc}") from exc
-    return ReportFile(target, len(data), drawing.note if drawing.svg is None else None)
+    return ReportFile(target, len(data), drawing.warning)
 
 
 def render_report(collector: ReportCollector, report: ExportReport,
@@ -248,15 +249,15 @@ def _bucket(day: date, bucket: str) -> date:
 def chart(history: PipelineHistory, bucket: str) -> dict[str, Any]:
     """Stacked bars of runs per day (or week, or month) by state, gaps included."""
     counts: dict[date, dict[str, int]] = {}
-    for text, states in history.days.items():
+    for text, day_counts in history.days.items():
         if _is_day(text):
             key = _bucket(date.fromisoformat(text), bucket)
             into = counts.setdefault(key, {})
-            for state, n in states.items():
+            for state, n in day_counts.items():
                 into[state] = into.get(state, 0) + n
-    labels: list[tuple[str, dict[str, int]]] = []
+    labels: list[tuple[str, Mapping[str, int]]] = []
     if sum(history.earlier.values()):
-        labels.append(("earlier", dict(history.earlier)))
+        labels.append(("earlier", history.earlier))
     if counts:
         step = {"day": 1, "week": 7}.get(bucket)
         current, last = min(counts), max(counts)

@@ -5,6 +5,8 @@ through is the SVG Graphviz wrote from escaped labels. No external resource is r
 the page's Content-Security-Policy forbids loading any (the script is allowed by its hash).
 """
 
+# ruff: noqa: E501  (template lines follow the HTML, not the Python, line length)
+
 from __future__ import annotations
 
 STYLE = """

@@ -8,7 +8,7 @@ checked here. The reader adds the file and line number.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import msgspec
@@ -73,7 +73,7 @@ def parse_time(value: str) -> datetime:
     micro = int(fraction[:6].ljust(6, "0"))
     offset = match.group(8)
     if offset in ("Z", "z"):
-        tz = timezone.utc
+        tz = UTC
     else:
         sign = -1 if offset[0] == "-" else 1
         hours, minutes = int(offset[1:3]), int(offset[4:6])
@@ -98,7 +98,7 @@ def kind_of(line: bytes) -> tuple[object, object]:
     """
     try:
         head = _kind_decoder.decode(line)
-    except msgspec.ValidationError as exc:
+    except msgspec.ValidationError:
         raise BadRecord("not a JSON object") from None
     return head.kind, head.trace_id
 

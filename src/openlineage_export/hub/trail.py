@@ -84,9 +84,10 @@ class AuditTrail:
                 pass
         return str(path)
 
-    def scan(self, on_bad: Callable[[BadEntry], None], index: RunIndex | None = None) -> TrailScan:
+    def scan(self, on_bad: Callable[[BadEntry], None],
+             run_index: RunIndex | None = None) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is."""
-        scan = TrailScan(segments=segment_files(self.audit_dir), index=index or RunIndex())
+        scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
         put = scan.index.put
         last = len(scan.segments) - 1
         for index, path in enumerate(scan.segments):

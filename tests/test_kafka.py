@@ -1,0 +1,504 @@
+"""The kafka destination: its settings, and keying and acknowledgement against a stand-in producer.
+
+The stand-in (:class:`FakeProducer`) is handed to :class:`KafkaDestination` through its
+constructor and behaves as librdkafka does towards us: ``produce`` queues, ``poll`` serves the
+delivery reports, a report may be late, an error or never come. The real broker is in
+``tests/e2e/test_kafka_e2e.py``; a real librdkafka without a broker is used below where the
+point is librdkafka's own behaviour (its configuration names, a broker that is not there).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Producer
+from helpers import run_record
+
+from openlineage_export.deliver.engine import deliver
+from openlineage_export.deliver.kafka import COMPRESSIONS, KafkaConfig, KafkaDestination
+from openlineage_export.errors import (
+    ConfigError,
+    DestinationError,
+    DestinationUnreachable,
+    MissingSecret,
+)
+from openlineage_export.export import ExportRequest, open_destination, run_export
+from openlineage_export.host.settings import Settings, load_settings
+from openlineage_export.translate.events import TranslatedRun, encode
+
+PASSWORD = "kafka-pw-7c1e9b"
+
+
+# --- a stand-in for confluent_kafka.Producer --------------------------------------------------
+
+
+@dataclass
+class Produced:
+    topic: str
+    key: bytes
+    value: bytes
+
+
+Answer = Callable[[Produced], KafkaError | None]
+
+
+class FakeProducer:
+    """Queues what is produced and reports each message from ``poll`` after ``delay`` seconds,
+    with the error ``answer`` gives (None: acknowledged). While ``held`` is clear, nothing is
+    reported, as when the broker is slow to acknowledge."""
+
+    def __init__(self, answer: Answer = lambda _m: None, delay: float = 0.0) -> None:
+        self.answer = answer
+        self.delay = delay
+        self.produced: list[Produced] = []
+        self.reported: list[tuple[Produced, KafkaError | None]] = []
+        self.held = threading.Event()
+        self.held.set()
+        self.purged = 0
+        self.most_runs_waiting = 0  # most keys with messages awaiting a report at one time
+        self.fail_produce: BaseException | None = None
+        self.full_for = 0  # produce raises BufferError this many times first
+        self._queue: list[tuple[float, Produced, Callable[..., None]]] = []
+        self._lock = threading.Lock()
+
+    def produce(self, topic: str, value: bytes, key: bytes, *,
+                on_delivery: Callable[..., None]) -> None:
+        with self._lock:
+            if self.full_for:
+                self.full_for -= 1
+                raise BufferError("Local: Queue full")
+            if self.fail_produce is not None:
+                raise self.fail_produce
+            message = Produced(topic, key, value)
+            self.produced.append(message)
+            self._queue.append((time.monotonic() + self.delay, message, on_delivery))
+            waiting = len({queued.key for _, queued, _ in self._queue})
+            self.most_runs_waiting = max(self.most_runs_waiting, waiting)
+
+    def poll(self, timeout: float) -> int:
+        due = []
+        if self.held.is_set():
+            with self._lock:
+                now = time.monotonic()
+                due = [item for item in self._queue if item[0] <= now]
+                self._queue = [item for item in self._queue if item[0] > now]
+        for _, message, on_delivery in due:
+            error = self.answer(message)
+            self.reported.append((message, error))
+            on_delivery(error, None)
+        if not due:
+            time.sleep(min(timeout, 0.005))
+        return len(due)
+
+    def flush(self, timeout: float) -> int:
+        self.poll(0)
+        return len(self)
+
+    def purge(self) -> None:
+        with self._lock:
+            purged, self._queue = self._queue, []
+        self.purged += len(purged)
+        for _, message, on_delivery in purged:
+            on_delivery(KafkaError(KafkaError._PURGE_QUEUE), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+
+def a_run(run_id: str = "0190b4f6-1111-7000-8000-000000000001", events: int = 4,
+          pipeline: str = "daily-sales") -> TranslatedRun:
+    """A translated run whose events say which run and which place they have."""
+    return TranslatedRun(
+        trace_id=f"trace-{run_id}", pipeline=pipeline, run_id=run_id, status="succeeded",
+        events=[{"eventType": "START" if i == 0 else "COMPLETE", "run": {"runId": run_id},
+                 "n": i} for i in range(events)])
+
+
+def destination(producer: FakeProducer, *, delivery_timeout: float = 5.0,
+                concurrency: int = 4) -> KafkaDestination:
+    config = KafkaConfig("127.0.0.1:59092", "lineage", delivery_timeout=delivery_timeout)
+    return KafkaDestination(config, producer=producer, concurrency=concurrency)
+
+
+@pytest.fixture
+def never() -> threading.Event:
+    return threading.Event()
+
+
+# --- keying and acknowledgement ---------------------------------------------------------------
+
+
+def test_each_event_is_one_message_keyed_by_the_pipeline_run_id_with_the_dry_run_bytes(
+        never: threading.Event) -> None:
+    producer = FakeProducer()
+    kafka = destination(producer)
+    run = a_run()
+    try:
+        outcome = kafka.send(run, never)
+    finally:
+        kafka.close()
+    assert outcome.delivered and outcome.accepted == 4
+    assert [(m.topic, m.key, m.value) for m in producer.produced] == [
+        ("lineage", run.run_id.encode(), encode(event)) for event in run.events]
+    assert kafka.name == "kafka://127.0.0.1:59092/lineage"
+
+
+def test_a_run_is_not_delivered_before_the_broker_acknowledged_every_event(
+        never: threading.Event) -> None:
+    producer = FakeProducer()
+    producer.held.clear()
+    kafka = destination(producer)
+    outcomes = []
+    sender = threading.Thread(target=lambda: outcomes.append(kafka.send(a_run(), never)))
+    try:
+        sender.start()
+        sender.join(0.5)
+        assert sender.is_alive() and not outcomes, "send returned before any acknowledgement"
+        assert len(producer.produced) == 4, "all of the run's events are produced at once"
+        producer.held.set()
+        sender.join(5)
+    finally:
+        producer.held.set()
+        kafka.close()
+    assert outcomes[0].delivered and outcomes[0].accepted == 4
+
+
+def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
+    producer = FakeProducer(delay=0.002)
+    kafka = destination(producer, concurrency=6)
+    runs = [a_run(f"0190b4f6-0000-7000-8000-{n:012d}", events=3 + n % 5) for n in range(40)]
+    outcomes = {}
+    try:
+        deliver(iter(runs), kafka, lambda run, o: outcomes.__setitem__(run.run_id, o),
+                threading.Event())
+    finally:
+        kafka.close()
+    assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 40
+    by_key: dict[bytes, list[bytes]] = defaultdict(list)
+    for message in producer.produced:
+        by_key[message.key].append(message.value)
+    assert by_key == {run.run_id.encode(): [encode(e) for e in run.events] for run in runs}
+    assert 1 < producer.most_runs_waiting <= 6, "runs waited for their acknowledgements at once"
+
+
+def test_a_refused_event_fails_its_run_with_the_brokers_reason_and_not_the_others(
+        never: threading.Event) -> None:
+    big = a_run("0190b4f6-2222-7000-8000-000000000002")
+
+    def answer(message: Produced) -> KafkaError | None:
+        if message.key == big.run_id.encode() and json.loads(message.value)["n"] == 2:
+            return KafkaError(KafkaError.MSG_SIZE_TOO_LARGE)
+        return None
+
+    producer = FakeProducer(answer)
+    kafka = destination(producer)
+    try:
+        refused = kafka.send(big, never)
+        other = kafka.send(a_run(), never)
+    finally:
+        kafka.close()
+    assert not refused.delivered
+    assert refused.accepted == 2
+    assert refused.error is not None
+    assert "refused event 3 of 4" in refused.error and "MSG_SIZE_TOO_LARGE" in refused.error
+    assert other.delivered
+
+
+def test_a_broker_that_answers_nothing_for_the_whole_timeout_is_an_outage(
+        never: threading.Event) -> None:
+    producer = FakeProducer(lambda _m: KafkaError(KafkaError._MSG_TIMED_OUT), delay=0.4)
+    kafka = destination(producer, delivery_timeout=0.3)
+    try:
+        with pytest.raises(DestinationUnreachable) as raised:
+            kafka.send(a_run(), never)
+    finally:
+        kafka.close()
+    message = str(raised.value)
+    assert message.startswith("the Kafka broker at kafka://127.0.0.1:59092/lineage "
+                              "acknowledged nothing for 0 s")
+    assert "Message timed out" in message and "\n" not in message
+
+
+def test_a_timeout_while_other_events_are_acknowledged_fails_only_that_run(
+        never: threading.Event) -> None:
+    unlucky = a_run("0190b4f6-3333-7000-8000-000000000003")
+
+    def answer(message: Produced) -> KafkaError | None:
+        return KafkaError(KafkaError._MSG_TIMED_OUT) if message.key == unlucky.run_id.encode() \
+            else None
+
+    producer = FakeProducer(answer)
+    kafka = destination(producer, delivery_timeout=30)
+    try:
+        assert kafka.send(a_run(), never).delivered
+        outcome = kafka.send(unlucky, never)
+    finally:
+        kafka.close()
+    assert not outcome.delivered and outcome.accepted == 0
+    assert outcome.error is not None and outcome.error.startswith("not acknowledged within 30 s")
+
+
+def test_a_fatal_producer_error_stops_the_export(never: threading.Event) -> None:
+    producer = FakeProducer(lambda _m: KafkaError(KafkaError._FATAL, "fenced", fatal=True))
+    kafka = destination(producer)
+    try:
+        with pytest.raises(DestinationError, match="failed for good"):
+            kafka.send(a_run(), never)
+    finally:
+        kafka.close()
+
+
+def test_cancel_while_waiting_for_acknowledgements_reports_the_run_not_delivered() -> None:
+    producer = FakeProducer()
+    producer.held.clear()
+    kafka = destination(producer)
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    try:
+        outcome = kafka.send(a_run(), cancel)
+    finally:
+        producer.held.set()
+        kafka.close()
+    assert not outcome.delivered and outcome.accepted == 0
+    assert outcome.error is not None and "cancelled" in outcome.error
+
+
+def test_a_full_queue_is_waited_out_and_a_refused_produce_fails_the_run(
+        never: threading.Event) -> None:
+    producer = FakeProducer()
+    producer.full_for = 3
+    kafka = destination(producer)
+    try:
+        assert kafka.send(a_run(), never).delivered
+        producer.fail_produce = KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
+        outcome = kafka.send(a_run("0190b4f6-4444-7000-8000-000000000004"), never)
+    finally:
+        kafka.close()
+    assert len(producer.produced) == 4
+    assert not outcome.delivered and outcome.accepted == 0
+    assert outcome.error is not None and "MSG_SIZE_TOO_LARGE" in outcome.error
+
+
+def test_the_hosts_producer_is_left_alone_on_close() -> None:
+    producer = FakeProducer()
+    producer.held.clear()
+    kafka = destination(producer)
+    cancel = threading.Event()
+    threading.Timer(0.1, cancel.set).start()
+    outcome = kafka.send(a_run(), cancel)
+    kafka.close()
+    assert not outcome.delivered
+    assert producer.purged == 0 and len(producer) == 4, "what the host's producer holds is its own"
+
+
+def test_without_a_broker_the_real_producer_gives_up_after_the_timeout_in_one_sentence(
+        never: threading.Event) -> None:
+    # Nothing listens on port 1: librdkafka's connection is refused, again and again.
+    config = KafkaConfig("127.0.0.1:1", "lineage", delivery_timeout=1.0, request_timeout=1.0)
+    kafka = KafkaDestination(config)
+    started = time.monotonic()
+    try:
+        with pytest.raises(DestinationUnreachable) as raised:
+            kafka.send(a_run(), never)
+    finally:
+        kafka.close()
+    assert time.monotonic() - started < 1.0 + 5.0
+    message = str(raised.value)
+    assert message.startswith("the Kafka broker at kafka://127.0.0.1:1/lineage acknowledged "
+                              "nothing for 1 s (Local: Message timed out; last broker error:")
+    assert message.endswith("; nothing more was sent")
+
+
+# --- configuration ----------------------------------------------------------------------------
+
+
+def kafka_settings(tmp_path: Path, **values: Any) -> Settings:
+    base = {"openlineage.transport": "kafka",
+            "openlineage.kafka.bootstrapServers": "broker-1:9092,broker-2:9092",
+            "openlineage.kafka.topic": "openlineage.events"}
+    return Settings.from_values({**base, **values}, base=tmp_path)
+
+
+def test_kafka_settings_are_read_typed_and_overridden_by_the_environment(tmp_path: Path) -> None:
+    (tmp_path / ".workspace").mkdir()
+    (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
+        "openlineage.transport": "kafka",
+        "openlineage.kafka.bootstrapServers": "broker-1:9092,[::1]:9093",
+        "openlineage.kafka.topic": "lineage",
+        "openlineage.kafka.securityProtocol": "SASL_SSL",
+        "openlineage.kafka.sasl.mechanism": "SCRAM-SHA-512",
+        "openlineage.kafka.sasl.username": "exporter",
+        "openlineage.kafka.sasl.password.secretRef": "kafka-prod",
+        "openlineage.kafka.compression": "zstd",
+        "openlineage.kafka.clientId": "editor-42"}))
+    settings = load_settings(tmp_path, {"OPENLINEAGE_KAFKA_TOPIC": "lineage.ci"})
+    assert (settings.transport, settings.kafka_bootstrap_servers, settings.kafka_topic) == (
+        "kafka", "broker-1:9092,[::1]:9093", "lineage.ci")
+    assert (settings.kafka_security_protocol, settings.kafka_sasl_mechanism,
+            settings.kafka_sasl_username, settings.kafka_sasl_password_secret_ref,
+            settings.kafka_compression, settings.kafka_client_id) == (
+        "SASL_SSL", "SCRAM-SHA-512", "exporter", "kafka-prod", "zstd", "editor-42")
+    defaults = load_settings(tmp_path / ".workspace")
+    assert (defaults.transport, defaults.kafka_security_protocol, defaults.kafka_compression,
+            defaults.kafka_client_id) == ("http", "PLAINTEXT", "none", "openlineage-export")
+
+
+@pytest.mark.parametrize(("key", "value", "says"), [
+    ("openlineage.transport", "amqp", "must be one of: http, kafka"),
+    ("openlineage.kafka.bootstrapServers", "broker-1", "host:port"),
+    ("openlineage.kafka.bootstrapServers", "a:9092, b:9092", "host:port"),
+    ("openlineage.kafka.topic", "open lineage", "at most 249"),
+    ("openlineage.kafka.securityProtocol", "sasl_ssl", "SASL_SSL"),
+    ("openlineage.kafka.sasl.mechanism", "GSSAPI", "SCRAM-SHA-256"),
+    ("openlineage.kafka.compression", "brotli", "zstd"),
+    ("openlineage.kafka.sasl.password.secretRef", "my secret", "letters, digits"),
+])
+def test_bad_kafka_settings_are_refused_with_what_they_must_be(
+        tmp_path: Path, key: str, value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as raised:
+        Settings.from_values({key: value}, base=tmp_path)
+    assert says in str(raised.value)
+
+
+def test_a_kafka_password_in_the_settings_is_refused_pointing_at_the_secret_ref(
+        tmp_path: Path) -> None:
+    (tmp_path / ".workspace").mkdir()
+    (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
+        "openlineage.kafka.sasl.password": PASSWORD}))
+    with pytest.raises(ConfigError) as raised:
+        load_settings(tmp_path)
+    assert "openlineage.kafka.sasl.password.secretRef" in str(raised.value)
+    assert PASSWORD not in str(raised.value)
+
+
+class Store:
+    """A secrets store in memory."""
+
+    description = "the test store"
+
+    def __init__(self, **secrets: str) -> None:
+        self.secrets = secrets
+        self.asked: list[str] = []
+
+    def get(self, name: str) -> str | None:
+        self.asked.append(name)
+        return self.secrets.get(name)
+
+    def set(self, name: str, value: str) -> None:
+        self.secrets[name] = value
+
+    def delete(self, name: str) -> bool:
+        return self.secrets.pop(name, None) is not None
+
+    def names(self) -> list[str]:
+        return sorted(self.secrets)
+
+
+def opened(settings: Settings, store: Store, environ: dict[str, str] | None = None
+           ) -> KafkaDestination:
+    destination, client = open_destination(settings, ExportRequest(
+        workspace=".", secrets=store, environ=environ or {}))
+    assert client is None and isinstance(destination, KafkaDestination)
+    destination.close()
+    return destination
+
+
+def test_the_sasl_password_comes_from_the_secrets_store_or_the_environment(
+        tmp_path: Path) -> None:
+    settings = kafka_settings(tmp_path, **{
+        "openlineage.kafka.securityProtocol": "SASL_SSL",
+        "openlineage.kafka.sasl.username": "exporter",
+        "openlineage.kafka.sasl.password.secretRef": "kafka-prod"})
+    store = Store(**{"kafka-prod": PASSWORD})
+    kafka = opened(settings, store)
+    assert kafka.config.sasl_password == PASSWORD
+    assert kafka.config.producer_config()["sasl.password"] == PASSWORD
+    assert PASSWORD not in repr(kafka.config)
+    assert kafka.name == "kafka://broker-1:9092,broker-2:9092/openlineage.events"
+
+    other = Store()
+    from_env = opened(settings, other, {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"})
+    assert from_env.config.sasl_password == "from-ci" and other.asked == []
+
+    with pytest.raises(MissingSecret, match="'kafka-prod' named by "
+                       r"openlineage\.kafka\.sasl\.password\.secretRef"):
+        opened(settings, Store())
+
+
+@pytest.mark.parametrize(("values", "says"), [
+    ({"openlineage.kafka.topic": None}, "set openlineage.kafka.bootstrapServers and "
+                                        "openlineage.kafka.topic"),
+    ({"openlineage.kafka.securityProtocol": "SASL_SSL"}, "set openlineage.kafka.sasl.username"),
+    ({"openlineage.kafka.sasl.username": "exporter"}, "securityProtocol is PLAINTEXT"),
+    ({"openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+      "openlineage.kafka.sasl.username": "u", "openlineage.kafka.sasl.password.secretRef": "pw"},
+     "refusing to send the Kafka password in clear text"),
+])
+def test_kafka_settings_that_cannot_work_together_are_refused(
+        tmp_path: Path, values: dict[str, object], says: str) -> None:
+    with pytest.raises(ConfigError, match=says.replace(".", r"\.")):
+        opened(kafka_settings(tmp_path, **values), Store(pw=PASSWORD))
+
+
+def test_a_clear_text_password_goes_to_loopback_or_with_scram_or_when_allowed(
+        tmp_path: Path) -> None:
+    sasl = {"openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+            "openlineage.kafka.sasl.username": "u",
+            "openlineage.kafka.sasl.password.secretRef": "pw"}
+    store = Store(pw=PASSWORD)
+    opened(kafka_settings(tmp_path, **sasl, **{
+        "openlineage.kafka.bootstrapServers": "localhost:9092,127.0.0.1:9093"}), store)
+    opened(kafka_settings(tmp_path, **sasl, **{
+        "openlineage.kafka.sasl.mechanism": "SCRAM-SHA-256"}), store)
+    opened(kafka_settings(tmp_path, **sasl, **{"openlineage.allowInsecureKey": True}), store)
+
+
+def test_the_producer_is_idempotent_waits_for_all_replicas_and_times_out_when_told(
+        tmp_path: Path) -> None:
+    settings = kafka_settings(tmp_path, **{"openlineage.timeout": 3,
+                                           "openlineage.retry.maxTime": 12,
+                                           "openlineage.kafka.compression": "lz4"})
+    config = opened(settings, Store()).config.producer_config()
+    assert config["enable.idempotence"] is True and config["acks"] == "all"
+    assert config["message.timeout.ms"] == 12_000 and config["request.timeout.ms"] == 3_000
+    assert config["compression.type"] == "lz4"
+    assert "ssl.ca.location" not in config and "sasl.username" not in config
+    single_try = kafka_settings(tmp_path, **{"openlineage.retry.maxTime": 0})
+    assert opened(single_try, Store()).config.producer_config()["message.timeout.ms"] == 10_000
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+@pytest.mark.parametrize("protocol", ["PLAINTEXT", "SSL", "SASL_SSL"])
+def test_librdkafka_accepts_every_configuration_we_can_build(
+        compression: str, protocol: str, tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("")
+    config = KafkaConfig("127.0.0.1:1", "lineage", compression=compression,
+                         security_protocol=protocol, ca_location=str(ca),
+                         sasl_username="u" if protocol.startswith("SASL") else None,
+                         sasl_password="p" if protocol.startswith("SASL") else None,
+                         sasl_mechanism="SCRAM-SHA-256")
+    settings = config.producer_config()
+    if protocol != "PLAINTEXT":
+        settings.pop("ssl.ca.location")  # an empty file is no CA bundle; the name is what counts
+    Producer({**settings, "log_level": 0})  # raises KafkaException for an unknown name or value
+
+
+def test_the_dry_run_never_touches_kafka(tmp_path: Path, ws: Any) -> None:
+    ws.segment("000001.jsonl", [run_record()])
+    out = io.BytesIO()
+    report = run_export(ExportRequest(
+        workspace=ws.root, dry_run=True, output=out,
+        settings=Settings.from_values({"openlineage.transport": "kafka"})))
+    assert report.exit_code == 0 and report.destination == "dry run"
+    assert out.getvalue().count(b"\n") == report.events_sent > 0
