@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -258,6 +260,29 @@ def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
     assert "no such facet" in summary["failedRuns"][0]["reason"]
     assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
     assert SECRET not in result.text and SECRET not in result.err
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_exits_130(env: dict[str, str], fake_server: FakeServer, demo: Path,
+                          presses: int) -> None:
+    fake_server.script(lambda req: Answer(201, delay=0.2))
+    set_settings(demo, {"openlineage.url": fake_server.url, "openlineage.concurrency": 2})
+    proc = subprocess.Popen([sys.executable, "-m", "openlineage_export", "export", "-w", str(demo)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert fake_server.wait_for(3, timeout=60), "the export never reached the server"
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text and "interrupted" in text and out == b""
+    assert len(fake_server.requests) < 236
 
 
 # -- settings ---------------------------------------------------------------------------------

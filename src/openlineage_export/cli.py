@@ -146,6 +146,11 @@ def _interruptible(cancel: threading.Event) -> Iterator[None]:
     previous = signal.signal(signal.SIGINT, handler)
     try:
         yield
+    except KeyboardInterrupt:
+        # The second Ctrl-C: still exit 130 (interrupted), not click's "Aborted!" and 1.
+        click.echo("interrupted: what was accepted is kept; run the export again to finish",
+                   err=True)
+        sys.exit(130)
     finally:
         signal.signal(signal.SIGINT, previous)
 

@@ -361,9 +361,9 @@ class KafkaDestination:
         detail = reason + (f"; last broker error: {broker_error}" if broker_error else "")
         if quiet_for >= window:
             raise DestinationUnreachable(self.redact(
-                f"the Kafka broker at {self.name} acknowledged nothing for {window:.0f} s "
+                f"the Kafka broker at {self.name} acknowledged nothing for {window:g} s "
                 f"({detail}); nothing more was sent"))
-        return self.redact(f"not acknowledged within {window:.0f} s: {detail}")
+        return self.redact(f"not acknowledged within {window:g} s: {detail}")
 
     def _raise_if_fatal(self) -> None:
         with self._state_lock:

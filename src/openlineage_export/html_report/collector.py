@@ -93,8 +93,9 @@ class RunDetail:
         return [(job, n) for job, n in attempts.items() if n > 1]
 
 
-_Kept = tuple[tuple[float, str, str], int, RunDetail]
-"""A run kept in full on a heap: its sort key, its arrival number (unique), the run."""
+_Kept = tuple[tuple[float, str, str], int, bool, Callable[[], RunDetail]]
+"""A run kept on a heap: its sort key, its arrival number (unique), whether it is a problem,
+and how to build its detail (built only for the page: most runs kept are later evicted)."""
 
 
 @dataclass
@@ -114,7 +115,7 @@ class PipelineHistory:
 
     def add(self, order: tuple[float, str, str], state: str, export_state: str, day: str,
             events: int, detail: Callable[[], RunDetail]) -> None:
-        """Count one run; build its ``detail`` only if it is kept (recent, or a recent failure)."""
+        """Count one run; keep ``detail`` (unbuilt) if the run is recent or a recent failure."""
         self.runs += 1
         self.events += events
         self.states[state] += 1
@@ -128,27 +129,28 @@ class PipelineHistory:
                 counts = self.days.get(day, self.earlier)  # older than every day kept
         counts[state] += 1
         problem = state in PROBLEM_STATES or export_state == "failed"
-        recent, failures = self._recent, self._failures
-        if len(recent) < RECENT_RUNS or order > recent[0][0]:
-            kept = (order, self.runs, detail())
-            if len(recent) < RECENT_RUNS:
-                heapq.heappush(recent, kept)
-                return
-            evicted = heapq.heapreplace(recent, kept)
-            if evicted[2].problem:
-                _keep_latest(failures, evicted, RECENT_FAILURES)
-        elif problem and (len(failures) < RECENT_FAILURES or order > failures[0][0]):
-            _keep_latest(failures, (order, self.runs, detail()), RECENT_FAILURES)
+        kept: _Kept = (order, self.runs, problem, detail)
+        if len(self._recent) < RECENT_RUNS:
+            heapq.heappush(self._recent, kept)
+            return
+        if kept[:2] > self._recent[0][:2]:
+            kept = heapq.heapreplace(self._recent, kept)
+        if kept[2]:
+            _keep_latest(self._failures, kept, RECENT_FAILURES)
 
     @property
     def recent(self) -> list[RunDetail]:
         """The most recent runs kept in full, newest first."""
-        return [kept[2] for kept in sorted(self._recent, reverse=True)]
+        return [kept[3]() for kept in sorted(self._recent, key=_by_order, reverse=True)]
 
     @property
     def earlier_failures(self) -> list[RunDetail]:
         """Failed runs older than :attr:`recent` kept in full, newest first."""
-        return [kept[2] for kept in sorted(self._failures, reverse=True)]
+        return [kept[3]() for kept in sorted(self._failures, key=_by_order, reverse=True)]
+
+
+def _by_order(kept: _Kept) -> tuple[tuple[float, str, str], int]:
+    return kept[0], kept[1]
 
 
 def _keep_latest(heap: list[_Kept], item: _Kept, size: int) -> None:
@@ -177,6 +179,7 @@ class LineageGraph:
     """(stage job, dataset) -> delivered."""
     delivered_jobs: set[JobKey] = field(default_factory=set)
     nodes_left_out: int = 0
+    """Times a job or dataset was seen while the graph was full (the same one may recur)."""
     edges_left_out: int = 0
 
     @property
@@ -202,12 +205,15 @@ class LineageGraph:
 
     def add_access(self, dataset: JobKey, job: JobKey, *, write: bool, delivered: bool) -> None:
         """Note a read (dataset -> job) or a write (job -> dataset)."""
+        edges, key = (self.writes, (job, dataset)) if write else (self.reads, (dataset, job))
+        known = edges.get(key)
+        if known or (known is not None and not delivered):
+            return  # the common case: every run of a job reads and writes the same datasets
         if dataset not in self.datasets:
             if not self._room():
                 return
             self.datasets[dataset] = False
         self.datasets[dataset] = self.datasets[dataset] or delivered
-        edges, key = (self.writes, (job, dataset)) if write else (self.reads, (dataset, job))
         if key not in edges and len(self.reads) + len(self.writes) >= MAX_EDGES:
             self.edges_left_out += 1
             return

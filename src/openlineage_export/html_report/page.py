@@ -22,7 +22,15 @@ from markupsafe import Markup
 from .. import __version__
 from ..errors import ConfigError, ExportError
 from ..report import ExportReport
-from .collector import RECENT_RUNS, RUN_STATES, PipelineHistory, ReportCollector, RunDetail
+from .collector import (
+    MAX_EDGES,
+    MAX_NODES,
+    RECENT_RUNS,
+    RUN_STATES,
+    PipelineHistory,
+    ReportCollector,
+    RunDetail,
+)
 from .drawing import Drawing, draw
 from .template import PAGE, RUN, SCRIPT, STYLE
 
@@ -101,8 +109,8 @@ def render_report(collector: ReportCollector, report: ExportReport,
     graph = collector.graph
     graph_cut = ""
     if graph.nodes_left_out or graph.edges_left_out:
-        graph_cut = (f"The graph is capped: {graph.nodes_left_out} more job or dataset "
-                     f"appearance(s) and {graph.edges_left_out} more read/write(s) are not shown.")
+        graph_cut = (f"The graph is capped at {MAX_NODES:,} jobs and datasets and "
+                     f"{MAX_EDGES:,} reads and writes: more were seen, and are not drawn.")
     return _ENV.get_template("page").render(
         csp=CSP, style=Markup(STYLE), script=Markup(SCRIPT), version=__version__,
         namespace=report.namespace, dry_run=report.dry_run,

@@ -36,7 +36,7 @@ class RunIndex:
         self._folder = Path(tempfile.mkdtemp(prefix="olx-index-", dir=folder))
         self.path = self._folder / "index.sqlite"
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -16000",
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -4000",
                        "temp_store = FILE"):
             self.db.execute(f"PRAGMA {pragma}")
         self.db.execute(

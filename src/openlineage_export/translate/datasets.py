@@ -49,7 +49,7 @@ class DatasetNamer:
 
     def __init__(self, workspace_name: str) -> None:
         self._relative_namespace = workspace_namespace(workspace_name)
-        self.name = lru_cache(maxsize=65536)(self._safe_name)
+        self.name = lru_cache(maxsize=4096)(self._safe_name)
 
     def _safe_name(self, location: str) -> tuple[str, str]:
         namespace, name = self._name(location)

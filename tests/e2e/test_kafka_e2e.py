@@ -1,0 +1,247 @@
+"""End to end against a real Kafka broker (scripts/kafka.sh): export the demo, consume it back.
+
+Each test exports to a topic of its own (3 partitions) and reads every message back with a
+real consumer. What must hold: the messages are the dry run's events, byte for byte; every
+event of an editor run has the pipeline run id as its key and its run's events keep their order;
+a broker that goes away mid-export is reported as an outage and the next export completes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from helpers import DEMO, ROOT
+
+from openlineage_export.cli import summary
+from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.host.settings import load_settings
+from openlineage_export.report import RunResult
+
+pytestmark = pytest.mark.e2e
+
+BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP_SERVERS",
+                           f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}")
+KAFKA_SH = ROOT / "scripts" / "kafka.sh"
+# Read at import, before each test gets a HOME of its own: the broker's state is the real one.
+KAFKA_HOME = os.environ.get("KAFKA_HOME") or str(Path.home() / ".cache/openlineage-export/kafka")
+QUIET = {"log_level": 0}  # the test's own clients: librdkafka's chatter is not the point
+
+Message = tuple[bytes, bytes]
+"""(key, value) of one consumed message."""
+
+
+@pytest.fixture(scope="session")
+def admin() -> AdminClient:
+    """The running broker; skipped (or failed, under scripts/test.sh) when it is not up."""
+    client = AdminClient({"bootstrap.servers": BOOTSTRAP, **QUIET})
+    try:
+        client.list_topics(timeout=10)
+    except KafkaException as exc:
+        message = (f"no Kafka broker at {BOOTSTRAP} ({exc.args[0].str()}); start it with "
+                   "scripts/kafka.sh start, or run the whole suite with scripts/test.sh")
+        if os.environ.get("OLX_REQUIRE_KAFKA") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return client
+
+
+@pytest.fixture
+def topic(admin: AdminClient) -> str:
+    """A fresh topic with 3 partitions, so that keying decides where each run goes."""
+    name = f"olx-e2e-{uuid.uuid4().hex[:12]}"
+    for future in admin.create_topics([NewTopic(name, num_partitions=3,
+                                                replication_factor=1)]).values():
+        future.result(timeout=30)
+    return name
+
+
+@pytest.fixture
+def env(topic: str, tmp_path: Path) -> dict[str, str]:
+    """The CLI's environment: the kafka transport to ``topic``, a private secrets/state dir."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
+    return {**environ, "OPENLINEAGE_TRANSPORT": "kafka",
+            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": BOOTSTRAP, "OPENLINEAGE_KAFKA_TOPIC": topic,
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+
+
+def kafka_sh(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(KAFKA_SH), command], capture_output=True, text=True,
+                          env={**os.environ, "KAFKA_HOME": KAFKA_HOME}, timeout=300)
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def dry_run(env: dict[str, str], tmp_path: Path) -> list[bytes]:
+    """The dry run's lines: the bytes each event must have on the topic."""
+    out = tmp_path / "events.jsonl"
+    result = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
+    assert result.returncode == 0, result.stderr
+    return out.read_bytes().splitlines()
+
+
+def run_key(line: bytes) -> bytes:
+    """The pipeline run id an event belongs to: its own run, or the parent of a stage run."""
+    event = json.loads(line)
+    parent = event["run"]["facets"].get("parent")
+    return str((parent["run"] if parent else event["run"])["runId"]).encode()
+
+
+def runs_of(lines: list[bytes]) -> dict[bytes, list[bytes]]:
+    """pipeline run id -> its events, in the order the dry run wrote them."""
+    runs: dict[bytes, list[bytes]] = defaultdict(list)
+    for line in lines:
+        runs[run_key(line)].append(line)
+    return runs
+
+
+def consume(topic: str) -> dict[int, list[Message]]:
+    """Every message on ``topic``, partition by partition, in offset order."""
+    consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"olx-e2e-{topic}",
+                         "enable.auto.commit": False, **QUIET})
+    try:
+        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+        wanted: dict[int, tuple[int, int]] = {}
+        for p in partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+            if high > low:
+                wanted[p] = (low, high)
+        consumer.assign([TopicPartition(topic, p, low) for p, (low, _) in wanted.items()])
+        got: dict[int, list[Message]] = {p: [] for p in partitions}
+        left = sum(high - low for low, high in wanted.values())
+        idle = 0
+        while left and idle < 60:
+            message = consumer.poll(0.5)
+            if message is None:
+                idle += 1
+                continue
+            assert message.error() is None, message.error()
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None
+            if offset < wanted[partition][1]:
+                got[partition].append((message.key() or b"", message.value() or b""))
+                left -= 1
+        assert left == 0, f"{left} messages could not be read back from {topic}"
+        return got
+    finally:
+        consumer.close()
+
+
+def by_key(partitions: dict[int, list[Message]]) -> dict[bytes, list[bytes]]:
+    """key -> its values in topic order; asserts that each key lives on one partition."""
+    homes: dict[bytes, set[int]] = defaultdict(set)
+    values: dict[bytes, list[bytes]] = defaultdict(list)
+    for partition, messages in partitions.items():
+        for key, value in messages:
+            homes[key].add(partition)
+            values[key].append(value)
+    assert all(len(home) == 1 for home in homes.values()), "a run's events span partitions"
+    return values
+
+
+def test_the_demo_lands_on_the_topic_as_the_dry_run_keyed_by_pipeline_run(
+        env: dict[str, str], topic: str, tmp_path: Path) -> None:
+    lines = dry_run(env, tmp_path)
+    result = cli("export", "-w", str(DEMO), "--json", env=env)
+    assert result.returncode == 0, result.stderr + result.stdout
+    report: dict[str, Any] = json.loads(result.stdout)
+    assert report["destination"] == f"kafka://{BOOTSTRAP}/{topic}"
+    assert report["runs"]["sent"] == report["runs"]["total"] == 31
+    assert report["events"]["sent"] == len(lines) == 236
+    assert report["neverRun"] == ["churn-model"]
+
+    partitions = consume(topic)
+    assert sum(1 for messages in partitions.values() if messages) > 1, "keys spread the runs"
+    values = [value for messages in partitions.values() for _, value in messages]
+    assert Counter(values) == Counter(lines)  # the same bytes, each once
+    assert by_key(partitions) == runs_of(lines)  # keyed by pipeline run id, in order
+
+
+def test_exporting_again_adds_no_other_messages_and_full_resends_the_same_ones(
+        env: dict[str, str], topic: str, tmp_path: Path) -> None:
+    lines = dry_run(env, tmp_path)
+    assert cli("export", "-w", str(DEMO), "-q", env=env).returncode == 0
+    first = consume(topic)
+    pairs = {pair for messages in first.values() for pair in messages}
+
+    again = cli("export", "-w", str(DEMO), "-q", env=env)
+    assert again.returncode == 0, again.stderr
+    second = consume(topic)
+    assert {pair for messages in second.values() for pair in messages} == pairs
+
+    full = cli("export", "-w", str(DEMO), "-q", "--full", env=env)
+    assert full.returncode == 0, full.stderr
+    third = consume(topic)
+    assert {pair for messages in third.values() for pair in messages} == pairs
+    added = Counter(pair for messages in third.values() for pair in messages) - \
+        Counter(pair for messages in second.values() for pair in messages)
+    assert sorted(added.elements()) == sorted((run_key(line), line) for line in lines)
+    for key, events in runs_of(lines).items():  # each resent run is whole and in order
+        assert by_key(third)[key][-len(events):] == events
+
+
+@pytest.fixture
+def our_broker(admin: AdminClient) -> Iterator[None]:
+    """The broker may be stopped by the test: only when scripts/kafka.sh runs it; restarted."""
+    status = kafka_sh("status")
+    if status.returncode != 0 or "(pid " not in status.stdout:
+        pytest.skip(f"the broker at {BOOTSTRAP} was not started by scripts/kafka.sh "
+                    f"({status.stdout.strip()}); this test stops and starts it")
+    try:
+        yield
+    finally:
+        kafka_sh("start")
+
+
+def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
+        our_broker: None, env: dict[str, str], topic: str, tmp_path: Path) -> None:
+    lines = dry_run(env, tmp_path)
+    runs = runs_of(lines)
+    settings = dataclasses.replace(load_settings(DEMO, env), retry_max_time=4.0, concurrency=2)
+    results: list[RunResult] = []
+
+    def on_run(result: RunResult) -> None:
+        results.append(result)
+        if sum(r.state == "sent" for r in results) == 3:
+            stop = kafka_sh("stop")
+            assert stop.returncode == 0, stop.stderr
+
+    report = run_export(ExportRequest(workspace=DEMO, settings=settings, environ=env,
+                                      on_run=on_run))
+    assert report.outage is not None, summary(report)
+    assert report.outage.startswith(f"the Kafka broker at kafka://{BOOTSTRAP}/{topic} "
+                                    "acknowledged nothing for 4 s (")
+    assert report.exit_code == 4
+    assert 3 <= report.runs_sent < report.runs_total
+    assert f"stopped: {report.outage}" in summary(report)
+
+    started = kafka_sh("start")
+    assert started.returncode == 0, started.stderr
+    landed = by_key(consume(topic))
+    sent = [r.run.run_id.encode() for r in results if r.state == "sent"]
+    assert len(sent) == report.runs_sent
+    for key in sent:  # reported delivered: every event is on the topic, in order
+        assert landed[key][:len(runs[key])] == runs[key]
+
+    again = cli("export", "-w", str(DEMO), "--json", env=env)
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert json.loads(again.stdout)["runs"]["failed"] == 0
+    landed = by_key(consume(topic))
+    assert set(landed) == set(runs)
+    for key, events in runs.items():  # the last copy of every run is whole and in order
+        assert landed[key][-len(events):] == events
