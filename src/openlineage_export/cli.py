@@ -14,19 +14,20 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 import orjson
 
 from . import __version__
 from .errors import ConfigError, ExportError
-from .export import ExportRequest, run_export
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
-from .html_report import ReportCollector, check_writable, write_report
-from .hub.model import BadEntry
-from .report import ExportReport, Progress
+
+if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
+    # --help, settings and secrets start fast
+    from .hub.model import BadEntry
+    from .report import ExportReport, Progress
 
 T = TypeVar("T")
 
@@ -72,6 +73,9 @@ def main() -> None:
 def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, full: bool,
            quiet: bool, report_path: Path | None) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run)."""
+    from .export import ExportRequest, run_export
+    from .html_report import ReportCollector, check_writable, write_report
+
     if output is not None and not dry_run:
         raise click.UsageError("--output goes with --dry-run")
     if as_json and dry_run and output is None:
