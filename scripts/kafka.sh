@@ -16,12 +16,16 @@
 #   KAFKA_HOME            state dir [$HOME/.cache/openlineage-export/kafka]
 #   KAFKA_PORT            broker (PLAINTEXT) port [59092]
 #   KAFKA_CONTROLLER_PORT KRaft controller port [59093]
+#   KAFKA_SASL_PORT       SASL_PLAINTEXT port, mechanism PLAIN, user olx, password
+#                         olx-test-password (a test fixture: loopback only) [59094]
 #   KAFKA_VERSION         org.apache.kafka:kafka_2.13 version fetched from Maven [4.1.1]
 #   KAFKA_START_TIMEOUT   seconds to wait for the broker to answer [120]
 #   KAFKA_LIB_DIR         use the jars in this directory (kafka_2.13 + dependencies)
 #                         instead of fetching them with Maven
 #   KAFKA_MVN_ARGS        extra arguments for mvn (e.g. -s settings.xml, -o)
-#   KAFKA_JAVA_OPTS       JVM options [-Xms256m -Xmx512m]
+#   KAFKA_JAVA_OPTS       JVM options [-Xms256m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1]
+#                         (quick to start on a small, busy machine: about half the time of the
+#                         JVM's defaults; for benchmarking the broker, give it e.g. -Xmx1g alone)
 #   JAVA                  java binary, version 17 or later [java]
 #
 # Everything listens on 127.0.0.1 only.
@@ -33,9 +37,10 @@ POM="$SCRIPT_DIR/kafka/pom.xml"
 KAFKA_HOME=${KAFKA_HOME:-$HOME/.cache/openlineage-export/kafka}
 KAFKA_PORT=${KAFKA_PORT:-59092}
 KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-59093}
+KAFKA_SASL_PORT=${KAFKA_SASL_PORT:-59094}
 KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}
 KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-120}
-KAFKA_JAVA_OPTS=${KAFKA_JAVA_OPTS:--Xms256m -Xmx512m}
+KAFKA_JAVA_OPTS=${KAFKA_JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}
 KAFKA_MVN_ARGS=${KAFKA_MVN_ARGS:-}
 JAVA=${JAVA:-java}
 
@@ -143,10 +148,13 @@ write_config() {
 # Written by scripts/kafka.sh on every start; edits are lost.
 process.roles=broker,controller
 node.id=1
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT,SASL_PLAINTEXT://$HOST:$KAFKA_SASL_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_PLAINTEXT://$HOST:$KAFKA_SASL_PORT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+# A login with a password, for the tests of the SASL path (fixed test credentials, loopback only).
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_olx="olx-test-password";
 inter.broker.listener.name=PLAINTEXT
 controller.quorum.bootstrap.servers=$HOST:$KAFKA_CONTROLLER_PORT
 log.dirs=$DATA
@@ -187,6 +195,7 @@ start_kafka() {
   else
     port_in_use "$KAFKA_PORT" && die "port $HOST:$KAFKA_PORT is in use by another program (set KAFKA_PORT)"
     port_in_use "$KAFKA_CONTROLLER_PORT" && die "port $HOST:$KAFKA_CONTROLLER_PORT is in use by another program (set KAFKA_CONTROLLER_PORT)"
+    port_in_use "$KAFKA_SASL_PORT" && die "port $HOST:$KAFKA_SASL_PORT is in use by another program (set KAFKA_SASL_PORT)"
     write_config
     ensure_formatted
     log "starting Kafka $KAFKA_VERSION on $BOOTSTRAP"

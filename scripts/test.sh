@@ -12,6 +12,20 @@ if scripts/marquez.sh start >/dev/null; then
 else
   echo "test.sh: Marquez could not be started (above); the end-to-end tests will be skipped" >&2
 fi
+# The kafka transport's end-to-end tests need a real broker (Apache Kafka from Maven Central, KRaft
+# mode, loopback): skipped, each saying why, where it cannot be had; where it starts, they must pass.
+if KAFKA_BOOTSTRAP_SERVERS=$(scripts/kafka.sh start); then
+  export KAFKA_BOOTSTRAP_SERVERS OLX_REQUIRE_KAFKA=1
+else
+  echo "test.sh: Kafka could not be started (above); its end-to-end tests will be skipped" >&2
+fi
+# The HTML report's tests draw with Graphviz and open the page in Debian's Chromium: installed
+# here when missing; where they are, those tests must run, not skip.
+if scripts/browser.sh >/dev/null; then
+  export OLX_REQUIRE_BROWSER=1
+else
+  echo "test.sh: Chromium or Graphviz could not be installed (above); the browser tests will be skipped" >&2
+fi
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

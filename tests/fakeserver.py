@@ -5,6 +5,8 @@ A real threaded HTTP/1.1 server (keep-alive) in a background thread. It records 
 function of the request, or a queue of answers consumed in order (then the default answer).
 An answer can delay, or reset the connection instead of answering.
 
+    from fakeserver import fake_server_fixture  # registers the fixture ``fake_server``
+
     def test_x(fake_server):
         fake_server.script([Answer(503), Answer(201)])   # then the default (201)
         fake_server.script(lambda req: Answer(400, body="no") if ... else Answer(201))
@@ -14,6 +16,7 @@ An answer can delay, or reset the connection instead of answering.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import socket
@@ -78,9 +81,10 @@ class Recorded:
     def run_id(self) -> str | None:
         """The event's run id, when the body is an OpenLineage run event."""
         try:
-            return self.json()["run"]["runId"]
+            run_id = self.json()["run"]["runId"]
         except (ValueError, KeyError, TypeError):
             return None
+        return run_id if isinstance(run_id, str) else None
 
 
 Script = Callable[[Recorded], "Answer | int"]
@@ -170,10 +174,8 @@ class FakeServer:
             connections = list(self._connections)
             handlers = list(self._handlers)
         for conn in connections:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)  # wakes a handler blocked reading keep-alive
-            except OSError:
-                pass
         for thread in handlers:
             thread.join(5)
         self._httpd.server_close()
@@ -222,12 +224,10 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def finish(self) -> None:
             with server._lock:
                 server._connections.discard(self.connection)
-            try:
+            with contextlib.suppress(OSError):
                 super().finish()
-            except OSError:
-                pass
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def do_POST(self) -> None:
@@ -252,7 +252,7 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 server._record(request)
                 try:
                     answer = server._answer_for(request)
-                except Exception as exc:  # noqa: BLE001 - reported by stop()
+                except Exception as exc:  # reported by stop()
                     server.errors.append(exc)
                     answer = Answer(599, body=f"fake server script failed: {exc!r}")
                 if answer.delay and server._stopping.wait(answer.delay):
@@ -302,8 +302,8 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def fake_server() -> Iterator[FakeServer]:
+@pytest.fixture(name="fake_server")
+def fake_server_fixture() -> Iterator[FakeServer]:
     """A started fake OpenLineage server; stopped (cleanly) after the test."""
     server = FakeServer()
     try:
@@ -312,8 +312,8 @@ def fake_server() -> Iterator[FakeServer]:
         server.stop()
 
 
-@pytest.fixture
-def make_fake_server() -> Iterator[Callable[[], FakeServer]]:
+@pytest.fixture(name="make_fake_server")
+def make_fake_server_fixture() -> Iterator[Callable[[], FakeServer]]:
     """Factory for more servers in one test (e.g. a redirect target); all stopped after it."""
     servers: list[FakeServer] = []
 

@@ -11,8 +11,8 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,10 +21,14 @@ from typing import Any
 
 import click
 import pytest
-
-from fakeserver import Answer, FakeServer, closed_port
-from fakeserver import fake_server  # noqa: F401 - fixture
+from fakeserver import (
+    Answer,
+    FakeServer,
+    closed_port,
+    fake_server_fixture,  # noqa: F401 - registers fake_server
+)
 from helpers import DEMO, WorkspaceMaker, run_record
+
 from openlineage_export.cli import main as cli_main
 
 SECRET = "sk-cli-7d1e9a0c44b2"
@@ -124,7 +128,7 @@ def test_every_command_has_help_text(cli: Run) -> None:
     assert {"export", "settings set", "secrets set", "secrets list"} <= names
     results = run_all(cli, [(*path, "--help") for path, _ in found])
     missing = []
-    for (path, command), result in zip(found, results):
+    for (path, command), result in zip(found, results, strict=True):
         where = " ".join(path) or "(main)"
         assert result.code == 0, str(result)
         assert result.text.startswith("Usage: "), str(result)
@@ -138,7 +142,7 @@ def test_every_command_has_help_text(cli: Run) -> None:
             # The group's listing gives each subcommand a one-line summary.
             listing = result.text.split("Commands:", 1)[1].splitlines()
             for name in command.commands:
-                line = next((l for l in listing if l.split()[:1] == [name]), "")
+                line = next((row for row in listing if row.split()[:1] == [name]), "")
                 if len(line.split()) < 2:
                     missing.append(f"{where}: '{name}' listed without a summary")
     assert not missing, "\n".join(missing)
@@ -215,7 +219,7 @@ def test_workspace_and_configuration_errors(cli: Run, make_workspace: Callable[.
         (("export", "--json", "-w", str(secret_ref.root)), 2, "'prod-marquez'"),
     ]
     results = run_all(cli, [args for args, _, _ in cases])
-    for (args, code, needle), result in zip(cases, results):
+    for (_args, code, needle), result in zip(cases, results, strict=True):
         assert result.code == code, str(result)
         lines = error_lines(result)
         assert len(lines) == 1 and lines[0].startswith("error: "), str(result)

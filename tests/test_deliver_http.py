@@ -12,20 +12,26 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fakeserver import (
+    Answer,
+    FakeServer,
+    Recorded,
+    closed_port,
+    fake_server_fixture,  # noqa: F401 - registers fake_server
+    make_fake_server_fixture,  # noqa: F401
+)
+from helpers import DEMO, WorkspaceMaker, run_record
 
-from fakeserver import Answer, FakeServer, Recorded, closed_port
-from fakeserver import fake_server, make_fake_server  # noqa: F401 - fixtures
-from helpers import DEMO, WorkspaceMaker, run_record, stage_record
 from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.host.secrets import FileStore
-from openlineage_export.report import ExportReport, RunResult
+from openlineage_export.report import ExportReport
 from openlineage_export.translate.events import TranslatedRun, encode
 
 KEY = "olx-SECRET-0123456789abcdef"
@@ -100,7 +106,7 @@ def export_bounded(root: Path, environ: dict[str, str], limit: float = 60.0,
     def target() -> None:
         try:
             result.append(export(root, environ, **kw))
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
+        except BaseException as exc:  # re-raised below
             result.append(exc)
 
     thread = threading.Thread(target=target, daemon=True)

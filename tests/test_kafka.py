@@ -107,7 +107,7 @@ class FakeProducer:
         with self._lock:
             purged, self._queue = self._queue, []
         self.purged += len(purged)
-        for _, message, on_delivery in purged:
+        for _, _message, on_delivery in purged:
             on_delivery(KafkaError(KafkaError._PURGE_QUEUE), None)
 
     def __len__(self) -> int:

@@ -220,7 +220,7 @@ def open_destination(settings: Settings,
         sasl_password=password, compression=settings.kafka_compression,
         ca_location=str(settings.tls_ca_bundle) if settings.tls_ca_bundle else None,
         verify_certificates=settings.tls_verify, request_timeout=settings.timeout,
-        delivery_timeout=max(settings.retry_max_time, settings.timeout),
+        delivery_timeout=settings.retry_max_time or settings.timeout,
         allow_insecure_password=settings.allow_insecure_key)
     return KafkaDestination(config, concurrency=settings.concurrency), None
 

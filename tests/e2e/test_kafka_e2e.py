@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -20,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import DEMO, ROOT
 
 from openlineage_export.cli import summary
 from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.host.secrets import FileStore
 from openlineage_export.host.settings import load_settings
 from openlineage_export.report import RunResult
 
@@ -47,7 +49,7 @@ def admin() -> AdminClient:
     """The running broker; skipped (or failed, under scripts/test.sh) when it is not up."""
     client = AdminClient({"bootstrap.servers": BOOTSTRAP, **QUIET})
     try:
-        client.list_topics(timeout=10)
+        client.list_topics(timeout=5)
     except KafkaException as exc:
         message = (f"no Kafka broker at {BOOTSTRAP} ({exc.args[0].str()}); start it with "
                    "scripts/kafka.sh start, or run the whole suite with scripts/test.sh")
@@ -118,7 +120,7 @@ def consume(topic: str) -> dict[int, list[Message]]:
         partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
         wanted: dict[int, tuple[int, int]] = {}
         for p in partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+            low, high = watermarks(consumer, TopicPartition(topic, p))
             if high > low:
                 wanted[p] = (low, high)
         consumer.assign([TopicPartition(topic, p, low) for p, (low, _) in wanted.items()])
@@ -140,6 +142,21 @@ def consume(topic: str) -> dict[int, list[Message]]:
         return got
     finally:
         consumer.close()
+
+
+def watermarks(consumer: Consumer, partition: TopicPartition) -> tuple[int, int]:
+    """The partition's first and next offsets, once it has a leader (just after a restart the
+    broker answers before it leads every partition again)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(partition, timeout=10)
+            return low, high
+        except KafkaException as exc:
+            if time.monotonic() > deadline or exc.args[0].code() not in (
+                    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE):
+                raise
+            time.sleep(0.2)
 
 
 def by_key(partitions: dict[int, list[Message]]) -> dict[bytes, list[bytes]]:
@@ -193,6 +210,36 @@ def test_exporting_again_adds_no_other_messages_and_full_resends_the_same_ones(
     assert sorted(added.elements()) == sorted((run_key(line), line) for line in lines)
     for key, events in runs_of(lines).items():  # each resent run is whole and in order
         assert by_key(third)[key][-len(events):] == events
+
+
+SASL_BOOTSTRAP = f"127.0.0.1:{os.environ.get('KAFKA_SASL_PORT', '59094')}"
+"""The test broker's SASL_PLAINTEXT listener: PLAIN, user olx (see scripts/kafka.sh)."""
+
+
+@pytest.mark.parametrize("password", ["olx-test-password", "not-the-password"])
+def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_sentence(
+        admin: AdminClient, env: dict[str, str], topic: str, tmp_path: Path,
+        password: str) -> None:
+    store = FileStore(tmp_path / "secrets")
+    store.set("kafka-test", password)
+    settings = dataclasses.replace(
+        load_settings(DEMO, env), kafka_bootstrap_servers=SASL_BOOTSTRAP,
+        kafka_security_protocol="SASL_PLAINTEXT", kafka_sasl_mechanism="PLAIN",
+        kafka_sasl_username="olx", kafka_sasl_password_secret_ref="kafka-test",
+        retry_max_time=3.0)
+    report = run_export(ExportRequest(workspace=DEMO, settings=settings, environ=env,
+                                      secrets=store))
+    if password == "olx-test-password":
+        assert report.exit_code == 0, summary(report)
+        assert report.destination == f"kafka://{SASL_BOOTSTRAP}/{topic}"
+        values = [v for messages in consume(topic).values() for _, v in messages]
+        assert len(values) == report.events_sent == 236
+    else:
+        assert report.exit_code == 4 and report.runs_sent == 0
+        assert report.outage is not None
+        assert "Authentication failed: Invalid username or password" in report.outage
+        assert password not in report.outage
+        assert not any(consume(topic).values())
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
+import logging
 import random
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -55,21 +57,54 @@ def build_client(*, timeout: float, verify: bool | str, concurrency: int,
     from .. import __version__
 
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    return httpx.Client(timeout=timeout, verify=verify, limits=limits, transport=transport,
+    checks: bool | ssl.SSLContext = verify if isinstance(verify, bool) else _ca_bundle(verify)
+    return httpx.Client(timeout=timeout, verify=checks, limits=limits, transport=transport,
                         follow_redirects=False,
                         headers={"User-Agent": f"{USER_AGENT_PREFIX}/{__version__}"})
+
+
+def _ca_bundle(path: str) -> ssl.SSLContext:
+    """A context trusting the CA certificates in ``path`` (httpx wants a context, not a path)."""
+    try:
+        return ssl.create_default_context(cafile=path)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise ConfigError(f"openlineage.tls.caBundle: {path} holds no CA certificate we can "
+                          f"use ({getattr(exc, 'reason', None) or exc})") from None
 
 
 class Redactor:
     """Removes a secret from any text we are about to show (a server may echo it back)."""
 
     def __init__(self, *secrets: str | None) -> None:
-        self._secrets = [s for s in secrets if s]
+        # Also as a JSON string and a bytes repr show it: a server's JSON error, a log line.
+        forms = {form for s in secrets if s for form in
+                 (s, orjson.dumps(s).decode()[1:-1], repr(s.encode("utf-8"))[2:-1])}
+        self._secrets = sorted(forms, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
+
+
+_HTTP_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2",
+                 "httpcore.proxy", "httpcore.socks")
+"""The loggers of the HTTP stack: at INFO and DEBUG they log the server's status line."""
+
+
+class _RedactingLogFilter(logging.Filter):
+    """Masks the key in what the HTTP stack logs: a server may echo it in its reason phrase."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        masked = self._redact(text)
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
 
 
 @dataclass
@@ -98,6 +133,10 @@ class HttpDestination:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.redact = Redactor(api_key)
+        self._log_filter = _RedactingLogFilter(self.redact) if api_key else None
+        if self._log_filter is not None:
+            for name in _HTTP_LOGGERS:
+                logging.getLogger(name).addFilter(self._log_filter)
         self._health = _Health(time.monotonic(), threading.Lock())
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
@@ -116,14 +155,19 @@ class HttpDestination:
         return RunOutcome(len(run.events))
 
     def close(self) -> None:
-        """Nothing to do: the client belongs to the host, who closes it."""
+        """Stop masking the key in the HTTP stack's logs (the client is the host's to close)."""
+        if self._log_filter is not None:
+            for name in _HTTP_LOGGERS:
+                logging.getLogger(name).removeFilter(self._log_filter)
 
     def _post(self, body: bytes, cancel: threading.Event) -> str | None:
         """One event until accepted (None), refused (the reason), or out of retry time."""
         policy = self.retry
         started = time.monotonic()
         attempt = 0
-        only_unreachable = True
+        # Whether the last attempt found no server at all: an event whose connection broke
+        # when the server went away, then was refused for the rest of its time, met an outage.
+        unreachable = True
         while True:
             attempt += 1
             wait: float | None = None
@@ -133,15 +177,23 @@ class HttpDestination:
                 response = self.client.post(self.url, content=body, headers=self._headers,
                                             follow_redirects=False)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                untrusted = _certificate_refused(exc)
+                if untrusted is not None:  # no retry will make it trusted: stop now
+                    raise DestinationUnreachable(
+                        f"the server at {self.url} could not be reached securely: its TLS "
+                        f"certificate was not accepted ({untrusted}); if it is the right server, "
+                        "point openlineage.tls.caBundle at the certificate of the CA that "
+                        "signed it") from None
+                unreachable = True
                 reason = f"cannot connect to {self.url} ({self.redact(str(exc)) or type(exc).__name__})"
             except httpx.TimeoutException:
-                only_unreachable = False
+                unreachable = False
                 reason = f"no answer from {self.url} within the timeout"
             except httpx.RequestError as exc:  # transport errors, and an undecodable answer
-                only_unreachable = False
+                unreachable = False
                 reason = f"connection to {self.url} failed ({self.redact(str(exc)) or type(exc).__name__})"
             else:
-                only_unreachable = False
+                unreachable = False
                 status = response.status_code
                 if 200 <= status < 300:
                     with self._health.lock:
@@ -153,9 +205,14 @@ class HttpDestination:
                 wait = retry_after_seconds(response.headers.get("Retry-After"), time.time())
             elapsed = time.monotonic() - started
             left = policy.max_time - elapsed
+            if left <= 0 and unreachable:
+                # No server now: an outage once nothing was accepted for a whole window. An
+                # event sent just before the server went away waits for that (at most one more
+                # window), rather than being given up as if the server had refused its run.
+                left = self._until_outage(reason, policy.max_time)
+                if elapsed >= 2 * policy.max_time:
+                    left = 0
             if left <= 0:
-                if only_unreachable:
-                    self._declare_unreachable(reason, policy.max_time)
                 return f"gave up after {attempt} attempts in {elapsed:.0f} s: {reason}"
             if wait is None:
                 with self._rng_lock:
@@ -163,13 +220,16 @@ class HttpDestination:
             if cancel.wait(min(wait, left)):
                 return "cancelled before every event was sent"
 
-    def _declare_unreachable(self, reason: str, window: float) -> None:
+    def _until_outage(self, reason: str, window: float) -> float:
+        """Seconds until nothing will have been accepted for ``window``; raises
+        :class:`DestinationUnreachable` when that is already so."""
         with self._health.lock:
             quiet_for = time.monotonic() - self._health.last_success
         if quiet_for >= window:
             raise DestinationUnreachable(
                 f"the server at {self.url} could not be reached for {window:.0f} s "
                 f"({reason}); nothing more was sent")
+        return window - quiet_for
 
     def _describe(self, response: httpx.Response) -> str:
         # Redact before cutting: a key straddling the cut would otherwise leave its start.
@@ -182,6 +242,16 @@ class HttpDestination:
             text = f"redirects to {location}; set openlineage.url to the final address"
         return self.redact(f"HTTP {response.status_code} {phrase}".strip()
                            + (f": {text}" if text else ""))
+
+
+def _certificate_refused(exc: BaseException) -> str | None:
+    """Why the server's TLS certificate was refused, when that is why we could not connect."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return str(cause.verify_message or cause.reason or "not trusted")
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _says_client_error(response: httpx.Response) -> bool:

@@ -383,7 +383,9 @@ class KafkaDestination:
         with self._state_lock:
             if error.fatal():
                 self._fatal = error.str()
-            self._broker_error = error.str()
+            # "1/1 brokers are down" follows the reason (refused, authentication failed): keep it.
+            if error.code() != KafkaError._ALL_BROKERS_DOWN or self._broker_error is None:
+                self._broker_error = error.str()
 
 
 def _describe(exc: KafkaException) -> str:

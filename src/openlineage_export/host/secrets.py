@@ -26,6 +26,7 @@ import keyring.errors
 
 from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.host.settings import (
+    API_KEY_ENV,
     SECRET_NAME_PATTERN,
     Settings,
     api_key_from_env,
@@ -364,11 +365,12 @@ def resolve_api_key(settings: Settings, store: SecretStore,
 
     ``OPENLINEAGE_API_KEY`` wins when set and not empty (the store is then not touched);
     else the secret named by ``openlineage.apiKey.secretRef``, which must be in ``store``
-    (MissingSecret otherwise).
+    (MissingSecret otherwise). A key an HTTP header cannot carry is a ConfigError (that
+    does not show it).
     """
     from_env = api_key_from_env(environ)
     if from_env:
-        return from_env
+        return _sendable(from_env, f"the environment variable {API_KEY_ENV}", "set it again")
     name = settings.api_key_secret_ref
     if name is None:
         return None
@@ -378,4 +380,18 @@ def resolve_api_key(settings: Settings, store: SecretStore,
             f"the secret '{name}' named by openlineage.apiKey.secretRef is not in the secrets "
             f"store ({store.description}); store it with: openlineage-export secrets set {name}"
         )
-    return value
+    return _sendable(value, f"the secret '{name}'",
+                     f"store it again with: openlineage-export secrets set {name}")
+
+
+_SENDABLE = re.compile(r"[\x21-\x7e]+")
+"""What an API key may hold: visible ASCII, as an ``Authorization: Bearer`` header carries it."""
+
+
+def _sendable(key: str, where: str, fix: str) -> str:
+    # Checked before anything is sent: an HTTP client refuses such a header with an error that
+    # quotes it (escaped, so no redaction finds it), or fails on it outright.
+    if not _SENDABLE.fullmatch(key):
+        raise ConfigError(f"the API key in {where} has a character an HTTP header cannot carry "
+                          f"(a space, a control or a non-ASCII character); {fix}")
+    return key

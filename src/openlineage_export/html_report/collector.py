@@ -139,6 +139,11 @@ class PipelineHistory:
             _keep_latest(self._failures, kept, RECENT_FAILURES)
 
     @property
+    def kept(self) -> int:
+        """Runs held in full (bounded: :data:`RECENT_RUNS` + :data:`RECENT_FAILURES`)."""
+        return len(self._recent) + len(self._failures)
+
+    @property
     def recent(self) -> list[RunDetail]:
         """The most recent runs kept in full, newest first."""
         return [kept[3]() for kept in sorted(self._recent, key=_by_order, reverse=True)]

@@ -25,6 +25,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
 _TITLE = re.compile(r"<title>[^<]*</title>\n?")
+_FONT = re.compile(f' font-family="{re.escape(FONT)}"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,16 +96,19 @@ def to_dot(graph: LineageGraph) -> graphviz.Digraph:
     datasets: dict[JobKey, str] = {}
     for d_index, (dataset, delivered) in enumerate(sorted(graph.datasets.items())):
         node_id = datasets[dataset] = f"d{d_index}"
-        dot.node(node_id, label=label(dataset), shape="cylinder", fillcolor="#fdf6e3",
-                 color="#b08d3c", **{"class": "dataset"}, **({} if delivered else _REFUSED))
+        # One dict: a refused dataset's colours replace the defaults (not twice the keyword).
+        dot.node(node_id, label=label(dataset), shape="cylinder",
+                 **{"fillcolor": "#fdf6e3", "color": "#b08d3c", "class": "dataset",
+                    **({} if delivered else _REFUSED)})
     for (dataset, job), delivered in sorted(graph.reads.items()):
         if dataset in datasets and job in jobs:
             dot.edge(datasets[dataset], jobs[job], **{"class": "read"},
                      **({} if delivered else _REFUSED_EDGE))
     for (job, dataset), delivered in sorted(graph.writes.items()):
         if dataset in datasets and job in jobs:
-            dot.edge(jobs[job], datasets[dataset], color="#2f4f7f", **{"class": "write"},
-                     **({} if delivered else _REFUSED_EDGE))
+            dot.edge(jobs[job], datasets[dataset],
+                     **{"color": "#2f4f7f", "class": "write",
+                        **({} if delivered else _REFUSED_EDGE)})
     return dot
 
 
@@ -128,7 +132,9 @@ def _lines(text: str) -> str:
 
 
 def _clean(svg: str) -> str:
-    """Drop the XML prolog, comments and our node ids (``<title>``, shown as tooltips)."""
+    """Drop the XML prolog, comments, our node ids (``<title>``, shown as tooltips) and the
+    font on every text (the page's style sheet sets it once: a large graph is lighter)."""
     svg = _PROLOG.sub("", svg, count=1)
     svg = _COMMENT.sub("", svg)
+    svg = _FONT.sub("", svg)
     return _TITLE.sub("", svg).strip()

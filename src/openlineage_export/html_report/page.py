@@ -25,6 +25,7 @@ from ..report import ExportReport
 from .collector import (
     MAX_EDGES,
     MAX_NODES,
+    RECENT_FAILURES,
     RECENT_RUNS,
     RUN_STATES,
     PipelineHistory,
@@ -34,7 +35,7 @@ from .collector import (
 from .drawing import Drawing, draw
 from .template import PAGE, RUN, SCRIPT, STYLE
 
-MAX_DETAILED_RUNS = 1000
+MAX_DETAILED_RUNS = 600
 """Runs shown in full across all pipelines; with many pipelines each shows fewer."""
 
 MAX_BARS = 120
@@ -50,6 +51,7 @@ _ENV = jinja2.Environment(loader=jinja2.DictLoader({"run": RUN, "page": "{% from
                                                     "run_block with context %}" + PAGE}),
                           autoescape=True, undefined=jinja2.StrictUndefined,
                           keep_trailing_newline=True)
+_ENV.filters["num"] = "{:,}".format
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
 CSP = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
        "img-src data:")
@@ -112,7 +114,7 @@ def render_report(collector: ReportCollector, report: ExportReport,
         graph_cut = (f"The graph is capped at {MAX_NODES:,} jobs and datasets and "
                      f"{MAX_EDGES:,} reads and writes: more were seen, and are not drawn.")
     return _ENV.get_template("page").render(
-        csp=CSP, style=Markup(STYLE), script=Markup(SCRIPT), version=__version__,
+        csp=Markup(CSP), style=Markup(STYLE), script=Markup(SCRIPT), version=__version__,
         namespace=report.namespace, dry_run=report.dry_run,
         headline=headline(collector, report), tiles=tiles(collector, report),
         drawing={"svg": Markup(drawing.svg) if drawing.svg else None, "note": drawing.note},
@@ -185,7 +187,8 @@ def _pipeline(history: PipelineHistory, limit: int, bucket: str) -> dict[str, An
     shown = {id(run) for run in recent}
     failures = [run for run in history.recent[limit:] if _problem(run)]
     failures += [run for run in history.earlier_failures if id(run) not in shown]
-    failures = sorted(failures, key=lambda run: run.order, reverse=True)[:5]
+    failures = sorted(failures, key=lambda run: run.order,
+                      reverse=True)[:max(1, min(RECENT_FAILURES, limit // 4))]
     return {
         "job": history.job, "runs": history.runs, "events": history.events,
         "runs_text": f"{history.runs:,} run{'s' if history.runs != 1 else ''}",
@@ -291,5 +294,5 @@ def chart(history: PipelineHistory, bucket: str) -> dict[str, Any]:
                                          if states.get(s)) or "no run")
         bars.append({"x": index * width_each, "w": max(2, width_each - 2), "rects": rects,
                      "title": title})
-    return {"width": max(120, len(labels) * width_each), "height": height, "bars": bars,
+    return {"width": max(180, len(labels) * width_each), "height": height, "bars": bars,
             "first": labels[0][0] if labels else "", "last": labels[-1][0] if labels else ""}

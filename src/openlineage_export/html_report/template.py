@@ -37,7 +37,8 @@ border-radius:6px;padding:8px 14px;min-width:128px}
 border-radius:3px}
 .graph{overflow:auto;border:1px solid var(--line);border-radius:6px;background:#fff;
 max-height:80vh;padding:6px}
-.graph.fit svg{width:100%;height:auto}
+.graph.fit svg{max-width:100%;height:auto}
+.graph svg text{font-family:Helvetica,Arial,sans-serif}
 button{font:inherit;font-size:12px;padding:3px 10px;border:1px solid var(--line);border-radius:4px;
 background:#fff;cursor:pointer}
 table{border-collapse:collapse;width:100%}
@@ -58,7 +59,8 @@ color:#fff;background:var(--muted);white-space:nowrap}
 .ns{color:var(--muted);font-size:12px}
 .counts span{margin-right:10px;font-size:13px}
 .chart{margin:8px 0 4px}.chart svg{display:block}
-.axis{display:flex;justify-content:space-between;font-size:11px;color:var(--muted)}
+.axis{display:flex;justify-content:space-between;gap:8px;font-size:11px;color:var(--muted);
+white-space:nowrap}
 details.run{border:1px solid var(--line);border-left:5px solid var(--muted);border-radius:5px;
 margin:5px 0;background:#fff}
 details.run.s-completed{border-left-color:var(--ok);background:#fff}
@@ -163,14 +165,14 @@ exactly the events' (namespace above, name below).</p>
 {%- if outage %}<p class="note bad" id="outage">Stopped: {{ outage }}</p>{% endif %}
 {%- if cancelled %}<p class="note" id="cancelled">Interrupted: what was accepted is kept; run
 the export again to finish.</p>{% endif %}
-{%- if not_tried %}<p class="note">{{ not_tried }} run(s) on the trail were not tried.</p>{% endif %}
+{%- if not_tried %}<p class="note">{{ not_tried|num }} run(s) on the trail were not tried.</p>{% endif %}
 {%- if never_run %}
 <h3>Pipelines that never ran ({{ never_run|length }})</h3>
 <p class="muted">OpenLineage is a log of runs: a pipeline without a run has nothing to send.</p>
 <ul id="never-run">{% for p in never_run %}<li><code>{{ p }}</code></li>{% endfor %}</ul>
 {%- endif %}
 {%- if bad_count %}
-<h3>Bad entries on the audit trail ({{ bad_count }})</h3>
+<h3>Bad entries on the audit trail ({{ bad_count|num }})</h3>
 <p class="muted">These lines could not be read; every good run around them is exported.</p>
 <table id="bad-entries">
 <tr><th>file</th><th class="n">line</th><th>what is wrong</th></tr>
@@ -178,10 +180,10 @@ the export again to finish.</p>{% endif %}
 <tr><td><code>{{ b.file }}</code></td><td class="n">{{ b.line }}</td><td>{{ b.reason }}</td></tr>
 {%- endfor %}
 </table>
-{%- if bad_count > bad|length %}<p class="muted">… and {{ bad_count - bad|length }} more.</p>{% endif %}
+{%- if bad_count > bad|length %}<p class="muted">… and {{ (bad_count - bad|length)|num }} more.</p>{% endif %}
 {%- endif %}
 {%- if refused_count %}
-<h3>Runs the server refused ({{ refused_count }})</h3>
+<h3>Runs the server refused ({{ refused_count|num }})</h3>
 <table id="refused">
 <tr><th>pipeline job</th><th>run id</th><th>trace id</th><th>the server's reason</th></tr>
 {%- for r in refused %}
@@ -189,7 +191,7 @@ the export again to finish.</p>{% endif %}
 <td class="err">{{ r.reason }}</td></tr>
 {%- endfor %}
 </table>
-{%- if refused_count > refused|length %}<p class="muted">… and {{ refused_count - refused|length }} more.</p>{% endif %}
+{%- if refused_count > refused|length %}<p class="muted">… and {{ (refused_count - refused|length)|num }} more.</p>{% endif %}
 {%- endif %}
 </section>
 
@@ -207,7 +209,7 @@ attempt), and the latest earlier failures. Click a run to see its stage runs.</p
 <div class="pipeline" id="pipeline-{{ loop.index }}">
 <div class="ptitle"><h3><span class="ns">{{ p.job[0] }}</span> {{ p.job[1] }}</h3>
 <span class="counts">{{ p.runs_text }}:
-{%- for state, n in p.states %} <span><span class="badge s-{{ state }}">{{ n }} {{ state }}</span></span>{% endfor %}</span></div>
+{%- for state, n in p.states %} <span><span class="badge s-{{ state }}">{{ n|num }} {{ state }}</span></span>{% endfor %}</span></div>
 <div class="chart"><svg width="{{ p.chart.width }}" height="{{ p.chart.height }}" role="img"
 aria-label="runs of {{ p.job[1] }} per {{ bucket }}">
 {%- for bar in p.chart.bars %}<g><title>{{ bar.title }}</title>
@@ -215,7 +217,7 @@ aria-label="runs of {{ p.job[1] }} per {{ bucket }}">
 {%- endfor %}</svg>
 <div class="axis" style="width:{{ p.chart.width }}px"><span>{{ p.chart.first }}</span><span>{{ p.chart.last }}</span></div></div>
 {%- for run in p.recent %}{{ run_block(run) }}{% endfor %}
-{%- if p.hidden %}<p class="muted">{{ p.hidden }} earlier run(s) are counted in the chart above.</p>{% endif %}
+{%- if p.hidden %}<p class="muted">{{ p.hidden|num }} earlier run(s) are counted in the chart above.</p>{% endif %}
 {%- if p.failures %}<p class="muted">Latest earlier failures:</p>
 {%- for run in p.failures %}{{ run_block(run) }}{% endfor %}{% endif %}
 </div>
@@ -228,8 +230,8 @@ aria-label="runs of {{ p.job[1] }} per {{ bucket }}">
 <table>
 <tr><th>pipeline job</th><th class="n">runs</th>{% for s in export_states %}<th class="n">{{ export_labels[s] }}</th>{% endfor %}<th class="n">events</th></tr>
 {%- for p in pipelines %}
-<tr><td><span class="ns">{{ p.job[0] }}</span> {{ p.job[1] }}</td><td class="n">{{ p.runs }}</td>
-{%- for s in export_states %}<td class="n">{{ p.exports.get(s, 0) }}</td>{% endfor %}<td class="n">{{ p.events }}</td></tr>
+<tr><td><span class="ns">{{ p.job[0] }}</span> {{ p.job[1] }}</td><td class="n">{{ p.runs|num }}</td>
+{%- for s in export_states %}<td class="n">{{ p.exports.get(s, 0)|num }}</td>{% endfor %}<td class="n">{{ p.events|num }}</td></tr>
 {%- endfor %}
 </table>
 </section>

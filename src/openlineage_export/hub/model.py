@@ -63,7 +63,8 @@ class Graph:
 # into these values (field names are the trail's camelCase ones, in snake_case here).
 
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
-Count = Annotated[int, msgspec.Meta(ge=0)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+"""Rows and bytes: what a 64-bit count holds, as lineage servers (and JSON encoders) store them."""
 
 
 class ErrorInfo(msgspec.Struct, frozen=True, rename="camel"):

@@ -29,11 +29,16 @@ _kind_decoder = msgspec.json.Decoder(_Kind)
 _run_decoder = msgspec.json.Decoder(Run)
 
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?",
+    re.ASCII,  # digits 0-9 only: \d would also take other scripts' digits (٢٠٢٦, ２０２６)
 )
 
 
-_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)")
+_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)",
+                        re.ASCII)
+
+_EDGE_YEARS = ("0001", "9999")
+"""Only in these years can an offset move a time out of what UTC (and run ids) can hold."""
 
 
 def normalise_time(value: object, where: str) -> str:
@@ -41,9 +46,11 @@ def normalise_time(value: object, where: str) -> str:
     if type(value) is str and _CANONICAL.fullmatch(value):
         # The common form, checked for real dates and times by the C parser.
         try:
-            datetime.fromisoformat(value)
+            moment = datetime.fromisoformat(value)
         except ValueError as exc:
             raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+        if value[:4] in _EDGE_YEARS:
+            _check_utc(moment, value, where)
         return value
     if not isinstance(value, str):
         raise BadRecord(f"{where} must be an RFC 3339 time string, got {_kind(value)}")
@@ -54,11 +61,21 @@ def normalise_time(value: object, where: str) -> str:
     if offset is None:
         raise BadRecord(f"{where} {value!r} has no UTC offset")
     try:
-        parse_time(value)
+        moment = parse_time(value)
     except ValueError as exc:
         raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+    if value[:4] in _EDGE_YEARS:
+        _check_utc(moment, value, where)
     date, time_part = value[:10], value[11 : match.end(7) if match.group(7) else 19]
     return f"{date}T{time_part}{'Z' if offset in 'Zz' else offset}"
+
+
+def _check_utc(moment: datetime, value: str, where: str) -> None:
+    try:
+        moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise BadRecord(f"{where} {value!r} is out of range (in UTC it falls before year 1 "
+                        "or after year 9999)") from None
 
 
 def parse_time(value: str) -> datetime:
@@ -94,12 +111,16 @@ def kind_of(line: bytes) -> tuple[object, object]:
     """The ``kind`` and ``traceId`` of a line, without decoding the rest.
 
     Raises :class:`msgspec.DecodeError` when the line is not JSON and :class:`BadRecord` when it
-    is not a JSON object.
+    is not a JSON object or is nested more than :data:`MAX_NESTING` levels deep.
     """
+    if line.count(b"[") + line.count(b"{") > MAX_NESTING and _nesting(line) > MAX_NESTING:
+        raise BadRecord(_TOO_DEEP)
     try:
         head = _kind_decoder.decode(line)
     except msgspec.ValidationError:
         raise BadRecord("not a JSON object") from None
+    except RecursionError:
+        raise BadRecord(_TOO_DEEP) from None
     return head.kind, head.trace_id
 
 
@@ -114,7 +135,30 @@ def parse_run(record: bytes | dict[str, Any]) -> Run:
         raise BadRecord(_message(exc)) from None
     except msgspec.DecodeError as exc:
         raise BadRecord(f"not JSON ({exc})") from None
+    except RecursionError:
+        raise BadRecord(_TOO_DEEP) from None
     return _checked(run)
+
+
+MAX_NESTING = 500
+"""The deepest nesting of lists and objects a line may have. A fixed limit: how deep a decoder
+can go depends on how deep in the stack it is called, and a line the first pass read must
+read the same in the second."""
+
+_TOO_DEEP = f"JSON nested more than {MAX_NESTING} levels deep"
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def _nesting(line: bytes) -> int:
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_STRING.sub(b"", line)):
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 _TYPE_WORDS = {"str": "a string", "int": "a whole number", "float": "a number",

@@ -64,7 +64,10 @@ class DatasetNamer:
         rest = match.group(2)
         if not rest.startswith("//"):
             return _opaque(scheme, rest)
-        parts = urlsplit(f"x:{rest}")
+        try:
+            parts = urlsplit(f"x:{rest}")
+        except ValueError:  # a host urllib refuses: '[' never closed, NFKC turning into '/'...
+            return _unsplittable(scheme, rest)
         host = (parts.hostname or "").lower()
         try:
             port = parts.port
@@ -81,6 +84,12 @@ class DatasetNamer:
             return "file", posixpath.normpath(path)
         normal = posixpath.normpath(path)
         return self._relative_namespace, normal
+
+
+def _unsplittable(scheme: str, rest: str) -> tuple[str, str]:
+    """``scheme://authority/path`` split by hand, credentials, query and fragment dropped."""
+    authority, _, path = re.split(r"[?#]", rest[2:], maxsplit=1)[0].partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2].lower()}", unquote(path) or "/"
 
 
 def _opaque(scheme: str, rest: str) -> tuple[str, str]:

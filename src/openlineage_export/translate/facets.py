@@ -12,6 +12,7 @@ import posixpath
 from functools import lru_cache
 from typing import Any
 
+import msgspec
 import orjson
 from openlineage.client.generated import (
     dataset_version_dataset,
@@ -124,7 +125,12 @@ def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        # Beyond orjson (an integer over 64 bits, nesting over 254 levels) but valid JSON the
+        # reader took: msgspec writes back whatever it read.
+        return msgspec.json.encode(value).decode()
 
 
 def dataset_facets(access: DataAccess, *, output: bool) -> dict[str, Any]:

@@ -1,0 +1,267 @@
+"""One measurement, in its own process: ``python bench/measure.py KIND 'JSON ARGS'``.
+
+``bench/run.py`` starts one child per measurement and reads the JSON object this prints last.
+Times are taken around the measured work only (interpreter start and imports excluded):
+``wall_s`` with ``perf_counter``, ``cpu_s`` with ``process_time`` (every thread of the child).
+What each kind includes is in its docstring; run.py repeats it in the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+MEASUREMENTS: dict[str, Callable[..., dict[str, Any]]] = {}
+
+
+def measurement(function: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Register a measurement under its function name."""
+    MEASUREMENTS[function.__name__] = function
+    return function
+
+
+class NullSink:
+    """A binary stream that keeps nothing and counts the bytes written to it."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def write(self, data: bytes) -> int:
+        self.bytes += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class Timer:
+    """Wall and CPU seconds of a block."""
+
+    def __enter__(self) -> Timer:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall_s = time.perf_counter() - self._wall
+        self.cpu_s = time.process_time() - self._cpu
+
+
+def _read_runs(ws: Path) -> tuple[Any, list[Any], str]:
+    """Graph, every current run (our reader, both passes) and the namespace of a workspace."""
+    from openlineage_export.hub.graph import read_graph
+    from openlineage_export.hub.trail import AuditTrail
+    from openlineage_export.translate.datasets import namespace_safe
+
+    lineage = ws / ".workspace" / "lineage"
+    graph = read_graph(lineage / "graph.json", "graph.json", lambda entry: None)
+    trail = AuditTrail(lineage / "audit")
+    scan = trail.scan(lambda entry: None)
+    try:
+        runs = [run for run, _ in trail.runs(scan)]
+    finally:
+        scan.index.close()
+    return graph, runs, namespace_safe(graph.workspace_name)
+
+
+def _plain_events(ws: Path) -> list[Any]:
+    """The same events as openlineage-python objects (bench/ol_plain.py), built untimed."""
+    from ol_plain import build_events
+
+    graph, runs, namespace = _read_runs(ws)
+    return [event for run in runs for event in build_events(run, graph, namespace)]
+
+
+def _settings(ws: Path, environ: dict[str, str], concurrency: int) -> Any:
+    from openlineage_export.host.settings import load_settings
+
+    return dataclasses.replace(load_settings(ws, environ), concurrency=concurrency)
+
+
+def _environ(url: str | None, state_dir: str | None,
+             namespace: str | None = None) -> dict[str, str]:
+    """OPENLINEAGE_* overrides for run_export: the server, the ledger's folder, no keyring."""
+    scratch = tempfile.mkdtemp(prefix="olx-bench-")
+    environ = {"OPENLINEAGE_EXPORT_STATE_DIR": state_dir or scratch,
+               "OPENLINEAGE_EXPORT_CONFIG_DIR": scratch, "OPENLINEAGE_EXPORT_SECRETS": "file"}
+    if url:
+        environ["OPENLINEAGE_URL"] = url.removesuffix("/api/v1/lineage")
+    if namespace:
+        environ["OPENLINEAGE_NAMESPACE"] = namespace
+    return environ
+
+
+# --------------------------------------------------------------------------- translation
+
+
+@measurement
+def translate_ours(ws: str) -> dict[str, Any]:
+    """Our dry run into a null sink: read the trail (both passes) + translate + encode."""
+    from openlineage_export.export import ExportRequest, run_export
+
+    sink = NullSink()
+    with Timer() as timer:
+        report = run_export(ExportRequest(Path(ws), dry_run=True, output=sink))  # type: ignore[arg-type]
+    return {"events": report.events_sent, "runs": report.runs_total, "bytes": sink.bytes,
+            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+@measurement
+def translate_plain(ws: str) -> dict[str, Any]:
+    """openlineage-python the plain way: our reader (both passes) + build_events + Serde.to_json."""
+    from ol_plain import build_events
+    from openlineage.client.serde import Serde
+
+    chars = events = 0
+    with Timer() as timer:
+        graph, runs, namespace = _read_runs(Path(ws))
+        for run in runs:
+            for event in build_events(run, graph, namespace):
+                chars += len(Serde.to_json(event))
+                events += 1
+    return {"events": events, "runs": len(runs), "chars": chars,
+            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+@measurement
+def translate_parts(ws: str) -> dict[str, Any]:
+    """Each stage alone: reading, our translate, orjson over prebuilt dicts (the floor), and
+    openlineage-python's build and Serde.to_json over prebuilt runs/objects."""
+    import gc
+
+    import orjson
+    from ol_plain import build_events
+    from openlineage.client.serde import Serde
+
+    from openlineage_export.translate.events import TranslationConfig, Translator
+
+    parts: dict[str, Any] = {}
+    with Timer() as timer:
+        graph, runs, namespace = _read_runs(Path(ws))
+    parts["read"] = {"wall_s": timer.wall_s, "cpu_s": timer.cpu_s, "runs": len(runs)}
+
+    translator = Translator(graph, TranslationConfig(namespace=namespace))
+    with Timer() as timer:
+        dicts = [event for run in runs for event in translator.translate(run).events]
+    parts["translate"] = {"wall_s": timer.wall_s, "cpu_s": timer.cpu_s, "events": len(dicts)}
+
+    dumps, size = orjson.dumps, 0
+    with Timer() as timer:
+        for event in dicts:
+            size += len(dumps(event))
+    parts["floor"] = {"wall_s": timer.wall_s, "cpu_s": timer.cpu_s, "events": len(dicts),
+                      "bytes": size}
+    del dicts
+    gc.collect()
+
+    with Timer() as timer:
+        objects = [event for run in runs for event in build_events(run, graph, namespace)]
+    parts["plain_build"] = {"wall_s": timer.wall_s, "cpu_s": timer.cpu_s, "events": len(objects)}
+    with Timer() as timer:
+        for event in objects:
+            Serde.to_json(event)
+    parts["plain_serde"] = {"wall_s": timer.wall_s, "cpu_s": timer.cpu_s, "events": len(objects)}
+    return parts
+
+
+# --------------------------------------------------------------------------- delivery
+
+
+@measurement
+def deliver_ours(ws: str, url: str, concurrency: int, state_dir: str | None = None,
+                 namespace: str | None = None) -> dict[str, Any]:
+    """run_export to ``url``: read + translate + encode + POST + ledger (in ``state_dir``)."""
+    from openlineage_export.export import ExportRequest, run_export
+
+    environ = _environ(url, state_dir, namespace)
+    settings = _settings(Path(ws), environ, concurrency)
+    with Timer() as timer:
+        report = run_export(ExportRequest(Path(ws), settings=settings, environ=environ))
+    return {"events": report.events_sent, "runs": report.runs_total,
+            "runs_sent": report.runs_sent, "runs_unchanged": report.runs_unchanged,
+            "runs_failed": report.runs_failed, "outage": report.outage,
+            "first_failure": report.failed[0].reason if report.failed else None,
+            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+@measurement
+def deliver_ol_http(ws: str, url: str) -> dict[str, Any]:
+    """openlineage-python's HttpTransport, ``client.emit(event)`` one by one. The events are
+    built before the clock starts (in their favour); emit serialises (Serde) and POSTs."""
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.http import HttpConfig, HttpTransport
+
+    events = _plain_events(Path(ws))
+    client = OpenLineageClient(transport=HttpTransport(
+        HttpConfig(url=url.removesuffix("/api/v1/lineage"))))
+    with Timer() as timer:
+        for event in events:
+            client.emit(event)
+    return {"events": len(events), "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+@measurement
+def deliver_ol_async(ws: str, url: str) -> dict[str, Any]:
+    """openlineage-python's AsyncHttpTransport (its defaults: 100 concurrent requests): emit
+    every event, then ``wait_for_completion()``; the events are built before the clock starts."""
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.async_http import AsyncHttpConfig, AsyncHttpTransport
+
+    events = _plain_events(Path(ws))
+    config = AsyncHttpConfig(url=url.removesuffix("/api/v1/lineage"))
+    transport = AsyncHttpTransport(config)
+    client = OpenLineageClient(transport=transport)
+    with Timer() as timer:
+        for event in events:
+            client.emit(event)
+        completed = transport.wait_for_completion()
+    stats = dict(transport.get_stats())
+    client.close()
+    return {"events": stats["success"], "built": len(events), "failed": stats["failed"],
+            "completed": completed, "max_concurrent_requests": config.max_concurrent_requests,
+            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+@measurement
+def dry_run_to_file(ws: str, output: str, namespace: str | None = None) -> dict[str, Any]:
+    """Our dry run into a JSON Lines file (what the load generator posts); not a figure."""
+    from openlineage_export.export import ExportRequest, run_export
+
+    environ = _environ(None, None, namespace)
+    with open(output, "wb") as stream, Timer() as timer:
+        report = run_export(ExportRequest(Path(ws), dry_run=True, output=stream, environ=environ))
+    return {"events": report.events_sent, "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@measurement
+def dry_run_memory(ws: str) -> dict[str, Any]:
+    """A dry run into a null sink; the parent reads this process's peak RSS from wait4."""
+    return translate_ours(ws)
+
+
+@measurement
+def imports_only() -> dict[str, Any]:
+    """The interpreter with the export imported: the floor under every RSS figure."""
+    import openlineage_export.export  # noqa: F401
+
+    return {}
+
+
+def main() -> int:
+    kind, args = sys.argv[1], json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    print(json.dumps(MEASUREMENTS[kind](**args)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,486 @@
+"""The export's benchmark, one command: ``python bench/run.py [--quick]``.
+
+Runs, side by side on this machine, each measurement in its own child process:
+
+1. translation: our dry run vs openlineage-python's classes + Serde vs orjson over prebuilt dicts;
+2. delivery to a Go sink answering after 5 ms: ours vs HttpTransport one by one vs
+   AsyncHttpTransport (the sink's own capacity proven first with a Go load generator);
+3. delivery into the real Marquez (``scripts/marquez.sh start``): ours vs the Go load generator;
+4. re-export of an unchanged trail of 100k runs: time and events vs the first, full export;
+5. peak RSS of a dry run of 10k and 1M runs.
+
+Prints a table of ratios against the targets and writes it to ``bench/results/latest.md``.
+``--quick`` skips the 1M run and shrinks every size. See README, "Performance".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness
+from harness import ChildResult, Sink, load_average, run_child, run_loadgen
+
+RESULTS = harness.BENCH / "results" / "latest.md"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Trail sizes (runs) and repeats of one benchmark mode."""
+
+    translation: int
+    translation_repeats: int
+    delivery: int
+    marquez: int
+    incremental: int
+    memory: tuple[int, int]
+    capacity_requests: int
+
+    @classmethod
+    def of(cls, quick: bool) -> Sizes:
+        if quick:
+            return cls(1_000, 2, 200, 20, 2_000, (2_000, 20_000), 30_000)
+        return cls(5_000, 3, 1_000, 60, 100_000, (10_000, 1_000_000), 100_000)
+
+
+@dataclass
+class Target:
+    """One target of issue 4: a ratio and the bound it must meet."""
+
+    key: str
+    what: str
+    ours: str
+    reference: str
+    ratio: float | None
+    shown: str
+    bound: str
+    met: bool | None
+    short_by: str = ""
+
+
+@dataclass
+class Report:
+    """Everything the run found, rendered as Markdown at the end."""
+
+    quick: bool
+    concurrency: int
+    marquez_concurrency: int
+    targets: list[Target] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    load: list[str] = field(default_factory=list)
+
+    def measured(self, part: str, what: str, events: int | None, wall_s: float | None,
+                 cpu_s: float | None = None, rss_mb: float | None = None,
+                 load: str = "", note: str = "") -> float | None:
+        """Add one measurement row; returns events per wall second."""
+        rate = events / wall_s if events and wall_s else None
+        self.rows.append([
+            part, what, f"{events:,}" if events is not None else "",
+            f"{wall_s:.2f}" if wall_s is not None else "",
+            f"{rate:,.0f}" if rate is not None else "",
+            f"{cpu_s:.2f}" if cpu_s is not None else "",
+            f"{1e6 * cpu_s / events:,.1f}" if cpu_s is not None and events else "",
+            f"{rss_mb:,.0f}" if rss_mb is not None else "", load, note])
+        return rate
+
+    def target(self, key: str, what: str, ours: str, reference: str, ratio: float | None,
+               shown: str, bound: str, met: bool | None, short_by: str = "") -> None:
+        self.targets.append(Target(key, what, ours, reference, ratio, shown, bound, met,
+                                   short_by))
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def child(kind: str, **args: Any) -> ChildResult:
+    """Run one measurement child and echo its figure."""
+    done = run_child(kind, args)
+    events = done.result.get("events")
+    wall = done.result.get("wall_s")
+    rate = f"{events / wall:,.0f} events/s" if events and wall else ""
+    say(f"    {kind}: {rate} {'(' + format(wall, '.2f') + ' s)' if wall else ''} "
+        f"peak RSS {done.max_rss_mb:,.0f} MB, load {done.load_before} -> {done.load_after}")
+    return done
+
+
+def verdict(ratio: float | None, bound: float, *, above: bool = True) -> tuple[bool | None, str]:
+    """Whether ``ratio`` meets ``bound``, and by how much it falls short when not."""
+    if ratio is None:
+        return None, ""
+    if above:
+        return (True, "") if ratio >= bound else (False, f"{bound / ratio:.1f}x short")
+    return (True, "") if ratio < bound else (False, f"{ratio / bound:.2f}x over")
+
+
+# --------------------------------------------------------------------------- 1. translation
+
+
+def part_translation(report: Report, sizes: Sizes) -> None:
+    runs, repeats = sizes.translation, sizes.translation_repeats
+    ws, _ = harness.workspace(runs, log=say)
+    say(f"1. translation: {runs:,} runs, best of {repeats}")
+    best: dict[str, ChildResult] = {}
+    for _ in range(repeats):
+        for kind in ("translate_ours", "translate_plain", "translate_parts"):
+            done = child(kind, ws=str(ws))
+            if kind not in best or _wall_of(done) < _wall_of(best[kind]):
+                best[kind] = done
+    ours, plain, parts = best["translate_ours"], best["translate_plain"], best["translate_parts"]
+    o, p = ours.result, plain.result
+    if o["events"] != p["events"]:
+        report.notes.append(f"translation: ours built {o['events']} events, plain {p['events']}")
+    part = f"1 ({runs:,} runs)"
+    ours_rate = report.measured(part, "ours: dry run = read trail + translate + encode (orjson)",
+                                o["events"], o["wall_s"], o["cpu_s"], ours.max_rss_mb,
+                                f"{ours.load_before} -> {ours.load_after}")
+    plain_rate = report.measured(part, "openlineage-python: same reader + build_events + "
+                                       "Serde.to_json", p["events"], p["wall_s"], p["cpu_s"],
+                                 plain.max_rss_mb, f"{plain.load_before} -> {plain.load_after}")
+    r = parts.result
+    floor_rate = report.measured(part, "floor: orjson.dumps of the same events as prebuilt "
+                                       "dicts (no reading, no translation)",
+                                 r["floor"]["events"], r["floor"]["wall_s"], r["floor"]["cpu_s"])
+    pload = f"{parts.load_before} -> {parts.load_after}"
+    for name, what in (("read", "breakdown: reading alone (scan + second pass, our reader)"),
+                       ("translate", "breakdown: our Translator.translate alone"),
+                       ("plain_build", "breakdown: ol_plain.build_events alone"),
+                       ("plain_serde", "breakdown: Serde.to_json alone")):
+        report.measured(part, what, r[name].get("events", o["events"]), r[name]["wall_s"],
+                        r[name]["cpu_s"], load=pload,
+                        note="rate per event the runs read yield" if name == "read" else "")
+    ratio = ours_rate / plain_rate if ours_rate and plain_rate else None
+    cpu_ratio = (p["cpu_s"] / o["cpu_s"]) if o["cpu_s"] else None
+    met, short = verdict(ratio, 10)
+    report.target("1a", "translation: ours vs openlineage-python plain (events/s)",
+                  f"{ours_rate:,.0f}/s", f"{plain_rate:,.0f}/s", ratio,
+                  f"{ratio:.1f}x (CPU time: {cpu_ratio:.1f}x)", ">= 10x", met, short)
+    ratio = ours_rate / floor_rate if ours_rate and floor_rate else None
+    met, short = verdict(ratio, 0.5)
+    report.target("1b", "translation: ours vs the orjson floor (events/s)",
+                  f"{ours_rate:,.0f}/s", f"{floor_rate:,.0f}/s", ratio,
+                  f"{ratio:.3f}x (floor is {1 / ratio:.1f}x faster)", ">= 0.5x (within ~2x)",
+                  met, short)
+
+
+def _wall_of(done: ChildResult) -> float:
+    result = done.result
+    if "wall_s" in result:
+        return float(result["wall_s"])
+    return sum(float(p["wall_s"]) for p in result.values())
+
+
+# --------------------------------------------------------------------------- 2. delivery
+
+
+def sink_capacity(report: Report, loadgen: Path, sink: Sink, events_file: Path,
+                  requests: int, concurrency: int, part: str) -> None:
+    """Prove the sink is never the bottleneck: the Go load generator at 0 ms latency."""
+    cpu = sink.cpu()
+    result = run_loadgen(loadgen, sink.url, events_file, concurrency, requests)
+    sink_cpu = sink.cpu() - cpu
+    say(f"    sink capacity (0 ms, loadgen x{concurrency}): {result['perSecond']:,.0f} requests/s")
+    rate = report.measured(part, f"sink capacity: Go loadgen -> Go sink at 0 ms, "
+                                 f"concurrency {concurrency} (both on these 2 cores)",
+                           result["ok"], result["seconds"],
+                           load=f"{result['load_before']} -> {result['load_after']}",
+                           note=f"failed {result['failed']}; sink CPU {sink_cpu:.1f} s")
+    met = bool(rate and rate >= 10_000)
+    report.target("2.0", "sink capacity (must exceed 10k requests/s)", f"{rate:,.0f}/s", "",
+                  None, f"{rate:,.0f} requests/s", "> 10,000/s", met,
+                  "" if met else "the sink may limit part 2")
+
+
+def part_delivery(report: Report, sizes: Sizes, tools: dict[str, Path], concurrency: int,
+                  scratch: Path, fast_sink: Sink) -> None:
+    runs = sizes.delivery
+    ws, _ = harness.workspace(runs, log=say)
+    events_file = scratch / "delivery-events.jsonl"
+    child("dry_run_to_file", ws=str(ws), output=str(events_file))
+    say(f"2. delivery to the Go sink at 5 ms latency: {runs:,} runs")
+    part = f"2 ({runs:,} runs)"
+    sink_capacity(report, tools["loadgen"], fast_sink, events_file, sizes.capacity_requests,
+                  concurrency, part)
+    rates: dict[str, float | None] = {}
+    with Sink(tools["sink"], 5) as sink:
+        result = run_loadgen(tools["loadgen"], sink.url, events_file, concurrency,
+                             sizes.capacity_requests // 3)
+        report.measured(part, f"ceiling: Go loadgen -> sink at 5 ms, concurrency {concurrency}",
+                        result["ok"], result["seconds"],
+                        load=f"{result['load_before']} -> {result['load_after']}",
+                        note=f"{concurrency} / 5 ms = {concurrency / 0.005:,.0f}/s at most")
+        plan = (("ours", "deliver_ours",
+                 f"ours: run_export, openlineage.concurrency {concurrency}, fresh ledger "
+                 "(read + translate + encode + POST + ledger)",
+                 {"concurrency": concurrency, "state_dir": str(scratch / "state-part2")}),
+                ("async", "deliver_ol_async",
+                 "openlineage-python AsyncHttpTransport (default: 100 concurrent), emit all, "
+                 "wait_for_completion (events prebuilt, untimed)", {}),
+                ("http", "deliver_ol_http",
+                 "openlineage-python HttpTransport, client.emit one by one "
+                 "(events prebuilt, untimed)", {}))
+        for key, kind, what, extra in plan:
+            sink.reset()
+            cpu = sink.cpu()
+            done = child(kind, ws=str(ws), url=sink.url, **extra)
+            counted, sink_cpu = sink.count(), sink.cpu() - cpu
+            r = done.result
+            note = f"sink counted {counted:,}; sink CPU {sink_cpu:.1f} s"
+            if counted != r["events"]:
+                note += " (MISMATCH)"
+                report.notes.append(f"part 2 {key}: reported {r['events']} events, sink "
+                                    f"counted {counted}")
+            if r.get("runs_failed") or r.get("failed"):
+                note += f"; failed: {r.get('runs_failed') or r.get('failed')}"
+            rates[key] = report.measured(part, what, r["events"], r["wall_s"], r["cpu_s"],
+                                         done.max_rss_mb, f"{done.load_before} -> "
+                                         f"{done.load_after}", note)
+    ours, http, aio = rates["ours"], rates["http"], rates["async"]
+    ratio = ours / http if ours and http else None
+    met, short = verdict(ratio, 20)
+    report.target("2a", "delivery, sink at 5 ms: ours vs HttpTransport one by one",
+                  f"{ours:,.0f}/s", f"{http:,.0f}/s", ratio, f"{ratio:.1f}x", ">= 20x", met, short)
+    ratio = ours / aio if ours and aio else None
+    met, short = verdict(ratio, 1)
+    report.target("2b", "delivery, sink at 5 ms: ours vs AsyncHttpTransport",
+                  f"{ours:,.0f}/s", f"{aio:,.0f}/s", ratio, f"{ratio:.2f}x", ">= 1x", met, short)
+
+
+# --------------------------------------------------------------------------- 3. Marquez
+
+
+def part_marquez(report: Report, sizes: Sizes, tools: dict[str, Path], concurrency: int,
+                 scratch: Path, base: str) -> None:
+    runs = sizes.marquez
+    say(f"3. delivery into Marquez at {base}: {runs:,} runs")
+    if not harness.marquez_up(base):
+        message = (f"skipped: Marquez does not answer at {base}; start it with "
+                   "`scripts/marquez.sh start` and run again")
+        say(f"    {message}")
+        report.target("3", "into Marquez: ours vs Go load generator", "", "", None, message,
+                      ">= 80%", None)
+        return
+    source, _ = harness.workspace(runs, gzip_closed=False, log=say)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    part = f"3 ({runs:,} runs)"
+    # Fresh run ids and a fresh namespace per measurement, so nothing collides in Marquez.
+    lg_ws = harness.rekeyed_copy(source, scratch / "marquez-loadgen", f"{stamp}-loadgen")
+    events_file = scratch / "marquez-events.jsonl"
+    lg_namespace = f"bench-loadgen-{stamp}"
+    child("dry_run_to_file", ws=str(lg_ws), output=str(events_file), namespace=lg_namespace)
+    result = run_loadgen(tools["loadgen"], base.rstrip("/") + "/api/v1/lineage", events_file,
+                         concurrency)
+    say(f"    loadgen: {result['perSecond']:,.0f} events/s ({result['seconds']:.1f} s), "
+        f"failed {result['failed']}")
+    note = f"namespace {lg_namespace}; failed {result['failed']}"
+    if result.get("firstError"):
+        note += f" (first: {str(result['firstError'])[:120]})"
+    limit = report.measured(part, f"limit: Go loadgen posting our dry run's events, "
+                                  f"concurrency {concurrency}, any order",
+                            result["ok"], result["seconds"],
+                            load=f"{result['load_before']} -> {result['load_after']}", note=note)
+    ours_ws = harness.rekeyed_copy(source, scratch / "marquez-ours", f"{stamp}-ours")
+    ours_namespace = f"bench-ours-{stamp}"
+    done = child("deliver_ours", ws=str(ours_ws), url=base, concurrency=concurrency,
+                 state_dir=str(scratch / "state-marquez"), namespace=ours_namespace)
+    r = done.result
+    note = f"namespace {ours_namespace}; runs failed {r['runs_failed']}"
+    if r.get("first_failure"):
+        note += f" (first: {r['first_failure'][:120]})"
+    ours = report.measured(part, f"ours: run_export, openlineage.concurrency {concurrency}, "
+                                 "per-run order kept", r["events"], r["wall_s"], r["cpu_s"],
+                           done.max_rss_mb, f"{done.load_before} -> {done.load_after}", note)
+    ratio = ours / limit if ours and limit else None
+    met, short = verdict(ratio, 0.8)
+    report.target("3", "into Marquez: ours vs Go load generator (same events, same concurrency)",
+                  f"{ours:,.0f}/s", f"{limit:,.0f}/s", ratio,
+                  f"{100 * ratio:.0f}%" if ratio else "n/a", ">= 80%", met, short)
+
+
+# --------------------------------------------------------------------------- 4. incremental
+
+
+def part_incremental(report: Report, sizes: Sizes, concurrency: int, scratch: Path,
+                     sink: Sink) -> None:
+    runs = sizes.incremental
+    ws, _ = harness.workspace(runs, log=say)
+    say(f"4. unchanged re-export: {runs:,} runs to the Go sink at 0 ms")
+    part = f"4 ({runs:,} runs)"
+    state = scratch / "state-incremental"
+    figures = []
+    for label in ("full export (fresh ledger)", "second export, trail unchanged"):
+        sink.reset()
+        cpu = sink.cpu()
+        done = child("deliver_ours", ws=str(ws), url=sink.url, concurrency=concurrency,
+                     state_dir=str(state))
+        counted, sink_cpu = sink.count(), sink.cpu() - cpu
+        r = done.result
+        report.measured(part, f"ours: {label}, concurrency {concurrency}", r["events"],
+                        r["wall_s"], r["cpu_s"], done.max_rss_mb,
+                        f"{done.load_before} -> {done.load_after}",
+                        f"sink counted {counted:,}; runs unchanged {r['runs_unchanged']:,}; "
+                        f"failed {r['runs_failed']}; sink CPU {sink_cpu:.1f} s")
+        figures.append((r["events"], r["wall_s"], counted))
+    (full_events, full_s, _), (again_events, again_s, again_counted) = figures
+    ratio = again_s / full_s
+    met = again_events == 0 and again_counted == 0 and ratio < 0.1
+    short = "" if met else (f"sent {again_events} events" if again_events
+                            else f"{ratio / 0.1:.1f}x too slow")
+    report.target("4", f"unchanged re-export of {runs:,} runs: time vs the full export",
+                  f"{again_events} events, {again_s:.1f} s",
+                  f"{full_events:,} events, {full_s:.1f} s", ratio, f"{ratio:.3f} of the time",
+                  "0 events, < 0.1", met, short)
+
+
+# --------------------------------------------------------------------------- 5. memory
+
+
+def part_memory(report: Report, sizes: Sizes) -> None:
+    small, large = sizes.memory
+    say(f"5. peak RSS of a dry run: {small:,} and {large:,} runs")
+    base = child("imports_only")
+    report.measured("5", "baseline: python + `import openlineage_export.export`", None, None,
+                    rss_mb=base.max_rss_mb)
+    peaks = []
+    for runs in (small, large):
+        ws, _ = harness.workspace(runs, log=say)
+        done = child("dry_run_memory", ws=str(ws))
+        r = done.result
+        report.measured(f"5 ({runs:,} runs)", "ours: dry run into a null sink (peak RSS, wait4)",
+                        r["events"], r["wall_s"], r["cpu_s"], done.max_rss_mb,
+                        f"{done.load_before} -> {done.load_after}")
+        peaks.append(done.max_rss_mb)
+    ratio = peaks[1] / peaks[0]
+    met, short = verdict(ratio, 1.5, above=False)
+    report.target("5", f"peak RSS of a dry run: {large:,} vs {small:,} runs",
+                  f"{peaks[1]:,.0f} MB", f"{peaks[0]:,.0f} MB", ratio, f"{ratio:.2f}x",
+                  "< 1.5x", met, short)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def git_state() -> str:
+    """HEAD and the files changed in the work tree (read-only git calls)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "--no-optional-locks", *args], cwd=harness.REPO,
+                              capture_output=True, text=True)
+        return done.stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = [line[3:] for line in git("status", "--porcelain").splitlines()
+             if line[3:].startswith("src/")]
+    return head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else "")
+
+
+def render(report: Report, argv: list[str], started: str, elapsed: float) -> str:
+    mode = "quick" if report.quick else "full"
+    lines = [
+        f"# Benchmark results ({mode})", "",
+        f"`python bench/run.py{' ' + ' '.join(argv) if argv else ''}` on {started}, "
+        f"{elapsed / 60:.1f} min. Each measurement ran in its own child process; "
+        "events/s = events / wall seconds of the measured work (interpreter start excluded).",
+        "", "## Targets", "",
+        "| # | what | ours | reference | ratio | target | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for t in report.targets:
+        mark = {True: "met", False: f"**missed**{' (' + t.short_by + ')' if t.short_by else ''}",
+                None: "not measured"}[t.met]
+        lines.append(f"| {t.key} | {t.what} | {t.ours} | {t.reference} | {t.shown} | {t.bound} "
+                     f"| {mark} |")
+    lines += ["", "## Measurements", "",
+              "| part | measurement | events | wall s | events/s | CPU s | CPU µs/event "
+              "| peak RSS MB | load avg before -> after | notes |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in report.rows]
+    lines += ["", "## Setup", "",
+              f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+              f"{platform.system()} {platform.release()}; shared with other engineers' test runs",
+              f"- load average (1/5/15 min): {'; '.join(report.load)}",
+              f"- Python {platform.python_version()}, openlineage-python "
+              f"{version('openlineage-python')}, httpx {version('httpx')}, orjson "
+              f"{version('orjson')}, {harness.go_version()}",
+              f"- code: {git_state()}",
+              f"- concurrency: openlineage.concurrency {report.concurrency} for ours and the Go "
+              f"load generator (parts 2, 4), {report.marquez_concurrency} for both into Marquez "
+              "(part 3); AsyncHttpTransport at its default (100)",
+              "- trails: bench/synth_trail.py (seed 1), cached under "
+              f"{harness.cache_dir()}",
+              "- CPU s: user + system time of the measured work in the child (all its threads); "
+              "peak RSS: the child's ru_maxrss from os.wait4",
+              ]
+    if report.notes:
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes, no 1M-run trail (a few minutes)")
+    parser.add_argument("--concurrency", type=int, default=64,
+                        help="openlineage.concurrency for ours and the load generator's "
+                             "concurrency (1-64, default 64)")
+    parser.add_argument("--marquez-concurrency", type=int, default=16,
+                        help="concurrency of ours and the load generator into Marquez (default "
+                             "16: on 2 cores Marquez takes the most at about that)")
+    parser.add_argument("--marquez-url", default="http://127.0.0.1:5000",
+                        help="Marquez base URL for part 3 (default http://127.0.0.1:5000)")
+    parser.add_argument("--parts", default="12345",
+                        help="which parts to run, e.g. 12 (default: all)")
+    parser.add_argument("--output", type=Path, default=RESULTS,
+                        help="where to write the table (default bench/results/latest.md)")
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
+    sizes = Sizes.of(args.quick)
+    report = Report(quick=args.quick, concurrency=args.concurrency,
+                    marquez_concurrency=args.marquez_concurrency)
+    started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    began = time.perf_counter()
+    report.load.append(f"{load_average()} at the start")
+    say(f"benchmark ({'quick' if args.quick else 'full'}), load average {load_average()}, "
+        f"{os.cpu_count()} CPUs")
+    tools = harness.go_tools(log=say)
+    scratch = Path(tempfile.mkdtemp(prefix="olx-bench-"))
+    try:
+        with Sink(tools["sink"], 0) as fast_sink:
+            if "1" in args.parts:
+                part_translation(report, sizes)
+            if "2" in args.parts:
+                part_delivery(report, sizes, tools, args.concurrency, scratch, fast_sink)
+            if "3" in args.parts:
+                part_marquez(report, sizes, tools, args.marquez_concurrency, scratch,
+                             args.marquez_url)
+            if "4" in args.parts:
+                part_incremental(report, sizes, args.concurrency, scratch, fast_sink)
+            if "5" in args.parts:
+                part_memory(report, sizes)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report.load.append(f"{load_average()} at the end")
+    text = render(report, argv, started, time.perf_counter() - began)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.output.with_name(args.output.name + ".tmp")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(args.output)
+    say("")
+    say(text)
+    say(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

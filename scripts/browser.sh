@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Make sure what the HTML report's tests need is on this machine: Graphviz (the report's graph)
+# and Debian's Chromium (the tests open the report in it, headless, driven by Playwright).
+# Installs only what is missing (apt-get update first, unless the lists are fresh); run
+# again, it does nothing.
+# Prints "ready" when both are there (exit 0), else says why on stderr (exit 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  # Chromium draws text with the system's fonts; Debian's chromium only recommends some.
+  dpkg -s fonts-dejavu-core >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "browser.sh: ${missing[*]} missing; install with: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  log=$(mktemp)
+  echo "browser.sh: installing ${missing[*]} (apt-get)" >&2
+  # One 'apt-get update', skipped when the package lists are fresh (another script just ran it).
+  fresh=$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | head -n 1)
+  if ! { { [ -n "$fresh" ] || DEBIAN_FRONTEND=noninteractive apt-get update -q; } &&
+         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+           "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    rm -f "$log"
+    echo "browser.sh: apt-get install ${missing[*]} failed" >&2
+    exit 1
+  fi
+  rm -f "$log"
+fi
+echo ready

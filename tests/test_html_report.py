@@ -1,0 +1,479 @@
+"""The HTML report: collected in bounded memory, written escaped, self-contained and
+deterministic, and read in a real browser (Debian's Chromium, driven by Playwright) the way a
+person reads it: the graph's nodes and arrows, the run history, what was left out and why.
+
+The browser tests skip, saying why, where Chromium is missing; ``scripts/test.sh`` installs it
+(``scripts/browser.sh``) and sets OLX_REQUIRE_BROWSER, and then they must run.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakeserver import Answer, FakeServer
+from helpers import DEMO, ROOT, WorkspaceMaker, run_record, stage_record
+from synth_trail import write_workspace
+
+from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.html_report import ReportCollector, render_report, write_report
+from openlineage_export.html_report import collector as collector_mod
+from openlineage_export.report import ExportReport, RunResult
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+SCREENSHOT = ROOT / "docs" / "report-screenshot.png"
+FAILED_DEMO_RUN = "ced4662d-90fa-4e27-840f-13c79058ada7"  # daily-sales, extract retried, failed
+PAYLOAD = "<script>window.__pwned=1</script>"
+ERROR_PAYLOAD = '<img src=x onerror="window.__pwned=2"> & <b>bold</b>'
+
+
+class Discard(io.RawIOBase):
+    """A dry run's event sink that keeps nothing (a 100k-run trail makes ~1 GB of events)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return len(data)
+
+
+def dry_run(workspace: Path, collector: ReportCollector | None = None,
+            results: list[RunResult] | None = None) -> ExportReport:
+    def on_run(result: RunResult) -> None:
+        if collector is not None:
+            collector.add(result)
+        if results is not None:
+            results.append(result)
+
+    return run_export(ExportRequest(workspace=workspace, dry_run=True, output=Discard(),
+                                    on_run=on_run))
+
+
+def cli(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,
+        timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The CLI as users run it, in a clean environment (ledger and HOME under ``cwd``)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    clean.update({"OPENLINEAGE_EXPORT_STATE_DIR": str(cwd / "state"), "HOME": str(cwd),
+                  "OPENLINEAGE_EXPORT_SECRETS": "file"})
+    proc = subprocess.run([sys.executable, "-m", "openlineage_export", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env={**clean, **(env or {})})
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def demo_copy(tmp_path: Path) -> Path:
+    """The demo workspace plus one bad line, in a segment of its own (a status nobody knows)."""
+    root = tmp_path / "acme-analytics"
+    shutil.copytree(DEMO, root)
+    (root / ".workspace" / "lineage" / "audit" / "000009.jsonl").write_text(
+        '{"kind":"run","traceId":"run-20261105-0099","pipeline":"daily-sales",'
+        '"status":"exploded","startedAt":"2026-11-05T09:00:00Z","stages":[]}\n')
+    return root
+
+
+def hostile_workspace(ws: WorkspaceMaker) -> WorkspaceMaker:
+    """Names and messages from the trail that are markup: they must stay text."""
+    ws.segment("000001.jsonl", [
+        run_record("run-ok", stages=[stage_record(writes=[{"dataset": f"s3://bucket/{PAYLOAD}",
+                                                           "digest": "sha256:cc"}])]),
+        run_record("run-bad", status="failed", startedAt="2026-11-03T02:00:00Z",
+                   endedAt="2026-11-03T02:05:00Z",
+                   stages=[stage_record(status="failed", error={"message": ERROR_PAYLOAD})]),
+    ])
+    return ws
+
+
+def require(why: str | None) -> None:
+    """Skip, saying why, when a program the test needs is missing; fail instead where
+    ``scripts/test.sh`` installed everything (OLX_REQUIRE_BROWSER)."""
+    if why is None:
+        return
+    if os.environ.get("OLX_REQUIRE_BROWSER"):
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.fixture
+def dot() -> None:
+    """Graphviz's ``dot``, which draws the report's graph."""
+    require(None if shutil.which("dot") else
+            "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)")
+
+
+# ------------------------------------------------------------------ collector and writer
+
+
+def test_the_collector_keeps_the_most_recent_runs_whatever_the_order(tmp_path: Path) -> None:
+    write_workspace(tmp_path / "ws", 600, seed=3, pipelines=4)
+    results: list[RunResult] = []
+    dry_run(tmp_path / "ws", results=results)
+    random.Random(5).shuffle(results)
+    collector = ReportCollector()
+    for result in results:
+        collector.add(result)
+
+    assert sum(h.runs for h in collector.pipelines()) == len(results) == collector.runs
+    for history in collector.pipelines():
+        mine = [r for r in results if r.run.pipeline == history.job[1]]
+        newest = sorted(mine, key=lambda r: (_start(r), r.run.trace_id), reverse=True)
+        assert [d.trace_id for d in history.recent] == [
+            r.run.trace_id for r in newest[:collector_mod.RECENT_RUNS]]
+        older_failures = [r for r in newest[collector_mod.RECENT_RUNS:]
+                          if r.run.status in ("failed", "cancelled")]
+        assert [d.trace_id for d in history.earlier_failures] == [
+            r.run.trace_id for r in older_failures[:collector_mod.RECENT_FAILURES]]
+        assert history.kept <= collector_mod.RECENT_RUNS + collector_mod.RECENT_FAILURES
+        assert sum(sum(c.values()) for c in history.days.values()) == history.runs
+        states = {"succeeded": "completed", "failed": "failed", "cancelled": "aborted",
+                  "running": "running"}
+        assert history.states == {states[s]: n for s, n in
+                                  _count(r.run.status for r in mine).items()}
+
+
+def test_days_beyond_the_cap_are_summed_not_kept(ws: WorkspaceMaker,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collector_mod, "MAX_DAYS", 2)
+    days = [1, 2, 3, 4, 5, 1]  # the last one comes late, older than every day kept
+    ws.segment("000001.jsonl", [
+        run_record(f"run-{i}", startedAt=f"2026-11-0{day}T02:00:00Z",
+                   endedAt=f"2026-11-0{day}T02:05:00Z") for i, day in enumerate(days)])
+    collector = ReportCollector()
+    dry_run(ws.root, collector)
+    (history,) = collector.pipelines()
+    assert sorted(history.days) == ["2026-11-04", "2026-11-05"]
+    assert history.earlier == {"completed": 4} and history.runs == 6
+
+
+def test_the_graph_names_jobs_and_datasets_as_the_events_do() -> None:
+    collector = ReportCollector()
+    events: list[dict[str, Any]] = []
+    report = run_export(ExportRequest(workspace=DEMO, dry_run=True, output=_Lines(events),
+                                      on_run=collector.add))
+    graph = collector.graph
+    jobs = {(e["job"]["namespace"], e["job"]["name"]) for e in events}
+    datasets = {(d["namespace"], d["name"]) for e in events for d in e["inputs"] + e["outputs"]}
+    assert set(graph.pipelines) | set(graph.stages) == jobs
+    assert set(graph.datasets) == datasets
+    assert (("postgres://db.acme.internal:5432", "sales.public.orders"),
+            ("acme-analytics", "daily-sales.extract")) in graph.reads
+    assert graph.stages[("acme-analytics", "daily-sales.extract")] == ("acme-analytics",
+                                                                      "daily-sales")
+    assert report.never_run == ["churn-model"]
+
+
+def test_the_page_is_self_contained_and_the_same_for_the_same_trail(dot: None) -> None:
+    pages = []
+    for _ in range(2):
+        collector = ReportCollector()
+        report = dry_run(DEMO, collector)
+        pages.append(render_report(collector, report))
+    assert pages[0] == pages[1]
+    page = pages[0]
+    assert "<svg" in page and 'class="node job"' in page  # the graph is drawn, inline
+    # Nothing to fetch: no external script, style sheet, image or font, and a policy saying so.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "@import" not in page and "url(" not in page
+    assert "default-src 'none'" in page
+
+
+def test_every_string_from_the_trail_is_text_not_markup(ws: WorkspaceMaker, dot: None) -> None:
+    hostile_workspace(ws)
+    collector = ReportCollector()
+    page = render_report(collector, dry_run(ws.root, collector))
+    assert PAYLOAD not in page and "<img" not in page and "<b>bold" not in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page  # in the graph, as text
+    assert "&lt;img src=x onerror=" in page
+    assert page.count("<script") == 1  # ours
+
+
+def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    proc = cli("export", "--dry-run", "-w", DEMO, "-o", tmp_path / "events.jsonl",
+               "--report", out, cwd=tmp_path, env={"PATH": str(tmp_path / "no-dot-here")})
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "Graphviz" in warnings[0] and "apt-get install graphviz" in \
+        warnings[0]
+    page = out.read_text()
+    assert 'id="graph-note"' in page and "dot program was not found" in page
+    assert "<svg" not in page.split('id="history"')[0]
+    assert "daily-sales.extract" in page and "sales.public.orders" in page  # listed instead
+
+
+def test_a_report_that_cannot_be_written_stops_before_anything_is_sent(tmp_path: Path) -> None:
+    proc = cli("export", "--dry-run", "-w", DEMO, "-o", tmp_path / "events.jsonl",
+               "--report", tmp_path / "missing" / "report.html", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: cannot write the report") and "does not exist" in \
+        proc.stderr
+    assert not (tmp_path / "events.jsonl").exists()
+
+
+def test_a_trail_of_100k_runs_gives_a_report_of_a_few_megabytes(tmp_path: Path,
+                                                                 dot: None) -> None:
+    summary = write_workspace(tmp_path / "ws", 100_000, seed=11)
+    collector = ReportCollector()
+    report = dry_run(tmp_path / "ws", collector)
+    written = write_report(tmp_path / "report.html", collector, report)
+    assert report.runs_total == collector.runs == summary["runs"] == 100_000
+    assert written.warning is None
+    assert written.size < 3_000_000, f"{written.size:,} bytes"
+    for history in collector.pipelines():  # held in full: a bounded number, not the trail
+        assert history.kept <= collector_mod.RECENT_RUNS + collector_mod.RECENT_FAILURES
+    page = written.path.read_text()
+    assert "100,000</b><span>runs on the trail" in page
+    assert sorted(summary["never_run"]) == sorted(report.never_run)
+    assert all(f"<code>{name}</code>" in page for name in summary["never_run"])
+
+
+# ------------------------------------------------------------------ in a real browser
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Debian's Chromium, headless, with a fresh profile; skips (says why) where it is missing."""
+    why = None
+    if not shutil.which("dot"):
+        why = "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)"
+    elif not CHROMIUM.exists():
+        why = f"Chromium is not installed ({CHROMIUM}); scripts/browser.sh installs it"
+    else:
+        try:
+            import playwright.sync_api
+        except ImportError:
+            why = "Playwright for Python is not installed (pip install -e '.[test]')"
+    require(why)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM),
+            headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 1000})
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+class Opened:
+    """A report open in a tab, with everything the page said or tried to do."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.page = browser.new_page()
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
+                     if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_load_state("load")
+
+    def text_in_graph(self, text: str) -> Any:
+        return self.page.locator("#graph svg g.node text").filter(
+            has_text=re.compile("^" + re.escape(text) + "$"))
+
+    def arrows(self, source: list[str], target: list[str]) -> int:
+        """Arrows drawn from the node showing ``source`` texts to the one showing ``target``."""
+        return int(self.page.evaluate(ARROWS, [source, target]))
+
+    def close(self) -> None:
+        assert self.errors == [], self.errors
+        assert self.requests == [self.page.url], self.requests  # nothing fetched but the file
+        self.page.close()
+
+
+# Finds the two nodes by their texts and counts the edges whose line starts at the first and
+# whose arrowhead touches the second, in the coordinates of the drawing.
+ARROWS = """([source, target]) => {
+  const svg = document.querySelector('#graph svg');
+  const nodes = [...svg.querySelectorAll('g.node')];
+  const find = (texts) => nodes.find(n => texts.every(
+      t => [...n.querySelectorAll('text')].some(x => x.textContent === t)));
+  const a = find(source), b = find(target);
+  if (!a || !b) return -1;
+  const near = (box, x, y) => x >= box.x - 4 && x <= box.x + box.width + 4 &&
+                              y >= box.y - 4 && y <= box.y + box.height + 4;
+  const ba = a.getBBox(), bb = b.getBBox();
+  return [...svg.querySelectorAll('g.edge')].filter(e => {
+    const path = e.querySelector('path'), head = e.querySelector('polygon');
+    const p0 = path.getPointAtLength(0), hb = head.getBBox();
+    return near(ba, p0.x, p0.y) && near(bb, hb.x + hb.width / 2, hb.y + hb.height / 2);
+  }).length;
+}"""
+
+
+def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    proc = cli("export", "--dry-run", "-w", DEMO, "-o", tmp_path / "events.jsonl",
+               "--report", out, cwd=tmp_path)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+    tab = Opened(browser, out)
+    page = tab.page
+
+    # The graph: jobs and datasets named as the events name them, reads and writes as arrows.
+    assert tab.text_in_graph("daily-sales.extract").is_visible()
+    assert tab.text_in_graph("postgres://db.acme.internal:5432").first.is_visible()
+    assert tab.text_in_graph("sales.public.orders").is_visible()
+    orders = ["postgres://db.acme.internal:5432", "sales.public.orders"]
+    extract = ["acme-analytics", "daily-sales.extract"]
+    raw = ["workspace://acme-analytics", "data/raw/orders.parquet"]
+    assert tab.arrows(orders, extract) == 1  # a read
+    assert tab.arrows(extract, raw) == 1  # a write
+    assert tab.arrows(extract, orders) == 0
+    inside = page.evaluate("""() => {
+      const svg = document.querySelector('#graph svg');
+      const box = [...svg.querySelectorAll('g.cluster')].find(c => [...c.querySelectorAll('text')]
+          .some(t => t.textContent === 'daily-sales')).getBBox();
+      const job = [...svg.querySelectorAll('g.node')].find(n => [...n.querySelectorAll('text')]
+          .some(t => t.textContent === 'daily-sales.extract')).getBBox();
+      return job.x >= box.x && job.y >= box.y && job.x + job.width <= box.x + box.width
+          && job.y + job.height <= box.y + box.height;
+    }""")
+    assert inside, "the stage job is drawn inside its pipeline's box"
+
+    # The run history: the failed run is shown failed, its retried stage shows both attempts.
+    failed = page.locator("details.run", has_text=FAILED_DEMO_RUN).first
+    assert failed.locator("summary .badge").first.inner_text() == "failed"
+    assert failed.is_visible()
+    assert failed.get_by_text("daily-sales.extract: 2 attempts").is_visible()
+    rows = failed.locator("tr", has_text="daily-sales.extract")
+    assert rows.count() == 2 and "failed" in rows.nth(0).inner_text()
+    assert page.locator("details.run", has_text="trace id run-20261101-0002").count() == 1
+    # Never-run pipelines are listed, with why.
+    assert page.locator("#never-run").inner_text().strip() == "churn-model"
+    # The filter shows only problems when asked.
+    total = page.locator("details.run:visible").count()
+    page.locator("#problems").check()
+    problems = page.locator("details.run:visible")
+    assert 0 < problems.count() < total
+    assert all("problem" in (problems.nth(i).get_attribute("class") or "")
+               for i in range(problems.count()))
+    page.locator("#problems").uncheck()
+
+    # The whole graph fits the page; "Actual size" shows it at its own size, to scroll.
+    svg = page.locator("#graph svg")
+    fitted = svg.bounding_box()["width"]
+    assert fitted <= page.locator("#graph").bounding_box()["width"]
+    page.locator("#fit").click()
+    assert svg.bounding_box()["width"] > fitted
+    page.locator("#fit").click()
+
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 1120})  # header, numbers, whole graph
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size < 400_000
+    tab.close()
+
+
+def test_what_was_not_exported_in_a_browser(browser: Any, tmp_path: Path) -> None:
+    workspace = demo_copy(tmp_path)
+    out = tmp_path / "report.html"
+    proc = cli("export", "--dry-run", "-w", workspace, "-o", tmp_path / "events.jsonl",
+               "--report", out, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # bad entries: something was left behind
+    tab = Opened(browser, out)
+    bad = tab.page.locator("#bad-entries tr", has_text="000009.jsonl")
+    assert bad.is_visible()
+    cells = bad.locator("td").all_inner_texts()
+    assert cells[0] == ".workspace/lineage/audit/000009.jsonl" and cells[1] == "1"
+    assert "exploded" in cells[2]
+    assert "churn-model" in tab.page.locator("#never-run").inner_text()
+    tab.close()
+
+
+def test_markup_in_names_and_messages_is_shown_as_text(browser: Any, ws: WorkspaceMaker,
+                                                       tmp_path: Path) -> None:
+    hostile_workspace(ws)
+    collector = ReportCollector()
+    written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
+    tab = Opened(browser, written.path)
+    page = tab.page
+    assert tab.text_in_graph(PAYLOAD).is_visible()
+    assert page.locator("details.run .err", has_text=ERROR_PAYLOAD).first.is_visible()
+    assert page.evaluate("window.__pwned") is None and tab.dialogs == []
+    assert page.locator("img").count() == 0 and page.locator("b", has_text="bold").count() == 0
+    tab.close()
+
+
+def test_a_real_export_report_shows_sent_unchanged_and_refused(
+        browser: Any, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    refused = "5b0f3c7e-9a41-4d2b-8c55-0d1e2f3a4b5c"
+    out = tmp_path / "report.html"
+    with FakeServer() as server:
+        ws.settings({"openlineage.url": server.url, "openlineage.retry.maxTime": 2})
+        ws.segment("000001.jsonl", [run_record("run-a", startedAt="2026-11-01T02:00:00Z"),
+                                    run_record("run-b", startedAt="2026-11-02T02:00:00Z")])
+        first = cli("export", "-w", ws.root, "-q", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
+        ws.segment("000002.jsonl", [run_record("run-c", startedAt="2026-11-03T02:00:00Z"),
+                                    run_record(refused, startedAt="2026-11-04T02:00:00Z")])
+        server.script(lambda request: Answer(400, body="namespace not allowed here")
+                      if refused in request.body.decode() else Answer(201))
+        second = cli("export", "-w", ws.root, "-q", "--report", out, cwd=tmp_path)
+        assert second.returncode == 1, second.stderr
+
+    tab = Opened(browser, out)
+    page = tab.page
+    tiles = dict(zip(page.locator(".tile span").all_inner_texts(),
+                     page.locator(".tile b").all_inner_texts(), strict=True))
+    assert tiles["runs sent"] == "1" and tiles["unchanged (already on the server)"] == "2"
+    assert tiles["refused by the server"] == "1"
+    row = page.locator("#refused tr", has_text=refused)
+    assert row.is_visible() and "namespace not allowed here" in row.inner_text()
+    run = page.locator("details.run", has_text=refused).first
+    assert "refused" in run.locator("summary").inner_text()
+    unchanged = page.locator("details.run", has_text="trace id run-a").first
+    assert "unchanged" in unchanged.locator("summary").inner_text()
+    assert "Export to" in page.locator("#headline").inner_text()
+    tab.close()
+
+
+# ------------------------------------------------------------------ helpers
+
+
+class _Lines(io.RawIOBase):
+    """A dry run's sink that parses the JSON Lines it gets back into events."""
+
+    def __init__(self, into: list[dict[str, Any]]) -> None:
+        self.into, self.buffer = into, b""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        import json
+
+        self.buffer += bytes(data)
+        *lines, self.buffer = self.buffer.split(b"\n")
+        self.into.extend(json.loads(line) for line in lines if line)
+        return len(data)
+
+
+def _start(result: RunResult) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(result.run.events[0]["eventTime"]).timestamp()
+
+
+def _count(items: Iterator[str] | Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return counts
