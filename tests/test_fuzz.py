@@ -187,8 +187,11 @@ def good_runs(draw: st.DrawFn, trace_id: str) -> dict[str, Any]:
 
 # -- strategies: hostile lines ----------------------------------------------------------------
 
+ARABIC_2026 = "\u0662\u0660\u0662\u0666"
+FULLWIDTH_2026 = "\uff12\uff10\uff12\uff16"
 BAD_TIMES = ["2026-11-02T02:00:00", "2026-02-30T00:00:00Z", "2026-11-02T24:00:00Z",
-             "2026-11-02T02:00:00+24:00", "٢٠٢٦-11-02T02:00:00Z", "２０２６-11-02t02:00:00z",
+             "2026-11-02T02:00:00+24:00", f"{ARABIC_2026}-11-02T02:00:00Z",
+             f"{FULLWIDTH_2026}-11-02t02:00:00z",
              "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "", "yesterday", 5,
              "2026-11-02T02:00:00.1234567890Z", "2026-11-02"]
 NOT_TEXT = [5, [], {}, True, 1.5]
@@ -490,6 +493,32 @@ def test_a_line_too_long_to_hold_is_one_bad_entry(tmp_path: Path) -> None:
     check_export(tmp_path, layout)
 
 
+def test_nesting_limit_is_the_same_wherever_the_line_is_read(tmp_path: Path) -> None:
+    # The record is one level, its parameters a second: 498 lists make 500 levels, the limit.
+    def nested(trace_id: str, lists: int) -> bytes:
+        record = dumps(run_record(trace_id, parameters={"p": 0}), True)
+        return record.replace(b'{"p": 0}', b'{"p": ' + b"[" * lists + b"]" * lists + b"}")
+
+    check_export(tmp_path, Layout({"000001.jsonl": [
+        Line(nested("at-the-limit", 498), "run", "at-the-limit"),
+        Line(nested("over-the-limit", 499), "bad")]}))
+
+
+def test_a_location_no_url_parser_takes_is_named_without_its_credentials(tmp_path: Path) -> None:
+    locations = ["postgres://admin:hunter2@[db/sales.public.orders?sslmode=require",
+                 "s3://key:hunter2@bucket\u2100/raw/o.parquet#frag"]
+    maker = WorkspaceMaker(tmp_path / "ws")
+    maker.segment("000001.jsonl", [run_record("r", stages=[stage_record(
+        reads=[{"dataset": location} for location in locations])])])
+    report, bad, events = dry_run(maker.root)
+    assert report.exit_code == 0 and not bad
+    inputs = [(i["namespace"], i["name"]) for e in check_events(events) for i in e["inputs"]]
+    assert len(inputs) == 2 * len(locations)
+    for namespace, name in inputs:
+        for secret in ("admin", "hunter2", "sslmode", "frag", "key:"):
+            assert secret not in namespace + name
+
+
 # -- the same through the CLI -----------------------------------------------------------------
 
 CURATED = [
@@ -502,7 +531,7 @@ CURATED = [
     b'{"kind":"run","traceId":"big","pipeline":"p","status":"succeeded",'
     b'"startedAt":"2026-11-02T02:00:00Z","endedAt":"2026-11-02T02:00:01Z",'
     b'"parameters":{"n":123456789012345678901234567890}}',
-    dumps(run_record("\u202eevil\x1b[2J\n", startedAt="２０２６-11-02t02:00:00z"), False),
+    dumps(run_record("\u202eevil\x1b[2J\n", startedAt=f"{FULLWIDTH_2026}-11-02t02:00:00z"), False),
     dumps(run_record("year-one", startedAt="0001-01-01T00:00:00+01:00"), True),
     dumps(run_record("s3-bad", stages=[stage_record(
         reads=[{"dataset": "s3://[bucket/key"}, {"dataset": "postgres://h\u2100st/db.s.t"}])]),

@@ -61,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: SlowServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
@@ -125,7 +125,7 @@ def test_ctrl_c_stops_soon_keeps_what_was_accepted_and_the_next_export_sends_the
             time.sleep(0.01)
         interrupted_at = time.monotonic()
         export.send_signal(signal.SIGINT)
-        out, err = export.communicate(timeout=120)
+        _, err = export.communicate(timeout=120)
     finally:
         if export.poll() is None:
             export.kill()

@@ -494,6 +494,16 @@ def test_librdkafka_accepts_every_configuration_we_can_build(
     Producer({**settings, "log_level": 0})  # raises KafkaException for an unknown name or value
 
 
+def test_a_producer_librdkafka_cannot_build_is_a_configuration_error(tmp_path: Path) -> None:
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("not a certificate\n")
+    config = KafkaConfig("broker:9093", "lineage", security_protocol="SSL",
+                         ca_location=str(not_pem))
+    with pytest.raises(ConfigError, match=r"cannot set up the Kafka producer for "
+                                          r"kafka://broker:9093/lineage: .*ssl\.ca\.location"):
+        KafkaDestination(config)
+
+
 def test_the_dry_run_never_touches_kafka(tmp_path: Path, ws: Any) -> None:
     ws.segment("000001.jsonl", [run_record()])
     out = io.BytesIO()

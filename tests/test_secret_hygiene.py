@@ -91,7 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: Server
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
@@ -411,7 +411,7 @@ def self_signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("tls")
     private = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "openlineage-export test")])
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     certificate = (
         x509.CertificateBuilder().subject_name(name).issuer_name(name)
         .public_key(private.public_key()).serial_number(x509.random_serial_number())

@@ -49,6 +49,10 @@ def test_settings_are_declared_in_order_and_map_onto_the_settings_fields() -> No
         "openlineage.concurrency", "openlineage.compression", "openlineage.tls.caBundle",
         "openlineage.tls.verify", "openlineage.allowInsecureKey",
         "openlineage.sourceRepository.url", "openlineage.sourceRepository.version",
+        "openlineage.transport", "openlineage.kafka.bootstrapServers", "openlineage.kafka.topic",
+        "openlineage.kafka.clientId", "openlineage.kafka.securityProtocol",
+        "openlineage.kafka.sasl.mechanism", "openlineage.kafka.sasl.username",
+        "openlineage.kafka.sasl.password.secretRef", "openlineage.kafka.compression",
     ]
     assert [s.attribute for s in SETTINGS] == [f.name for f in dataclasses.fields(Settings)]
     assert all(s.description.strip() for s in SETTINGS)
@@ -78,6 +82,10 @@ def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
         timeout=10.0, retry_max_time=30.0, concurrency=8, compression="none",
         tls_ca_bundle=None, tls_verify=True, allow_insecure_key=False,
         source_repository_url=None, source_repository_version=None,
+        transport="http", kafka_bootstrap_servers=None, kafka_topic=None,
+        kafka_client_id="openlineage-export", kafka_security_protocol="PLAINTEXT",
+        kafka_sasl_mechanism="PLAIN", kafka_sasl_username=None,
+        kafka_sasl_password_secret_ref=None, kafka_compression="none",
     )
     assert settings.events_url is None
     assert not (tmp_path / ".workspace").exists(), "reading must not create anything"

@@ -12,11 +12,11 @@ it misbehaves the way networks and servers do:
 - ``reset_after``: passes the request on, then resets the connection instead of answering
   (the server has the event, the client does not know it: it sends it again).
 
-``first`` scripts the first requests' actions, so that every fault a test names surely happens.
+``first`` scripts the first requests' actions, so that every fault a test names happens.
 :meth:`FaultProxy.go_away` makes the server gone, either refusing every connection (nothing
-listens on the port any more) or accepting and closing each one; :meth:`FaultProxy.come_back`
-undoes it, on the same port. ``gone_after`` does the former by itself after that many
-requests were passed through, so an outage can start in the middle of an export.
+listens on the port any more) or accepting each one and resetting or closing it;
+:meth:`FaultProxy.come_back` undoes it, on the same port. ``gone_after`` refuses by itself
+once that many requests were accepted through it, so an outage can start mid-export.
 
 Requests a slow answer holds are passed on *before* the hold, never after: a request that
 reached the server after the client gave up could overtake the client's later events, which
@@ -25,11 +25,12 @@ says nothing about the exporter (Marquez keeps the state of the last event it re
     with FaultProxy("http://127.0.0.1:5000", seed=7, faults=Faults(error=0.1)) as proxy:
         ... export to proxy.url ...
         proxy.actions      # Counter of what it did
-        proxy.passed       # the bodies the server accepted through the proxy, in order
+        proxy.passed       # what it passed to the server, with the answers, in order
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import random
 import socket
@@ -96,7 +97,7 @@ class FaultProxy:
         self._faults = faults
         self._first = list(first)
         self._gone_after = gone_after
-        self._mode: Literal["up", "refuse", "hangup"] = "up"
+        self._mode: Literal["up", "refuse", "hangup", "close"] = "up"
         self._clients: set[socket.socket] = set()
         self._stopping = threading.Event()
         self._listener: socket.socket | None = None
@@ -118,8 +119,9 @@ class FaultProxy:
         with self._lock:
             self._faults = faults
 
-    def go_away(self, how: Literal["refuse", "hangup"] = "refuse") -> None:
-        """The server is gone: refuse every connection, or accept and close each one.
+    def go_away(self, how: Literal["refuse", "hangup", "close"] = "refuse") -> None:
+        """The server is gone: refuse every connection, or accept each one and reset it
+        (``hangup``) or close it without a word (``close``).
 
         Open connections are cut either way (a keep-alive connection would otherwise still
         reach the server).
@@ -191,11 +193,14 @@ class FaultProxy:
             except OSError:
                 return
             with self._lock:
-                hangup = self._mode == "hangup"
-            if hangup:
-                _reset(client)
-                with self._lock:
-                    self.actions["hangup"] += 1
+                mode = self._mode
+                if mode in ("hangup", "close"):
+                    self.actions[mode] += 1
+            if mode in ("hangup", "close"):
+                if mode == "hangup":
+                    _reset(client)
+                else:
+                    client.close()
                 continue
             client.settimeout(None)
             with self._lock:
@@ -269,11 +274,9 @@ class FaultProxy:
                 self._clients.discard(client)
             if upstream is not None:
                 upstream.close()
-            try:
+            with contextlib.suppress(OSError):
                 reader.close()
                 client.close()
-            except OSError:
-                pass
 
     def _decide(self) -> str:
         with self._lock:
@@ -329,10 +332,8 @@ def _answer(client: socket.socket, status: int, body: bytes,
     lines = [f"HTTP/1.1 {status} {phrase}"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     lines += [f"Content-Length: {len(body)}", "Connection: keep-alive", "", ""]
-    try:
+    with contextlib.suppress(OSError):  # the client gave up (timeout) or was cut off
         client.sendall("\r\n".join(lines).encode("latin-1") + body)
-    except OSError:
-        pass  # the client gave up (timeout) or was cut off
 
 
 def _reset(sock: socket.socket) -> None:
@@ -341,12 +342,8 @@ def _reset(sock: socket.socket) -> None:
     ``SHUT_RD`` wakes a thread blocked reading the socket without sending anything; the RST
     goes out when the last reference closes (the serving thread's, when it has one).
     """
-    try:
+    with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.shutdown(socket.SHUT_RD)
-    except OSError:
-        pass
-    try:
+    with contextlib.suppress(OSError):
         sock.close()
-    except OSError:
-        pass

@@ -256,17 +256,18 @@ def test_server_gone_mid_export_stops_then_the_next_export_sends_the_rest(
         follow_up(trail, proxy, marquez, delivered)
 
 
-def test_server_hanging_up_on_every_connection_delivers_nothing_and_says_so(
-        upstream: str, marquez: Any, tmp_path: Path) -> None:
-    trail = synthetic(tmp_path, 5104, 6, **{"retry.maxTime": 1})
-    with FaultProxy(upstream, seed=5104) as proxy:
-        proxy.go_away("hangup")
+@pytest.mark.parametrize("how", ["hangup", "close"])
+def test_server_dropping_every_connection_is_an_outage(
+        upstream: str, marquez: Any, tmp_path: Path, how: str) -> None:
+    seed = 5104 if how == "hangup" else 5106
+    trail = synthetic(tmp_path, seed, 6, **{"retry.maxTime": 1})
+    with FaultProxy(upstream, seed=seed) as proxy:
+        proxy.go_away(how)  # type: ignore[arg-type]
         report = trail.export(proxy.url)
-        assert proxy.actions["hangup"] > 0 and not proxy.passed
-        assert report.events_sent == 0 and report.runs_sent == 0
+        assert proxy.actions[how] > 0 and not proxy.passed
+        assert report.exit_code == 4, report.to_dict()
+        assert report.events_sent == 0 and report.runs_sent == 0 and report.runs_failed == 0
         assert check_exit_code(report, trail, marquez) == set()
-        if report.exit_code == 1:  # every run tried, each left behind with the reason
-            assert report.runs_failed == len(trail.runs)
         assert held_by_marquez(marquez, trail.namespace) == {}
         follow_up(trail, proxy, marquez, set())
 

@@ -165,8 +165,9 @@ class HttpDestination:
         policy = self.retry
         started = time.monotonic()
         attempt = 0
-        # Whether the last attempt found no server at all: an event whose connection broke
-        # when the server went away, then was refused for the rest of its time, met an outage.
+        # Whether the last attempt got no answer at all (refused, reset, closed): an event whose
+        # connection broke when the server went away, then found none for the rest of its time,
+        # met an outage.
         unreachable = True
         while True:
             attempt += 1
@@ -185,13 +186,17 @@ class HttpDestination:
                         "point openlineage.tls.caBundle at the certificate of the CA that "
                         "signed it") from None
                 unreachable = True
-                reason = f"cannot connect to {self.url} ({self.redact(str(exc)) or type(exc).__name__})"
+                reason = f"cannot connect to {self.url} ({self._detail(exc)})"
             except httpx.TimeoutException:
                 unreachable = False
                 reason = f"no answer from {self.url} within the timeout"
-            except httpx.RequestError as exc:  # transport errors, and an undecodable answer
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+                # The connection broke, or closed, with no answer: if that lasts, no server.
+                unreachable = True
+                reason = f"connection to {self.url} failed ({self._detail(exc)})"
+            except httpx.RequestError as exc:  # other transport errors, an undecodable answer
                 unreachable = False
-                reason = f"connection to {self.url} failed ({self.redact(str(exc)) or type(exc).__name__})"
+                reason = f"connection to {self.url} failed ({self._detail(exc)})"
             else:
                 unreachable = False
                 status = response.status_code
@@ -219,6 +224,9 @@ class HttpDestination:
                     wait = policy.backoff(attempt, self._rng)
             if cancel.wait(min(wait, left)):
                 return "cancelled before every event was sent"
+
+    def _detail(self, exc: Exception) -> str:
+        return self.redact(str(exc)) or type(exc).__name__
 
     def _until_outage(self, reason: str, window: float) -> float:
         """Seconds until nothing will have been accepted for ``window``; raises

@@ -259,13 +259,19 @@ class KafkaDestination:
         self._broker_error: str | None = None
         self._fatal: str | None = None
         self._state_lock = threading.Lock()
-        self._producer: Producer = producer if producer is not None else _LibrdkafkaProducer({
-            **config.producer_config(), "error_cb": self._on_error,
-            "logger": _librdkafka_log})
+        self._producer: Producer = producer if producer is not None else self._new_producer()
         self._closing = threading.Event()
         self._poller = threading.Thread(target=self._serve_reports, daemon=True,
                                         name="kafka-delivery-reports")
         self._poller.start()
+
+    def _new_producer(self) -> Producer:
+        try:
+            return _LibrdkafkaProducer({**self.config.producer_config(),
+                                        "error_cb": self._on_error, "logger": _librdkafka_log})
+        except KafkaException as exc:  # a CA bundle that is no PEM file, for one
+            raise ConfigError(self.redact(
+                f"cannot set up the Kafka producer for {self.name}: {_describe(exc)}")) from None
 
     def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
         """Produce every event of the run, then wait until the broker acknowledged each."""

@@ -30,7 +30,7 @@ _run_decoder = msgspec.json.Decoder(Run)
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?",
-    re.ASCII,  # digits 0-9 only: \d would also take other scripts' digits (٢٠٢٦, ２０２６)
+    re.ASCII,  # digits 0-9 only: \d would also take other scripts' digits (Arabic, fullwidth)
 )
 
 
@@ -72,7 +72,7 @@ def normalise_time(value: object, where: str) -> str:
 
 def _check_utc(moment: datetime, value: str, where: str) -> None:
     try:
-        moment.astimezone(timezone.utc)
+        moment.astimezone(UTC)
     except OverflowError:
         raise BadRecord(f"{where} {value!r} is out of range (in UTC it falls before year 1 "
                         "or after year 9999)") from None
