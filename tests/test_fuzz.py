@@ -198,15 +198,18 @@ NOT_TEXT = [5, [], {}, True, 1.5]
 
 # (where, bad values): ``where`` is a key of the record or ``stages.<key>`` of its first stage.
 MUTATIONS: list[tuple[str, list[Any]]] = [
+    ("kind", [DELETE, None, *NOT_TEXT]),
     ("traceId", [DELETE, None, "", *NOT_TEXT]),
     ("pipeline", [DELETE, None, "", *NOT_TEXT]),
     ("status", [DELETE, None, "bogus", "Succeeded", " succeeded", *NOT_TEXT]),
     ("startedAt", [DELETE, None, *BAD_TIMES]),
     ("endedAt", [DELETE, None, *BAD_TIMES]),
-    ("engine", [5, "hub", [], {"version": "1"}, {"name": 5}, {"name": ""}]),
+    ("engine", [5, "hub", [], {"version": "1"}, {"name": 5}, {"name": ""},
+                {"name": "hub", "version": 4.2}]),
     ("trigger", ["", *NOT_TEXT]),
     ("parameters", [5, "x", [], True]),
-    ("error", ["boom", 5, [], {"type": "x"}, {"message": 5}, {"message": ""}]),
+    ("error", ["boom", 5, [], {"type": "x"}, {"message": 5}, {"message": ""},
+               {"message": "m", "stackTrace": 5}, {"message": "m", "programmingLanguage": []}]),
     ("stages", [{}, "x", 5, [5], [[]], [None]]),
     ("stages.stage", [DELETE, None, "", *NOT_TEXT]),
     ("stages.status", [DELETE, None, "bogus", *NOT_TEXT]),
@@ -221,7 +224,8 @@ MUTATIONS: list[tuple[str, list[Any]]] = [
                        [{"dataset": "a", "bytes": 2**63}], [{"dataset": "a", "schema": "x"}],
                        [{"dataset": "a", "schema": [5]}],
                        [{"dataset": "a", "schema": [{"type": "x"}]}],
-                       [{"dataset": "a", "schema": [{"name": ""}]}]]),
+                       [{"dataset": "a", "schema": [{"name": ""}]}],
+                       [{"dataset": "a", "schema": [{"name": "id", "type": 5}]}]]),
     ("stages.error", ["x", {"type": "y"}]),
     ("stages.twice", [True]),
 ]

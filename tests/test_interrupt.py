@@ -28,7 +28,7 @@ from synth_trail import write_workspace
 from openlineage_export.export import ExportRequest, run_export
 
 STOPS_WITHIN = 15.0
-"""Seconds from Ctrl-C to exit that count as "did not hang" (it takes well under one here)."""
+"""Seconds from Ctrl-C to exit that count as "did not hang" (it takes a second or less here)."""
 
 
 class SlowServer(ThreadingHTTPServer):
