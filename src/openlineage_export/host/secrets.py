@@ -30,8 +30,9 @@ from openlineage_export.host.settings import (
     SECRET_NAME_PATTERN,
     Settings,
     api_key_from_env,
-    write_file_atomically,
 )
+
+from .jsonfile import write_file_atomically
 
 SERVICE = "openlineage-export"
 """The keyring service under which every secret is stored."""

@@ -16,10 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 import re
-import stat
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +24,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from openlineage_export.errors import ConfigError, WorkspaceError
+
+from .jsonfile import (
+    parse_object,
+    raw_entries,
+    read_text,
+    write_entries,
+)
 
 SettingType = Literal["string", "url", "integer", "number", "boolean", "path"]
 """The kinds of value a setting can hold."""
@@ -242,7 +246,7 @@ def load_settings(workspace: Path, environ: Mapping[str, str] | None = None) -> 
     """
     root = _workspace(workspace)
     file = settings_file(root)
-    raw = _parse(_read_text(file), file)
+    raw = parse_object(read_text(file), file)
     mine = [key for key in raw if key.startswith(PREFIX)]
     # Secret-looking keys first: they are the most urgent thing to tell.
     for key in mine:
@@ -274,7 +278,7 @@ def looks_like_secret_key(key: str) -> bool:
 def read_raw(workspace: Path) -> dict[str, object]:
     """The settings.json object of ``workspace`` as it is, unchecked ({} when missing)."""
     file = settings_file(_workspace(workspace))
-    return _parse(_read_text(file), file)
+    return parse_object(read_text(file), file)
 
 
 def set_setting(workspace: Path, key: str, value_text: str) -> object:
@@ -289,10 +293,10 @@ def set_setting(workspace: Path, key: str, value_text: str) -> object:
     value = _from_text(setting, value_text)
     _check(setting, value, key, root)
     file = settings_file(root)
-    entries = _entries(file)
+    entries = raw_entries(file)
     raw_key = entries[key][0] if key in entries else json.dumps(key, ensure_ascii=False)
     entries[key] = (raw_key, json.dumps(value, ensure_ascii=False))
-    _write_entries(file, entries)
+    write_entries(file, entries)
     return value
 
 
@@ -307,13 +311,13 @@ def unset_setting(workspace: Path, key: str) -> bool:
         raise ConfigError(f"'{key}' is not an openlineage.* setting; keys of other extensions "
                           "are left alone")
     file = settings_file(root)
-    entries = _entries(file)
+    entries = raw_entries(file)
     if key not in entries:
         if key in _BY_KEY or looks_like_secret_key(key):
             return False
         raise _unknown_key_error(key, str(file))
     del entries[key]
-    _write_entries(file, entries)
+    write_entries(file, entries)
     return True
 
 
@@ -339,125 +343,12 @@ def describe(workspace: Path | None = None,
     return rows
 
 
-def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old file or the new, never a part.
-
-    ``mode`` gives the new file's permission bits, set before any byte is written; without it
-    the file keeps the mode of the one it replaces (a new file: 0666 less the umask). The data
-    is written to a temporary file in the same folder, flushed to disk, then renamed over.
-    """
-    try:
-        kept: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        kept = None
-    final = mode if mode is not None else kept
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    # Born owner-only when the mode is known, then given its bits before the first byte.
-    fd = os.open(temp, flags, 0o666 if final is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            if final is not None and hasattr(os, "fchmod"):
-                os.fchmod(out.fileno(), final)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    # Makes the rename itself durable; not possible on every platform, hence best effort.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _workspace(workspace: Path) -> Path:
     if not workspace.exists():
         raise WorkspaceError(f"the workspace folder {workspace} does not exist")
     if not workspace.is_dir():
         raise WorkspaceError(f"the workspace {workspace} is not a folder")
     return workspace
-
-
-def _read_text(file: Path) -> str | None:
-    try:
-        data = file.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")  # editors on Windows may add a BOM
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{file} is not UTF-8 text (byte {exc.start})") from None
-
-
-def _parse(text: str | None, file: Path) -> dict[str, object]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                          f"column {exc.colno}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{file} must hold one JSON object, not {_kind(value)}")
-    return value
-
-
-def _entries(file: Path) -> dict[str, tuple[str, str]]:
-    """The top-level entries of settings.json as ``key -> (key text, value text)``.
-
-    Other keys are written back with exactly the text they had, so that an edit never
-    reformats, re-escapes or re-rounds what belongs to someone else.
-    """
-    text = _read_text(file)
-    if text is None or not _parse(text, file):
-        return {}
-    # _parse has vouched for the syntax, so the walk below can trust every character.
-    decoder = json.JSONDecoder()
-    entries: dict[str, tuple[str, str]] = {}
-    at = _skip_blank(text, 0) + 1  # past "{"
-    while True:
-        key_start = _skip_blank(text, at)
-        key, at = decoder.raw_decode(text, key_start)
-        raw_key = text[key_start:at]
-        value_start = _skip_blank(text, _skip_blank(text, at) + 1)  # past ":"
-        _, at = decoder.raw_decode(text, value_start)
-        # Assigning keeps a repeated key at its first place with its last value, as json does.
-        entries[key] = (raw_key, text[value_start:at])
-        at = _skip_blank(text, at)
-        if text[at] == "}":
-            return entries
-        at += 1  # past ","
-
-
-def _skip_blank(text: str, at: int) -> int:
-    while at < len(text) and text[at] in " \t\n\r":
-        at += 1
-    return at
-
-
-def _write_entries(file: Path, entries: Mapping[str, tuple[str, str]]) -> None:
-    lines = [f"  {raw_key}: {raw_value}" for raw_key, raw_value in entries.values()]
-    text = "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
-    try:
-        file.parent.mkdir(exist_ok=True)
-        write_file_atomically(file, text.encode("utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot write {file}: {exc.strerror or exc}") from None
 
 
 def _declared(key: str, where: str | None) -> Setting:

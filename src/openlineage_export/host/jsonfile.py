@@ -1,0 +1,131 @@
+"""The settings file as JSON text: read it, edit it keeping other keys byte for byte, write it
+atomically. Knows nothing of what the settings mean (that is ``settings.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old file or the new, never a part.
+
+    ``mode`` gives the new file's permission bits, set before any byte is written; without it
+    the file keeps the mode of the one it replaces (a new file: 0666 less the umask). The data
+    is written to a temporary file in the same folder, flushed to disk, then renamed over.
+    """
+    try:
+        kept: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        kept = None
+    final = mode if mode is not None else kept
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    # Born owner-only when the mode is known, then given its bits before the first byte.
+    fd = os.open(temp, flags, 0o666 if final is None else 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if final is not None and hasattr(os, "fchmod"):
+                os.fchmod(out.fileno(), final)
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable; not possible on every platform, hence best effort.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_text(file: Path) -> str | None:
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")  # editors on Windows may add a BOM
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{file} is not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_object(text: str | None, file: Path) -> dict[str, object]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                          f"column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{file} must hold one JSON object, not {_kind(value)}")
+    return value
+
+
+def raw_entries(file: Path) -> dict[str, tuple[str, str]]:
+    """The top-level entries of settings.json as ``key -> (key text, value text)``.
+
+    Other keys are written back with exactly the text they had, so that an edit never
+    reformats, re-escapes or re-rounds what belongs to someone else.
+    """
+    text = read_text(file)
+    if text is None or not parse_object(text, file):
+        return {}
+    # parse_object has vouched for the syntax, so the walk below can trust every character.
+    decoder = json.JSONDecoder()
+    entries: dict[str, tuple[str, str]] = {}
+    at = _skip_blank(text, 0) + 1  # past "{"
+    while True:
+        key_start = _skip_blank(text, at)
+        key, at = decoder.raw_decode(text, key_start)
+        raw_key = text[key_start:at]
+        value_start = _skip_blank(text, _skip_blank(text, at) + 1)  # past ":"
+        _, at = decoder.raw_decode(text, value_start)
+        # Assigning keeps a repeated key at its first place with its last value, as json does.
+        entries[key] = (raw_key, text[value_start:at])
+        at = _skip_blank(text, at)
+        if text[at] == "}":
+            return entries
+        at += 1  # past ","
+
+
+def _skip_blank(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\n\r":
+        at += 1
+    return at
+
+
+def write_entries(file: Path, entries: Mapping[str, tuple[str, str]]) -> None:
+    lines = [f"  {raw_key}: {raw_value}" for raw_key, raw_value in entries.values()]
+    text = "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
+    try:
+        file.parent.mkdir(exist_ok=True)
+        write_file_atomically(file, text.encode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot write {file}: {exc.strerror or exc}") from None
+
+
+def _kind(value: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", type(None): "null"}.get(type(value), type(value).__name__)
