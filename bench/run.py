@@ -16,6 +16,7 @@ Prints a table of ratios against the targets and writes it to ``bench/results/la
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import shutil
@@ -81,6 +82,7 @@ class Report:
     rows: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     load: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
 
     def measured(self, part: str, what: str, events: int | None, wall_s: float | None,
                  cpu_s: float | None = None, rss_mb: float | None = None,
@@ -115,6 +117,16 @@ def child(kind: str, **args: Any) -> ChildResult:
     say(f"    {kind}: {rate} {'(' + format(wall, '.2f') + ' s)' if wall else ''} "
         f"peak RSS {done.max_rss_mb:,.0f} MB, load {done.load_before} -> {done.load_after}")
     return done
+
+
+def counted_note(report: Report, part: str, reported: int, counted: int) -> str:
+    """What the sink counted, flagged (and noted) when it differs from what the client says."""
+    note = f"sink counted {counted:,}"
+    if counted != reported:
+        note += f" (MISMATCH: {counted - reported:+,})"
+        report.notes.append(f"part {part}: the client reported {reported:,} events accepted, "
+                            f"the sink counted {counted:,} POSTs")
+    return note
 
 
 def verdict(ratio: float | None, bound: float, *, above: bool = True) -> tuple[bool | None, str]:
@@ -238,11 +250,8 @@ def part_delivery(report: Report, sizes: Sizes, tools: dict[str, Path], concurre
             done = child(kind, ws=str(ws), url=sink.url, **extra)
             counted, sink_cpu = sink.count(), sink.cpu() - cpu
             r = done.result
-            note = f"sink counted {counted:,}; sink CPU {sink_cpu:.1f} s"
-            if counted != r["events"]:
-                note += " (MISMATCH)"
-                report.notes.append(f"part 2 {key}: reported {r['events']} events, sink "
-                                    f"counted {counted}")
+            note = (f"{counted_note(report, f'2 {key}', r['events'], counted)}; "
+                    f"sink CPU {sink_cpu:.1f} s")
             if r.get("runs_failed") or r.get("failed"):
                 note += f"; failed: {r.get('runs_failed') or r.get('failed')}"
             rates[key] = report.measured(part, what, r["events"], r["wall_s"], r["cpu_s"],
@@ -331,7 +340,8 @@ def part_incremental(report: Report, sizes: Sizes, concurrency: int, scratch: Pa
         report.measured(part, f"ours: {label}, concurrency {concurrency}", r["events"],
                         r["wall_s"], r["cpu_s"], done.max_rss_mb,
                         f"{done.load_before} -> {done.load_after}",
-                        f"sink counted {counted:,}; runs unchanged {r['runs_unchanged']:,}; "
+                        f"{counted_note(report, f'4 {label}', r['events'], counted)}; "
+                        f"runs unchanged {r['runs_unchanged']:,}; "
                         f"failed {r['runs_failed']}; sink CPU {sink_cpu:.1f} s")
         figures.append((r["events"], r["wall_s"], counted))
     (full_events, full_s, _), (again_events, again_s, again_counted) = figures
@@ -382,7 +392,11 @@ def git_state() -> str:
     head = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = [line[3:] for line in git("status", "--porcelain").splitlines()
              if line[3:].startswith("src/")]
-    return head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else "")
+    digest = hashlib.sha256()
+    for path in sorted((harness.REPO / "src").rglob("*.py")):
+        digest.update(path.read_bytes())
+    return (head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else "")
+            + f" (src/**/*.py digest {digest.hexdigest()[:10]})")
 
 
 def render(report: Report, argv: list[str], started: str, elapsed: float) -> str:
@@ -413,7 +427,9 @@ def render(report: Report, argv: list[str], started: str, elapsed: float) -> str
               f"- Python {platform.python_version()}, openlineage-python "
               f"{version('openlineage-python')}, httpx {version('httpx')}, orjson "
               f"{version('orjson')}, {harness.go_version()}",
-              f"- code: {git_state()}",
+              f"- code: {report.code[0]} at the start"
+              + (f"; {report.code[-1]} at the end (other engineers were changing it)"
+                 if report.code[-1] != report.code[0] else ", unchanged to the end"),
               f"- concurrency: openlineage.concurrency {report.concurrency} for ours and the Go "
               f"load generator (parts 2, 4), {report.marquez_concurrency} for both into Marquez "
               "(part 3); AsyncHttpTransport at its default (100)",
@@ -451,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     began = time.perf_counter()
     report.load.append(f"{load_average()} at the start")
+    report.code.append(git_state())
     say(f"benchmark ({'quick' if args.quick else 'full'}), load average {load_average()}, "
         f"{os.cpu_count()} CPUs")
     tools = harness.go_tools(log=say)
@@ -471,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report.load.append(f"{load_average()} at the end")
+    report.code.append(git_state())
     text = render(report, argv, started, time.perf_counter() - began)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     partial = args.output.with_name(args.output.name + ".tmp")
