@@ -217,8 +217,9 @@ def status(workspace: Path, as_json: bool) -> None:
     if not states:
         click.echo("never exported (a dry run does not count)")
     for state in states:
+        last = state.last_export_finished or "unfinished"
         click.echo(f"{state.destination}: {state.exported} exported, {state.pending} pending, "
-                   f"{state.failed} failed; last export {state.last_export_finished or 'unfinished'}")
+                   f"{state.failed} failed; last export {last}")
 
 
 @main.group()
@@ -285,7 +286,7 @@ def _show(value: object) -> str:
 
 @main.group()
 def secrets() -> None:
-    """Keep API keys in the secrets store (OS keyring, else a private user file), never in settings."""
+    """Keep API keys in the secrets store (OS keyring, else a private file), never in settings."""
 
 
 @secrets.command("set")

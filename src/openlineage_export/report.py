@@ -29,7 +29,9 @@ class RunResult:
 
     run: TranslatedRun
     state: str
-    """``built`` (dry run), ``sent``, ``unchanged`` (already accepted), ``failed``, ``interrupted``."""
+    """``built`` (dry run), ``sent``, ``unchanged`` (already accepted), ``failed``,
+    ``interrupted``.
+    """
     reason: str | None = None
     """The destination's reason when ``failed``."""
 

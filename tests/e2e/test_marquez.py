@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 from helpers import DEMO
 
-
-
 pytestmark = pytest.mark.e2e
 
 STATE = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED", "START": "RUNNING"}

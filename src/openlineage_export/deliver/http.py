@@ -28,7 +28,7 @@ USER_AGENT_PREFIX = "openlineage-export"
 
 
 def join_url(base: str, endpoint: str) -> str:
-    """``base`` + ``endpoint``, keeping any path prefix of ``base`` (``/proxy`` + ``api/v1/...``)."""
+    """``base`` + ``endpoint``, keeping a path prefix of ``base`` (``/proxy`` + ``api/v1/...``)."""
     return base.rstrip("/") + "/" + endpoint.lstrip("/")
 
 

@@ -47,7 +47,8 @@ def read_graph(path: Path, display: str, on_bad: Callable[[BadEntry], None]) -> 
             on_bad(BadEntry(display, 0, str(exc)))
             continue
         if pipeline.id in seen:
-            on_bad(BadEntry(display, 0, f"pipelines[{i}]: pipeline id {pipeline.id!r} appears twice"))
+            on_bad(BadEntry(display, 0,
+                            f"pipelines[{i}]: pipeline id {pipeline.id!r} appears twice"))
             continue
         seen.add(pipeline.id)
         pipelines.append(pipeline)

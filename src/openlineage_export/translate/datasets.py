@@ -75,7 +75,8 @@ class DatasetNamer:
             port = None
         path = unquote(parts.path)
         # In abfss/wasbs the part before '@' is the container; elsewhere it is a credential.
-        authority = parts.netloc if scheme in ("abfss", "wasbs") else parts.netloc.rpartition("@")[2]
+        authority = (parts.netloc if scheme in ("abfss", "wasbs")
+                     else parts.netloc.rpartition("@")[2])
         return _hierarchical(scheme, authority, host, port, path)
 
     def _path(self, location: str) -> tuple[str, str]:
