@@ -8,8 +8,10 @@ What each kind includes is in its docstring; run.py repeats it in the results.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -89,6 +91,7 @@ def _environ(url: str | None, state_dir: str | None,
              namespace: str | None = None) -> dict[str, str]:
     """OPENLINEAGE_* overrides for run_export: the server, the ledger's folder, no keyring."""
     scratch = tempfile.mkdtemp(prefix="olx-bench-")
+    atexit.register(shutil.rmtree, scratch, True)
     environ = {"OPENLINEAGE_EXPORT_STATE_DIR": state_dir or scratch,
                "OPENLINEAGE_EXPORT_CONFIG_DIR": scratch, "OPENLINEAGE_EXPORT_SECRETS": "file"}
     if url:
