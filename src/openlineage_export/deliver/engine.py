@@ -7,9 +7,10 @@ at once, with at most twice that many translated and waiting, so memory stays fl
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..errors import DestinationError
 from ..translate.events import TranslatedRun
@@ -35,12 +36,20 @@ def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome:
     # The senders watch ``stop``: set when the host cancels (propagated below) or on an outage.
     stop = threading.Event()
     pending: dict[Future[RunOutcome], TranslatedRun] = {}
+    # Finished senders queue themselves here, so settling costs nothing per pending run.
+    finished: queue.SimpleQueue[Future[RunOutcome]] = queue.SimpleQueue()
     failure: DestinationError | None = None
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deliver") as pool:
 
         def settle(block: bool) -> None:
             nonlocal failure
-            done, _ = wait(pending, timeout=0.1 if block else 0, return_when=FIRST_COMPLETED)
+            done = []
+            try:
+                done.append(finished.get(timeout=0.1) if block else finished.get_nowait())
+                while True:
+                    done.append(finished.get_nowait())
+            except queue.Empty:
+                pass
             if cancel.is_set():
                 stop.set()
             for future in done:
@@ -61,7 +70,9 @@ def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome:
         for run in runs:
             if stop.is_set() or cancel.is_set():
                 break
-            pending[pool.submit(destination.send, run, stop)] = run
+            future = pool.submit(destination.send, run, stop)
+            pending[future] = run
+            future.add_done_callback(finished.put)
             while len(pending) >= 2 * workers:
                 settle(block=True)
             settle(block=False)
