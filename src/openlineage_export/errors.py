@@ -8,13 +8,13 @@ branch to an exit code in one place (``cli.py``) and prints its message, never a
     │   └── MissingSecret            2   a secretRef names no stored secret
     ├── WorkspaceError               3   not a workspace, graph.json missing or unreadable,
     │                                    the audit trail cannot be read at all
-    ├── DestinationError             4   the destination cannot take events at all
-    │   └── DestinationUnreachable   4   every attempt to reach it failed for the bounded time
-    └── Cancelled                    130 the host asked to stop (Ctrl-C)
+    └── DestinationError             4   the destination cannot take events at all
+        └── DestinationUnreachable   4   every attempt to reach it failed for the bounded time
 
 Problems that concern one entry or one run (a malformed audit line, a run the server refused)
 are not exceptions: they are collected in the export report, the good work around them goes
-on, and the exit code (1) tells that something was left behind.
+on, and the exit code (1) tells that something was left behind. An interruption is not an
+exception either: the export returns its report with ``cancelled`` set (exit code 130).
 """
 
 from __future__ import annotations
@@ -50,9 +50,3 @@ class DestinationError(ExportError):
 
 class DestinationUnreachable(DestinationError):
     """Every attempt to reach the destination failed for the whole bounded retry time."""
-
-
-class Cancelled(ExportError):
-    """The host asked the export to stop; what was accepted before is kept."""
-
-    exit_code = 130

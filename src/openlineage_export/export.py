@@ -16,7 +16,7 @@ import httpx
 
 from .deliver.destination import Destination, RunOutcome
 from .deliver.engine import deliver
-from .deliver.http import HttpDestination, build_client, check_key_transport, join_url
+from .deliver.http import HttpDestination, build_client, check_key_transport
 from .deliver.jsonl import JsonLinesDestination
 from .deliver.ledger import Ledger, config_fingerprint
 from .deliver.retry import RetryPolicy
@@ -227,11 +227,11 @@ def open_destination(settings: Settings,
 
 def _http_destination(settings: Settings,
                       request: ExportRequest) -> tuple[HttpDestination, httpx.Client | None]:
-    if not settings.url:
+    url = settings.events_url
+    if url is None:
         raise ConfigError("openlineage.url is not set: set it with "
                           "'openlineage-export settings set openlineage.url http://localhost:5000' "
                           "(or OPENLINEAGE_URL), or use --dry-run")
-    url = join_url(settings.url, settings.endpoint)
     store = request.secrets or default_store(request.environ or {})
     api_key = resolve_api_key(settings, store, request.environ or {})
     check_key_transport(url, api_key is not None, settings.allow_insecure_key)

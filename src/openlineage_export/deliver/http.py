@@ -27,11 +27,6 @@ from .retry import RetryPolicy, retry_after_seconds
 USER_AGENT_PREFIX = "openlineage-export"
 
 
-def join_url(base: str, endpoint: str) -> str:
-    """``base`` + ``endpoint``, keeping a path prefix of ``base`` (``/proxy`` + ``api/v1/...``)."""
-    return base.rstrip("/") + "/" + endpoint.lstrip("/")
-
-
 def is_loopback(url: str) -> bool:
     """True when the URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
     host = (urlsplit(url).hostname or "").lower()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -88,7 +87,6 @@ class Ledger:
             raise ConfigError(f"cannot open the export ledger {path}: {exc}") from None
         self._unsaved = 0
         self._last_commit = time.monotonic()
-        self._in_tx = False
 
     @classmethod
     def open(cls, environ: Mapping[str, str]) -> Ledger:
@@ -195,8 +193,3 @@ class Ledger:
 def _now() -> str:
     """Wall-clock time for bookkeeping only (never in an event)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def ledger_path_for_display(environ: Mapping[str, str]) -> str:
-    """Where the ledger lives, for messages."""
-    return os.fspath(state_dir(environ) / "ledger.sqlite")

@@ -11,9 +11,6 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-RUN_STATUSES = ("succeeded", "failed", "cancelled", "running")
-STAGE_STATUSES = ("succeeded", "failed", "cancelled", "running", "skipped")
-
 
 @dataclass(frozen=True, slots=True)
 class Stage:
