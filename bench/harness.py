@@ -26,6 +26,8 @@ CACHE_ENV = "OPENLINEAGE_EXPORT_BENCH_CACHE"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 sys.path.insert(0, str(BENCH))
+SUPPORT = REPO / "tests" / "support"  # synth_trail.py and ol_plain.py, shared with the tests
+sys.path.insert(0, str(SUPPORT))
 from synth_trail import write_workspace  # noqa: E402
 
 
@@ -48,7 +50,7 @@ def load_average() -> str:
 
 def _generator_version() -> str:
     """A trail depends on the generator's code: a changed generator means a new cache entry."""
-    return hashlib.sha256((BENCH / "synth_trail.py").read_bytes()).hexdigest()[:8]
+    return hashlib.sha256((SUPPORT / "synth_trail.py").read_bytes()).hexdigest()[:8]
 
 
 def workspace(runs: int, *, seed: int = 1, gzip_closed: bool = True,

@@ -9,7 +9,6 @@ What each kind includes is in its docstring; run.py repeats it in the results.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import json
 import shutil
 import sys
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# ol_plain.py and synth_trail.py, shared with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 MEASUREMENTS: dict[str, Callable[..., dict[str, Any]]] = {}
 
@@ -67,14 +68,14 @@ def _read_runs(ws: Path) -> tuple[Any, list[Any], str]:
     trail = AuditTrail(lineage / "audit")
     scan = trail.scan(lambda entry: None)
     try:
-        runs = [run for run, _ in trail.runs(scan)]
+        runs = [run for run, _ in trail.runs(scan, scan.index.in_trail_order())]
     finally:
         scan.index.close()
     return graph, runs, namespace_safe(graph.workspace_name)
 
 
 def _plain_events(ws: Path) -> list[Any]:
-    """The same events as openlineage-python objects (bench/ol_plain.py), built untimed."""
+    """The same events as openlineage-python objects (tests/support/ol_plain.py), built untimed."""
     from ol_plain import build_events
 
     graph, runs, namespace = _read_runs(ws)
@@ -82,9 +83,11 @@ def _plain_events(ws: Path) -> list[Any]:
 
 
 def _settings(ws: Path, environ: dict[str, str], concurrency: int) -> Any:
+    from openlineage_export.deliver.registry import CATALOGUE
     from openlineage_export.host.settings import load_settings
 
-    return dataclasses.replace(load_settings(ws, environ), concurrency=concurrency)
+    return load_settings(ws, CATALOGUE, environ).with_values({"openlineage.concurrency":
+                                                               concurrency})
 
 
 def _environ(url: str | None, state_dir: str | None,

@@ -433,7 +433,7 @@ def render(report: Report, argv: list[str], started: str, elapsed: float) -> str
               f"- concurrency: openlineage.concurrency {report.concurrency} for ours and the Go "
               f"load generator (parts 2, 4), {report.marquez_concurrency} for both into Marquez "
               "(part 3); AsyncHttpTransport at its default (100)",
-              "- trails: bench/synth_trail.py (seed 1), cached under "
+              "- trails: tests/support/synth_trail.py (seed 1), cached under "
               f"{harness.cache_dir()}",
               "- CPU s: user + system time of the measured work in the child (all its threads); "
               "peak RSS: the child's ru_maxrss from os.wait4",

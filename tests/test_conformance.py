@@ -1,7 +1,7 @@
 """Our events against the field's own references: openlineage-python's classes and the spec.
 
 1. Every event of the demo equals ``Serde.to_dict`` of the same event built with
-   openlineage-python's classes (bench/ol_plain.py): same fields, same schema URLs.
+   openlineage-python's classes (tests/support/ol_plain.py): same fields, same schema URLs.
 2. Every event of the demo is valid against the official JSON schemas (ol-validate).
 """
 
@@ -36,7 +36,7 @@ def demo_runs() -> tuple[Any, list[Any]]:
     graph = read_graph(DEMO / ".workspace/lineage/graph.json", "graph.json", lambda e: None)
     trail = AuditTrail(DEMO / ".workspace/lineage/audit")
     scan = trail.scan(lambda e: None)
-    return graph, [run for run, _ in trail.runs(scan)]
+    return graph, [run for run, _ in trail.runs(scan, scan.index.in_trail_order())]
 
 
 def test_events_equal_openlineage_python_classes_serialised_by_serde() -> None:

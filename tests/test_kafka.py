@@ -23,15 +23,22 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from helpers import run_record
 
+from openlineage_export.deliver.destination import Opening
 from openlineage_export.deliver.engine import deliver
-from openlineage_export.deliver.kafka import COMPRESSIONS, KafkaConfig, KafkaDestination
+from openlineage_export.deliver.kafka import (
+    COMPRESSIONS,
+    KafkaConfig,
+    KafkaDestination,
+    KafkaSettings,
+)
+from openlineage_export.deliver.registry import CATALOGUE, TransportSettings, open_destination
 from openlineage_export.errors import (
     ConfigError,
     DestinationError,
     DestinationUnreachable,
     MissingSecret,
 )
-from openlineage_export.export import ExportRequest, open_destination, run_export
+from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.host.settings import Settings, load_settings
 from openlineage_export.translate.events import TranslatedRun, encode
 
@@ -179,8 +186,8 @@ def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
     runs = [a_run(f"0190b4f6-0000-7000-8000-{n:012d}", events=3 + n % 5) for n in range(40)]
     outcomes = {}
     try:
-        deliver(iter(runs), kafka, lambda run, o: outcomes.__setitem__(run.run_id, o),
-                threading.Event())
+        deliver(((run, None) for run in runs), kafka,
+                lambda run, _tag, o: outcomes.__setitem__(run.run_id, o), threading.Event())
     finally:
         kafka.close()
     assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 40
@@ -326,7 +333,7 @@ def kafka_settings(tmp_path: Path, **values: Any) -> Settings:
     base = {"openlineage.transport": "kafka",
             "openlineage.kafka.bootstrapServers": "broker-1:9092,broker-2:9092",
             "openlineage.kafka.topic": "openlineage.events"}
-    return Settings.from_values({**base, **values}, base=tmp_path)
+    return CATALOGUE.settings({**base, **values}, base=tmp_path)
 
 
 def test_kafka_settings_are_read_typed_and_overridden_by_the_environment(tmp_path: Path) -> None:
@@ -341,20 +348,22 @@ def test_kafka_settings_are_read_typed_and_overridden_by_the_environment(tmp_pat
         "openlineage.kafka.sasl.password.secretRef": "kafka-prod",
         "openlineage.kafka.compression": "zstd",
         "openlineage.kafka.clientId": "editor-42"}))
-    settings = load_settings(tmp_path, {"OPENLINEAGE_KAFKA_TOPIC": "lineage.ci"})
-    assert (settings.transport, settings.kafka_bootstrap_servers, settings.kafka_topic) == (
+    settings = load_settings(tmp_path, CATALOGUE, {"OPENLINEAGE_KAFKA_TOPIC": "lineage.ci"})
+    kafka = settings.of(KafkaSettings)
+    assert (settings.of(TransportSettings).transport, kafka.bootstrap_servers, kafka.topic) == (
         "kafka", "broker-1:9092,[::1]:9093", "lineage.ci")
-    assert (settings.kafka_security_protocol, settings.kafka_sasl_mechanism,
-            settings.kafka_sasl_username, settings.kafka_sasl_password_secret_ref,
-            settings.kafka_compression, settings.kafka_client_id) == (
+    assert (kafka.security_protocol, kafka.sasl_mechanism, kafka.sasl_username,
+            kafka.sasl_password_secret_ref, kafka.compression, kafka.client_id) == (
         "SASL_SSL", "SCRAM-SHA-512", "exporter", "kafka-prod", "zstd", "editor-42")
-    defaults = load_settings(tmp_path / ".workspace")
-    assert (defaults.transport, defaults.kafka_security_protocol, defaults.kafka_compression,
-            defaults.kafka_client_id) == ("http", "PLAINTEXT", "none", "openlineage-export")
+    (tmp_path / ".workspace" / "settings.json").unlink()
+    defaults = load_settings(tmp_path, CATALOGUE)
+    kafka = defaults.of(KafkaSettings)
+    assert (defaults.of(TransportSettings).transport, kafka.security_protocol, kafka.compression,
+            kafka.client_id) == ("http", "PLAINTEXT", "none", "openlineage-export")
 
 
 @pytest.mark.parametrize(("key", "value", "says"), [
-    ("openlineage.transport", "amqp", "must be one of: http, kafka"),
+    ("openlineage.transport", "amqp", "must be one of: http, kafka, file"),
     ("openlineage.kafka.bootstrapServers", "broker-1", "host:port"),
     ("openlineage.kafka.bootstrapServers", "a:9092, b:9092", "host:port"),
     ("openlineage.kafka.topic", "open lineage", "at most 249"),
@@ -366,7 +375,7 @@ def test_kafka_settings_are_read_typed_and_overridden_by_the_environment(tmp_pat
 def test_bad_kafka_settings_are_refused_with_what_they_must_be(
         tmp_path: Path, key: str, value: str, says: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as raised:
-        Settings.from_values({key: value}, base=tmp_path)
+        CATALOGUE.settings({key: value}, base=tmp_path)
     assert says in str(raised.value)
 
 
@@ -376,7 +385,7 @@ def test_a_kafka_password_in_the_settings_is_refused_pointing_at_the_secret_ref(
     (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
         "openlineage.kafka.sasl.password": PASSWORD}))
     with pytest.raises(ConfigError) as raised:
-        load_settings(tmp_path)
+        load_settings(tmp_path, CATALOGUE)
     assert "openlineage.kafka.sasl.password.secretRef" in str(raised.value)
     assert PASSWORD not in str(raised.value)
 
@@ -406,9 +415,8 @@ class Store:
 
 def opened(settings: Settings, store: Store, environ: dict[str, str] | None = None
            ) -> KafkaDestination:
-    destination, client = open_destination(settings, ExportRequest(
-        workspace=".", secrets=store, environ=environ or {}))
-    assert client is None and isinstance(destination, KafkaDestination)
+    destination = open_destination(Opening(settings, store, environ or {}, Path(".")))
+    assert isinstance(destination, KafkaDestination)
     destination.close()
     return destination
 
@@ -509,6 +517,6 @@ def test_the_dry_run_never_touches_kafka(tmp_path: Path, ws: Any) -> None:
     out = io.BytesIO()
     report = run_export(ExportRequest(
         workspace=ws.root, dry_run=True, output=out,
-        settings=Settings.from_values({"openlineage.transport": "kafka"})))
+        settings=CATALOGUE.settings({"openlineage.transport": "kafka"})))
     assert report.exit_code == 0 and report.destination == "dry run"
     assert out.getvalue().count(b"\n") == report.events_sent > 0

@@ -12,9 +12,9 @@ import orjson
 import pytest
 from helpers import WorkspaceMaker, run_record, stage_record
 
-from openlineage_export.deliver.ledger import Ledger
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.report import ExportReport
+from openlineage_export.state.ledger import Ledger
 
 
 class Server:
@@ -149,12 +149,17 @@ def test_status_counts_exported_pending_and_failed(ws: WorkspaceMaker, tmp_path:
     server.refuse = {dry_run_ids(ws)["run-0"]}
     export(ws, server, tmp_path)
     ws.segment("000002.jsonl", [run_record("new-one")])
-    runs, bad, (state,) = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR":
-                                                  str(tmp_path / "state")})
-    assert (runs, bad) == (6, 0)
+    ledger_file = tmp_path / "state" / "ledger.sqlite"
+    before = ledger_file.read_bytes()
+    standing = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")})
+    (state,) = standing.destinations
+    assert (standing.runs, standing.bad_entries) == (6, 0)
     assert (state.exported, state.pending, state.failed) == (4, 2, 1)
     assert state.destination == "http://lineage.test/api/v1/lineage"
-    assert state.last_export_finished is not None
+    assert state.last_export_finished is not None and state.last_export_outcome == "finished"
+    assert ledger_file.read_bytes() == before, "status writes nothing"
+    other = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "none")})
+    assert other.destinations == [] and not (tmp_path / "none").exists()
 
 
 def test_ledger_file_is_private_and_outside_the_workspace(ws: WorkspaceMaker,

@@ -1,4 +1,4 @@
-"""Secrets: a private file store, the keyring store, the choice between them, the API key."""
+"""Secrets: a private file store, the keyring store, the choice between them."""
 
 from __future__ import annotations
 
@@ -15,16 +15,15 @@ import keyring.errors
 import pytest
 from keyring.backends import fail
 
-from openlineage_export.errors import ConfigError, MissingSecret
+from openlineage_export.errors import ConfigError
 from openlineage_export.host.secrets import (
     FileStore,
     KeyringStore,
+    LazyStore,
     config_dir,
     default_store,
     is_usable_keyring,
-    resolve_api_key,
 )
-from openlineage_export.host.settings import Settings
 
 SECRET = "sk-live-4f9a1c2e7b"
 OTHER = "pat-0b8e3d7a55"
@@ -259,38 +258,16 @@ def test_default_store_can_be_forced(tmp_path: Path) -> None:
         default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "vault"})
 
 
-# --- the API key ----------------------------------------------------------------------------
-
-
-def with_ref(name: str | None) -> Settings:
-    return Settings.from_values({"openlineage.apiKey.secretRef": name})
-
-
-def test_the_api_key_comes_from_the_named_secret(tmp_path: Path) -> None:
-    store = FileStore(tmp_path)
-    store.set("marquez-prod", SECRET)
-    assert resolve_api_key(with_ref("marquez-prod"), store, {}) == SECRET
-    assert resolve_api_key(with_ref(None), store, {}) is None
-
-
-def test_openlineage_api_key_wins_over_the_store(tmp_path: Path) -> None:
-    store = FileStore(tmp_path)
-    store.set("marquez-prod", SECRET)
-    assert resolve_api_key(with_ref("marquez-prod"), store, {"OPENLINEAGE_API_KEY": OTHER}) == OTHER
-    assert resolve_api_key(with_ref(None), store, {"OPENLINEAGE_API_KEY": OTHER}) == OTHER
-    assert resolve_api_key(with_ref("marquez-prod"), store, {"OPENLINEAGE_API_KEY": ""}) == SECRET
-    # With the key in the environment the store is never read: even a refused file is fine.
-    store.path.chmod(0o644)
-    assert resolve_api_key(with_ref("marquez-prod"), store, {"OPENLINEAGE_API_KEY": OTHER}) == OTHER
-
-
-def test_a_missing_secret_names_the_entry_and_how_to_store_it(tmp_path: Path) -> None:
-    store = FileStore(tmp_path)
-    store.set("datahub", SECRET)
-    with pytest.raises(MissingSecret) as caught:
-        resolve_api_key(with_ref("marquez-prod"), store, {})
-    message = str(caught.value)
-    assert "the secret 'marquez-prod' named by openlineage.apiKey.secretRef" in message
-    assert f"(the file {tmp_path / 'secrets.json'})" in message
-    assert "openlineage-export secrets set marquez-prod" in message
-    assert SECRET not in message
+def test_the_lazy_store_finds_the_store_only_when_a_secret_is_asked_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    found: list[object] = []
+    real = default_store
+    monkeypatch.setattr("openlineage_export.host.secrets.default_store",
+                        lambda environ: found.append(environ) or real(environ))
+    environ = {"OPENLINEAGE_EXPORT_SECRETS": "file", "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
+    lazy = LazyStore(environ)
+    assert found == []
+    lazy.set("marquez-prod", SECRET)
+    assert lazy.get("marquez-prod") == SECRET and lazy.names() == ["marquez-prod"]
+    assert lazy.description == f"the file {tmp_path / 'secrets.json'}"
+    assert lazy.delete("marquez-prod") and found == [environ]

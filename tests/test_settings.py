@@ -11,19 +11,57 @@ from pathlib import Path
 
 import pytest
 
+from openlineage_export.deliver.destination import DeliverySettings
+from openlineage_export.deliver.file import FileSettings
+from openlineage_export.deliver.http import HttpSettings
+from openlineage_export.deliver.kafka import KafkaSettings
+from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
+from openlineage_export.host import settings as settings_mod
 from openlineage_export.host.settings import (
-    SETTINGS,
+    EventSettings,
     Settings,
-    api_key_from_env,
-    describe,
-    load_settings,
+    SettingsGroup,
     read_raw,
-    set_setting,
-    unset_setting,
 )
 
 SECRET = "sk-live-4f9a1c2e7b"
+
+
+class Flat:
+    """Every group's values under one roof, for short assertions (``s.timeout``)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._groups = [settings.of(group) for group in CATALOGUE.groups]
+
+    def __getattr__(self, name: str) -> object:
+        for group in self._groups:
+            if hasattr(group, name):
+                return getattr(group, name)
+        raise AttributeError(name)
+
+
+def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Flat:
+    return Flat(settings_mod.load_settings(workspace, CATALOGUE, environ))
+
+
+def set_setting(workspace: Path, key: str, text: str) -> object:
+    return settings_mod.set_setting(workspace, CATALOGUE, key, text)
+
+
+def unset_setting(workspace: Path, key: str) -> bool:
+    return settings_mod.unset_setting(workspace, CATALOGUE, key)
+
+
+def describe(workspace: Path, environ: dict[str, str] | None = None) -> list[dict[str, object]]:
+    return settings_mod.describe(CATALOGUE, workspace, environ)
+
+
+@pytest.fixture(autouse=True)
+def workspace_folder(tmp_path: Path) -> None:
+    """tmp_path is a workspace (a folder with .workspace/), as the settings commands require."""
+    (tmp_path / ".workspace").mkdir()
 
 
 def write_settings(workspace: Path, content: object | str) -> Path:
@@ -42,26 +80,39 @@ def settings_text(workspace: Path) -> str:
 # --- the declaration ------------------------------------------------------------------------
 
 
-def test_settings_are_declared_in_order_and_map_onto_the_settings_fields() -> None:
-    assert [s.key for s in SETTINGS] == [
-        "openlineage.url", "openlineage.endpoint", "openlineage.apiKey.secretRef",
-        "openlineage.namespace", "openlineage.timeout", "openlineage.retry.maxTime",
-        "openlineage.concurrency", "openlineage.compression", "openlineage.tls.caBundle",
-        "openlineage.tls.verify", "openlineage.allowInsecureKey",
-        "openlineage.sourceRepository.url", "openlineage.sourceRepository.version",
-        "openlineage.transport", "openlineage.kafka.bootstrapServers", "openlineage.kafka.topic",
-        "openlineage.kafka.clientId", "openlineage.kafka.securityProtocol",
-        "openlineage.kafka.sasl.mechanism", "openlineage.kafka.sasl.username",
-        "openlineage.kafka.sasl.password.secretRef", "openlineage.kafka.compression",
-    ]
-    assert [s.attribute for s in SETTINGS] == [f.name for f in dataclasses.fields(Settings)]
-    assert all(s.description.strip() for s in SETTINGS)
+def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> None:
+    groups: dict[type[SettingsGroup], list[str]] = {
+        EventSettings: ["openlineage.namespace", "openlineage.sourceRepository.url",
+                        "openlineage.sourceRepository.version"],
+        TransportSettings: ["openlineage.transport"],
+        DeliverySettings: ["openlineage.timeout", "openlineage.retry.maxTime",
+                           "openlineage.concurrency", "openlineage.tls.caBundle",
+                           "openlineage.tls.verify", "openlineage.allowInsecureKey"],
+        HttpSettings: ["openlineage.url", "openlineage.endpoint", "openlineage.apiKey.secretRef",
+                       "openlineage.compression"],
+        KafkaSettings: ["openlineage.kafka.bootstrapServers", "openlineage.kafka.topic",
+                        "openlineage.kafka.clientId", "openlineage.kafka.securityProtocol",
+                        "openlineage.kafka.sasl.mechanism", "openlineage.kafka.sasl.username",
+                        "openlineage.kafka.sasl.password.secretRef",
+                        "openlineage.kafka.compression"],
+        FileSettings: ["openlineage.file.path", "openlineage.file.maxBytes"],
+    }
+    assert list(CATALOGUE.groups) == list(groups)
+    for group, keys in groups.items():
+        rows = group.rows()
+        assert [row.key for row in rows] == keys
+        assert [row.attribute for row in rows] == [f.name for f in dataclasses.fields(group)]
+        assert all(row.description.strip() for row in rows)
+    keys = [row.key for row in CATALOGUE]
+    assert len(keys) == len(set(keys)) == 24
+    transport = CATALOGUE.get("openlineage.transport")
+    assert transport is not None and transport.choices == tuple(KINDS) == ("http", "kafka", "file")
 
 
 def test_describe_lists_every_setting_with_its_source(tmp_path: Path) -> None:
     write_settings(tmp_path, {"openlineage.timeout": 3, "openlineage.url": "http://a:1"})
     rows = {row["key"]: row for row in describe(tmp_path, {"OPENLINEAGE_URL": "http://b:2"})}
-    assert list(rows) == [s.key for s in SETTINGS]
+    assert list(rows) == [s.key for s in CATALOGUE]
     assert rows["openlineage.endpoint"]["source"] == "default"
     assert rows["openlineage.endpoint"]["value"] == "api/v1/lineage"
     assert (rows["openlineage.timeout"]["value"], rows["openlineage.timeout"]["source"]) == (
@@ -76,19 +127,23 @@ def test_describe_lists_every_setting_with_its_source(tmp_path: Path) -> None:
 
 
 def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
-    settings = load_settings(tmp_path)
-    assert settings == Settings(
-        url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, namespace=None,
-        timeout=10.0, retry_max_time=30.0, concurrency=8, compression="none",
-        tls_ca_bundle=None, tls_verify=True, allow_insecure_key=False,
-        source_repository_url=None, source_repository_version=None,
-        transport="http", kafka_bootstrap_servers=None, kafka_topic=None,
-        kafka_client_id="openlineage-export", kafka_security_protocol="PLAINTEXT",
-        kafka_sasl_mechanism="PLAIN", kafka_sasl_username=None,
-        kafka_sasl_password_secret_ref=None, kafka_compression="none",
-    )
-    assert settings.events_url is None
-    assert not (tmp_path / ".workspace").exists(), "reading must not create anything"
+    settings = settings_mod.load_settings(tmp_path, CATALOGUE)
+    assert settings == CATALOGUE.settings()
+    assert settings.of(HttpSettings) == HttpSettings(
+        url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, compression="none")
+    assert settings.of(DeliverySettings) == DeliverySettings(
+        timeout=10.0, retry_max_time=30.0, concurrency=8, tls_ca_bundle=None, tls_verify=True,
+        allow_insecure_key=False)
+    assert settings.of(EventSettings) == EventSettings(None, None, None)
+    assert settings.of(TransportSettings).transport == "http"
+    assert settings.of(KafkaSettings) == KafkaSettings(
+        bootstrap_servers=None, topic=None, client_id="openlineage-export",
+        security_protocol="PLAINTEXT", sasl_mechanism="PLAIN", sasl_username=None,
+        sasl_password_secret_ref=None, compression="none")
+    assert settings.of(HttpSettings).events_url is None
+    assert settings.source("openlineage.timeout") == "default"
+    assert sorted(p.name for p in (tmp_path / ".workspace").iterdir()) == [], \
+        "reading must not create anything"
 
 
 def test_values_from_the_file_are_typed_and_resolved(tmp_path: Path) -> None:
@@ -282,12 +337,6 @@ def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     assert "settings.json" not in str(caught.value)
 
 
-def test_api_key_from_env() -> None:
-    assert api_key_from_env({"OPENLINEAGE_API_KEY": SECRET}) == SECRET
-    assert api_key_from_env({"OPENLINEAGE_API_KEY": ""}) is None
-    assert api_key_from_env({}) is None
-
-
 # --- writing --------------------------------------------------------------------------------
 
 # Another extension's keys, written the way that extension likes them: set/unset must not
@@ -321,7 +370,7 @@ def test_set_replaces_a_key_in_its_place(tmp_path: Path) -> None:
         "http://localhost:5000", "https://marquez.acme.io")
 
 
-def test_set_creates_the_folder_and_writes_two_space_json(tmp_path: Path) -> None:
+def test_set_writes_two_space_json(tmp_path: Path) -> None:
     set_setting(tmp_path, "openlineage.url", "http://localhost:5000")
     set_setting(tmp_path, "openlineage.tls.verify", "no")
     assert settings_text(tmp_path) == (
@@ -369,7 +418,20 @@ def test_set_refuses_a_bad_value_and_leaves_the_file_alone(
 def test_set_refuses_an_unknown_key_with_a_suggestion(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="did you mean 'openlineage.concurrency'"):
         set_setting(tmp_path, "openlineage.concurency", "4")
-    assert not (tmp_path / ".workspace").exists()
+    assert not (tmp_path / ".workspace" / "settings.json").exists()
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: set_setting(p, "openlineage.timeout", "1"), lambda p: load_settings(p),
+    lambda p: describe(p), lambda p: unset_setting(p, "openlineage.timeout"),
+])
+def test_a_folder_that_is_no_workspace_is_refused_and_left_alone(
+        tmp_path: Path, call: Callable[[Path], object]) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(WorkspaceError, match="is not a workspace: it has no .workspace/ folder"):
+        call(plain)
+    assert list(plain.iterdir()) == []
 
 
 def test_writes_are_atomic_and_leave_no_temporary_files(tmp_path: Path) -> None:
@@ -401,9 +463,12 @@ def test_unset_can_remove_a_misspelled_or_secret_key_but_not_a_foreign_one(
     assert read_raw(tmp_path) == {"x.y": 1}
 
 
-def test_settings_from_values_checks_like_the_file(tmp_path: Path) -> None:
-    s = Settings.from_values({"openlineage.url": "http://localhost:5000"}, base=tmp_path)
-    assert s.events_url == "http://localhost:5000/api/v1/lineage"
-    assert Settings.from_values({"openlineage.timeout": None}).timeout == 10.0
+def test_settings_from_values_check_like_the_file(tmp_path: Path) -> None:
+    s = CATALOGUE.settings({"openlineage.url": "http://localhost:5000"}, base=tmp_path)
+    assert s.of(HttpSettings).events_url == "http://localhost:5000/api/v1/lineage"
+    assert CATALOGUE.settings({"openlineage.timeout": None}).of(DeliverySettings).timeout == 10.0
     with pytest.raises(ConfigError, match="openlineage.concurrency must be from 1 to 64"):
-        Settings.from_values({"openlineage.concurrency": 100})
+        CATALOGUE.settings({"openlineage.concurrency": 100})
+    more = s.with_values({"openlineage.concurrency": 2, "openlineage.url": None})
+    assert more.of(DeliverySettings).concurrency == 2 and more.of(HttpSettings).url is None
+    assert s.of(HttpSettings).url == "http://localhost:5000", "settings are values"

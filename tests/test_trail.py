@@ -16,7 +16,7 @@ def read(ws: WorkspaceMaker) -> tuple[list, list[BadEntry], object]:
     bad: list[BadEntry] = []
     trail = AuditTrail(ws.audit, display_root=ws.root)
     scan = trail.scan(bad.append)
-    runs = [run for run, _ in trail.runs(scan)]
+    runs = [run for run, _ in trail.runs(scan, scan.index.in_trail_order())]
     return runs, bad, scan
 
 
@@ -170,7 +170,7 @@ def test_a_segment_that_shrinks_between_passes_is_a_workspace_error(ws: Workspac
     scan = trail.scan(lambda entry: None)
     path.write_text("")
     with pytest.raises(WorkspaceError, match="got shorter"):
-        list(trail.runs(scan))
+        list(trail.runs(scan, scan.index.in_trail_order()))
 
 
 def test_the_index_holds_positions_on_disk_not_runs(ws: WorkspaceMaker) -> None:

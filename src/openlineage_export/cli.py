@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 import orjson
@@ -29,28 +29,29 @@ if TYPE_CHECKING:  # the export stack is imported by the commands that use it, s
     from .hub.model import BadEntry
     from .report import ExportReport, Progress
 
-T = TypeVar("T")
-
 workspace_option = click.option(
     "--workspace", "-w", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
     show_default="the current folder", help="The workspace folder (the one holding .workspace/).")
 
 
-def _fail(exc: ExportError) -> None:
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(exc.exit_code)
+class _Commands(click.Group):
+    """The one error boundary: the library's errors become one line and their exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ExportError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
 
 
-def guarded(call: Callable[[], T]) -> T:
-    """Run ``call``; turn the package's errors into one line on stderr and the right exit code."""
-    try:
-        return call()
-    except ExportError as exc:
-        _fail(exc)
-        raise AssertionError("unreachable") from exc
+def _catalogue() -> settings_mod.Catalogue:
+    from .deliver.registry import CATALOGUE
+
+    return CATALOGUE
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="openlineage-export")
 def main() -> None:
     """Publish this workspace's Lineage hub runs as OpenLineage events (Marquez, DataHub, Atlan)."""
@@ -83,19 +84,19 @@ def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, f
     cancel = threading.Event()
     collector = ReportCollector() if report_path is not None else None
     if report_path is not None:
-        guarded(lambda: check_writable(report_path))
+        check_writable(report_path)
 
     def on_bad(entry: BadEntry) -> None:
         click.echo(f"bad entry: {entry}", err=True)
 
     with _interruptible(cancel), _events_sink(output if dry_run else None, dry_run) as sink, \
             _progress_bar(enabled=not quiet and not dry_run) as on_progress:
-        report = guarded(lambda: run_export(ExportRequest(
+        report = run_export(ExportRequest(
             workspace=workspace, dry_run=dry_run, output=sink, environ=os.environ,
             on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel, full=full,
-            on_run=collector.add if collector is not None else None)))
+            on_run=collector.add if collector is not None else None))
     if report_path is not None and collector is not None:
-        written = guarded(lambda: write_report(report_path, collector, report))
+        written = write_report(report_path, collector, report)
         if written.warning:
             click.echo(f"warning: {written.warning}", err=True)
     if as_json:
@@ -169,8 +170,7 @@ def _events_sink(output: Path | None, dry_run: bool) -> Iterator[BinaryIO | None
         try:
             stream = output.open("wb")
         except OSError as exc:
-            _fail(ExportError(f"cannot write {output}: {exc.strerror}"))
-            raise
+            raise ExportError(f"cannot write {output}: {exc.strerror}") from None
         with stream:
             yield stream
 
@@ -205,21 +205,34 @@ def status(workspace: Path, as_json: bool) -> None:
     """Per destination: runs exported, pending and failed, and when the last export ran."""
     from .status import export_status
 
-    runs, bad, states = guarded(lambda: export_status(workspace, os.environ))
+    standing = export_status(workspace, os.environ)
     if as_json:
-        click.echo(orjson.dumps({"runs": runs, "badEntries": bad, "destinations": [
+        click.echo(orjson.dumps({"runs": standing.runs, "badEntries": standing.bad_entries,
+                                 "destinations": [
             {"destination": s.destination, "exported": s.exported, "pending": s.pending,
              "failed": s.failed, "lastExportStarted": s.last_export_started,
-             "lastExportFinished": s.last_export_finished} for s in states]},
+             "lastExportFinished": s.last_export_finished,
+             "lastExportOutcome": s.last_export_outcome} for s in standing.destinations]},
             option=orjson.OPT_INDENT_2).decode())
         return
-    click.echo(f"{runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
-    if not states:
+    bad = standing.bad_entries
+    click.echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
+    if not standing.destinations:
         click.echo("never exported (a dry run does not count)")
-    for state in states:
-        last = state.last_export_finished or "unfinished"
-        click.echo(f"{state.destination}: {state.exported} exported, {state.pending} pending, "
-                   f"{state.failed} failed; last export {last}")
+    for state in standing.destinations:
+        click.echo(f"{state.destination}: {state.exported} exported, {state.pending} pending"
+                   + (f" ({state.failed} of them refused last time)" if state.failed else "")
+                   + f"; last export {_last_export(state)}")
+
+
+def _last_export(state: Any) -> str:
+    if state.last_export_started is None:
+        return "never"
+    if state.last_export_outcome is None:
+        return f"started {state.last_export_started}, still running or killed"
+    if state.last_export_outcome == "finished":
+        return f"finished {state.last_export_finished}"
+    return f"{state.last_export_outcome} {state.last_export_finished}"
 
 
 @main.group()
@@ -232,7 +245,7 @@ def settings() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 def settings_list(workspace: Path, as_json: bool) -> None:
     """Every setting: its value in force, where it comes from, and what it does."""
-    rows = guarded(lambda: settings_mod.describe(workspace, os.environ))
+    rows = settings_mod.describe(_catalogue(), workspace, os.environ)
     if as_json:
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
         return
@@ -248,11 +261,11 @@ def settings_list(workspace: Path, as_json: bool) -> None:
 @click.argument("key")
 def settings_get(workspace: Path, key: str) -> None:
     """Print the value in force of one setting (empty and exit 1 when not set)."""
-    rows = {row["key"]: row for row in guarded(lambda: settings_mod.describe(workspace,
-                                                                              os.environ))}
+    rows = {row["key"]: row for row in settings_mod.describe(_catalogue(), workspace,
+                                                              os.environ)}
     if key not in rows:
-        _fail(ConfigError(f"unknown setting {key!r}; 'openlineage-export settings list' "
-                          "shows them all"))
+        raise ConfigError(f"unknown setting {key!r}; 'openlineage-export settings list' "
+                          "shows them all")
     value = rows[key]["value"]
     if value is None:
         sys.exit(1)
@@ -265,7 +278,7 @@ def settings_get(workspace: Path, key: str) -> None:
 @click.argument("value")
 def settings_set(workspace: Path, key: str, value: str) -> None:
     """Set KEY to VALUE in the workspace's settings (other keys are left untouched)."""
-    stored = guarded(lambda: settings_mod.set_setting(workspace, key, value))
+    stored = settings_mod.set_setting(workspace, _catalogue(), key, value)
     click.echo(f"{key} = {_show(stored)}")
 
 
@@ -274,7 +287,7 @@ def settings_set(workspace: Path, key: str, value: str) -> None:
 @click.argument("key")
 def settings_unset(workspace: Path, key: str) -> None:
     """Remove KEY from the workspace's settings (it falls back to its default)."""
-    removed = guarded(lambda: settings_mod.unset_setting(workspace, key))
+    removed = settings_mod.unset_setting(workspace, _catalogue(), key)
     click.echo(f"{key} {'removed' if removed else 'was not set'}")
 
 
@@ -297,8 +310,8 @@ def secrets_set(name: str) -> None:
         value = click.prompt(f"value for {name}", hide_input=True, confirmation_prompt=False)
     else:
         value = sys.stdin.read().strip("\r\n")
-    store = guarded(lambda: secrets_mod.default_store(os.environ))
-    guarded(lambda: store.set(name, value))
+    store = secrets_mod.default_store(os.environ)
+    store.set(name, value)
     click.echo(f"stored secret {name!r} in {store.description}; point "
                f"openlineage.apiKey.secretRef at it with: openlineage-export settings set "
                f"openlineage.apiKey.secretRef {name}")
@@ -307,8 +320,8 @@ def secrets_set(name: str) -> None:
 @secrets.command("list")
 def secrets_list() -> None:
     """The names of the stored secrets (never their values)."""
-    store = guarded(lambda: secrets_mod.default_store(os.environ))
-    for name in guarded(store.names):
+    store = secrets_mod.default_store(os.environ)
+    for name in store.names():
         click.echo(name)
 
 
@@ -316,8 +329,8 @@ def secrets_list() -> None:
 @click.argument("name")
 def secrets_delete(name: str) -> None:
     """Delete the secret NAME (exit 1 when there was none)."""
-    store = guarded(lambda: secrets_mod.default_store(os.environ))
-    if not guarded(lambda: store.delete(name)):
+    store = secrets_mod.default_store(os.environ)
+    if not store.delete(name):
         click.echo(f"no secret named {name!r} in {store.description}", err=True)
         sys.exit(1)
     click.echo(f"deleted secret {name!r}")

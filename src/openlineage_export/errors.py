@@ -6,6 +6,8 @@ branch to an exit code in one place (``cli.py``) and prints its message, never a
     ExportError                      exit code
     ├── ConfigError                  2   a setting, a secret reference or an option is wrong
     │   └── MissingSecret            2   a secretRef names no stored secret
+    ├── StateError                   2   the state folder (ledger) or the temporary folder cannot
+    │                                    be used: full, read-only, not a folder, damaged
     ├── WorkspaceError               3   not a workspace, graph.json missing or unreadable,
     │                                    the audit trail cannot be read at all
     └── DestinationError             4   the destination cannot take events at all
@@ -15,6 +17,10 @@ Problems that concern one entry or one run (a malformed audit line, a run the se
 are not exceptions: they are collected in the export report, the good work around them goes
 on, and the exit code (1) tells that something was left behind. An interruption is not an
 exception either: the export returns its report with ``cancelled`` set (exit code 130).
+
+``OSError`` and ``sqlite3.Error`` never leave the state layer (``state/``) as themselves: they
+become :class:`StateError` there, naming the path and what to do. The CLI translates every
+:class:`ExportError` in one place (its command group) into one line and the exit code.
 """
 
 from __future__ import annotations
@@ -36,6 +42,12 @@ class MissingSecret(ConfigError):
     """A ``secretRef`` setting names a secret that the secrets store does not hold."""
 
 
+class StateError(ExportError):
+    """What we remember between exports (the ledger) or the temporary run index cannot be kept."""
+
+    exit_code = 2
+
+
 class WorkspaceError(ExportError):
     """The workspace is not one, or its graph or audit trail cannot be read at all."""
 
@@ -50,3 +62,12 @@ class DestinationError(ExportError):
 
 class DestinationUnreachable(DestinationError):
     """Every attempt to reach the destination failed for the whole bounded retry time."""
+
+
+def value_kind(value: object) -> str:
+    """A JSON value's kind in words, for a message that must not show the value itself (it
+    could be a misplaced credential, or a megabyte of someone's data)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)

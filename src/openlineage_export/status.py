@@ -1,4 +1,8 @@
-"""``status``: per destination, how many runs are exported, pending and failed, and when."""
+"""``status``: per destination, how many runs are exported, pending and failed, and when.
+
+Reads the trail and the ledger with the export's own steps (open, scan, classify); writes
+nothing, so it never waits for, nor holds up, an export running beside it.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .deliver.ledger import Ledger
-from .export import events_fingerprint, translation_config
-from .host.settings import load_settings
-from .host.workspace import Workspace
-from .hub.graph import read_graph
-from .hub.trail import AuditTrail
+from .export import Opened, classify, open_workspace, scan_trail
+from .hub.model import BadEntry
+from .hub.trail import TrailScan
+from .state.ledger import DestinationStatus, Ledger
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,39 +24,58 @@ class DestinationState:
     runs: int
     exported: int
     pending: int
+    """Runs to send: new, changed, or refused last time (``failed`` is a part of these)."""
     failed: int
     last_export_started: str | None
     last_export_finished: str | None
+    last_export_outcome: str | None
+    """``finished``, ``interrupted``, ``stopped`` (an outage); None while one runs or after a
+    crash."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceStatus:
+    """The trail's runs and bad entries, and the state of each destination exported to."""
+
+    runs: int
+    bad_entries: int
+    destinations: list[DestinationState]
 
 
 def export_status(workspace_path: Path | str, environ: Mapping[str, str],
-                  ledger: Ledger | None = None) -> tuple[int, int, list[DestinationState]]:
-    """(runs on the trail, bad entries, the state of each destination the ledger knows)."""
-    workspace = Workspace.open(workspace_path)
-    settings = load_settings(workspace.root, environ)
-    bad = 0
-
-    def count_bad(_entry: object) -> None:
-        nonlocal bad
-        bad += 1
-
-    graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), count_bad)
-    fingerprint = events_fingerprint(translation_config(settings, graph))
+                  ledger: Ledger | None = None) -> WorkspaceStatus:
+    """The standing of each destination the ledger knows for this workspace."""
+    bad = _Counter()
+    opened = open_workspace(workspace_path, None, environ, bad)
     own = ledger is None
-    ledger = ledger or Ledger.open(environ)
-    trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
-    scan = trail.scan(count_bad)
+    ledger = ledger or Ledger.open_read_only(environ)
+    scan = scan_trail(opened, bad)
     try:
-        states = []
-        for known in ledger.status(str(workspace.root)):
-            destination_id = ledger.destination_id(str(workspace.root), known.destination)
-            pending = sum(w.pending for w in ledger.classify(scan.index, destination_id,
-                                                             fingerprint))
-            states.append(DestinationState(
-                known.destination, scan.runs, scan.runs - pending, pending, known.failed,
-                known.last_export_started, known.last_export_finished))
-        return scan.runs, bad, states
+        states = [] if ledger is None else [
+            _standing(ledger, scan, opened, entry)
+            for entry in ledger.status(str(opened.workspace.root))]
+        return WorkspaceStatus(scan.runs, bad.count, states)
     finally:
         scan.index.close()
-        if own:
+        if own and ledger is not None:
             ledger.close()
+
+
+def _standing(ledger: Ledger, scan: TrailScan, opened: Opened,
+              entry: DestinationStatus) -> DestinationState:
+    destination_id = ledger.find_destination(str(opened.workspace.root), entry.destination)
+    pending = sum(item.pending for item in classify(scan, ledger, destination_id,
+                                                    opened.fingerprint))
+    return DestinationState(entry.destination, scan.runs, scan.runs - pending, pending,
+                            entry.failed, entry.last_export_started, entry.last_export_finished,
+                            entry.last_export_outcome)
+
+
+class _Counter:
+    """Counts bad entries (status shows how many; the export names them)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, _entry: BadEntry) -> None:
+        self.count += 1

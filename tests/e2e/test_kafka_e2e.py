@@ -8,7 +8,6 @@ a broker that goes away mid-export is reported as an outage and the next export 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -26,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import DEMO, ROOT
 
 from openlineage_export.cli import summary
+from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.host.secrets import FileStore
 from openlineage_export.host.settings import load_settings
@@ -222,11 +222,12 @@ def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_s
         password: str) -> None:
     store = FileStore(tmp_path / "secrets")
     store.set("kafka-test", password)
-    settings = dataclasses.replace(
-        load_settings(DEMO, env), kafka_bootstrap_servers=SASL_BOOTSTRAP,
-        kafka_security_protocol="SASL_PLAINTEXT", kafka_sasl_mechanism="PLAIN",
-        kafka_sasl_username="olx", kafka_sasl_password_secret_ref="kafka-test",
-        retry_max_time=3.0)
+    settings = load_settings(DEMO, CATALOGUE, env).with_values({
+        "openlineage.kafka.bootstrapServers": SASL_BOOTSTRAP,
+        "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+        "openlineage.kafka.sasl.mechanism": "PLAIN", "openlineage.kafka.sasl.username": "olx",
+        "openlineage.kafka.sasl.password.secretRef": "kafka-test",
+        "openlineage.retry.maxTime": 3.0})
     report = run_export(ExportRequest(workspace=DEMO, settings=settings, environ=env,
                                       secrets=store))
     if password == "olx-test-password":
@@ -259,7 +260,8 @@ def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
         our_broker: None, env: dict[str, str], topic: str, tmp_path: Path) -> None:
     lines = dry_run(env, tmp_path)
     runs = runs_of(lines)
-    settings = dataclasses.replace(load_settings(DEMO, env), retry_max_time=4.0, concurrency=2)
+    settings = load_settings(DEMO, CATALOGUE, env).with_values(
+        {"openlineage.retry.maxTime": 4.0, "openlineage.concurrency": 2})
     results: list[RunResult] = []
 
     def on_run(result: RunResult) -> None:

@@ -1,11 +1,22 @@
-"""The seam between translation and the wire: a destination takes one editor run at a time."""
+"""The seam between translation and the wire: what every destination is and is given.
+
+A destination kind is a pair, as in openlineage-python's transports: a *config* built from the
+settings (:meth:`DestinationConfig.from_settings`, where secrets are resolved and every rule is
+checked before anything is sent) and a :class:`Destination` that takes one editor run at a
+time. ``deliver/registry.py`` lists the kinds.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
+from ..host.secrets import SecretStore
+from ..host.settings import Settings, SettingsGroup, setting
+from ..secrecy import Redactor
 from ..translate.events import TranslatedRun
 
 
@@ -25,7 +36,7 @@ class RunOutcome:
 
 
 class Destination(Protocol):
-    """Where events go: a server over HTTP, a file for the dry run, a broker later.
+    """Where events go: a server over HTTP, a Kafka topic, a file.
 
     ``send`` delivers one editor run's events in order and may be called from several threads
     at once for different runs. It raises :class:`~openlineage_export.errors.DestinationError`
@@ -34,7 +45,10 @@ class Destination(Protocol):
     """
 
     name: str
+    """The destination's identity, as the ledger and the summary name it."""
     concurrency: int
+    redact: Redactor
+    """Masks the secrets this destination holds in any text about it."""
 
     def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
         """Deliver the run's events in order; stop early (not delivered) when cancelled."""
@@ -43,3 +57,62 @@ class Destination(Protocol):
     def close(self) -> None:
         """Release connections and flush; called once at the end."""
         ...
+
+
+@dataclass(frozen=True)
+class Supplied:
+    """What the host hands in for the destinations, besides settings and secrets."""
+
+    http: Any = None
+    """The host's HTTP surface for the ``http`` kind (see ``deliver/http.py``)."""
+    kafka_producer: Any = None
+    """A Kafka producer of the host's own for the ``kafka`` kind (it closes it)."""
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Everything a config may draw on when it is built."""
+
+    settings: Settings
+    secrets: SecretStore
+    environ: Mapping[str, str]
+    workspace: Path
+    """The workspace folder: relative paths in settings start there."""
+    supplied: Supplied = Supplied()
+
+
+class DestinationConfig(Protocol):
+    """A destination's configuration, checked and with its secrets resolved."""
+
+    @property
+    def name(self) -> str:
+        """The destination's identity (the ledger keeps runs per destination)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DeliverySettings(SettingsGroup):
+    """How events are delivered, whatever the destination."""
+
+    title: ClassVar[str] = "delivery"
+
+    timeout: float = setting(
+        "openlineage.timeout", "number", 10.0,
+        "Seconds to wait for one request.", minimum=0.1)
+    retry_max_time: float = setting(
+        "openlineage.retry.maxTime", "number", 30.0,
+        "Total seconds spent retrying one event before giving up and declaring the server "
+        "unreachable (0: a single attempt).", minimum=0)
+    concurrency: int = setting(
+        "openlineage.concurrency", "integer", 8,
+        "Editor runs delivered at once (1 to 64).", minimum=1, maximum=64)
+    tls_ca_bundle: Path | None = setting(
+        "openlineage.tls.caBundle", "path", None,
+        "CA bundle file to verify the server's certificate with (relative paths start at the "
+        "workspace folder).")
+    tls_verify: bool = setting(
+        "openlineage.tls.verify", "boolean", True,
+        "Verify the server's TLS certificate.")
+    allow_insecure_key: bool = setting(
+        "openlineage.allowInsecureKey", "boolean", False,
+        "Allow sending a key or password in clear text to a host that is not this machine.")

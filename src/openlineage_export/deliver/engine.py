@@ -11,15 +11,18 @@ import queue
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 from ..errors import DestinationError
 from ..translate.events import TranslatedRun
 from .destination import Destination, RunOutcome
 
-OnOutcome = Callable[[TranslatedRun, RunOutcome], None]
+T = TypeVar("T")
+"""What the caller attaches to each run and gets back with its outcome (e.g. its ledger key)."""
 
 
-def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome: OnOutcome,
+def deliver(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
+            on_outcome: Callable[[TranslatedRun, T, RunOutcome], None],
             cancel: threading.Event) -> None:
     """Send every run; report each outcome (on the calling thread) as soon as it is known.
 
@@ -28,14 +31,14 @@ def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome:
     """
     workers = max(1, destination.concurrency)
     if workers == 1:
-        for run in runs:
+        for run, tag in runs:
             if cancel.is_set():
                 return
-            on_outcome(run, destination.send(run, cancel))
+            on_outcome(run, tag, destination.send(run, cancel))
         return
     # The senders watch ``stop``: set when the host cancels (propagated below) or on an outage.
     stop = threading.Event()
-    pending: dict[Future[RunOutcome], TranslatedRun] = {}
+    pending: dict[Future[RunOutcome], tuple[TranslatedRun, T]] = {}
     # Finished senders queue themselves here, so settling costs nothing per pending run.
     finished: queue.SimpleQueue[Future[RunOutcome]] = queue.SimpleQueue()
     failure: DestinationError | None = None
@@ -53,7 +56,7 @@ def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome:
             if cancel.is_set():
                 stop.set()
             for future in done:
-                run = pending.pop(future)
+                run, tag = pending.pop(future)
                 try:
                     outcome = future.result()
                 except DestinationError as exc:
@@ -65,13 +68,13 @@ def deliver(runs: Iterable[TranslatedRun], destination: Destination, on_outcome:
                     # Cut short by the outage (``stop``), not refused by the destination: not a
                     # failed run, as the one sender does not report the run the outage stopped.
                     continue
-                on_outcome(run, outcome)
+                on_outcome(run, tag, outcome)
 
-        for run in runs:
+        for run, tag in runs:
             if stop.is_set() or cancel.is_set():
                 break
             future = pool.submit(destination.send, run, stop)
-            pending[future] = run
+            pending[future] = (run, tag)
             future.add_done_callback(finished.put)
             while len(pending) >= 2 * workers:
                 settle(block=True)

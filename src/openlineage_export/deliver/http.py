@@ -1,105 +1,136 @@
-"""Deliver events to an OpenLineage HTTP endpoint (Marquez, DataHub, Atlan...) through httpx.
+"""The ``http`` destination: POST each event to an OpenLineage endpoint (Marquez, DataHub...).
 
 The client is the host's: an editor hands in the ``httpx.Client`` it configured (proxies, TLS,
-its own transport); the CLI builds one from the settings with :func:`build_client`.
+its own transport) as ``Supplied.http``; otherwise one is built from the settings with
+:func:`build_client`.
 """
 
 from __future__ import annotations
 
 import gzip
-import ipaddress
-import logging
 import random
 import ssl
 import threading
 import time
-from dataclasses import dataclass
-from urllib.parse import urlsplit
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
+from ..host.settings import SettingsGroup, setting
+from ..secrecy import (
+    Redactor,
+    check_header_safe,
+    check_key_transport,
+    masked_logs,
+    resolve_secret,
+)
 from ..translate.events import TranslatedRun, encode
-from .destination import RunOutcome
+from .destination import DeliverySettings, Opening, RunOutcome, Supplied
 from .retry import RetryPolicy, retry_after_seconds
 
 USER_AGENT_PREFIX = "openlineage-export"
 
-
-def is_loopback(url: str) -> bool:
-    """True when the URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+API_KEY_ENV = "OPENLINEAGE_API_KEY"
+"""The environment variable that hands the API key over directly (never a setting)."""
 
 
-def check_key_transport(url: str, has_key: bool, allow_insecure: bool) -> None:
-    """Refuse to send a key in clear text to another machine unless the user opted in."""
-    if has_key and urlsplit(url).scheme == "http" and not is_loopback(url) and not allow_insecure:
-        raise ConfigError(
-            f"refusing to send the API key over plain http to {urlsplit(url).hostname}: use https, "
-            "or set openlineage.allowInsecureKey to true if this network is trusted")
+@dataclass(frozen=True)
+class HttpSettings(SettingsGroup):
+    """Where and how the ``http`` destination posts."""
+
+    title: ClassVar[str] = "http destination (openlineage.transport = http)"
+
+    url: str | None = setting(
+        "openlineage.url", "url", None,
+        "Base address of the OpenLineage server; it may carry a path prefix. "
+        "E.g. http://localhost:5000 for a local Marquez.",
+        env="OPENLINEAGE_URL")
+    endpoint: str = setting(
+        "openlineage.endpoint", "string", "api/v1/lineage",
+        "Path appended to openlineage.url. Marquez: api/v1/lineage; DataHub: "
+        "openapi/openlineage/api/v1/lineage; Atlan: "
+        "events/openlineage/<connector>/api/v1/lineage.",
+        env="OPENLINEAGE_ENDPOINT")
+    api_key_secret_ref: str | None = setting(
+        "openlineage.apiKey.secretRef", "string", None,
+        "NAME of the entry in the secrets store that holds the API key (never the key "
+        "itself); store it with: openlineage-export secrets set NAME.",
+        pattern=r"[A-Za-z0-9._-]{1,128}")
+    compression: str = setting(
+        "openlineage.compression", "string", "none",
+        "Compression of request bodies.", choices=("none", "gzip"))
+
+    @property
+    def events_url(self) -> str | None:
+        """The address events are posted to: ``url`` and ``endpoint`` joined by one slash."""
+        if self.url is None:
+            return None
+        return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
 
 
-def build_client(*, timeout: float, verify: bool | str, concurrency: int,
-                 transport: httpx.BaseTransport | None = None) -> httpx.Client:
+@dataclass(frozen=True)
+class HttpConfig:
+    """Where to post, with what key, and how patiently: checked, the key resolved."""
+
+    url: str
+    api_key: str | None = field(default=None, repr=False)
+    gzip_body: bool = False
+    timeout: float = 10.0
+    concurrency: int = 8
+    retry: RetryPolicy = RetryPolicy()
+    verify: bool | Path = True
+    """Verify the server's certificate: with the system's CAs (True), a CA bundle, or not."""
+
+    @classmethod
+    def from_settings(cls, opening: Opening) -> HttpConfig:
+        """The config the settings give; the key from the environment or the secrets store."""
+        http = opening.settings.of(HttpSettings)
+        delivery = opening.settings.of(DeliverySettings)
+        url = http.events_url
+        if url is None:
+            raise ConfigError("openlineage.url is not set: set it with "
+                              "'openlineage-export settings set openlineage.url "
+                              "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run")
+        key = resolve_secret(opening.environ, http.api_key_secret_ref, API_KEY_ENV,
+                             store=opening.secrets, setting="openlineage.apiKey.secretRef")
+        if key is not None:
+            check_header_safe(key)
+        check_key_transport(url, key is not None, delivery.allow_insecure_key)
+        return cls(url, api_key=key.value if key else None,
+                   gzip_body=http.compression == "gzip", timeout=delivery.timeout,
+                   concurrency=delivery.concurrency,
+                   retry=RetryPolicy(max_time=delivery.retry_max_time),
+                   verify=delivery.tls_ca_bundle or delivery.tls_verify)
+
+    @property
+    def name(self) -> str:
+        """The address events are posted to."""
+        return self.url
+
+
+def build_client(config: HttpConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """The default client: keep-alive pool sized to the concurrency, no redirects followed."""
     from .. import __version__
 
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    checks: bool | ssl.SSLContext = verify if isinstance(verify, bool) else _ca_bundle(verify)
-    return httpx.Client(timeout=timeout, verify=checks, limits=limits, transport=transport,
-                        follow_redirects=False,
+    limits = httpx.Limits(max_connections=config.concurrency,
+                          max_keepalive_connections=config.concurrency)
+    checks = config.verify if isinstance(config.verify, bool) else _ca_bundle(config.verify)
+    return httpx.Client(timeout=config.timeout, verify=checks, limits=limits,
+                        transport=transport, follow_redirects=False,
                         headers={"User-Agent": f"{USER_AGENT_PREFIX}/{__version__}"})
 
 
-def _ca_bundle(path: str) -> ssl.SSLContext:
+def _ca_bundle(path: Path) -> ssl.SSLContext:
     """A context trusting the CA certificates in ``path`` (httpx wants a context, not a path)."""
     try:
-        return ssl.create_default_context(cafile=path)
+        return ssl.create_default_context(cafile=str(path))
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
         raise ConfigError(f"openlineage.tls.caBundle: {path} holds no CA certificate we can "
                           f"use ({getattr(exc, 'reason', None) or exc})") from None
-
-
-class Redactor:
-    """Removes a secret from any text we are about to show (a server may echo it back)."""
-
-    def __init__(self, *secrets: str | None) -> None:
-        # Also as a JSON string and a bytes repr show it: a server's JSON error, a log line.
-        forms = {form for s in secrets if s for form in
-                 (s, orjson.dumps(s).decode()[1:-1], repr(s.encode("utf-8"))[2:-1])}
-        self._secrets = sorted(forms, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
-
-
-_HTTP_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2",
-                 "httpcore.proxy", "httpcore.socks")
-"""The loggers of the HTTP stack: at INFO and DEBUG they log the server's status line."""
-
-
-class _RedactingLogFilter(logging.Filter):
-    """Masks the key in what the HTTP stack logs: a server may echo it in its reason phrase."""
-
-    def __init__(self, redact: Redactor) -> None:
-        super().__init__()
-        self._redact = redact
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        text = record.getMessage()
-        masked = self._redact(text)
-        if masked != text:
-            record.msg, record.args = masked, None
-        return True
 
 
 @dataclass
@@ -113,25 +144,28 @@ class _Health:
 class HttpDestination:
     """POSTs each event as JSON; per-run order, retries, and a clear verdict on outages."""
 
-    def __init__(self, client: httpx.Client, url: str, *, api_key: str | None = None,
-                 retry: RetryPolicy | None = None, gzip_body: bool = False,
-                 concurrency: int = 8, seed: int | None = None) -> None:
-        self.client = client
-        self.url = url
-        self.name = url
-        self.concurrency = concurrency
-        self.retry = retry or RetryPolicy()
-        self._gzip = gzip_body
+    def __init__(self, config: HttpConfig, supplied: Supplied | None = None, *,
+                 seed: int | None = None) -> None:
+        host_http = supplied.http if supplied is not None else None
+        self._owned: httpx.Client | None = None
+        if isinstance(host_http, httpx.Client):
+            self.client = host_http
+        else:
+            self.client = self._owned = build_client(config, transport=host_http)
+        self.config = config
+        self.url = config.url
+        self.name = config.url
+        self.concurrency = config.concurrency
+        self.retry = config.retry
+        self._gzip = config.gzip_body
         self._headers = {"Content-Type": "application/json"}
-        if gzip_body:
+        if config.gzip_body:
             self._headers["Content-Encoding"] = "gzip"
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self.redact = Redactor(api_key)
-        self._log_filter = _RedactingLogFilter(self.redact) if api_key else None
-        if self._log_filter is not None:
-            for name in _HTTP_LOGGERS:
-                logging.getLogger(name).addFilter(self._log_filter)
+        if config.api_key:
+            self._headers["Authorization"] = f"Bearer {config.api_key}"
+        self.redact = Redactor(config.api_key)
+        self._masking = masked_logs(self.redact)
+        self._masking.__enter__()
         self._health = _Health(time.monotonic(), threading.Lock())
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
@@ -150,10 +184,12 @@ class HttpDestination:
         return RunOutcome(len(run.events))
 
     def close(self) -> None:
-        """Stop masking the key in the HTTP stack's logs (the client is the host's to close)."""
-        if self._log_filter is not None:
-            for name in _HTTP_LOGGERS:
-                logging.getLogger(name).removeFilter(self._log_filter)
+        """Close the client we built (a host's is the host's to close); stop masking logs."""
+        try:
+            if self._owned is not None:
+                self._owned.close()
+        finally:
+            self._masking.__exit__(None, None, None)
 
     def _post(self, body: bytes, cancel: threading.Event) -> str | None:
         """One event until accepted (None), refused (the reason), or out of retry time."""

@@ -18,15 +18,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message
 from confluent_kafka import Producer as _LibrdkafkaProducer
 
 from ..errors import ConfigError, DestinationError, DestinationUnreachable
+from ..host.settings import SettingsGroup, setting
+from ..secrecy import Redactor, is_loopback, resolve_secret
 from ..translate.events import TranslatedRun, encode
-from .destination import RunOutcome
-from .http import Redactor, is_loopback
+from .destination import DeliverySettings, Opening, RunOutcome, Supplied
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 """How the producer talks to the brokers (Kafka's ``security.protocol``)."""
@@ -34,6 +35,52 @@ SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 """Username/password SASL mechanisms; the password comes from the secrets store."""
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 """Codecs for message batches (Kafka's ``compression.type``)."""
+
+PASSWORD_ENV = "OPENLINEAGE_KAFKA_SASL_PASSWORD"
+"""The environment variable that hands the SASL password over directly (never a setting)."""
+
+_NAME_PATTERN = r"[A-Za-z0-9._-]{1,249}"
+_NAME_HELP = "letters, digits, '.', '_', '-'; at most 249"
+
+
+@dataclass(frozen=True)
+class KafkaSettings(SettingsGroup):
+    """Where and how the ``kafka`` destination produces."""
+
+    title: ClassVar[str] = "kafka destination (openlineage.transport = kafka)"
+
+    bootstrap_servers: str | None = setting(
+        "openlineage.kafka.bootstrapServers", "string", None,
+        "Kafka brokers to start from, host:port[,host:port...].",
+        env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS",
+        pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
+        pattern_help="host:port, several separated by commas, no spaces")
+    topic: str | None = setting(
+        "openlineage.kafka.topic", "string", None,
+        "Kafka topic the events are produced to.",
+        env="OPENLINEAGE_KAFKA_TOPIC", pattern=_NAME_PATTERN, pattern_help=_NAME_HELP)
+    client_id: str = setting(
+        "openlineage.kafka.clientId", "string", "openlineage-export",
+        "Client id the producer gives the brokers (for their logs and quotas).",
+        pattern=_NAME_PATTERN, pattern_help=_NAME_HELP)
+    security_protocol: str = setting(
+        "openlineage.kafka.securityProtocol", "string", "PLAINTEXT",
+        "How to talk to the brokers; SSL verifies them with openlineage.tls.caBundle and "
+        "openlineage.tls.verify.", choices=SECURITY_PROTOCOLS)
+    sasl_mechanism: str = setting(
+        "openlineage.kafka.sasl.mechanism", "string", "PLAIN",
+        "SASL mechanism with SASL_SSL or SASL_PLAINTEXT.", choices=SASL_MECHANISMS)
+    sasl_username: str | None = setting(
+        "openlineage.kafka.sasl.username", "string", None,
+        "SASL username with SASL_SSL or SASL_PLAINTEXT.")
+    sasl_password_secret_ref: str | None = setting(
+        "openlineage.kafka.sasl.password.secretRef", "string", None,
+        "NAME of the entry in the secrets store that holds the SASL password (never the "
+        "password itself); store it with: openlineage-export secrets set NAME.",
+        pattern=r"[A-Za-z0-9._-]{1,128}")
+    compression: str = setting(
+        "openlineage.kafka.compression", "string", "none",
+        "Compression of the message batches.", choices=COMPRESSIONS)
 
 ACK_GRACE = 5.0
 """Seconds to wait for delivery reports beyond ``message.timeout.ms``: librdkafka expires
@@ -105,8 +152,34 @@ class KafkaConfig:
     """Seconds to wait for one produce request."""
     delivery_timeout: float = 30.0
     """Seconds from producing a message until librdkafka gives up on it (retries included)."""
+    concurrency: int = 8
+    """How many runs are produced at once."""
     allow_insecure_password: bool = False
     """Allow a SASL PLAIN password in clear text (SASL_PLAINTEXT) to a host not on loopback."""
+
+    @classmethod
+    def from_settings(cls, opening: Opening) -> KafkaConfig:
+        """The config the settings give; the password from the environment or the store."""
+        kafka = opening.settings.of(KafkaSettings)
+        delivery = opening.settings.of(DeliverySettings)
+        if not kafka.bootstrap_servers or not kafka.topic:
+            raise ConfigError(
+                "openlineage.transport is kafka: set openlineage.kafka.bootstrapServers and "
+                "openlineage.kafka.topic (or OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS and "
+                "OPENLINEAGE_KAFKA_TOPIC), or use --dry-run")
+        password = resolve_secret(opening.environ, kafka.sasl_password_secret_ref, PASSWORD_ENV,
+                                  store=opening.secrets,
+                                  setting="openlineage.kafka.sasl.password.secretRef")
+        return cls(
+            kafka.bootstrap_servers, kafka.topic, client_id=kafka.client_id,
+            security_protocol=kafka.security_protocol, sasl_mechanism=kafka.sasl_mechanism,
+            sasl_username=kafka.sasl_username,
+            sasl_password=password.value if password else None, compression=kafka.compression,
+            ca_location=str(delivery.tls_ca_bundle) if delivery.tls_ca_bundle else None,
+            verify_certificates=delivery.tls_verify, request_timeout=delivery.timeout,
+            delivery_timeout=delivery.retry_max_time or delivery.timeout,
+            concurrency=delivery.concurrency,
+            allow_insecure_password=delivery.allow_insecure_key)
 
     def __post_init__(self) -> None:
         if not self.bootstrap_servers.strip():
@@ -246,10 +319,14 @@ class KafkaDestination:
     """Produces each run's events to one topic, keyed by the pipeline run id, and waits for
     the broker's acknowledgement of every one before calling the run delivered."""
 
-    def __init__(self, config: KafkaConfig, *, producer: Producer | None = None,
-                 concurrency: int = 8) -> None:
-        """``producer`` replaces the one built from ``config`` (it then belongs to the caller,
-        who closes it); ``concurrency`` is how many runs the engine sends at once."""
+    def __init__(self, config: KafkaConfig, supplied: Supplied | None = None, *,
+                 producer: Producer | None = None, concurrency: int | None = None) -> None:
+        """``producer`` (or ``supplied.kafka_producer``) replaces the one built from ``config``
+        (it then belongs to the caller, who closes it); ``concurrency`` is how many runs the
+        engine sends at once (default: ``config.concurrency``)."""
+        if producer is None and supplied is not None:
+            producer = supplied.kafka_producer
+        concurrency = concurrency if concurrency is not None else config.concurrency
         self.config = config
         self.name = config.name
         self.concurrency = concurrency

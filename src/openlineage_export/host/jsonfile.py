@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, value_kind
 
 
 def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -79,7 +79,7 @@ def parse_object(text: str | None, file: Path) -> dict[str, object]:
         raise ConfigError(f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                           f"column {exc.colno}") from None
     if not isinstance(value, dict):
-        raise ConfigError(f"{file} must hold one JSON object, not {_kind(value)}")
+        raise ConfigError(f"{file} must hold one JSON object, not {value_kind(value)}")
     return value
 
 
@@ -124,8 +124,3 @@ def write_entries(file: Path, entries: Mapping[str, tuple[str, str]]) -> None:
         write_file_atomically(file, text.encode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot write {file}: {exc.strerror or exc}") from None
-
-
-def _kind(value: object) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", type(None): "null"}.get(type(value), type(value).__name__)

@@ -3,7 +3,7 @@
 The workspace's settings.json only *names* a secret (``openlineage.apiKey.secretRef``); the
 value is kept by a :class:`SecretStore`: the system keyring (:class:`KeyringStore`) where a
 real one runs, else a private file in the user's config folder (:class:`FileStore`).
-:func:`default_store` picks one, :func:`resolve_api_key` finds the key to send.
+:func:`default_store` picks one; ``secrecy.resolve_secret`` finds the one to send.
 
 No secret value ever appears in an exception message, a repr or a log line: messages name
 secrets, never show them.
@@ -24,15 +24,9 @@ from typing import Protocol
 import keyring
 import keyring.errors
 
-from openlineage_export.errors import ConfigError, MissingSecret
-from openlineage_export.host.settings import (
-    API_KEY_ENV,
-    SECRET_NAME_PATTERN,
-    Settings,
-    api_key_from_env,
-)
-
+from ..errors import ConfigError
 from .jsonfile import write_file_atomically
+from .settings import SECRET_NAME_PATTERN
 
 SERVICE = "openlineage-export"
 """The keyring service under which every secret is stored."""
@@ -360,39 +354,36 @@ def default_store(environ: Mapping[str, str],
     return FileStore(folder)
 
 
-def resolve_api_key(settings: Settings, store: SecretStore,
-                    environ: Mapping[str, str]) -> str | None:
-    """The API key to send, or None when none is configured.
+class LazyStore:
+    """The :func:`default_store` for ``environ``, found only when a secret is first asked for
+    (finding a keyring may take a while, and a key from the environment needs no store)."""
 
-    ``OPENLINEAGE_API_KEY`` wins when set and not empty (the store is then not touched);
-    else the secret named by ``openlineage.apiKey.secretRef``, which must be in ``store``
-    (MissingSecret otherwise). A key an HTTP header cannot carry is a ConfigError (that
-    does not show it).
-    """
-    from_env = api_key_from_env(environ)
-    if from_env:
-        return _sendable(from_env, f"the environment variable {API_KEY_ENV}", "set it again")
-    name = settings.api_key_secret_ref
-    if name is None:
-        return None
-    value = store.get(name)
-    if not value:
-        raise MissingSecret(
-            f"the secret '{name}' named by openlineage.apiKey.secretRef is not in the secrets "
-            f"store ({store.description}); store it with: openlineage-export secrets set {name}"
-        )
-    return _sendable(value, f"the secret '{name}'",
-                     f"store it again with: openlineage-export secrets set {name}")
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self._store: SecretStore | None = None
 
+    def _found(self) -> SecretStore:
+        if self._store is None:
+            self._store = default_store(self._environ)
+        return self._store
 
-_SENDABLE = re.compile(r"[\x21-\x7e]+")
-"""What an API key may hold: visible ASCII, as an ``Authorization: Bearer`` header carries it."""
+    @property
+    def description(self) -> str:
+        """Where the secrets are."""
+        return self._found().description
 
+    def get(self, name: str) -> str | None:
+        """The secret called ``name``, or None."""
+        return self._found().get(name)
 
-def _sendable(key: str, where: str, fix: str) -> str:
-    # Checked before anything is sent: an HTTP client refuses such a header with an error that
-    # quotes it (escaped, so no redaction finds it), or fails on it outright.
-    if not _SENDABLE.fullmatch(key):
-        raise ConfigError(f"the API key in {where} has a character an HTTP header cannot carry "
-                          f"(a space, a control or a non-ASCII character); {fix}")
-    return key
+    def set(self, name: str, value: str) -> None:
+        """Store ``value`` under ``name``."""
+        self._found().set(name, value)
+
+    def delete(self, name: str) -> bool:
+        """Forget ``name``; True if it was stored."""
+        return self._found().delete(name)
+
+    def names(self) -> list[str]:
+        """The stored names, sorted."""
+        return self._found().names()

@@ -1,54 +1,44 @@
-"""The exporter's settings, declared once.
+"""The exporter's settings: each declared once, in the group of the part that uses it.
 
-Each setting is one :class:`Setting` in :data:`SETTINGS`: its key in the workspace's
-``.workspace/settings.json``, its type, default and meaning and, for a few, the environment
-variable that overrides it. Reading (:func:`load_settings`), editing (:func:`set_setting`,
-:func:`unset_setting`) and listing (:func:`describe`) all work from that one declaration.
+A setting is one field of a :class:`SettingsGroup` dataclass, declared with :func:`setting`:
+that one row gives its key in ``.workspace/settings.json``, its type, default, choices, help,
+the environment variable that overrides it, and the attribute it is read as. Groups live
+beside what they configure (the events here, each destination kind in ``deliver/``); a
+:class:`Catalogue` lists the groups, and reading (:func:`load_settings`), editing
+(:func:`set_setting`, :func:`unset_setting`) and listing (:func:`describe`) all work from it.
 
 ``settings.json`` travels with the workspace (it is committed and shared), so it may only
-*name* a secret (``openlineage.apiKey.secretRef``); the value itself lives in the secrets store
-(:mod:`openlineage_export.host.secrets`). A key that looks like it holds a secret is refused,
-and no message here ever repeats a value that could be one.
+*name* a secret (``...secretRef``); the value lives in the secrets store. A key that looks like
+it holds a secret is refused, and no message here ever repeats a value that could be one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any, ClassVar, Literal, TypeVar
 
-from openlineage_export.errors import ConfigError, WorkspaceError
+from ..errors import ConfigError, value_kind
+from .jsonfile import parse_object, raw_entries, read_text, write_entries
+from .workspace import Workspace
 
-from .jsonfile import (
-    parse_object,
-    raw_entries,
-    read_text,
-    write_entries,
-)
-
-SettingType = Literal["string", "url", "integer", "number", "boolean", "path"]
-"""The kinds of value a setting can hold."""
+SettingType = Literal["string", "url", "integer", "number", "boolean", "path", "output"]
+"""The kinds of value a setting can hold: ``path`` names a file that must exist, ``output`` a
+file or folder to write (it may not exist yet)."""
 
 PREFIX = "openlineage."
 """Every key of this exporter starts so; the other keys belong to other extensions."""
 
-SETTINGS_FILE = Path(".workspace") / "settings.json"
-"""Where the settings live, relative to the workspace folder."""
-
 SECRET_NAME_PATTERN = r"[A-Za-z0-9._-]{1,128}"
 """What a secret's name may be: the rule of the secrets store and of ``secretRef``."""
 
-API_KEY_ENV = "OPENLINEAGE_API_KEY"
-"""The environment variable that hands the API key over directly (never a setting)."""
-
-KAFKA_PASSWORD_ENV = "OPENLINEAGE_KAFKA_SASL_PASSWORD"
-"""The environment variable that hands the Kafka SASL password over directly (never a setting)."""
+_ROW = "openlineage_export.setting"
 
 
 @dataclass(frozen=True)
@@ -56,7 +46,7 @@ class Setting:
     """One setting: its key in settings.json, its type, default and meaning.
 
     ``minimum``/``maximum`` bound numbers (inclusive) and ``pattern`` is a regular expression a
-    string must match whole.
+    string must match whole. ``attribute`` is the field of its group it is read as.
     """
 
     key: str
@@ -69,202 +59,170 @@ class Setting:
     maximum: float | None = None
     pattern: str | None = None
     pattern_help: str = "letters, digits, '.', '_', '-'; at most 128"
-
-    @property
-    def attribute(self) -> str:
-        """The name of this setting's attribute on :class:`Settings` (snake case)."""
-        tail = self.key.removeprefix(PREFIX).replace(".", "_")
-        return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", tail).lower()
+    attribute: str = ""
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("openlineage.url", "url", None,
-            "Base address of the OpenLineage server; it may carry a path prefix. "
-            "E.g. http://localhost:5000 for a local Marquez.",
-            env="OPENLINEAGE_URL"),
-    Setting("openlineage.endpoint", "string", "api/v1/lineage",
-            "Path appended to openlineage.url. Marquez: api/v1/lineage; DataHub: "
-            "openapi/openlineage/api/v1/lineage; Atlan: "
-            "events/openlineage/<connector>/api/v1/lineage.",
-            env="OPENLINEAGE_ENDPOINT"),
-    Setting("openlineage.apiKey.secretRef", "string", None,
-            "NAME of the entry in the secrets store that holds the API key (never the key "
-            "itself); store it with: openlineage-export secrets set NAME.",
-            pattern=SECRET_NAME_PATTERN),
-    Setting("openlineage.namespace", "string", None,
-            "Namespace of the jobs; defaults to the workspace name from graph.json.",
-            env="OPENLINEAGE_NAMESPACE", pattern=r"[A-Za-z0-9:/_.@+\-]{1,1024}",
-            pattern_help="letters, digits and : / _ . @ + -, as lineage servers accept them; "
-                         "at most 1024"),
-    Setting("openlineage.timeout", "number", 10.0,
-            "Seconds to wait for one request.", minimum=0.1),
-    Setting("openlineage.retry.maxTime", "number", 30.0,
-            "Total seconds spent retrying one event before giving up and declaring the "
-            "server unreachable (0: a single attempt).", minimum=0),
-    Setting("openlineage.concurrency", "integer", 8,
-            "Editor runs delivered at once (1 to 64).", minimum=1, maximum=64),
-    Setting("openlineage.compression", "string", "none",
-            "Compression of request bodies.", choices=("none", "gzip")),
-    Setting("openlineage.tls.caBundle", "path", None,
-            "CA bundle file to verify the server's certificate with (relative paths start "
-            "at the workspace folder)."),
-    Setting("openlineage.tls.verify", "boolean", True,
-            "Verify the server's TLS certificate."),
-    Setting("openlineage.allowInsecureKey", "boolean", False,
-            "Allow sending the API key over plain http to a host that is not loopback."),
-    Setting("openlineage.sourceRepository.url", "url", None,
-            "Git repository URL used to build the sourceCodeLocation job facet from each "
-            "stage's source path."),
-    Setting("openlineage.sourceRepository.version", "string", None,
-            "Branch, tag or commit of openlineage.sourceRepository.url."),
-    Setting("openlineage.transport", "string", "http",
-            "Where events go: http (openlineage.url) or kafka (openlineage.kafka.*).",
-            env="OPENLINEAGE_TRANSPORT", choices=("http", "kafka")),
-    Setting("openlineage.kafka.bootstrapServers", "string", None,
-            "Kafka brokers to start from, host:port[,host:port...].",
-            env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS",
-            pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
-            pattern_help="host:port, several separated by commas, no spaces"),
-    Setting("openlineage.kafka.topic", "string", None,
-            "Kafka topic the events are produced to.",
-            env="OPENLINEAGE_KAFKA_TOPIC", pattern=r"[A-Za-z0-9._-]{1,249}",
-            pattern_help="letters, digits, '.', '_', '-'; at most 249"),
-    Setting("openlineage.kafka.clientId", "string", "openlineage-export",
-            "Client id the producer gives the brokers (for their logs and quotas).",
-            pattern=r"[A-Za-z0-9._-]{1,249}",
-            pattern_help="letters, digits, '.', '_', '-'; at most 249"),
-    Setting("openlineage.kafka.securityProtocol", "string", "PLAINTEXT",
-            "How to talk to the brokers; SSL verifies them with openlineage.tls.caBundle and "
-            "openlineage.tls.verify.",
-            choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
-    Setting("openlineage.kafka.sasl.mechanism", "string", "PLAIN",
-            "SASL mechanism with SASL_SSL or SASL_PLAINTEXT.",
-            choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
-    Setting("openlineage.kafka.sasl.username", "string", None,
-            "SASL username with SASL_SSL or SASL_PLAINTEXT."),
-    Setting("openlineage.kafka.sasl.password.secretRef", "string", None,
-            "NAME of the entry in the secrets store that holds the SASL password (never the "
-            "password itself); store it with: openlineage-export secrets set NAME.",
-            pattern=SECRET_NAME_PATTERN),
-    Setting("openlineage.kafka.compression", "string", "none",
-            "Compression of the message batches.",
-            choices=("none", "gzip", "snappy", "lz4", "zstd")),
-)
-"""Every setting of the exporter, in the order ``settings list`` shows them."""
+def setting(key: str, type: SettingType, default: object, description: str,
+            **options: Any) -> Any:
+    """Declare one field of a :class:`SettingsGroup` as the setting ``key`` (see :class:`Setting`).
 
-_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+    Typed ``Any`` so that ``timeout: float = setting(...)`` reads as the field's own type.
+    """
+    row = Setting(key, type, default, description, **options)
+    return dataclasses.field(default=default, metadata={_ROW: row})
 
-_EXPECTED: dict[str, str] = {
-    "string": "a string",
-    "url": "an http:// or https:// URL",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "path": "a file path (a string)",
-}
 
-# Lower-cased endings of a key segment that would hold a credential itself.
-_SECRET_ENDINGS = ("apikey", "api_key", "token", "password", "passwd", "secret")
-_TRUE = frozenset({"true", "yes", "1", "on"})
-_FALSE = frozenset({"false", "no", "0", "off"})
+G = TypeVar("G", bound="SettingsGroup")
+
+
+class SettingsGroup:
+    """Base of a group of settings: a frozen dataclass whose fields come from :func:`setting`."""
+
+    title: ClassVar[str] = ""
+    """What the group configures, for ``settings list``."""
+
+    @classmethod
+    def rows(cls) -> tuple[Setting, ...]:
+        """The group's settings, in declaration order, each knowing its attribute."""
+        return tuple(dataclasses.replace(f.metadata[_ROW], attribute=f.name)
+                     for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+                     if _ROW in f.metadata)
+
+    @classmethod
+    def from_settings(cls: type[G], settings: Settings) -> G:
+        """The group's values in force."""
+        return cls(**{row.attribute: settings.value(row.key) for row in cls.rows()})
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every setting the exporter knows, by group, in the order ``settings list`` shows them."""
+
+    groups: tuple[type[SettingsGroup], ...]
+
+    def __iter__(self) -> Iterator[Setting]:
+        for group in self.groups:
+            yield from group.rows()
+
+    def settings(self, values: Mapping[str, object] | None = None, *,
+                 base: Path | None = None) -> Settings:
+        """Settings from ``{key: value}`` as settings.json would hold them, checked as
+        :func:`load_settings` checks them (relative paths start at ``base``, else the current
+        folder); every other key takes its default."""
+        return Settings(self).with_values(values or {}, base=base)
+
+    def get(self, key: str) -> Setting | None:
+        """The setting declared with ``key``, if any."""
+        return next((row for row in self if row.key == key), None)
+
+    def declared(self, key: str, where: str | None) -> Setting:
+        """The setting ``key``; a ConfigError naming ``where`` when it is unknown or secret."""
+        row = self.get(key)
+        if row is not None:
+            return row
+        if looks_like_secret_key(key):
+            raise _secret_key_error(key, where)
+        known = {s.key.lower(): s.key for s in self}
+        close = difflib.get_close_matches(key.lower(), list(known), n=1, cutoff=0.6)
+        hint = f"; did you mean '{known[close[0]]}'?" if close else ""
+        raise ConfigError(f"{_at(where)}unknown setting '{key}'{hint} "
+                          "(openlineage-export settings list shows them all)")
 
 
 @dataclass(frozen=True)
 class Settings:
     """The settings in force, resolved: defaults, then settings.json, then the environment.
 
-    ``namespace`` is None when unset: the caller falls back to the workspace name from
-    graph.json. ``tls_ca_bundle`` is an absolute path to an existing file, or None.
+    ``values`` holds the checked value of every key that is set; the rest take their default.
+    Read a group with :meth:`of`, e.g. ``settings.of(EventSettings).namespace``.
     """
 
-    url: str | None
-    endpoint: str
-    api_key_secret_ref: str | None
-    namespace: str | None
-    timeout: float
-    retry_max_time: float
-    concurrency: int
-    compression: str
-    tls_ca_bundle: Path | None
-    tls_verify: bool
-    allow_insecure_key: bool
-    source_repository_url: str | None
-    source_repository_version: str | None
-    transport: str
-    kafka_bootstrap_servers: str | None
-    kafka_topic: str | None
-    kafka_client_id: str
-    kafka_security_protocol: str
-    kafka_sasl_mechanism: str
-    kafka_sasl_username: str | None
-    kafka_sasl_password_secret_ref: str | None
-    kafka_compression: str
+    catalogue: Catalogue
+    values: Mapping[str, object] = dataclasses.field(default_factory=dict)
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False)
+    """Where each set value comes from: ``settings.json`` or ``environment (VAR)``."""
 
-    @classmethod
-    def from_values(cls, values: Mapping[str, object], *, base: Path | None = None) -> Settings:
-        """Build settings from ``{key: value}`` as settings.json would hold them.
+    def of(self, group: type[G]) -> G:
+        """The values of one group of settings."""
+        return group.from_settings(self)
 
-        Missing keys (and None) take their default; every value is checked as
-        :func:`load_settings` checks it; relative paths start at ``base`` (default: the
-        current folder).
-        """
+    def value(self, key: str) -> object:
+        """The value in force of ``key`` (its default when unset)."""
+        if key in self.values:
+            return self.values[key]
+        row = self.catalogue.declared(key, None)
+        return row.default
+
+    def source(self, key: str) -> str:
+        """Where the value in force of ``key`` comes from."""
+        return self.sources.get(key, "default")
+
+    def with_values(self, values: Mapping[str, object], *, base: Path | None = None) -> Settings:
+        """These settings with ``values`` (as settings.json would hold them) set on top."""
         origin = Path.cwd() if base is None else base
-        checked = {key: _check(_declared(key, None), value, key, origin)
+        checked = {key: _check(self.catalogue.declared(key, None), value, key, origin)
                    for key, value in values.items()}
-        return cls._build(checked)
-
-    @classmethod
-    def _build(cls, checked: Mapping[str, object]) -> Settings:
-        kwargs: dict[str, Any] = {}
-        for s in SETTINGS:
-            value = checked.get(s.key)
-            kwargs[s.attribute] = s.default if value is None else value
-        return cls(**kwargs)
-
-    @property
-    def events_url(self) -> str | None:
-        """The address events are posted to: ``url`` and ``endpoint`` joined by one slash."""
-        if self.url is None:
-            return None
-        return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
+        merged = {**self.values, **{k: v for k, v in checked.items() if v is not None}}
+        for key, value in checked.items():
+            if value is None:
+                merged.pop(key, None)
+        return Settings(self.catalogue, merged, {**self.sources, **dict.fromkeys(values, "given")})
 
 
-def settings_file(workspace: Path) -> Path:
-    """The settings file of ``workspace``."""
-    return workspace / SETTINGS_FILE
+@dataclass(frozen=True)
+class EventSettings(SettingsGroup):
+    """What shapes the events themselves, whatever the destination."""
+
+    title: ClassVar[str] = "events"
+
+    namespace: str | None = setting(
+        "openlineage.namespace", "string", None,
+        "Namespace of the jobs; defaults to the workspace name from graph.json.",
+        env="OPENLINEAGE_NAMESPACE", pattern=r"[A-Za-z0-9:/_.@+\-]{1,1024}",
+        pattern_help="letters, digits and : / _ . @ + -, as lineage servers accept them; "
+                     "at most 1024")
+    source_repository_url: str | None = setting(
+        "openlineage.sourceRepository.url", "url", None,
+        "Git repository URL used to build the sourceCodeLocation job facet from each stage's "
+        "source path.")
+    source_repository_version: str | None = setting(
+        "openlineage.sourceRepository.version", "string", None,
+        "Branch, tag or commit of openlineage.sourceRepository.url.")
 
 
-def load_settings(workspace: Path, environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
+                  environ: Mapping[str, str] | None = None) -> Settings:
     """Read, check and resolve the settings of ``workspace``.
 
     A missing settings.json means every default. When ``environ`` is given (the CLI passes
-    ``os.environ``), the variables declared in :data:`SETTINGS` override the file; empty ones
-    count as unset. A JSON ``null`` also counts as unset. Keys of other extensions are ignored.
+    ``os.environ``), the variables the catalogue declares override the file; empty ones count
+    as unset. A JSON ``null`` also counts as unset. Keys of other extensions are ignored.
 
-    Raises WorkspaceError when the workspace folder does not exist, ConfigError for any value,
-    key or file we cannot use.
+    Raises WorkspaceError when the folder is no workspace, ConfigError for any value, key or
+    file we cannot use.
     """
-    root = _workspace(workspace)
-    file = settings_file(root)
+    ws = Workspace.at(workspace)
+    file = ws.settings_file
     raw = parse_object(read_text(file), file)
     mine = [key for key in raw if key.startswith(PREFIX)]
     # Secret-looking keys first: they are the most urgent thing to tell.
     for key in mine:
-        if key not in _BY_KEY and looks_like_secret_key(key):
+        if catalogue.get(key) is None and looks_like_secret_key(key):
             raise _secret_key_error(key, str(file))
-    checked = {key: _check(_declared(key, str(file)), raw[key], f"{key} in {file}", root)
-               for key in mine}
-    for setting in SETTINGS:
-        text = environ.get(setting.env) if environ is not None and setting.env else None
+    values: dict[str, object] = {}
+    sources: dict[str, str] = {}
+    for key in mine:
+        checked = _check(catalogue.declared(key, str(file)), raw[key], f"{key} in {file}",
+                         ws.root)
+        if checked is not None:
+            values[key], sources[key] = checked, "settings.json"
+    for row in catalogue:
+        text = environ.get(row.env) if environ is not None and row.env else None
         if text:
-            subject = f"the environment variable {setting.env} ({setting.key})"
-            checked[setting.key] = _check(setting, text, subject, root)
-    return Settings._build(checked)
-
-
-def api_key_from_env(environ: Mapping[str, str]) -> str | None:
-    """The API key handed over in ``OPENLINEAGE_API_KEY``, or None when unset or empty."""
-    return environ.get(API_KEY_ENV) or None
+            subject = f"the environment variable {row.env} ({row.key})"
+            values[row.key] = _check(row, text, subject, ws.root)
+            sources[row.key] = f"environment ({row.env})"
+    return Settings(catalogue, values, sources)
 
 
 def looks_like_secret_key(key: str) -> bool:
@@ -275,24 +233,25 @@ def looks_like_secret_key(key: str) -> bool:
     return any(segment.endswith(_SECRET_ENDINGS) for segment in segments)
 
 
-def read_raw(workspace: Path) -> dict[str, object]:
+def read_raw(workspace: Path | Workspace) -> dict[str, object]:
     """The settings.json object of ``workspace`` as it is, unchecked ({} when missing)."""
-    file = settings_file(_workspace(workspace))
+    file = Workspace.at(workspace).settings_file
     return parse_object(read_text(file), file)
 
 
-def set_setting(workspace: Path, key: str, value_text: str) -> object:
+def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
+                value_text: str) -> object:
     """Store one setting, given as text, in settings.json and return the value stored.
 
     ``value_text`` is parsed by the key's type (booleans: true/false, yes/no, 1/0, on/off) and
     checked as :func:`load_settings` checks it. Every other key keeps its place and its text.
     """
-    root = _workspace(workspace)
-    setting = _declared(key, None)
+    ws = Workspace.at(workspace)
+    row = catalogue.declared(key, None)
     # What the user wrote is stored (a relative path stays relative, 30 stays 30).
-    value = _from_text(setting, value_text)
-    _check(setting, value, key, root)
-    file = settings_file(root)
+    value = _from_text(row, value_text)
+    _check(row, value, key, ws.root)
+    file = ws.settings_file
     entries = raw_entries(file)
     raw_key = entries[key][0] if key in entries else json.dumps(key, ensure_ascii=False)
     entries[key] = (raw_key, json.dumps(value, ensure_ascii=False))
@@ -300,72 +259,64 @@ def set_setting(workspace: Path, key: str, value_text: str) -> object:
     return value
 
 
-def unset_setting(workspace: Path, key: str) -> bool:
+def unset_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str) -> bool:
     """Remove ``key`` from settings.json; True if it was there.
 
     Any ``openlineage.*`` key present in the file can be removed, so that a misspelled or a
     secret-holding key can be got rid of. Keys of other extensions are refused.
     """
-    root = _workspace(workspace)
+    ws = Workspace.at(workspace)
     if not key.startswith(PREFIX):
         raise ConfigError(f"'{key}' is not an openlineage.* setting; keys of other extensions "
                           "are left alone")
-    file = settings_file(root)
+    file = ws.settings_file
     entries = raw_entries(file)
     if key not in entries:
-        if key in _BY_KEY or looks_like_secret_key(key):
+        if catalogue.get(key) is not None or looks_like_secret_key(key):
             return False
-        raise _unknown_key_error(key, str(file))
+        catalogue.declared(key, str(file))  # raises: unknown, with a suggestion
     del entries[key]
     write_entries(file, entries)
     return True
 
 
-def describe(workspace: Path | None = None,
+def describe(catalogue: Catalogue, workspace: Path | Workspace | None = None,
              environ: Mapping[str, str] | None = None) -> list[dict[str, object]]:
     """One row per setting for ``settings list``.
 
-    Each row has ``key``, ``type``, ``default``, ``description``, ``env`` and ``choices``, plus
-    ``value`` and ``source`` ("default", "settings.json" or "environment (VAR)"): the value in
-    force, unchecked, given the workspace and environment (defaults when not given).
+    Each row has ``key``, ``group``, ``type``, ``default``, ``description``, ``env`` and
+    ``choices``, plus ``value`` and ``source`` ("default", "settings.json" or "environment
+    (VAR)"): the value in force, unchecked, given the workspace and environment.
     """
     raw = read_raw(workspace) if workspace is not None else {}
     rows: list[dict[str, object]] = []
-    for s in SETTINGS:
-        value, source = s.default, "default"
-        if s.key in raw and raw[s.key] is not None:
-            value, source = raw[s.key], "settings.json"
-        if environ is not None and s.env and environ.get(s.env):
-            value, source = environ[s.env], f"environment ({s.env})"
-        rows.append({"key": s.key, "type": s.type, "default": s.default,
-                     "description": s.description, "env": s.env, "choices": s.choices,
-                     "value": value, "source": source})
+    for group in catalogue.groups:
+        for s in group.rows():
+            value, source = s.default, "default"
+            if s.key in raw and raw[s.key] is not None:
+                value, source = raw[s.key], "settings.json"
+            if environ is not None and s.env and environ.get(s.env):
+                value, source = environ[s.env], f"environment ({s.env})"
+            rows.append({"key": s.key, "group": group.title, "type": s.type,
+                         "default": s.default, "description": s.description, "env": s.env,
+                         "choices": s.choices, "value": value, "source": source})
     return rows
 
 
-def _workspace(workspace: Path) -> Path:
-    if not workspace.exists():
-        raise WorkspaceError(f"the workspace folder {workspace} does not exist")
-    if not workspace.is_dir():
-        raise WorkspaceError(f"the workspace {workspace} is not a folder")
-    return workspace
+# Lower-cased endings of a key segment that would hold a credential itself.
+_SECRET_ENDINGS = ("apikey", "api_key", "token", "password", "passwd", "secret")
+_TRUE = frozenset({"true", "yes", "1", "on"})
+_FALSE = frozenset({"false", "no", "0", "off"})
 
-
-def _declared(key: str, where: str | None) -> Setting:
-    setting = _BY_KEY.get(key)
-    if setting is not None:
-        return setting
-    if looks_like_secret_key(key):
-        raise _secret_key_error(key, where)
-    raise _unknown_key_error(key, where)
-
-
-def _unknown_key_error(key: str, where: str | None) -> ConfigError:
-    known = {s.key.lower(): s.key for s in SETTINGS}
-    close = difflib.get_close_matches(key.lower(), list(known), n=1, cutoff=0.6)
-    hint = f"; did you mean '{known[close[0]]}'?" if close else ""
-    return ConfigError(f"{_at(where)}unknown setting '{key}'{hint} "
-                       "(openlineage-export settings list shows them all)")
+_EXPECTED: dict[str, str] = {
+    "string": "a string",
+    "url": "an http:// or https:// URL",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "path": "a file path (a string)",
+    "output": "a file or folder path (a string)",
+}
 
 
 def _secret_key_error(key: str, where: str | None) -> ConfigError:
@@ -384,57 +335,57 @@ def _at(where: str | None) -> str:
     return f"{where}: " if where else ""
 
 
-def _from_text(setting: Setting, text: str) -> object:
+def _from_text(row: Setting, text: str) -> object:
     """Parse command-line text by the setting's type; checking comes after."""
-    t = setting.type
+    t = row.type
     if t == "boolean":
         word = text.strip().lower()
         if word in _TRUE or word in _FALSE:
             return word in _TRUE
-        raise ConfigError(f"{setting.key} must be true or false (also yes/no, 1/0, on/off)")
+        raise ConfigError(f"{row.key} must be true or false (also yes/no, 1/0, on/off)")
     if t == "integer":
-        if re.fullmatch(r"\s*[+-]?\d+\s*", text):
+        if re.fullmatch(r"\s*[+-]?\d+\s*", text, re.ASCII):
             return int(text)
-        raise ConfigError(f"{setting.key} must be an integer, e.g. {setting.default}")
+        raise ConfigError(f"{row.key} must be an integer, e.g. {row.default}")
     if t == "number":
-        if re.fullmatch(r"\s*[+-]?\d+\s*", text):
+        if re.fullmatch(r"\s*[+-]?\d+\s*", text, re.ASCII):
             return int(text)
         try:
             return float(text)
         except ValueError:
-            raise ConfigError(f"{setting.key} must be a number, e.g. {setting.default}") from None
+            raise ConfigError(f"{row.key} must be a number, e.g. {row.default}") from None
     return text
 
 
-def _check(setting: Setting, value: object, subject: str, base: Path) -> object:
+def _check(row: Setting, value: object, subject: str, base: Path) -> object:
     """``value`` as its Python type, or ConfigError telling what ``subject`` must be.
 
     Messages name the type a value has, never the value: it could be a misplaced credential.
     """
     if value is None:
         return None
-    wrong = ConfigError(f"{subject} must be {_EXPECTED[setting.type]}, not {_kind(value)}")
-    if setting.type == "boolean":
+    wrong = ConfigError(f"{subject} must be {_EXPECTED[row.type]}, not {value_kind(value)}")
+    if row.type == "boolean":
         if not isinstance(value, bool):
             raise wrong
         return value
-    if setting.type in ("integer", "number"):
+    if row.type in ("integer", "number"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong
-        if setting.type == "integer" and not isinstance(value, int):
+        if row.type == "integer" and not isinstance(value, int):
             raise wrong
-        return _check_bounds(setting, value, subject)
+        return _check_bounds(row, value, subject)
     if not isinstance(value, str):
         raise wrong
     if not value.strip():
         raise ConfigError(f"{subject} must not be empty")
-    if setting.choices is not None and value not in setting.choices:
-        raise ConfigError(f"{subject} must be one of: {', '.join(setting.choices)}")
-    if setting.pattern is not None and not re.fullmatch(setting.pattern, value):
-        raise ConfigError(f"{subject} must match {setting.pattern} ({setting.pattern_help})")
-    if setting.type == "url":
+    if row.choices is not None and value not in row.choices:
+        raise ConfigError(f"{subject} must be one of: {', '.join(row.choices)}")
+    if row.pattern is not None and not re.fullmatch(row.pattern, value):
+        raise ConfigError(f"{subject} must match {row.pattern} ({row.pattern_help})")
+    if row.type == "url":
         _check_url(value, subject)
-    if setting.type == "path":
+    if row.type == "path":
         path = Path(value).expanduser()
         path = path if path.is_absolute() else base / path
         if not path.is_file():
@@ -443,20 +394,22 @@ def _check(setting: Setting, value: object, subject: str, base: Path) -> object:
     return value
 
 
-def _check_bounds(setting: Setting, value: float, subject: str) -> float:
+def _check_bounds(row: Setting, value: float, subject: str) -> float:
     if not math.isfinite(value):
         raise ConfigError(f"{subject} must be a finite number")
-    low, high = setting.minimum, setting.maximum
+    low, high = row.minimum, row.maximum
     if (low is not None and value < low) or (high is not None and value > high):
         if low is not None and high is not None:
             bounds = f"from {low:g} to {high:g}"
         else:
             bounds = f"at least {low:g}" if low is not None else f"at most {high:g}"
         raise ConfigError(f"{subject} must be {bounds}")
-    return float(value) if setting.type == "number" else value
+    return float(value) if row.type == "number" else value
 
 
 def _check_url(value: str, subject: str) -> None:
+    from urllib.parse import urlsplit
+
     if any(c.isspace() or not c.isprintable() for c in value):
         raise ConfigError(f"{subject} must not contain spaces or control characters")
     try:
@@ -477,11 +430,3 @@ def _check_url(value: str, subject: str) -> None:
     if parts.query or parts.fragment:
         raise ConfigError(f"{subject} must not carry a query (?...) or fragment (#...); "
                           "an API key goes in the secrets store, not in the address")
-
-
-_KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
-          (list, "a list"), (dict, "an object"), (type(None), "null"))
-
-
-def _kind(value: object) -> str:
-    return next((name for cls, name in _KINDS if isinstance(value, cls)), type(value).__name__)

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from ..errors import value_kind
 from .model import Run, StageExecution
 
 
@@ -53,7 +54,7 @@ def normalise_time(value: object, where: str) -> str:
             _check_utc(moment, value, where)
         return value
     if not isinstance(value, str):
-        raise BadRecord(f"{where} must be an RFC 3339 time string, got {_kind(value)}")
+        raise BadRecord(f"{where} must be an RFC 3339 time string, got {value_kind(value)}")
     match = _RFC3339.fullmatch(value)
     if match is None:
         raise BadRecord(f"{where} {value!r} is not an RFC 3339 time")
@@ -98,13 +99,6 @@ def parse_time(value: str) -> datetime:
             raise ValueError(f"offset {offset} out of range")
         tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
     return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def kind_of(line: bytes) -> tuple[object, object]:

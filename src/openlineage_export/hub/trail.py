@@ -15,12 +15,12 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol, TypeVar
 
 import msgspec
 
 from ..errors import WorkspaceError
-from .index import RunIndex, Winner
+from ..state.index import RunIndex
 from .model import BadEntry, Run
 from .records import BadRecord, kind_of, parse_run
 
@@ -28,6 +28,28 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is one bad entry, skipped without ever being held in memory whole."""
 
 _SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+class Position(Protocol):
+    """Where a trace id's current record is (a :class:`~..state.index.Winner`, or more)."""
+
+    @property
+    def trace_id(self) -> str:
+        """The trace id whose record it is."""
+        ...
+
+    @property
+    def segment(self) -> int:
+        """The segment's position in name order (0 is the first)."""
+        ...
+
+    @property
+    def line(self) -> int:
+        """The line number in the segment (1 is the first)."""
+        ...
+
+
+P = TypeVar("P", bound=Position)
 
 
 @dataclass
@@ -127,21 +149,20 @@ class AuditTrail:
         scan.index.seal()
         return scan
 
-    def runs(self, scan: TrailScan,
-             winners: Iterable[Winner] | None = None) -> Iterator[tuple[Run, Winner]]:
-        """Second pass: yield the current run of each winner, in trail order.
+    def runs(self, scan: TrailScan, wanted: Iterable[P]) -> Iterator[tuple[Run, P]]:
+        """Second pass: yield the current run at each wanted position, in trail order.
 
-        ``winners`` (in trail order) may narrow the pass, e.g. to the runs not yet exported;
-        by default every trace id's current record.
+        ``wanted`` (in trail order) may narrow the pass, e.g. to the runs not yet exported;
+        ``scan.index.in_trail_order()`` is every trace id's current record.
         """
-        ordered = iter(winners if winners is not None else scan.index.in_trail_order())
-        wanted = next(ordered, None)
-        while wanted is not None:
-            segment = wanted.segment
+        ordered = iter(wanted)
+        current = next(ordered, None)
+        while current is not None:
+            segment = current.segment
             path = scan.segments[segment]
             display = self.display(path)
             for number, line in self._lines(path, display, None, None):
-                if number != wanted.line:
+                if number != current.line:
                     continue
                 if line is None:
                     raise WorkspaceError(f"{display}:{number} changed while it was being exported")
@@ -150,11 +171,11 @@ class AuditTrail:
                 except BadRecord as exc:
                     raise WorkspaceError(
                         f"{display}:{number} changed while it was being exported ({exc})") from None
-                if run.trace_id != wanted.trace_id:
+                if run.trace_id != current.trace_id:
                     raise WorkspaceError(f"{display}:{number} changed while it was being exported")
-                yield run, wanted
-                wanted = next(ordered, None)
-                if wanted is None or wanted.segment != segment:
+                yield run, current
+                current = next(ordered, None)
+                if current is None or current.segment != segment:
                     break
             else:
                 raise WorkspaceError(f"{display} got shorter while it was being exported")

@@ -23,7 +23,7 @@ Use it from tests::
 
 or from a shell (the summary is printed as JSON)::
 
-    python bench/synth_trail.py /tmp/ws --runs 1000000 --bad-every 1000
+    python tests/support/synth_trail.py /tmp/ws --runs 1000000 --bad-every 1000
 
 Only the standard library is used, so it runs before the package is installed. Output is
 streamed (memory does not grow with ``runs``) and depends only on the arguments: the same seed
@@ -723,7 +723,7 @@ def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python bench/synth_trail.py DIR --runs N [options]``."""
+    """Command line: ``python tests/support/synth_trail.py DIR --runs N [options]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path, help="workspace directory to create")
     parser.add_argument("--runs", type=int, required=True, help="number of runs")

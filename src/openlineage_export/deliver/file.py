@@ -1,0 +1,158 @@
+"""The ``file`` destination: every event as one JSON line, in the order it would be sent.
+
+What air-gapped sites upload later, and what the dry run writes (to standard output or
+``--output``): the bytes are the same either way. ``openlineage.file.path`` names a file (the
+events are appended to it) or a folder (an existing one, or a path ending in ``/``), which
+gets ``events-000001.jsonl``, ``events-000002.jsonl``, ... starting a new file once the current
+one reaches ``openlineage.file.maxBytes``; a run's events are never split across two files.
+The ledger applies as for a server: each export appends only the runs that are new or changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, BinaryIO, ClassVar
+
+from ..errors import ConfigError, DestinationError
+from ..host.settings import SettingsGroup, setting
+from ..secrecy import Redactor
+from ..translate.events import TranslatedRun, encode
+from .destination import Opening, RunOutcome
+
+_ROTATED = re.compile(r"events-(\d{6,})\.jsonl")
+
+
+@dataclass(frozen=True)
+class FileSettings(SettingsGroup):
+    """Where the ``file`` destination writes."""
+
+    title: ClassVar[str] = "file destination (openlineage.transport = file)"
+
+    path: str | None = setting(
+        "openlineage.file.path", "output", None,
+        "File the events are appended to as JSON Lines, or a folder (an existing one, or a "
+        "path ending in /) of rotating files events-NNNNNN.jsonl. Relative paths start at the "
+        "workspace folder.",
+        env="OPENLINEAGE_FILE_PATH")
+    max_bytes: int = setting(
+        "openlineage.file.maxBytes", "integer", 64 * 1024 * 1024,
+        "In a folder: start a new file once the current one reaches this many bytes.",
+        minimum=1024)
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    """A file or a folder to write to (or, for the dry run, a stream the caller owns)."""
+
+    path: Path | None = None
+    folder: bool = False
+    max_bytes: int = 64 * 1024 * 1024
+    stream: BinaryIO | None = None
+
+    @classmethod
+    def from_settings(cls, opening: Opening) -> FileConfig:
+        """The file or folder ``openlineage.file.path`` names."""
+        values = opening.settings.of(FileSettings)
+        if not values.path:
+            raise ConfigError("openlineage.transport is file: set openlineage.file.path (or "
+                              "OPENLINEAGE_FILE_PATH) to a file or a folder, or use --dry-run")
+        path = Path(values.path).expanduser()
+        if not path.is_absolute():
+            path = opening.workspace / path
+        folder = values.path.endswith(("/", os.sep)) or path.is_dir()
+        return cls(path=path.absolute(), folder=folder, max_bytes=values.max_bytes)
+
+    @property
+    def name(self) -> str:
+        """``file://`` and the absolute path (``dry run`` for a stream)."""
+        if self.path is None:
+            return "dry run"
+        return self.path.as_uri() + ("/" if self.folder else "")
+
+
+class FileDestination:
+    """Appends each run's events, one line each; sends nothing, needs no server."""
+
+    concurrency = 1
+    redact = Redactor()
+
+    def __init__(self, config: FileConfig, supplied: object = None) -> None:
+        self.config = config
+        self.name = config.name
+        self._lock = threading.Lock()
+        self._file: IO[bytes] | None = None
+        self._size = 0
+        self._number = 0
+        if config.stream is None and config.path is not None:
+            self._file = self._open_first()
+
+    @classmethod
+    def to_stream(cls, stream: BinaryIO) -> FileDestination:
+        """The dry run's destination: ``stream`` (the caller owns and closes it)."""
+        return cls(FileConfig(stream=stream))
+
+    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
+        """Write the run's events, one line each."""
+        data = b"".join(encode(event) + b"\n" for event in run.events)
+        with self._lock:
+            if self.config.stream is not None:
+                self.config.stream.write(data)
+                return RunOutcome(accepted=len(run.events))
+            try:
+                self._rotate_if_full()
+                assert self._file is not None
+                self._file.write(data)
+                self._file.flush()
+            except OSError as exc:
+                raise DestinationError(f"cannot write the events to {self._where()}: "
+                                       f"{exc.strerror or exc}") from None
+            self._size += len(data)
+        return RunOutcome(accepted=len(run.events))
+
+    def close(self) -> None:
+        """Flush (and, for a file of ours, write to disk and close)."""
+        if self.config.stream is not None:
+            self.config.stream.flush()
+            return
+        if self._file is not None:
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            finally:
+                self._file.close()
+                self._file = None
+
+    def _where(self) -> Path:
+        assert self.config.path is not None
+        if not self.config.folder:
+            return self.config.path
+        return self.config.path / f"events-{self._number:06d}.jsonl"
+
+    def _open_first(self) -> IO[bytes]:
+        assert self.config.path is not None
+        try:
+            if self.config.folder:
+                self.config.path.mkdir(parents=True, exist_ok=True)
+                numbers = [int(m.group(1)) for p in self.config.path.iterdir()
+                           if (m := _ROTATED.fullmatch(p.name))]
+                self._number = max(numbers, default=1)
+            else:
+                self.config.path.parent.mkdir(parents=True, exist_ok=True)
+            stream = self._where().open("ab")
+        except OSError as exc:
+            raise ConfigError(f"openlineage.file.path: cannot write to {self._where()} "
+                              f"({exc.strerror or exc})") from None
+        self._size = stream.tell()
+        return stream
+
+    def _rotate_if_full(self) -> None:
+        if self.config.folder and self._size >= self.config.max_bytes:
+            assert self._file is not None
+            self._file.close()
+            self._number += 1
+            self._file = self._where().open("ab")
+            self._size = 0

@@ -1,0 +1,108 @@
+"""Step *record* of the pipe: what became of each run, kept in one place.
+
+The :class:`Recorder` is the only writer of the export's report and of the ledger, and the
+only caller of the host's callbacks (bad entries, runs, progress). Every text a destination
+hands back passes its destination's redaction here, once, before it is stored or shown.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from .deliver.destination import RunOutcome
+from .hub.model import BadEntry
+from .report import ExportReport, FailedRun, Progress, RunResult
+from .secrecy import Redactor
+from .state.index import Winner
+from .state.ledger import Ledger
+from .translate.events import TranslatedRun
+
+
+class Recorder:
+    """Keeps the report, the ledger and the host informed as the export goes."""
+
+    def __init__(self, report: ExportReport, cancel: threading.Event, *,
+                 on_bad_entry: Callable[[BadEntry], None] | None = None,
+                 on_run: Callable[[RunResult], None] | None = None,
+                 on_progress: Callable[[Progress], None] | None = None) -> None:
+        self.report = report
+        self._cancel = cancel
+        self._on_bad_entry = on_bad_entry
+        self._on_run = on_run
+        self._on_progress = on_progress
+        self._redact = Redactor()
+        self.ledger: Ledger | None = None
+        self.destination_id: int | None = None
+        self._fingerprint = b""
+
+    def bad_entry(self, entry: BadEntry) -> None:
+        """A line of the trail (or an entry of the graph) we could not use."""
+        self.report.add_bad(entry)
+        if self._on_bad_entry is not None:
+            self._on_bad_entry(entry)
+
+    def destination(self, name: str, redact: Redactor) -> None:
+        """Where the events go, and what to mask in what it says."""
+        self._redact = redact
+        if not self.report.dry_run:
+            self.report.destination = name
+
+    def use_ledger(self, ledger: Ledger, workspace: str, fingerprint: bytes) -> None:
+        """Record each run's fate in ``ledger``, under (workspace, this destination)."""
+        self.ledger = ledger
+        self._fingerprint = fingerprint
+        self.destination_id = ledger.destination_id(workspace, self.report.destination)
+        ledger.started(self.destination_id)
+
+    def scanned(self, runs_total: int, never_run: list[str]) -> None:
+        """The first pass is done: how many runs there are, which pipelines never ran."""
+        self.report.runs_total = runs_total
+        self.report.never_run = never_run
+        self._progress()
+
+    def unchanged(self, run: TranslatedRun | None) -> None:
+        """A run the destination already holds as it is (its events, when they were built)."""
+        self.report.runs_unchanged += 1
+        if run is not None and self._on_run is not None:
+            self._on_run(RunResult(run, "unchanged"))
+        self._progress()
+
+    def outcome(self, run: TranslatedRun, winner: Winner, outcome: RunOutcome) -> None:
+        """What the destination did with one run."""
+        report = self.report
+        report.events_sent += outcome.accepted
+        error = self._redact(outcome.error) if outcome.error is not None else None
+        if outcome.delivered:
+            report.runs_sent += 1
+            state = "built" if report.dry_run else "sent"
+        elif error is not None and not self._cancel.is_set():
+            report.add_failed(FailedRun(run.trace_id, run.run_id, run.pipeline, error,
+                                        outcome.accepted))
+            state = "failed"
+        else:
+            state = "interrupted"
+        if self.ledger is not None and self.destination_id is not None and state != "interrupted":
+            self.ledger.record(self.destination_id, winner, run.run_id, self._fingerprint,
+                               delivered=state == "sent", events=outcome.accepted, reason=error)
+        if self._on_run is not None:
+            self._on_run(RunResult(run, state, error))
+        self._progress()
+
+    def outage(self, message: str) -> None:
+        """The destination could not be reached at all: the export stopped."""
+        self.report.outage = self._redact(message)
+
+    def finish(self, *, cancelled: bool) -> None:
+        """The export is over: note how it ended."""
+        self.report.cancelled = cancelled
+        if self.ledger is not None and self.destination_id is not None:
+            how = ("interrupted" if cancelled else "stopped" if self.report.outage
+                   else "finished")
+            self.ledger.finished(self.destination_id, how)
+
+    def _progress(self) -> None:
+        if self._on_progress is not None:
+            r = self.report
+            self._on_progress(Progress(r.runs_sent + r.runs_failed + r.runs_unchanged,
+                                       r.runs_total, r.events_sent, r.runs_failed))

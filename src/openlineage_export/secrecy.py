@@ -1,0 +1,210 @@
+"""Keeping secrets secret: one place for every rule about keys and passwords in flight.
+
+Sits between the host (which stores secrets) and the destinations (which send them):
+
+- :func:`resolve_secret` finds a secret the one way every setting uses: an environment variable
+  (for CI jobs), else the secrets-store entry a ``...secretRef`` setting names;
+- :class:`Redactor` is the one redaction point: every text a server or a library hands back
+  passes through it before it is shown, logged or stored, in any encoding a server may echo a
+  secret in (raw, URL-encoded, JSON- or HTML-escaped, base64, a bytes repr);
+- :func:`masked_logs` applies it to the log lines of the libraries we call;
+- :func:`is_loopback`, :func:`check_key_transport` and :func:`check_header_safe` say where and
+  how a secret may travel.
+
+No message here ever contains a secret's value: they name where it came from instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ipaddress
+import logging
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from .errors import ConfigError, MissingSecret
+from .host.secrets import SecretStore
+
+MASK = "***"
+"""What stands in a text where a secret was."""
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret's value and where it came from (the origin is safe to show, the value never)."""
+
+    value: str = field(repr=False)
+    origin: str
+    """E.g. ``the environment variable OPENLINEAGE_API_KEY`` or ``the secret 'marquez-prod'``."""
+    fix: str
+    """How the user replaces it, for a message about a value we cannot use."""
+
+
+def resolve_secret(environ: Mapping[str, str], secret_ref: str | None, env_var: str, *,
+                   store: SecretStore, setting: str) -> Secret | None:
+    """The secret to use: ``environ[env_var]`` when set and not empty (the store is then not
+    touched), else the entry ``secret_ref`` names in ``store``, else None when neither is set.
+
+    A ``secret_ref`` the store does not hold is :class:`MissingSecret`, naming ``setting``.
+    """
+    from_env = environ.get(env_var)
+    if from_env:
+        return Secret(from_env, f"the environment variable {env_var}", f"set {env_var} again")
+    if secret_ref is None:
+        return None
+    value = store.get(secret_ref)
+    if not value:
+        raise MissingSecret(
+            f"the secret '{secret_ref}' named by {setting} is not in the secrets store "
+            f"({store.description}); store it with: openlineage-export secrets set {secret_ref}")
+    return Secret(value, f"the secret '{secret_ref}'",
+                  f"store it again with: openlineage-export secrets set {secret_ref}")
+
+
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
+"""What a header value may hold: visible ASCII, as an ``Authorization: Bearer`` carries it."""
+
+
+def check_header_safe(secret: Secret) -> None:
+    """Refuse a secret an HTTP header cannot carry, before anything is sent.
+
+    An HTTP client refuses such a header with an error that quotes it (escaped, so no
+    redaction finds it), or fails on it outright.
+    """
+    if not _HEADER_SAFE.fullmatch(secret.value):
+        raise ConfigError(f"the API key in {secret.origin} has a character an HTTP header cannot "
+                          f"carry (a space, a control or a non-ASCII character); {secret.fix}")
+
+
+def is_loopback(url: str) -> bool:
+    """True when the URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_key_transport(url: str, has_key: bool, allow_insecure: bool) -> None:
+    """Refuse to send a key in clear text to another machine unless the user opted in."""
+    if has_key and urlsplit(url).scheme == "http" and not is_loopback(url) and not allow_insecure:
+        raise ConfigError(
+            f"refusing to send the API key over plain http to {urlsplit(url).hostname}: use https, "
+            "or set openlineage.allowInsecureKey to true if this network is trusted")
+
+
+class Redactor:
+    """Masks secrets in any text we are about to show, log or store.
+
+    A server may echo what it was sent in many shapes; each character of a secret is matched
+    in every form it may take there: itself, ``%XX`` (either case, ``+`` for a space), a JSON
+    ``\\uXXXX`` or ``\\/``, an HTML ``&#NN;``/``&#xNN;``, a bytes repr's ``\\xNN``; mixed forms
+    too. Base64 of the secret is matched at each of the three byte alignments it can sit at.
+    """
+
+    def __init__(self, *secrets: str | None) -> None:
+        values = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._pattern = (re.compile("|".join(_pattern(s) for s in values)) if values else None)
+        self._base64 = sorted({core for s in values for core in _base64_cores(s)},
+                              key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def __call__(self, text: str) -> str:
+        if self._pattern is None:
+            return text
+        text = self._pattern.sub(MASK, text)
+        for core in self._base64:
+            text = text.replace(core, MASK)
+        return text
+
+
+def _pattern(secret: str) -> str:
+    return "".join(_char_forms(char) for char in secret)
+
+
+def _char_forms(char: str) -> str:
+    code = ord(char)
+    utf8 = char.encode("utf-8")
+    forms = [re.escape(char),
+             "".join(f"%(?i:{b:02x})" for b in utf8),  # URL-encoded, either case
+             "".join(rf"\\x(?i:{b:02x})" for b in utf8)]  # a bytes repr
+    if code < 0x10000:
+        forms.append(rf"\\u(?i:{code:04x})")
+    else:  # a JSON surrogate pair
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        forms.append(rf"\\u(?i:{high:04x})\\u(?i:{low:04x})")
+    forms += [f"&#0*{code};", f"&#(?i:x)0*(?i:{code:x});"]
+    if char in _HTML_NAMED:
+        forms.append(f"&(?i:{_HTML_NAMED[char]});")
+    if char == "/":
+        forms.append(r"\\/")
+    if char == " ":
+        forms.append(r"\+")
+    if char in "\\\"'":
+        forms.append(re.escape("\\" + char))
+    return "(?:" + "|".join(forms) + ")"
+
+
+_HTML_NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos", "/": "sol",
+               "+": "plus", "=": "equals"}
+
+_MIN_BASE64_CORE = 8
+"""Shorter base64 fragments match too much innocent text to be worth masking."""
+
+
+def _base64_cores(secret: str) -> Iterator[str]:
+    """The part of base64(prefix + secret) that depends on the secret alone, per alignment."""
+    data = secret.encode("utf-8")
+    for offset in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(b"\0" * offset + data).decode("ascii")
+            start = -(-8 * offset // 6)  # ceil: the first character no prefix bit reaches
+            end = 8 * (offset + len(data)) // 6
+            core = encoded[start:end]
+            if len(core) >= _MIN_BASE64_CORE:
+                yield core
+
+
+_HTTP_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2",
+                 "httpcore.proxy", "httpcore.socks", "aiohttp.client", "aiohttp.internal",
+                 "urllib3.connectionpool")
+"""The loggers of the HTTP stacks: at INFO and DEBUG they log the server's status line."""
+
+
+class _RedactingLogFilter(logging.Filter):
+    """Masks secrets in what a library logs: a server may echo them in its reason phrase."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        masked = self._redact(text)
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
+
+
+@contextlib.contextmanager
+def masked_logs(redact: Redactor, loggers: Iterable[str] = _HTTP_LOGGERS) -> Iterator[None]:
+    """While inside, the named loggers' records pass through ``redact``."""
+    if not redact:
+        yield
+        return
+    log_filter = _RedactingLogFilter(redact)
+    names = list(loggers)
+    for name in names:
+        logging.getLogger(name).addFilter(log_filter)
+    try:
+        yield
+    finally:
+        for name in names:
+            logging.getLogger(name).removeFilter(log_filter)

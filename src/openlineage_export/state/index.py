@@ -1,0 +1,146 @@
+"""Where each trace id's current record is: an on-disk index, so memory stays flat.
+
+"Last record of a trace id wins" needs one key per run; at a million runs even that is more
+than we want to hold, so the keys live in a temporary SQLite file (real SQLite, no server),
+written in batches during the first pass and read back in trail order for the second. The
+ledger (``state/ledger.py``) joins this very table to tell pending runs from exported ones.
+
+The file lives in a folder of its own under the temporary folder (``TMPDIR``), named after the
+process; an export that was killed leaves it behind, and the next one removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import state_errors
+
+_BATCH = 5000
+_PREFIX = "olx-index-"
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """Where the current record of one trace id is, and a fingerprint of its bytes."""
+
+    trace_id: str
+    segment: int
+    line: int
+    fingerprint: bytes
+
+
+class RunIndex:
+    """trace id -> (segment, line, fingerprint, pipeline) of its last good record."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        parent = Path(folder) if folder is not None else Path(tempfile.gettempdir())
+        with state_errors(f"the temporary folder {parent}",
+                           "free some space there, or point TMPDIR at a folder with room"):
+            remove_abandoned(parent)
+            self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
+            self.path = self._folder / "index.sqlite"
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -4000",
+                           "temp_store = FILE"):
+                self.db.execute(f"PRAGMA {pragma}")
+            self.db.execute(
+                "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
+                "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL) "
+                "WITHOUT ROWID")
+        self._pending: list[tuple[str, str, int, int, bytes]] = []
+        self._sealed = False
+
+    def _errors(self) -> contextlib.AbstractContextManager[None]:
+        return state_errors(f"the temporary run index {self.path}",
+                             "free some space there, or point TMPDIR at a folder with room")
+
+    def put(self, trace_id: str, pipeline: str, segment: int, line: int,
+            fingerprint: bytes) -> None:
+        """Record a good record; a later call for the same trace id replaces it."""
+        self._pending.append((trace_id, pipeline, segment, line, fingerprint))
+        if len(self._pending) >= _BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            with self._errors():
+                self.db.execute("BEGIN")
+                self.db.executemany(
+                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE "
+                    "SET pipeline = excluded.pipeline, segment = excluded.segment, "
+                    "line = excluded.line, fingerprint = excluded.fingerprint", self._pending)
+                self.db.execute("COMMIT")
+            self._pending.clear()
+
+    def seal(self) -> None:
+        """End of the first pass: write what is buffered and index by trail position."""
+        if not self._sealed:
+            self._flush()
+            with self._errors():
+                self.db.execute("CREATE INDEX by_position ON winners (segment, line)")
+            self._sealed = True
+
+    def count(self) -> int:
+        """How many distinct editor runs the trail holds."""
+        self.seal()
+        with self._errors():
+            return int(self.db.execute("SELECT count(*) FROM winners").fetchone()[0])
+
+    def pipelines(self) -> set[str]:
+        """The pipeline ids that have at least one run."""
+        self.seal()
+        with self._errors():
+            return {row[0] for row in self.db.execute("SELECT DISTINCT pipeline FROM winners")}
+
+    def in_trail_order(self) -> Iterator[Winner]:
+        """Every winner, ordered by (segment, line)."""
+        self.seal()
+        with self._errors():
+            rows = self.db.execute("SELECT trace_id, segment, line, fingerprint FROM winners "
+                                   "ORDER BY segment, line")
+            for trace_id, segment, line, fingerprint in rows:
+                yield Winner(trace_id, segment, line, bytes(fingerprint))
+
+    def close(self) -> None:
+        """Delete the index file."""
+        self.db.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def __enter__(self) -> RunIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def remove_abandoned(parent: Path) -> None:
+    """Remove the index folders that exports which are no longer running left in ``parent``."""
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(_PREFIX):
+            continue
+        pid_text = entry.name.removeprefix(_PREFIX).partition("-")[0]
+        if pid_text.isdigit() and not _running(int(pid_text)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but is someone else's
+        return True
+    return True

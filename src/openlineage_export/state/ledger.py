@@ -1,0 +1,289 @@
+"""The export ledger: which runs each destination has accepted, so exports send only changes.
+
+One SQLite file in the user's state directory (never in the workspace), keyed by workspace
+and destination. A run enters it only once every one of its events was accepted; a run whose
+record line changed since (a run exported while running has ended), or that was exported with
+other settings, is *pending* again. Records are buffered and written in short transactions
+(never held open while a server is slow), and the buffer is written before the export returns,
+on cancel too: an interrupted export loses nothing, and the next one sends exactly what was
+not yet accepted. Several processes may use one ledger at once (WAL, a busy timeout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import state_errors
+from .index import RunIndex, Winner
+
+STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
+
+BUSY_TIMEOUT_MS = 30_000
+"""How long a write waits for another process's short transaction to end."""
+
+_FLUSH_EVERY = 500
+_FLUSH_AFTER = 1.0  # seconds
+
+_MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", """
+        CREATE TABLE destinations (
+            id INTEGER PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            destination TEXT NOT NULL,
+            last_export_started TEXT,
+            last_export_finished TEXT,
+            UNIQUE (workspace, destination));
+        CREATE TABLE runs (
+            destination_id INTEGER NOT NULL REFERENCES destinations (id),
+            trace_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            line_fingerprint BLOB NOT NULL,
+            config_fingerprint BLOB NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('delivered', 'failed')),
+            events INTEGER NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (destination_id, trace_id)) WITHOUT ROWID;
+    """),
+    ("0002_last_export_outcome", """
+        ALTER TABLE destinations ADD COLUMN last_export_outcome TEXT;
+    """),
+]
+
+
+def state_dir(environ: Mapping[str, str]) -> Path:
+    """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export``."""
+    if environ.get(STATE_DIR_ENV):
+        return Path(environ[STATE_DIR_ENV]).expanduser()
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base).expanduser() / "openlineage-export"
+
+
+def config_fingerprint(*parts: str | None) -> bytes:
+    """A fingerprint of everything besides the record that shapes a run's events."""
+    return hashlib.blake2b("\x00".join(p or "" for p in parts).encode(), digest_size=12).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """A run of the trail and whether the destination still needs it."""
+
+    winner: Winner
+    pending: bool
+    """False when the destination already accepted this very record with these settings."""
+
+    @property
+    def trace_id(self) -> str:
+        """The run's trace id."""
+        return self.winner.trace_id
+
+    @property
+    def segment(self) -> int:
+        """The segment of the run's current record."""
+        return self.winner.segment
+
+    @property
+    def line(self) -> int:
+        """The line of the run's current record."""
+        return self.winner.line
+
+
+@dataclass(frozen=True, slots=True)
+class DestinationStatus:
+    """What the ledger knows about one destination of a workspace."""
+
+    destination: str
+    delivered: int
+    failed: int
+    last_export_started: str | None
+    last_export_finished: str | None
+    last_export_outcome: str | None
+    """``finished``, ``interrupted`` or ``stopped`` (an outage); None before any export."""
+
+
+class Ledger:
+    """The ledger file; one connection, used from one thread (the export's)."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        with self._errors():
+            if not read_only:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                if not path.exists():
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not read_only:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+            if read_only:
+                self.db.execute("PRAGMA query_only = ON")
+        self._buffer: list[tuple[object, ...]] = []
+        self._last_flush = time.monotonic()
+
+    @classmethod
+    def open(cls, environ: Mapping[str, str]) -> Ledger:
+        """The user's ledger, created on first use."""
+        return cls(state_dir(environ) / "ledger.sqlite")
+
+    @classmethod
+    def open_read_only(cls, environ: Mapping[str, str]) -> Ledger | None:
+        """The user's ledger to read (``status``), or None when there is none yet."""
+        path = state_dir(environ) / "ledger.sqlite"
+        return cls(path, read_only=True) if path.exists() else None
+
+    def _errors(self) -> contextlib.AbstractContextManager[None]:
+        return state_errors(f"the export ledger {self.path}",
+                            _ADVICE.format(path=self.path, env=STATE_DIR_ENV))
+
+    def _migrate(self) -> None:
+        self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+                        "applied_at TEXT NOT NULL)")
+        done = {row[0] for row in self.db.execute("SELECT name FROM _migrations")}
+        for name, sql in _MIGRATIONS:
+            if name in done:
+                continue
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if name not in {r[0] for r in self.db.execute("SELECT name FROM _migrations")}:
+                    for statement in filter(str.strip, sql.split(";")):
+                        self.db.execute(statement)
+                    self.db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, _now()))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def find_destination(self, workspace: str, destination: str) -> int | None:
+        """The id of (workspace, destination), or None when it was never exported to."""
+        with self._errors():
+            row = self.db.execute("SELECT id FROM destinations WHERE workspace = ? AND "
+                                  "destination = ?", (workspace, destination)).fetchone()
+        return None if row is None else int(row[0])
+
+    def destination_id(self, workspace: str, destination: str) -> int:
+        """The id of (workspace, destination), created on first use."""
+        with self._errors():
+            self.db.execute("INSERT OR IGNORE INTO destinations (workspace, destination) "
+                            "VALUES (?, ?)", (workspace, destination))
+        found = self.find_destination(workspace, destination)
+        assert found is not None
+        return found
+
+    def started(self, destination_id: int) -> None:
+        """Note when an export to this destination began."""
+        with self._errors():
+            self.db.execute("UPDATE destinations SET last_export_started = ?, "
+                            "last_export_outcome = NULL WHERE id = ?", (_now(), destination_id))
+
+    def finished(self, destination_id: int, outcome: str = "finished") -> None:
+        """Write what is buffered and note when (and how) the export ended."""
+        self.flush()
+        with self._errors():
+            self.db.execute("UPDATE destinations SET last_export_finished = ?, "
+                            "last_export_outcome = ? WHERE id = ?",
+                            (_now(), outcome, destination_id))
+
+    def classify(self, index: RunIndex, destination_id: int | None,
+                 config: bytes) -> Iterator[Classified]:
+        """Every run of the trail in trail order, ``pending`` when it must be sent."""
+        self.flush()
+        with self._errors():
+            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+        try:
+            with self._errors():
+                rows = index.db.execute(
+                    "SELECT w.trace_id, w.segment, w.line, w.fingerprint, "
+                    "  (r.state IS NOT 'delivered' OR r.line_fingerprint IS NOT w.fingerprint "
+                    "   OR r.config_fingerprint IS NOT ?) "
+                    "FROM winners AS w LEFT JOIN ledger.runs AS r "
+                    "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
+                    "ORDER BY w.segment, w.line", (config, -1 if destination_id is None
+                                                   else destination_id))
+                for trace_id, segment, line, fingerprint, pending in rows:
+                    yield Classified(Winner(trace_id, segment, line, bytes(fingerprint)),
+                                     bool(pending))
+        finally:
+            with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
+                index.db.execute("DETACH DATABASE ledger")
+
+    def record(self, destination_id: int, winner: Winner, run_id: str, config: bytes,
+               *, delivered: bool, events: int, reason: str | None = None) -> None:
+        """Record a run as delivered (all its events accepted) or failed (with the reason)."""
+        self._buffer.append((destination_id, winner.trace_id, run_id, winner.fingerprint, config,
+                             "delivered" if delivered else "failed", events, reason))
+        if (len(self._buffer) >= _FLUSH_EVERY
+                or time.monotonic() - self._last_flush > _FLUSH_AFTER):
+            self.flush()
+
+    def flush(self) -> None:
+        """Make every recorded run durable, in one short transaction."""
+        self._last_flush = time.monotonic()
+        if not self._buffer:
+            return
+        with self._errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany(
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT "
+                    "(destination_id, trace_id) DO UPDATE SET run_id = excluded.run_id, "
+                    "line_fingerprint = excluded.line_fingerprint, "
+                    "config_fingerprint = excluded.config_fingerprint, state = excluded.state, "
+                    "events = excluded.events, reason = excluded.reason", self._buffer)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        self._buffer.clear()
+
+    def status(self, workspace: str) -> list[DestinationStatus]:
+        """What the ledger knows of each destination this workspace was exported to."""
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT d.destination, "
+                "  (SELECT count(*) FROM runs r WHERE r.destination_id = d.id "
+                "     AND r.state = 'delivered'), "
+                "  (SELECT count(*) FROM runs r WHERE r.destination_id = d.id "
+                "     AND r.state = 'failed'), "
+                "  d.last_export_started, d.last_export_finished, d.last_export_outcome "
+                "FROM destinations d WHERE d.workspace = ? ORDER BY d.destination",
+                (workspace,)).fetchall()
+        return [DestinationStatus(*row) for row in rows]
+
+    def forget(self, workspace: str, destination: str) -> bool:
+        """Drop everything the ledger knows of one destination of a workspace; True if known."""
+        found = self.find_destination(workspace, destination)
+        if found is None:
+            return False
+        with self._errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM runs WHERE destination_id = ?", (found,))
+            self.db.execute("DELETE FROM destinations WHERE id = ?", (found,))
+            self.db.execute("COMMIT")
+        return True
+
+    def close(self) -> None:
+        """Write what is buffered and close."""
+        try:
+            if not self.read_only:
+                self.flush()
+        finally:
+            self.db.close()
+
+
+_ADVICE = ("check that its folder is writable and has room (or set {env} to another folder); "
+           "a damaged ledger can be moved away: the next export then sends every run again")
+
+
+def _now() -> str:
+    """Wall-clock time for bookkeeping only (never in an event)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
