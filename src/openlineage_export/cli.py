@@ -122,6 +122,10 @@ def summary(report: ExportReport) -> str:
                      f"{failure.run_id}): {failure.reason}")
     if report.runs_failed > len(report.failed):
         lines.append(f"  ... and {report.runs_failed - len(report.failed)} more failed runs")
+    if report.namespace_from is not None:
+        lines.append(f"namespace: {report.namespace} (from {report.namespace_from!r})")
+    for warning in report.warnings:
+        lines.append(f"warning: {warning}")
     for pipeline in report.never_run:
         lines.append(f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)")
     if report.bad_entries:

@@ -64,6 +64,16 @@ class ExportReport:
     bad: list[BadEntry] = field(default_factory=list)
     cancelled: bool = False
     outage: str | None = None
+    namespace_from: str | None = None
+    """The workspace's name when the namespace had to be changed from it to be one a server
+    accepts (``acme analytics`` -> ``acme-analytics``); None when it was used as it is."""
+    warnings: list[str] = field(default_factory=list)
+    """Things worth telling that left nothing behind (e.g. a run that ends before it starts)."""
+
+    def warn(self, message: str) -> None:
+        """Keep a warning for the summary (the first ones by text; all are worth a look)."""
+        if len(self.warnings) < MAX_LISTED:
+            self.warnings.append(message)
 
     def add_bad(self, entry: BadEntry) -> None:
         """Count a bad entry, keeping the first ones by name."""
@@ -106,5 +116,7 @@ class ExportReport:
                            for f in self.failed],
             "cancelled": self.cancelled,
             "outage": self.outage,
+            "namespaceFrom": self.namespace_from,
+            "warnings": list(self.warnings),
             "exitCode": self.exit_code,
         }
