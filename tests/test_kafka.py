@@ -9,6 +9,7 @@ point is librdkafka's own behaviour (its configuration names, a broker that is n
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import threading
@@ -23,7 +24,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from helpers import run_record
 
-from openlineage_export.deliver.destination import Opening
+from openlineage_export.deliver.destination import Opening, RunOutcome, Tally
 from openlineage_export.deliver.engine import deliver
 from openlineage_export.deliver.kafka import (
     COMPRESSIONS,
@@ -137,6 +138,26 @@ def destination(producer: FakeProducer, *, delivery_timeout: float = 5.0,
     return KafkaDestination(config, producer=producer, concurrency=concurrency)
 
 
+def send(kafka: KafkaDestination, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
+    """One run through the destination on an event loop of its own, cancelled by ``cancel``."""
+
+    async def go() -> RunOutcome:
+        stop = asyncio.Event()
+
+        async def watch() -> None:
+            while not cancel.is_set():
+                await asyncio.sleep(0.01)
+            stop.set()
+
+        watcher = asyncio.create_task(watch())
+        try:
+            return await kafka.send(run, stop, Tally())
+        finally:
+            watcher.cancel()
+
+    return asyncio.run(go())
+
+
 @pytest.fixture
 def never() -> threading.Event:
     return threading.Event()
@@ -151,9 +172,9 @@ def test_each_event_is_one_message_keyed_by_the_pipeline_run_id_with_the_dry_run
     kafka = destination(producer)
     run = a_run()
     try:
-        outcome = kafka.send(run, never)
+        outcome = send(kafka, run, never)
     finally:
-        kafka.close()
+        kafka.close_now()
     assert outcome.delivered and outcome.accepted == 4
     assert [(m.topic, m.key, m.value) for m in producer.produced] == [
         ("lineage", run.run_id.encode(), encode(event)) for event in run.events]
@@ -166,7 +187,7 @@ def test_a_run_is_not_delivered_before_the_broker_acknowledged_every_event(
     producer.held.clear()
     kafka = destination(producer)
     outcomes = []
-    sender = threading.Thread(target=lambda: outcomes.append(kafka.send(a_run(), never)))
+    sender = threading.Thread(target=lambda: outcomes.append(send(kafka, a_run(), never)))
     try:
         sender.start()
         sender.join(0.5)
@@ -176,7 +197,7 @@ def test_a_run_is_not_delivered_before_the_broker_acknowledged_every_event(
         sender.join(5)
     finally:
         producer.held.set()
-        kafka.close()
+        kafka.close_now()
     assert outcomes[0].delivered and outcomes[0].accepted == 4
 
 
@@ -189,7 +210,7 @@ def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
         deliver(((run, None) for run in runs), kafka,
                 lambda run, _tag, o: outcomes.__setitem__(run.run_id, o), threading.Event())
     finally:
-        kafka.close()
+        kafka.close_now()
     assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 40
     by_key: dict[bytes, list[bytes]] = defaultdict(list)
     for message in producer.produced:
@@ -210,10 +231,10 @@ def test_a_refused_event_fails_its_run_with_the_brokers_reason_and_not_the_other
     producer = FakeProducer(answer)
     kafka = destination(producer)
     try:
-        refused = kafka.send(big, never)
-        other = kafka.send(a_run(), never)
+        refused = send(kafka, big, never)
+        other = send(kafka, a_run(), never)
     finally:
-        kafka.close()
+        kafka.close_now()
     assert not refused.delivered
     assert refused.accepted == 2
     assert refused.error is not None
@@ -227,9 +248,9 @@ def test_a_broker_that_answers_nothing_for_the_whole_timeout_is_an_outage(
     kafka = destination(producer, delivery_timeout=0.3)
     try:
         with pytest.raises(DestinationUnreachable) as raised:
-            kafka.send(a_run(), never)
+            send(kafka, a_run(), never)
     finally:
-        kafka.close()
+        kafka.close_now()
     message = str(raised.value)
     assert message.startswith("the Kafka broker at kafka://127.0.0.1:59092/lineage "
                               "acknowledged nothing for 0.3 s")
@@ -247,10 +268,10 @@ def test_a_timeout_while_other_events_are_acknowledged_fails_only_that_run(
     producer = FakeProducer(answer)
     kafka = destination(producer, delivery_timeout=30)
     try:
-        assert kafka.send(a_run(), never).delivered
-        outcome = kafka.send(unlucky, never)
+        assert send(kafka, a_run(), never).delivered
+        outcome = send(kafka, unlucky, never)
     finally:
-        kafka.close()
+        kafka.close_now()
     assert not outcome.delivered and outcome.accepted == 0
     assert outcome.error is not None and outcome.error.startswith("not acknowledged within 30 s")
 
@@ -260,9 +281,9 @@ def test_a_fatal_producer_error_stops_the_export(never: threading.Event) -> None
     kafka = destination(producer)
     try:
         with pytest.raises(DestinationError, match="failed for good"):
-            kafka.send(a_run(), never)
+            send(kafka, a_run(), never)
     finally:
-        kafka.close()
+        kafka.close_now()
 
 
 def test_cancel_while_waiting_for_acknowledgements_reports_the_run_not_delivered() -> None:
@@ -272,10 +293,10 @@ def test_cancel_while_waiting_for_acknowledgements_reports_the_run_not_delivered
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
     try:
-        outcome = kafka.send(a_run(), cancel)
+        outcome = send(kafka, a_run(), cancel)
     finally:
         producer.held.set()
-        kafka.close()
+        kafka.close_now()
     assert not outcome.delivered and outcome.accepted == 0
     assert outcome.error is not None and "cancelled" in outcome.error
 
@@ -286,11 +307,11 @@ def test_a_full_queue_is_waited_out_and_a_refused_produce_fails_the_run(
     producer.full_for = 3
     kafka = destination(producer)
     try:
-        assert kafka.send(a_run(), never).delivered
+        assert send(kafka, a_run(), never).delivered
         producer.fail_produce = KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
-        outcome = kafka.send(a_run("0190b4f6-4444-7000-8000-000000000004"), never)
+        outcome = send(kafka, a_run("0190b4f6-4444-7000-8000-000000000004"), never)
     finally:
-        kafka.close()
+        kafka.close_now()
     assert len(producer.produced) == 4
     assert not outcome.delivered and outcome.accepted == 0
     assert outcome.error is not None and "MSG_SIZE_TOO_LARGE" in outcome.error
@@ -302,8 +323,8 @@ def test_the_hosts_producer_is_left_alone_on_close() -> None:
     kafka = destination(producer)
     cancel = threading.Event()
     threading.Timer(0.1, cancel.set).start()
-    outcome = kafka.send(a_run(), cancel)
-    kafka.close()
+    outcome = send(kafka, a_run(), cancel)
+    kafka.close_now()
     assert not outcome.delivered
     assert producer.purged == 0 and len(producer) == 4, "what the host's producer holds is its own"
 
@@ -316,9 +337,9 @@ def test_without_a_broker_the_real_producer_gives_up_after_the_timeout_in_one_se
     started = time.monotonic()
     try:
         with pytest.raises(DestinationUnreachable) as raised:
-            kafka.send(a_run(), never)
+            send(kafka, a_run(), never)
     finally:
-        kafka.close()
+        kafka.close_now()
     assert time.monotonic() - started < 1.0 + 5.0
     message = str(raised.value)
     assert message.startswith("the Kafka broker at kafka://127.0.0.1:1/lineage acknowledged "
@@ -417,7 +438,7 @@ def opened(settings: Settings, store: Store, environ: dict[str, str] | None = No
            ) -> KafkaDestination:
     destination = open_destination(Opening(settings, store, environ or {}, Path(".")))
     assert isinstance(destination, KafkaDestination)
-    destination.close()
+    destination.close_now()
     return destination
 
 

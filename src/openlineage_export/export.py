@@ -7,6 +7,7 @@ The pipe reads top to bottom in :func:`run_export`; each step is a function ``st
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .deliver.destination import Destination, Opening, Supplied
-from .deliver.engine import deliver
+from .deliver.destination import Destination, Opening, Retrying, Supplied
+from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
 from .deliver.registry import CATALOGUE, open_destination
 from .errors import ConfigError, DestinationUnreachable
@@ -53,6 +54,9 @@ class ExportRequest:
     on_progress: Callable[[Progress], None] | None = None
     on_run: Callable[[RunResult], None] | None = None
     """Called once per editor run with its events and what became of it (for reports)."""
+    on_retry: Callable[[Retrying], None] | None = None
+    """Called each time an event is about to be tried again (the server answered an error, or
+    nothing): to say so as it happens. Reasons are redacted."""
     cancel: threading.Event | None = None
     full: bool = False
     """Send every run again, even those the destination already accepted."""
@@ -74,30 +78,40 @@ class Opened:
 
 
 def run_export(request: ExportRequest) -> ExportReport:
-    """Export the workspace's runs; returns the report (raises only for config/workspace errors)."""
+    """Export the workspace's runs; returns the report (raises only for config/workspace errors).
+
+    Blocking: it runs :func:`run_export_async` on an event loop of its own (in a thread of its
+    own when this thread already runs one).
+    """
+    return blocking(run_export_async(request))
+
+
+async def run_export_async(request: ExportRequest) -> ExportReport:
+    """The export on the caller's event loop; an asyncio host hands in its own aiohttp session
+    as ``request.http``. Reading the trail runs in a worker thread, so the loop stays free."""
     environ = request.environ or {}
     report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
     cancel = request.cancel or threading.Event()
     recorder = Recorder(report, cancel, on_bad_entry=request.on_bad_entry, on_run=request.on_run,
-                        on_progress=request.on_progress)
+                        on_progress=request.on_progress, on_retry=request.on_retry)
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
     report.namespace = opened.translation.namespace
-    with contextlib.ExitStack() as stack:
-        destination = open_for(request, opened, environ)
-        stack.callback(destination.close)
+    async with contextlib.AsyncExitStack() as stack:
+        destination = open_for(request, opened, environ, recorder)
+        stack.push_async_callback(destination.close)
         recorder.destination(destination.name, destination.redact)
         if not request.dry_run:
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
             recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint)
-        scan = scan_trail(opened, recorder.bad_entry)
+        scan = await asyncio.to_thread(scan_trail, opened, recorder.bad_entry)
         stack.callback(scan.index.close)
         recorder.scanned(scan.runs, never_run(opened.graph, scan))
         plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
                         full=request.full)
         runs = translate(opened, scan, plan, recorder, keep_unchanged=request.on_run is not None)
         try:
-            deliver(runs, destination, recorder.outcome, cancel)
+            await deliver_async(runs, destination, recorder.outcome, cancel)
         except DestinationUnreachable as exc:
             recorder.outage(str(exc))
         recorder.finish(cancelled=cancel.is_set())
@@ -121,7 +135,8 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     return Opened(workspace, settings, graph, translation, fingerprint, trail)
 
 
-def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str]) -> Destination:
+def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],
+             recorder: Recorder) -> Destination:
     """The destination: the dry run's output stream, else the one the settings name."""
     if request.dry_run:
         if request.output is None:
@@ -129,7 +144,7 @@ def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str])
         return FileDestination.to_stream(request.output)
     return open_destination(Opening(
         opened.settings, request.secrets or LazyStore(environ), environ, opened.workspace.root,
-        Supplied(http=request.http)))
+        Supplied(http=request.http, on_retry=recorder.retrying)))
 
 
 def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None]) -> TrailScan:

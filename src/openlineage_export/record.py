@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .deliver.destination import RunOutcome
+from .deliver.destination import Retrying, RunOutcome
 from .hub.model import BadEntry
 from .report import ExportReport, FailedRun, Progress, RunResult
 from .secrecy import Redactor
@@ -25,8 +25,10 @@ class Recorder:
     def __init__(self, report: ExportReport, cancel: threading.Event, *,
                  on_bad_entry: Callable[[BadEntry], None] | None = None,
                  on_run: Callable[[RunResult], None] | None = None,
-                 on_progress: Callable[[Progress], None] | None = None) -> None:
+                 on_progress: Callable[[Progress], None] | None = None,
+                 on_retry: Callable[[Retrying], None] | None = None) -> None:
         self.report = report
+        self._on_retry = on_retry
         self._cancel = cancel
         self._on_bad_entry = on_bad_entry
         self._on_run = on_run
@@ -88,6 +90,12 @@ class Recorder:
         if self._on_run is not None:
             self._on_run(RunResult(run, state, error))
         self._progress()
+
+    def retrying(self, notice: Retrying) -> None:
+        """An event is about to be tried again: tell the host, redacted."""
+        if self._on_retry is not None:
+            self._on_retry(Retrying(notice.destination, self._redact(notice.reason),
+                                    notice.attempt, notice.give_up_in))
 
     def outage(self, message: str) -> None:
         """The destination could not be reached at all: the export stopped."""

@@ -8,8 +8,8 @@ time. ``deliver/registry.py`` lists the kinds.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -35,28 +35,57 @@ class RunOutcome:
         return self.error is None
 
 
+class Tally:
+    """How many of a run's events the destination has accepted so far (the engine reads it
+    when it has to abandon a run mid-way)."""
+
+    __slots__ = ("accepted",)
+
+    def __init__(self) -> None:
+        self.accepted = 0
+
+
 class Destination(Protocol):
     """Where events go: a server over HTTP, a Kafka topic, a file.
 
-    ``send`` delivers one editor run's events in order and may be called from several threads
-    at once for different runs. It raises :class:`~openlineage_export.errors.DestinationError`
-    only when the destination as a whole cannot take events (the export stops); a refusal of
-    one run is a :class:`RunOutcome` with an error.
+    Used on one asyncio event loop (the engine's): :meth:`start` once, then :meth:`send` for
+    many runs at once (each run's events in order), then :meth:`close`. ``send`` raises
+    :class:`~openlineage_export.errors.DestinationError` only when the destination as a whole
+    cannot take events (the export stops), or a
+    :class:`~openlineage_export.errors.ConfigError` when what was configured cannot work (a key
+    the server refuses); a refusal of one run is a :class:`RunOutcome` with an error.
     """
 
     name: str
     """The destination's identity, as the ledger and the summary name it."""
     concurrency: int
+    """How many editor runs it takes at once."""
     redact: Redactor
     """Masks the secrets this destination holds in any text about it."""
 
-    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
-        """Deliver the run's events in order; stop early (not delivered) when cancelled."""
+    async def start(self) -> None:
+        """Open connections (inside the engine's event loop)."""
         ...
 
-    def close(self) -> None:
-        """Release connections and flush; called once at the end."""
+    async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
+        """Deliver the run's events in order, counting each accepted one in ``tally``; stop
+        early (not delivered) once ``stop`` is set."""
         ...
+
+    async def close(self) -> None:
+        """Release connections and flush; called once at the end, after :meth:`start`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """An event is being tried again: where to, why, which attempt, how long until we give up."""
+
+    destination: str
+    reason: str
+    attempt: int
+    give_up_in: float
+    """Seconds left of ``openlineage.retry.maxTime`` for this event."""
 
 
 @dataclass(frozen=True)
@@ -64,9 +93,12 @@ class Supplied:
     """What the host hands in for the destinations, besides settings and secrets."""
 
     http: Any = None
-    """The host's HTTP surface for the ``http`` kind (see ``deliver/http.py``)."""
+    """The host's HTTP client for the ``http`` kind: an ``aiohttp.ClientSession`` (used on the
+    engine's loop), or an httpx client or transport (the slower path; see ``http_client.py``)."""
     kafka_producer: Any = None
     """A Kafka producer of the host's own for the ``kafka`` kind (it closes it)."""
+    on_retry: Callable[[Retrying], None] | None = None
+    """Told each time an event is about to be tried again (the host says so as it happens)."""
 
 
 @dataclass(frozen=True)

@@ -1,85 +1,166 @@
-"""The delivery engine: editor runs in, outcomes out; bounded concurrency across runs.
+"""The delivery engine: editor runs in, outcomes out, on one asyncio event loop.
 
-Each run's events go in order on one thread (START accepted before the end, the pipeline's
-START before its stages'); different runs go in parallel, at most ``destination.concurrency``
-at once, with at most twice that many translated and waiting, so memory stays flat.
+One coroutine per editor run in flight sends its events strictly in order (a START accepted
+before the run's end, the pipeline's START before its stages'); at most
+``destination.concurrency`` runs are in flight, and a run waits for every earlier run that
+touches a dataset it writes or writes one it reads (``order.py``), so the server files every
+read under the version a one-at-a-time export gives. Runs are pulled from the translating
+generator only as room frees up: at most twice the concurrency are translated and waiting.
+
+A cancel (the host's ``threading.Event``) stops new runs and new events at once; requests
+still in flight get :data:`CANCEL_GRACE` seconds to be answered, then they are abandoned, so
+the export returns within about a second. Abandoned and cut-short runs are reported as not
+delivered (they stay pending in the ledger).
 """
 
 from __future__ import annotations
 
-import queue
+import asyncio
+import concurrent.futures
 import threading
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, Generic, TypeVar
 
-from ..errors import DestinationError
+from ..errors import ExportError
 from ..translate.events import TranslatedRun
-from .destination import Destination, RunOutcome
+from .destination import Destination, RunOutcome, Tally
+from .order import CausalOrder, Ticket
 
 T = TypeVar("T")
 """What the caller attaches to each run and gets back with its outcome (e.g. its ledger key)."""
 
+CANCEL_GRACE = 0.8
+"""Seconds the requests in flight get to be answered after a cancel."""
+_WATCH_EVERY = 0.05
+
+OnOutcome = Callable[[TranslatedRun, T, RunOutcome], None]
+
 
 def deliver(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
-            on_outcome: Callable[[TranslatedRun, T, RunOutcome], None],
-            cancel: threading.Event) -> None:
-    """Send every run; report each outcome (on the calling thread) as soon as it is known.
+            on_outcome: OnOutcome[T], cancel: threading.Event) -> None:
+    """Start the destination, send every run (:func:`deliver_async`), close it; blocking."""
+
+    async def whole() -> None:
+        try:
+            await deliver_async(runs, destination, on_outcome, cancel)
+        finally:
+            await destination.close()
+
+    blocking(whole())
+
+
+async def deliver_async(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
+                        on_outcome: OnOutcome[T], cancel: threading.Event) -> None:
+    """Start the destination and send every run; report each outcome (on the loop) as soon as
+    it is known. The caller closes the destination.
 
     Returns when all runs were tried or ``cancel`` was set; re-raises the first
-    :class:`DestinationError` (after stopping the other senders), so an outage ends the export.
+    :class:`~openlineage_export.errors.ExportError` a destination raised (an outage, a key the
+    server refuses) after the other runs stopped, so it ends the export.
     """
-    workers = max(1, destination.concurrency)
-    if workers == 1:
-        for run, tag in runs:
-            if cancel.is_set():
-                return
-            on_outcome(run, tag, destination.send(run, cancel))
-        return
-    # The senders watch ``stop``: set when the host cancels (propagated below) or on an outage.
-    stop = threading.Event()
-    pending: dict[Future[RunOutcome], tuple[TranslatedRun, T]] = {}
-    # Finished senders queue themselves here, so settling costs nothing per pending run.
-    finished: queue.SimpleQueue[Future[RunOutcome]] = queue.SimpleQueue()
-    failure: DestinationError | None = None
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deliver") as pool:
+    await destination.start()
+    await _Delivery(destination, on_outcome, cancel).run(runs)
 
-        def settle(block: bool) -> None:
-            nonlocal failure
-            done = []
-            try:
-                done.append(finished.get(timeout=0.1) if block else finished.get_nowait())
-                while True:
-                    done.append(finished.get_nowait())
-            except queue.Empty:
-                pass
-            if cancel.is_set():
-                stop.set()
-            for future in done:
-                run, tag = pending.pop(future)
-                try:
-                    outcome = future.result()
-                except DestinationError as exc:
-                    if failure is None:
-                        failure = exc
-                    stop.set()
-                    continue
-                if failure is not None and not outcome.delivered and not cancel.is_set():
-                    # Cut short by the outage (``stop``), not refused by the destination: not a
-                    # failed run, as the one sender does not report the run the outage stopped.
-                    continue
-                on_outcome(run, tag, outcome)
 
-        for run, tag in runs:
-            if stop.is_set() or cancel.is_set():
-                break
-            future = pool.submit(destination.send, run, stop)
-            pending[future] = (run, tag)
-            future.add_done_callback(finished.put)
-            while len(pending) >= 2 * workers:
-                settle(block=True)
-            settle(block=False)
-        while pending:
-            settle(block=True)
-    if failure is not None:
-        raise failure
+R = TypeVar("R")
+
+
+def blocking(work: Coroutine[Any, Any, R]) -> R:
+    """Run ``work`` to the end on an event loop of its own: in this thread, or, when this
+    thread already runs a loop (an asyncio host called a blocking function), in a new one."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="export") as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
+class _Delivery(Generic[T]):
+    """One delivery: the runs in flight, the causal order, and the first fatal error."""
+
+    def __init__(self, destination: Destination, on_outcome: OnOutcome[T],
+                 cancel: threading.Event) -> None:
+        self.destination = destination
+        self.on_outcome = on_outcome
+        self.cancel = cancel
+        self.stop = asyncio.Event()
+        self.slots = asyncio.Semaphore(max(1, destination.concurrency))
+        self.order = CausalOrder()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.failure: ExportError | None = None
+
+    async def run(self, runs: Iterable[tuple[TranslatedRun, T]]) -> None:
+        watcher = asyncio.create_task(self._watch_cancel())
+        window = 2 * max(1, self.destination.concurrency)
+        try:
+            for run, tag in runs:  # translation happens here, between sends
+                if self.stop.is_set():
+                    break
+                ticket = self.order.admit(run)
+                task = asyncio.create_task(self._one(run, tag, ticket))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+                if len(self.tasks) >= window:
+                    await self._one_finished_or_stop()
+                else:
+                    await asyncio.sleep(0)  # let the sends in flight progress
+            await self._drain()
+        finally:
+            watcher.cancel()
+        if self.failure is not None:
+            raise self.failure
+
+    async def _one(self, run: TranslatedRun, tag: T, ticket: Ticket) -> None:
+        tally = Tally()
+        outcome: RunOutcome | None = None
+        try:
+            await ticket.ready()
+            async with self.slots:
+                if not self.stop.is_set():
+                    outcome = await self.destination.send(run, self.stop, tally)
+        except ExportError as exc:
+            if self.failure is None:
+                self.failure = exc
+            self.stop.set()
+        except asyncio.CancelledError:  # abandoned after a cancel's grace time
+            outcome = RunOutcome(tally.accepted, "interrupted before the server answered")
+        finally:
+            self.order.finish(ticket)
+        if outcome is None:
+            if self.failure is None:  # never started: stopped by a cancel
+                self.on_outcome(run, tag, RunOutcome(0, "interrupted before it was sent"))
+            return
+        if self.failure is not None and not outcome.delivered and not self.cancel.is_set():
+            # Cut short by the outage (``stop``), not refused by the destination: not a
+            # failed run; it stays pending.
+            return
+        self.on_outcome(run, tag, outcome)
+
+    async def _drain(self) -> None:
+        """Wait for the runs in flight; after a cancel, abandon what outlasts the grace."""
+        while self.tasks:
+            if not self.cancel.is_set():
+                await self._one_finished_or_stop()
+                continue
+            _, late = await asyncio.wait(self.tasks, timeout=CANCEL_GRACE)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+
+    async def _one_finished_or_stop(self) -> None:
+        if self.stop.is_set():
+            await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
+            return
+        stopping = asyncio.create_task(self.stop.wait())
+        try:
+            await asyncio.wait({*self.tasks, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+
+    async def _watch_cancel(self) -> None:
+        """The host's cancel is a thread's event: look at it often, turn it into ``stop``."""
+        while not self.cancel.is_set():
+            await asyncio.sleep(_WATCH_EVERY)
+        self.stop.set()

@@ -10,9 +10,9 @@ The ledger applies as for a server: each export appends only the runs that are n
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, ClassVar
@@ -21,7 +21,7 @@ from ..errors import ConfigError, DestinationError
 from ..host.settings import SettingsGroup, setting
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
-from .destination import Opening, RunOutcome
+from .destination import Opening, RunOutcome, Tally
 
 _ROTATED = re.compile(r"events-(\d{6,})\.jsonl")
 
@@ -83,7 +83,6 @@ class FileDestination:
     def __init__(self, config: FileConfig, supplied: object = None) -> None:
         self.config = config
         self.name = config.name
-        self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
         self._size = 0
         self._number = 0
@@ -95,25 +94,28 @@ class FileDestination:
         """The dry run's destination: ``stream`` (the caller owns and closes it)."""
         return cls(FileConfig(stream=stream))
 
-    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
-        """Write the run's events, one line each."""
+    async def start(self) -> None:
+        """Nothing to open: the file was opened (and checked) when the destination was made."""
+
+    async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
+        """Write the run's events, one line each (a whole run, or nothing of it)."""
         data = b"".join(encode(event) + b"\n" for event in run.events)
-        with self._lock:
+        try:
             if self.config.stream is not None:
                 self.config.stream.write(data)
-                return RunOutcome(accepted=len(run.events))
-            try:
+            else:
                 self._rotate_if_full()
                 assert self._file is not None
                 self._file.write(data)
                 self._file.flush()
-            except OSError as exc:
-                raise DestinationError(f"cannot write the events to {self._where()}: "
-                                       f"{exc.strerror or exc}") from None
-            self._size += len(data)
+                self._size += len(data)
+        except OSError as exc:
+            raise DestinationError(f"cannot write the events to {self._where()}: "
+                                   f"{exc.strerror or exc}") from None
+        tally.accepted = len(run.events)
         return RunOutcome(accepted=len(run.events))
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Flush (and, for a file of ours, write to disk and close)."""
         if self.config.stream is not None:
             self.config.stream.flush()
@@ -127,7 +129,8 @@ class FileDestination:
                 self._file = None
 
     def _where(self) -> Path:
-        assert self.config.path is not None
+        if self.config.path is None:
+            return Path("-")  # the dry run's stream
         if not self.config.folder:
             return self.config.path
         return self.config.path / f"events-{self._number:06d}.jsonl"

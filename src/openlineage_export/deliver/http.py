@@ -1,22 +1,26 @@
 """The ``http`` destination: POST each event to an OpenLineage endpoint (Marquez, DataHub...).
 
-The client is the host's: an editor hands in the ``httpx.Client`` it configured (proxies, TLS,
-its own transport) as ``Supplied.http``; otherwise one is built from the settings with
-:func:`build_client`.
+Each event is one POST (JSON, gzip when asked) through an asyncio HTTP client
+(``http_client.py``: aiohttp by default, or the host's own session or httpx client), on the
+engine's loop. An event is retried on connection errors, timeouts, 408, 425, 429 and 5xx with
+exponential backoff and jitter (never less than the backoff, even when ``Retry-After`` asks for
+less), for at most ``openlineage.retry.maxTime`` seconds; ``openlineage.timeout`` is a deadline
+for the whole request, answer included. Other 4xx refuse the run; 401 and 403 again and again
+mean the key is wrong for every run: the export stops as a configuration error. A server that
+answers nothing for a whole retry window is an outage: the export stops.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gzip
 import random
-import ssl
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
@@ -29,13 +33,21 @@ from ..secrecy import (
     resolve_secret,
 )
 from ..translate.events import TranslatedRun, encode
-from .destination import DeliverySettings, Opening, RunOutcome, Supplied
+from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
+from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
 from .retry import RetryPolicy, retry_after_seconds
 
 USER_AGENT_PREFIX = "openlineage-export"
 
 API_KEY_ENV = "OPENLINEAGE_API_KEY"
 """The environment variable that hands the API key over directly (never a setting)."""
+
+AUTH_STRIKES = 3
+"""After this many 401/403 answers in a row (nothing accepted between), the key is wrong for
+every run: the export stops instead of trying each run."""
+
+REASON_LIMIT = 500
+"""The most characters of a server's answer shown as a reason."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,10 @@ class HttpConfig:
     retry: RetryPolicy = RetryPolicy()
     verify: bool | Path = True
     """Verify the server's certificate: with the system's CAs (True), a CA bundle, or not."""
+    key_origin: str | None = None
+    """Where the API key came from (``the secret 'marquez-prod'``), for messages."""
+    key_fix: str | None = None
+    """How the user replaces the key, for messages."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> HttpConfig:
@@ -104,7 +120,8 @@ class HttpConfig:
                    gzip_body=http.compression == "gzip", timeout=delivery.timeout,
                    concurrency=delivery.concurrency,
                    retry=RetryPolicy(max_time=delivery.retry_max_time),
-                   verify=delivery.tls_ca_bundle or delivery.tls_verify)
+                   verify=delivery.tls_ca_bundle or delivery.tls_verify,
+                   key_origin=key.origin if key else None, key_fix=key.fix if key else None)
 
     @property
     def name(self) -> str:
@@ -112,133 +129,101 @@ class HttpConfig:
         return self.url
 
 
-def build_client(config: HttpConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The default client: keep-alive pool sized to the concurrency, no redirects followed."""
-    from .. import __version__
-
-    limits = httpx.Limits(max_connections=config.concurrency,
-                          max_keepalive_connections=config.concurrency)
-    checks = config.verify if isinstance(config.verify, bool) else _ca_bundle(config.verify)
-    return httpx.Client(timeout=config.timeout, verify=checks, limits=limits,
-                        transport=transport, follow_redirects=False,
-                        headers={"User-Agent": f"{USER_AGENT_PREFIX}/{__version__}"})
-
-
-def _ca_bundle(path: Path) -> ssl.SSLContext:
-    """A context trusting the CA certificates in ``path`` (httpx wants a context, not a path)."""
-    try:
-        return ssl.create_default_context(cafile=str(path))
-    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-        raise ConfigError(f"openlineage.tls.caBundle: {path} holds no CA certificate we can "
-                          f"use ({getattr(exc, 'reason', None) or exc})") from None
-
-
-@dataclass
-class _Health:
-    """Shared among the sending threads: when did the server last accept anything."""
-
-    last_success: float
-    lock: threading.Lock
-
-
 class HttpDestination:
     """POSTs each event as JSON; per-run order, retries, and a clear verdict on outages."""
 
     def __init__(self, config: HttpConfig, supplied: Supplied | None = None, *,
                  seed: int | None = None) -> None:
-        host_http = supplied.http if supplied is not None else None
-        self._owned: httpx.Client | None = None
-        if isinstance(host_http, httpx.Client):
-            self.client = host_http
-        else:
-            self.client = self._owned = build_client(config, transport=host_http)
+        from .. import __version__
+
+        supplied = supplied or Supplied()
         self.config = config
         self.url = config.url
         self.name = config.url
         self.concurrency = config.concurrency
         self.retry = config.retry
-        self._gzip = config.gzip_body
+        self.redact = Redactor(config.api_key)
+        self._on_retry = supplied.on_retry
+        self._poster = poster_for(supplied.http, verify=config.verify,
+                                  concurrency=config.concurrency,
+                                  user_agent=f"{USER_AGENT_PREFIX}/{__version__}")
         self._headers = {"Content-Type": "application/json"}
         if config.gzip_body:
             self._headers["Content-Encoding"] = "gzip"
         if config.api_key:
             self._headers["Authorization"] = f"Bearer {config.api_key}"
-        self.redact = Redactor(config.api_key)
-        self._masking = masked_logs(self.redact)
-        self._masking.__enter__()
-        self._health = _Health(time.monotonic(), threading.Lock())
+        self._masking = contextlib.ExitStack()
+        self._last_success = time.monotonic()
+        self._auth_refusals = 0
         self._rng = random.Random(seed)
-        self._rng_lock = threading.Lock()
 
-    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
+    async def start(self) -> None:
+        """Open the client's connection pool; mask the key in the HTTP stack's logs."""
+        self._masking.enter_context(masked_logs(self.redact))
+        self._last_success = time.monotonic()
+        await self._poster.start()
+
+    async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
-        for accepted, event in enumerate(run.events):
-            if cancel.is_set():
-                return RunOutcome(accepted, "cancelled before every event was sent")
+        for event in run.events:
+            if stop.is_set():
+                return RunOutcome(tally.accepted, "cancelled before every event was sent")
             body = encode(event)
-            if self._gzip:
+            if self.config.gzip_body:
                 body = gzip.compress(body, mtime=0)
-            error = self._post(body, cancel)
+            error = await self._post(body, stop)
             if error is not None:
-                return RunOutcome(accepted, error)
-        return RunOutcome(len(run.events))
+                return RunOutcome(tally.accepted, error)
+            tally.accepted += 1
+        return RunOutcome(tally.accepted)
 
-    def close(self) -> None:
-        """Close the client we built (a host's is the host's to close); stop masking logs."""
+    async def close(self) -> None:
+        """Close the client we opened (a host's is the host's to close); stop masking logs."""
         try:
-            if self._owned is not None:
-                self._owned.close()
+            await self._poster.close()
         finally:
-            self._masking.__exit__(None, None, None)
+            self._masking.close()
 
-    def _post(self, body: bytes, cancel: threading.Event) -> str | None:
+    async def _post(self, body: bytes, stop: asyncio.Event) -> str | None:
         """One event until accepted (None), refused (the reason), or out of retry time."""
         policy = self.retry
         started = time.monotonic()
         attempt = 0
-        # Whether the last attempt got no answer at all (refused, reset, closed): an event whose
-        # connection broke when the server went away, then found none for the rest of its time,
-        # met an outage.
-        unreachable = True
         while True:
             attempt += 1
-            wait: float | None = None
+            asked: float | None = None
+            # Whether the attempt got no answer at all (refused, reset, closed): an event whose
+            # connection broke when the server went away, then found none for the rest of its
+            # time, met an outage.
+            unreachable = False
             try:
-                # Per request: a host's client may follow redirects, we never do (the key
-                # would travel, and httpx turns a redirected POST into a GET that "succeeds").
-                response = self.client.post(self.url, content=body, headers=self._headers,
-                                            follow_redirects=False)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                untrusted = _certificate_refused(exc)
-                if untrusted is not None:  # no retry will make it trusted: stop now
-                    raise DestinationUnreachable(
-                        f"the server at {self.url} could not be reached securely: its TLS "
-                        f"certificate was not accepted ({untrusted}); if it is the right server, "
-                        "point openlineage.tls.caBundle at the certificate of the CA that "
-                        "signed it") from None
+                async with asyncio.timeout(self.config.timeout):
+                    answer = await self._poster.post(self.url, body, self._headers)
+            except BadCertificate as exc:  # no retry will make it trusted: stop now
+                raise DestinationUnreachable(self.redact(
+                    f"the server at {self.url} could not be reached securely: its TLS "
+                    f"certificate was not accepted ({exc}); if it is the right server, point "
+                    "openlineage.tls.caBundle at the certificate of the CA that signed it")) \
+                    from None
+            except NoAnswer as exc:
                 unreachable = True
-                reason = f"cannot connect to {self.url} ({self._detail(exc)})"
-            except httpx.TimeoutException:
-                unreachable = False
-                reason = f"no answer from {self.url} within the timeout"
-            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
-                # The connection broke, or closed, with no answer: if that lasts, no server.
-                unreachable = True
-                reason = f"connection to {self.url} failed ({self._detail(exc)})"
-            except httpx.RequestError as exc:  # other transport errors, an undecodable answer
-                unreachable = False
-                reason = f"connection to {self.url} failed ({self._detail(exc)})"
+                reason = f"no answer from {self.url} ({self.redact(str(exc))})"
+            except TimeoutError:
+                reason = (f"no answer from {self.url} within the timeout "
+                          f"({self.config.timeout:g} s, openlineage.timeout)")
+            except TransportFailure as exc:
+                reason = f"connection to {self.url} failed ({self.redact(str(exc))})"
             else:
-                unreachable = False
-                status = response.status_code
-                if 200 <= status < 300:
-                    with self._health.lock:
-                        self._health.last_success = time.monotonic()
+                if 200 <= answer.status < 300:
+                    self._last_success = time.monotonic()
+                    self._auth_refusals = 0
                     return None
-                reason = self._describe(response)
-                if status not in policy.status_forcelist or _says_client_error(response):
+                reason = self._describe(answer)
+                if answer.status in (401, 403):
+                    self._refused_credentials(answer, reason)
+                if answer.status not in policy.status_forcelist or _says_client_error(answer):
                     return reason
-                wait = retry_after_seconds(response.headers.get("Retry-After"), time.time())
+                asked = retry_after_seconds(answer.retry_after, time.time())
             elapsed = time.monotonic() - started
             left = policy.max_time - elapsed
             if left <= 0 and unreachable:
@@ -250,55 +235,68 @@ class HttpDestination:
                     left = 0
             if left <= 0:
                 return f"gave up after {attempt} attempts in {elapsed:.0f} s: {reason}"
-            if wait is None:
-                with self._rng_lock:
-                    wait = policy.backoff(attempt, self._rng)
-            if cancel.wait(min(wait, left)):
+            wait = policy.backoff(attempt, self._rng)
+            if asked is not None:
+                wait = max(wait, asked)  # a server may ask for longer, never for less
+            if self._on_retry is not None:
+                self._on_retry(Retrying(self.name, reason, attempt, left))
+            if await _stopped(stop, min(wait, left)):
                 return "cancelled before every event was sent"
 
-    def _detail(self, exc: Exception) -> str:
-        return self.redact(str(exc)) or type(exc).__name__
+    def _refused_credentials(self, answer: Answer, reason: str) -> None:
+        """401/403: the key is wrong for every run once it keeps happening; stop then."""
+        self._auth_refusals += 1
+        if self._auth_refusals < AUTH_STRIKES:
+            return
+        if self.config.key_origin is None:
+            fix = ("it asks for an API key: store it with 'openlineage-export secrets set NAME' "
+                   "and set openlineage.apiKey.secretRef to NAME")
+        else:
+            fix = (f"the API key from {self.config.key_origin} is wrong or lacks the permission; "
+                   f"{self.config.key_fix}")
+        raise ConfigError(self.redact(
+            f"the server at {self.url} refused {AUTH_STRIKES} requests in a row with "
+            f"HTTP {answer.status} ({reason}): {fix}"))
 
     def _until_outage(self, reason: str, window: float) -> float:
         """Seconds until nothing will have been accepted for ``window``; raises
         :class:`DestinationUnreachable` when that is already so."""
-        with self._health.lock:
-            quiet_for = time.monotonic() - self._health.last_success
+        quiet_for = time.monotonic() - self._last_success
         if quiet_for >= window:
             raise DestinationUnreachable(
                 f"the server at {self.url} could not be reached for {window:.0f} s "
-                f"({reason}); nothing more was sent")
+                f"({reason}); nothing more was sent: check that the server is running and "
+                "that openlineage.url is its address")
         return window - quiet_for
 
-    def _describe(self, response: httpx.Response) -> str:
-        # Redact before cutting: a key straddling the cut would otherwise leave its start.
-        text = self.redact(response.text.strip().replace("\n", " "))
-        if len(text) > 500:
-            text = text[:500] + "..."
-        phrase = response.reason_phrase or ""
-        location = response.headers.get("Location")
-        if 300 <= response.status_code < 400 and location:
-            text = f"redirects to {location}; set openlineage.url to the final address"
-        return self.redact(f"HTTP {response.status_code} {phrase}".strip()
+    def _describe(self, answer: Answer) -> str:
+        if 300 <= answer.status < 400 and answer.location:
+            text = f"redirects to {answer.location}; set openlineage.url to the final address"
+        else:
+            # Redact before cutting: a key straddling the cut would otherwise leave its start.
+            text = self.redact(" ".join(answer.body.decode("utf-8", "replace").split()))
+            if len(text) > REASON_LIMIT:
+                text = text[:REASON_LIMIT] + "..."
+        return self.redact(f"HTTP {answer.status} {answer.reason}".strip()
                            + (f": {text}" if text else ""))
 
 
-def _certificate_refused(exc: BaseException) -> str | None:
-    """Why the server's TLS certificate was refused, when that is why we could not connect."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return str(cause.verify_message or cause.reason or "not trusted")
-        cause = cause.__cause__ or cause.__context__
-    return None
+async def _stopped(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds``, or less when ``stop`` is set; True when it was."""
+    try:
+        async with asyncio.timeout(seconds):
+            await stop.wait()
+    except TimeoutError:
+        return False
+    return True
 
 
-def _says_client_error(response: httpx.Response) -> bool:
+def _says_client_error(answer: Answer) -> bool:
     """Marquez answers malformed JSON with a 500 whose body says 400: that is a refusal."""
-    if response.status_code != 500:
+    if answer.status != 500:
         return False
     try:
-        body = orjson.loads(response.content)
+        body = orjson.loads(answer.body)
     except orjson.JSONDecodeError:
         return False
     code = body.get("code") if isinstance(body, dict) else None

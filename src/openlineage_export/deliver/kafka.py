@@ -1,17 +1,19 @@
 """Deliver events to an Apache Kafka topic through confluent-kafka (librdkafka).
 
-One idempotent producer (``enable.idempotence``, ``acks=all``) is shared by every sending thread.
-Each event of an editor run is one message: the key is the pipeline run id, so all of a run's
-events land on one partition in the order they were produced, and the value is the event's JSON,
-byte for byte what the dry run writes. A sender produces all of its run's events, then waits for
-the broker to acknowledge each one (delivery reports, served by one polling thread); only then
-is the run delivered. librdkafka retries on its own until ``message.timeout.ms``
-(``openlineage.retry.maxTime``); a message it gives up on ends its run, and when nothing at all
+One idempotent producer (``enable.idempotence``, ``acks=all``) is shared by every run the
+engine sends at once. Each event of an editor run is one message: the key is the pipeline run
+id, so all of a run's events land on one partition in the order they were produced, and the
+value is the event's JSON, byte for byte what the dry run writes. A run's coroutine produces all
+of its events, then awaits the broker's acknowledgement of each one (delivery reports, served
+by one polling thread and handed to the event loop); only then is the run delivered.
+librdkafka retries on its own until ``message.timeout.ms`` (``openlineage.retry.maxTime``); a
+message it gives up on ends its run, and when nothing at all
 was acknowledged for that whole time the destination is declared unreachable, as for HTTP.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import threading
@@ -27,7 +29,7 @@ from ..errors import ConfigError, DestinationError, DestinationUnreachable
 from ..host.settings import SettingsGroup, setting
 from ..secrecy import Redactor, is_loopback, resolve_secret
 from ..translate.events import TranslatedRun, encode
-from .destination import DeliverySettings, Opening, RunOutcome, Supplied
+from .destination import DeliverySettings, Opening, RunOutcome, Supplied, Tally
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 """How the producer talks to the brokers (Kafka's ``security.protocol``)."""
@@ -261,11 +263,12 @@ class KafkaConfig:
 class _RunAcks:
     """The delivery reports of one run's messages, filled in by the polling thread."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, loop: asyncio.AbstractEventLoop) -> None:
         self.errors: list[KafkaError | None] = [None] * count
         self.reported = [False] * count
         self.produced = 0
-        self.all_reported = threading.Event()
+        self.all_reported: asyncio.Future[None] = loop.create_future()
+        self._loop = loop
         self._left = 0
         self._done_producing = False
         self._lock = threading.Lock()
@@ -289,14 +292,14 @@ class _RunAcks:
             self.reported[index] = True
             self._left -= 1
             if self._left == 0 and self._done_producing:
-                self.all_reported.set()
+                self._loop.call_soon_threadsafe(_resolve, self.all_reported)
 
     def stop_expecting(self) -> None:
         """No more messages will be produced."""
         with self._lock:
             self._done_producing = True
             if self._left == 0:
-                self.all_reported.set()
+                self._loop.call_soon_threadsafe(_resolve, self.all_reported)
 
     def acknowledged(self) -> int:
         """How many messages, from the first on, the broker acknowledged."""
@@ -313,6 +316,11 @@ class _RunAcks:
                 if error is not None:
                     return index, error
             return None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class KafkaDestination:
@@ -350,31 +358,41 @@ class KafkaDestination:
             raise ConfigError(self.redact(
                 f"cannot set up the Kafka producer for {self.name}: {_describe(exc)}")) from None
 
-    def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
+    async def start(self) -> None:
+        """Nothing to open: the producer connects on its own."""
+
+    async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """Produce every event of the run, then wait until the broker acknowledged each."""
-        acks = _RunAcks(len(run.events))
+        acks = _RunAcks(len(run.events), asyncio.get_running_loop())
         key = run.run_id.encode()
         deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
         refused: str | None = None
         for index, event in enumerate(run.events):
-            if cancel.is_set():
+            if stop.is_set():
                 break
-            refused = self._produce(key, encode(event), index, acks, cancel, deadline)
+            refused = await self._produce(key, encode(event), index, acks, stop, deadline)
             if refused is not None:
                 break
         acks.stop_expecting()
         # After the last produce, librdkafka has delivery_timeout to report each message.
         deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
-        while not acks.all_reported.wait(0.05):
+        while True:
+            try:
+                async with asyncio.timeout(0.05):
+                    await asyncio.shield(acks.all_reported)
+                break
+            except TimeoutError:
+                pass
+            tally.accepted = acks.acknowledged()
             self._raise_if_fatal()
-            if cancel.is_set():
+            if stop.is_set():
                 return RunOutcome(acks.acknowledged(), "cancelled before every event was "
                                                       "acknowledged by the broker")
             if time.monotonic() >= deadline:
                 return RunOutcome(acks.acknowledged(), self._unanswered(
                     "no delivery report from the producer"))
         self._raise_if_fatal()
-        accepted = acks.acknowledged()
+        accepted = tally.accepted = acks.acknowledged()
         failed = acks.first_error()
         if failed is not None:
             return RunOutcome(accepted, self._verdict(*failed, len(run.events)))
@@ -384,8 +402,12 @@ class KafkaDestination:
             return RunOutcome(accepted, "cancelled before every event was sent")
         return RunOutcome(accepted)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Stop serving reports; an owned producer drops what was never acknowledged."""
+        self.close_now()
+
+    def close_now(self) -> None:
+        """:meth:`close`, outside an event loop."""
         self._closing.set()
         self._poller.join()
         if self._owned:
@@ -393,8 +415,8 @@ class KafkaDestination:
                 self._producer.purge()
             self._producer.flush(CLOSE_GRACE)
 
-    def _produce(self, key: bytes, value: bytes, index: int, acks: _RunAcks,
-                 cancel: threading.Event, deadline: float) -> str | None:
+    async def _produce(self, key: bytes, value: bytes, index: int, acks: _RunAcks,
+                       stop: asyncio.Event, deadline: float) -> str | None:
         """Queue one message (waiting while the producer's queue is full); None, or why not."""
         on_delivery = functools.partial(self._delivered, acks, index)
         while True:
@@ -407,7 +429,8 @@ class KafkaDestination:
                 # The local queue is full: the polling thread is draining it.
                 if time.monotonic() >= deadline:
                     return self._unanswered("the producer's queue stayed full")
-                if cancel.wait(0.01):
+                await asyncio.sleep(0.01)
+                if stop.is_set():
                     return "cancelled before every event was sent"
                 continue
             except KafkaException as exc:

@@ -27,17 +27,21 @@ class RetryPolicy:
         return float(ceiling * (0.5 + rng.random() / 2))
 
 
+_DIGITS = frozenset("0123456789")
+
+
 def retry_after_seconds(value: str | None, now_epoch: float) -> float | None:
-    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), if valid."""
+    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), if valid.
+
+    Delta-seconds are ASCII digits only (``"²"`` is no number of seconds); a date in the past
+    asks for 0. The caller never waits less than its own backoff, whatever is asked.
+    """
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if value and set(value) <= _DIGITS:
+        return float(min(int(value[:12]), 10**9))
     try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return max(0.0, parsedate_to_datetime(value).timestamp() - now_epoch)
+    except (TypeError, ValueError, IndexError, OverflowError, AttributeError):
         return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - now_epoch)
