@@ -27,6 +27,8 @@ from synth_trail import write_workspace
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.html_report import ReportCollector, render_report, write_report
 from openlineage_export.html_report import collector as collector_mod
+from openlineage_export.html_report.lineage import Sharing, views
+from openlineage_export.html_report.page import count
 from openlineage_export.report import ExportReport, RunResult
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -174,6 +176,40 @@ def test_the_graph_names_jobs_and_datasets_as_the_events_do() -> None:
     assert report.never_run == ["churn-model"]
 
 
+def test_each_pipeline_is_cut_apart_and_what_pipelines_share_is_kept() -> None:
+    collector = ReportCollector()
+    dry_run(DEMO, collector)
+    lineage = views(collector.graph)
+    job = {name: ("acme-analytics", name) for name in (
+        "customer-360", "daily-sales", "inventory-sync", "legacy-orders-export",
+        "marketing-attribution")}
+    mart = ("bigquery", "acme-analytics.sales_mart.daily_sales")
+    clicks = ("kafka://kafka-1.acme.internal:9092", "web.clickstream")
+    view = {v.pipeline[1]: v for v in lineage.pipelines}
+    assert [v.pipeline for v in lineage.pipelines] == sorted(job.values())
+    assert {s for s, _ in view["daily-sales"].stages} == {
+        ("acme-analytics", f"daily-sales.{stage}")
+        for stage in ("extract", "clean", "build_mart", "publish")}
+    # daily-sales writes the mart and reads it back; marketing-attribution reads it.
+    assert view["daily-sales"].shared == {mart: Sharing((), (job["marketing-attribution"],))}
+    assert view["marketing-attribution"].shared == {
+        mart: Sharing((job["daily-sales"],), ()), clicks: Sharing((), (job["customer-360"],))}
+    assert lineage.overview.datasets == ((mart, True), (clicks, True))
+    assert lineage.overview.writes == ((job["daily-sales"], mart, True),)
+    assert {(d, p) for d, p, _ in lineage.overview.reads} == {
+        (mart, job["marketing-attribution"]), (clicks, job["customer-360"]),
+        (clicks, job["marketing-attribution"])}  # not daily-sales reading back its own
+    assert lineage.overview.alone == (job["inventory-sync"], job["legacy-orders-export"])
+    assert not lineage.refused  # a dry run: nothing is drawn as refused
+
+
+@pytest.mark.parametrize(("runs", "shown"), [(7, "7"), (999, "999"), (1000, "1k"),
+                                             (4249, "4.2k"), (9949, "9.9k"), (9950, "10k"),
+                                             (35_400, "35k"), (1_250_000, "1.2M")])
+def test_a_bar_count_fits_above_its_bar(runs: int, shown: str) -> None:
+    assert count(runs) == shown and len(shown) <= 4
+
+
 def test_the_page_is_self_contained_and_the_same_for_the_same_trail(dot: None) -> None:
     pages = []
     for _ in range(2):
@@ -194,7 +230,9 @@ def test_every_string_from_the_trail_is_text_not_markup(ws: WorkspaceMaker, dot:
     collector = ReportCollector()
     page = render_report(collector, dry_run(ws.root, collector))
     assert PAYLOAD not in page and "<img" not in page and "<b>bold" not in page
-    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page  # in the graph, as text
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page  # as text
+    drawing = page.split('class="panel"')[1].split("</svg>")[0]
+    assert "&lt;script&gt;window.__pwned=1&lt;" in drawing  # in the drawing too (two lines)
     assert "&lt;img src=x onerror=" in page
     assert page.count("<script") == 1  # ours
 
@@ -271,8 +309,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 class Opened:
     """A report open in a tab, with everything the page said or tried to do."""
 
-    def __init__(self, browser: Any, path: Path) -> None:
+    def __init__(self, browser: Any, path: Path, width: int = 1280) -> None:
         self.page = browser.new_page()
+        self.page.set_viewport_size({"width": width, "height": 900})
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.dialogs: list[str] = []
@@ -284,13 +323,41 @@ class Opened:
         self.page.goto(path.as_uri())
         self.page.wait_for_load_state("load")
 
-    def text_in_graph(self, text: str) -> Any:
-        return self.page.locator("#graph svg g.node text").filter(
-            has_text=re.compile("^" + re.escape(text) + "$"))
+    def drawing(self) -> str:
+        """The selector of the pipeline drawing on show."""
+        (shown,) = [f"#{id_} svg" for id_ in self.page.locator(".panel:visible").evaluate_all(
+            "panels => panels.map(p => p.id)")]
+        return shown
 
-    def arrows(self, source: list[str], target: list[str]) -> int:
+    def pick(self, pipeline: str) -> str:
+        """Click the pipeline's tab; the selector of its drawing, now on show."""
+        self.page.locator("#picker a", has_text=re.compile(f"^{re.escape(pipeline)}$")).click()
+        return self.drawing()
+
+    def node(self, svg: str, *texts: str) -> Any:
+        """The box of the node of drawing ``svg`` showing ``texts`` (x, y, width, height)."""
+        return self.page.evaluate(FIND + "([svg, texts]) => { const n = find(svg, texts);"
+                                  " if (!n) return null; const b = n.getBBox();"
+                                  " return {x: b.x, y: b.y, width: b.width, height: b.height}; }",
+                                  [svg, list(texts)])
+
+    def arrows(self, svg: str, source: list[str], target: list[str]) -> int:
         """Arrows drawn from the node showing ``source`` texts to the one showing ``target``."""
-        return int(self.page.evaluate(ARROWS, [source, target]))
+        return int(self.page.evaluate(ARROWS, [svg, source, target]))
+
+    def lines(self, selector: str) -> list[int]:
+        """How many lines the text of each element matching ``selector`` takes on screen."""
+        return list(self.page.locator(selector).evaluate_all("""els => els.map(e => {
+            const r = document.createRange(); r.selectNodeContents(e);
+            return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; })"""))
+
+    def scrolls_sideways(self) -> bool:
+        return bool(self.page.evaluate(
+            "document.documentElement.scrollWidth > window.innerWidth"))
+
+    def colour(self, selector: str, prop: str) -> str:
+        return str(self.page.locator(selector).first.evaluate(
+            f"e => getComputedStyle(e).{prop}"))
 
     def close(self) -> None:
         assert self.errors == [], self.errors
@@ -298,24 +365,31 @@ class Opened:
         self.page.close()
 
 
-# Finds the two nodes by their texts and counts the edges whose line starts at the first and
-# whose arrowhead touches the second, in the coordinates of the drawing.
-ARROWS = """([source, target]) => {
-  const svg = document.querySelector('#graph svg');
-  const nodes = [...svg.querySelectorAll('g.node')];
-  const find = (texts) => nodes.find(n => texts.every(
-      t => [...n.querySelectorAll('text')].some(x => x.textContent === t)));
-  const a = find(source), b = find(target);
+# A node is found by texts its lines contain (a long name is drawn over several lines).
+FIND = """const find = (svg, texts) => [...document.querySelector(svg).querySelectorAll('g.node')]
+  .find(n => { const all = [...n.querySelectorAll('text')].map(t => t.textContent).join('');
+               return texts.every(t => all.includes(t)); });
+"""
+
+# Counts the edges whose line starts at the first node and whose arrowhead touches the second,
+# in the coordinates of the drawing.
+ARROWS = FIND + """([svg, source, target]) => {
+  const a = find(svg, source), b = find(svg, target);
   if (!a || !b) return -1;
   const near = (box, x, y) => x >= box.x - 4 && x <= box.x + box.width + 4 &&
                               y >= box.y - 4 && y <= box.y + box.height + 4;
   const ba = a.getBBox(), bb = b.getBBox();
-  return [...svg.querySelectorAll('g.edge')].filter(e => {
+  return [...document.querySelector(svg).querySelectorAll('g.edge')].filter(e => {
     const path = e.querySelector('path'), head = e.querySelector('polygon');
     const p0 = path.getPointAtLength(0), hb = head.getBBox();
     return near(ba, p0.x, p0.y) && near(bb, hb.x + hb.width / 2, hb.y + hb.height / 2);
   }).length;
 }"""
+
+# Every arrow of a drawing as [x where it starts, x of its head].
+ARROW_XS = """svg => [...document.querySelector(svg).querySelectorAll('g.edge')].map(e => {
+  const head = e.querySelector('polygon').getBBox();
+  return [e.querySelector('path').getPointAtLength(0).x, head.x + head.width / 2]; })"""
 
 
 def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
@@ -326,26 +400,54 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     tab = Opened(browser, out)
     page = tab.page
 
-    # The graph: jobs and datasets named as the events name them, reads and writes as arrows.
-    assert tab.text_in_graph("daily-sales.extract").is_visible()
-    assert tab.text_in_graph("postgres://db.acme.internal:5432").first.is_visible()
-    assert tab.text_in_graph("sales.public.orders").is_visible()
+    # One drawing per pipeline, picked by its tab; the others are out of the way.
+    tabs = page.locator("#picker a").all_inner_texts()
+    assert tabs == ["customer-360", "daily-sales", "inventory-sync", "legacy-orders-export",
+                    "marketing-attribution"]
+    assert page.locator(".panel:visible").count() == 1
+    svg = tab.pick("daily-sales")
+    assert page.locator(".panel:visible h3").inner_text() == "daily-sales"
+
+    # Jobs and datasets named as the events name them, reads and writes as arrows.
     orders = ["postgres://db.acme.internal:5432", "sales.public.orders"]
-    extract = ["acme-analytics", "daily-sales.extract"]
+    extract = ["daily-sales.extract"]
     raw = ["workspace://acme-analytics", "data/raw/orders.parquet"]
-    assert tab.arrows(orders, extract) == 1  # a read
-    assert tab.arrows(extract, raw) == 1  # a write
-    assert tab.arrows(extract, orders) == 0
-    inside = page.evaluate("""() => {
-      const svg = document.querySelector('#graph svg');
-      const box = [...svg.querySelectorAll('g.cluster')].find(c => [...c.querySelectorAll('text')]
-          .some(t => t.textContent === 'daily-sales')).getBBox();
-      const job = [...svg.querySelectorAll('g.node')].find(n => [...n.querySelectorAll('text')]
-          .some(t => t.textContent === 'daily-sales.extract')).getBBox();
-      return job.x >= box.x && job.y >= box.y && job.x + job.width <= box.x + box.width
-          && job.y + job.height <= box.y + box.height;
-    }""")
-    assert inside, "the stage job is drawn inside its pipeline's box"
+    assert tab.arrows(svg, orders, extract) == 1  # a read
+    assert tab.arrows(svg, extract, raw) == 1  # a write
+    assert tab.arrows(svg, extract, orders) == 0
+
+    # Left to right in data-flow order: sources, the stage jobs as data flows, final outputs.
+    flow = [orders, extract, raw, ["daily-sales.clean"], ["data/staged/orders_clean.parquet"],
+            ["daily-sales.build_mart"], ["acme-analytics.sales_mart.", "daily_sales"],
+            ["daily-sales.publish"], ["s3://acme-reports", "sales/daily_sales.csv"]]
+    xs = [tab.node(svg, *texts)["x"] for texts in flow]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs), xs
+    for pipeline in tabs:  # and every arrow of every drawing runs left to right
+        arrows = page.evaluate(ARROW_XS, tab.pick(pipeline))
+        assert arrows and all(start < head for start, head in arrows), (pipeline, arrows)
+    svg = tab.pick("daily-sales")
+
+    # The job namespace is said once, not above every job.
+    drawn = page.locator(".panel svg text, #overview svg text").all_text_contents()
+    assert "acme-analytics" not in drawn and "daily-sales.extract" in drawn
+    assert page.locator("#graph-section > p code").inner_text() == "acme-analytics"
+
+    # The dataset daily-sales shares with marketing-attribution says so, and the overview
+    # joins the two pipelines through it; a click on a pipeline there opens its drawing.
+    mart = ["bigquery", "acme-analytics.sales_mart.", "daily_sales"]
+    assert tab.node(svg, *mart, "also read by marketing-attribution")
+    assert tab.arrows("#overview svg", ["daily-sales"], mart) == 1
+    assert tab.arrows("#overview svg", mart, ["marketing-attribution"]) == 1
+    assert page.locator("#alone").inner_text() == (
+        "The other 2 pipeline jobs share no dataset with another.")
+    page.locator("#overview svg g.node", has_text="marketing-attribution").click()
+    assert page.locator(".panel:visible h3").inner_text() == "marketing-attribution"
+    tab.pick("daily-sales")
+
+    # Nothing was refused on a dry run: no legend for it, and the events were built, not sent.
+    assert page.locator("#legend-refused").count() == 0
+    assert "refused" not in page.locator("#graph-section .legend").inner_text()
+    assert page.locator("#delivery th").last.inner_text() == "events built"
 
     # The run history: the failed run is shown failed, its retried stage shows both attempts.
     failed = page.locator("details.run", has_text=FAILED_DEMO_RUN).first
@@ -355,6 +457,14 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     rows = failed.locator("tr", has_text="daily-sales.extract")
     assert rows.count() == 2 and "failed" in rows.nth(0).inner_text()
     assert page.locator("details.run", has_text="trace id run-20261101-0002").count() == 1
+    # Every bar of the charts shows its count, the sum of what its tooltip lists.
+    bars = page.locator(".chart svg g.bar").evaluate_all("""bars => bars.map(b => [
+        b.querySelector('title').textContent, (b.querySelector('text') || {}).textContent,
+        b.querySelector('text') ? b.querySelector('text').getBBox().y : null])""")
+    assert len(bars) > 10
+    for title, shown, top in bars:
+        assert shown == str(sum(int(n) for n in re.findall(r"(\d+) \w+", title))), title
+        assert top >= 0, title  # inside the chart, not cut off at its top
     # Never-run pipelines are listed, with why.
     assert page.locator("#never-run").inner_text().strip() == "churn-model"
     # The filter shows only problems when asked.
@@ -366,19 +476,92 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
                for i in range(problems.count()))
     page.locator("#problems").uncheck()
 
-    # The whole graph fits the page; "Actual size" shows it at its own size, to scroll.
-    svg = page.locator("#graph svg")
-    fitted = svg.bounding_box()["width"]
-    assert fitted <= page.locator("#graph").bounding_box()["width"]
+    # A drawing wider than the page scrolls in its own box, and says so; "Whole drawings"
+    # shrinks it to fit.
+    box, drawing = page.locator(".panel:visible .drawing"), page.locator(".panel:visible svg")
+    hint = page.locator(".panel:visible .more")
+    assert drawing.bounding_box()["width"] > box.bounding_box()["width"] and hint.is_visible()
     page.locator("#fit").click()
-    assert svg.bounding_box()["width"] > fitted
+    assert drawing.bounding_box()["width"] <= box.bounding_box()["width"]
+    assert not hint.is_visible()
     page.locator("#fit").click()
 
     SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.set_viewport_size({"width": 1280, "height": 1120})  # header, numbers, whole graph
+    page.set_viewport_size({"width": 1280, "height": 1000})  # header, numbers, the drawings
+    tab.pick("marketing-attribution")  # shares a dataset each way: the overview has both
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size < 400_000
+
+    # At 1024 px wide nothing but a drawing's own box scrolls sideways; ids stay on one line.
+    page.set_viewport_size({"width": 1024, "height": 900})
+    assert not tab.scrolls_sideways()
+    assert set(tab.lines("details.run summary .id")) == {1}
+    tab.close()
+
+
+def test_many_pipelines_are_picked_one_at_a_time_and_shared_datasets_show(
+        browser: Any, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    names = [f"p{i:02}-orders-to-mart" for i in range(1, 21)]
+    ws.graph({"format": "lineage-hub/graph@1", "workspace": {"name": "test-ws"},
+              "pipelines": [{"id": n, "name": n, "stages": [{"id": "extract"}, {"id": "load"}]}
+                            for n in names]})
+    runs = []
+    for i, name in enumerate(names):
+        source = [{"dataset": f"postgres://db:5432/sales.public.t{i}", "digest": "sha256:aa"}]
+        if i == 1:  # the second pipeline reads the first one's output
+            source.append({"dataset": f"s3://lake/{names[0]}/out.parquet", "digest": "sha256:dd"})
+        runs.append(run_record(f"run-{i}", pipeline=name, stages=[
+            stage_record("extract", reads=source,
+                         writes=[{"dataset": f"data/raw/{name}.parquet", "digest": "sha256:bb"}]),
+            stage_record("load", reads=[{"dataset": f"data/raw/{name}.parquet",
+                                         "digest": "sha256:bb"}],
+                         writes=[{"dataset": f"s3://lake/{name}/out.parquet",
+                                  "digest": "sha256:dd"}])]))
+    ws.segment("000001.jsonl", runs)
+    collector = ReportCollector()
+    written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
+    tab = Opened(browser, written.path, width=1024)
+    page = tab.page
+
+    assert page.locator("#picker a").all_inner_texts() == names
+    assert page.locator(".panel:visible").count() == 1
+    # Not one tall column: the whole lineage section fits about a screen.
+    assert page.locator("#graph-section").bounding_box()["height"] < 1300
+    assert not tab.scrolls_sideways()
+
+    # The shared dataset: in the overview, between the two pipelines; in each one's drawing,
+    # naming the other.
+    shared = ["s3://lake", f"{names[0]}/out.parquet"]
+    assert tab.arrows("#overview svg", [names[0]], shared) == 1
+    assert tab.arrows("#overview svg", shared, [names[1]]) == 1
+    assert page.locator("#alone").inner_text() == (
+        "The other 18 pipeline jobs share no dataset with another.")
+    page.locator("#overview svg g.node", has_text=names[1]).click()
+    svg = tab.drawing()
+    assert page.locator(".panel:visible h3").inner_text() == names[1]
+    assert tab.node(svg, *shared, f"also written by {names[0]}")
+    assert tab.node(tab.pick(names[0]), *shared, f"also read by {names[1]}")
+    assert tab.node(tab.pick(names[5]), "s3://lake", f"{names[5]}/out.parquet")
+    tab.close()
+
+
+def test_times_are_shown_in_utc_and_say_so(browser: Any, ws: WorkspaceMaker,
+                                           tmp_path: Path) -> None:
+    ws.segment("000001.jsonl", [run_record(
+        "run-berlin", startedAt="2026-11-03T04:00:00+02:00", endedAt="2026-11-03T04:07:00+02:00",
+        stages=[stage_record(startedAt="2026-11-03T04:00:05.250+02:00",
+                             endedAt="2026-11-03T04:03:00+02:00")])])
+    collector = ReportCollector()
+    written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
+    tab = Opened(browser, written.path)
+    run = tab.page.locator("details.run", has_text="run-berlin")
+    assert "2026-11-03 02:00:00 UTC" in run.locator("summary").inner_text()
+    run.locator("summary").click()
+    headers = run.locator("th").all_inner_texts()
+    cells = run.locator("td.t").all_inner_texts()
+    assert "started (UTC)" in headers and cells[0] == "2026-11-03 02:00:05"
+    assert "+02:00" not in tab.page.locator("body").inner_text()
     tab.close()
 
 
@@ -405,16 +588,18 @@ def test_markup_in_names_and_messages_is_shown_as_text(browser: Any, ws: Workspa
     written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
     tab = Opened(browser, written.path)
     page = tab.page
-    assert tab.text_in_graph(PAYLOAD).is_visible()
+    assert tab.node(tab.drawing(), PAYLOAD)
     assert page.locator("details.run .err", has_text=ERROR_PAYLOAD).first.is_visible()
     assert page.evaluate("window.__pwned") is None and tab.dialogs == []
     assert page.locator("img").count() == 0 and page.locator("b", has_text="bold").count() == 0
     tab.close()
 
 
-def test_a_real_export_report_shows_sent_unchanged_and_refused(
+def test_a_real_export_report_tells_failed_in_the_editor_from_refused_by_the_server(
         browser: Any, ws: WorkspaceMaker, tmp_path: Path) -> None:
     refused = "5b0f3c7e-9a41-4d2b-8c55-0d1e2f3a4b5c"
+    reason = ("namespace not allowed here: the server accepts events of namespaces "
+              "'analytics-prod' and 'analytics-staging' only; ask its administrator")
     out = tmp_path / "report.html"
     with FakeServer() as server:
         ws.settings({"openlineage.url": server.url, "openlineage.retry.maxTime": 2})
@@ -422,26 +607,58 @@ def test_a_real_export_report_shows_sent_unchanged_and_refused(
                                     run_record("run-b", startedAt="2026-11-02T02:00:00Z")])
         first = cli("export", "-w", ws.root, "-q", cwd=tmp_path)
         assert first.returncode == 0, first.stderr
-        ws.segment("000002.jsonl", [run_record("run-c", startedAt="2026-11-03T02:00:00Z"),
-                                    run_record(refused, startedAt="2026-11-04T02:00:00Z")])
-        server.script(lambda request: Answer(400, body="namespace not allowed here")
+        only_refused = stage_record("load", reads=[], writes=[
+            {"dataset": "s3://bucket/refused-only.csv", "digest": "sha256:ee"}])
+        ws.segment("000002.jsonl", [
+            run_record("run-c", startedAt="2026-11-03T02:00:00Z"),
+            run_record("run-f", status="failed", startedAt="2026-11-03T05:00:00Z",
+                       stages=[stage_record(status="failed", error={"message": "disk full"})]),
+            run_record(refused, startedAt="2026-11-04T02:00:00Z",
+                       stages=[stage_record(), only_refused])])
+        server.script(lambda request: Answer(400, body=reason)
                       if refused in request.body.decode() else Answer(201))
         second = cli("export", "-w", ws.root, "-q", "--report", out, cwd=tmp_path)
         assert second.returncode == 1, second.stderr
 
-    tab = Opened(browser, out)
+    tab = Opened(browser, out, width=1024)
     page = tab.page
     tiles = dict(zip(page.locator(".tile span").all_inner_texts(),
                      page.locator(".tile b").all_inner_texts(), strict=True))
-    assert tiles["runs sent"] == "1" and tiles["unchanged (already on the server)"] == "2"
-    assert tiles["refused by the server"] == "1"
-    row = page.locator("#refused tr", has_text=refused)
-    assert row.is_visible() and "namespace not allowed here" in row.inner_text()
+    assert tiles["runs sent"] == "2" and tiles["unchanged (already on the server)"] == "2"
+    assert tiles["refused by the server"] == "1" and tiles["runs failed in the editor"] == "1"
+    # Two different things, in two different colours: failed in the editor, refused by the server.
+    refused_colour = tab.colour(".tile.refused", "borderLeftColor")
+    assert refused_colour != tab.colour(".tile.fail", "borderLeftColor")
     run = page.locator("details.run", has_text=refused).first
-    assert "refused" in run.locator("summary").inner_text()
+    badge = run.locator("summary .badge", has_text="refused by the server")
+    assert badge.is_visible()
+    assert badge.evaluate("e => getComputedStyle(e).backgroundColor") == refused_colour
+    editor_failed = page.locator("details.run", has_text="trace id run-f").first
+    assert "refused" not in editor_failed.locator("summary").inner_text()
+    assert (editor_failed.locator("summary .badge").first.evaluate(
+        "e => getComputedStyle(e).backgroundColor") != refused_colour)
+    row = page.locator("#refused tr", has_text=refused)
+    assert row.is_visible() and reason in row.inner_text()
+    assert page.locator("h3", has_text="Runs refused by the server (1)").is_visible()
     unchanged = page.locator("details.run", has_text="trace id run-a").first
     assert "unchanged" in unchanged.locator("summary").inner_text()
     assert "Export to" in page.locator("#headline").inner_text()
+
+    # What only refused runs hold is drawn apart, and the legend says what that means.
+    assert page.locator("#legend-refused").is_visible()
+    node = tab.node(tab.drawing(), "refused-only.csv")
+    assert node is not None
+    assert page.locator(".panel:visible g.node.dataset", has_text="refused-only.csv").locator(
+        "path").first.get_attribute("stroke") == "#7b3fa0"
+
+    # The delivery table counts the events sent, as the tile does.
+    header = page.locator("#delivery th").all_inner_texts()
+    total = page.locator("#delivery tr.total td").all_inner_texts()
+    assert header[-1] == "events sent" and total[-1] == tiles["events sent"]
+
+    # At 1024 px: no sideways scroll, and run and trace ids on one line each.
+    assert not tab.scrolls_sideways()
+    assert set(tab.lines("#refused .id")) == {1}
     tab.close()
 
 

@@ -107,6 +107,8 @@ class PipelineHistory:
     events: int = 0
     states: Counter[str] = field(default_factory=Counter)
     exports: Counter[str] = field(default_factory=Counter)
+    exported_events: Counter[str] = field(default_factory=Counter)
+    """Events by what became of their run: ``built``, ``sent``, ``unchanged``, ..."""
     days: dict[str, Counter[str]] = field(default_factory=dict)
     earlier: Counter[str] = field(default_factory=Counter)
     """Runs on days older than the :data:`MAX_DAYS` kept, by state."""
@@ -120,6 +122,7 @@ class PipelineHistory:
         self.events += events
         self.states[state] += 1
         self.exports[export_state] += 1
+        self.exported_events[export_state] += events
         counts = self.days.get(day)
         if counts is None:
             counts = self.days[day] = Counter()
@@ -278,7 +281,7 @@ class ReportCollector:
                    else None)
         state = END_STATES.get(own_end["eventType"], "running") if own_end else "running"
         started = str(first["eventTime"]) if first else ""
-        start_utc = _utc(started)
+        start_utc = utc(started)
         order = (start_utc.timestamp() if start_utc else 0.0, run.trace_id, run.run_id)
 
         def detail() -> RunDetail:
@@ -336,7 +339,7 @@ def _stage_run(events: list[dict[str, Any]]) -> StageRun:
     ended = str(end["eventTime"]) if state else None
     return StageRun(job=(start["job"]["namespace"], start["job"]["name"]), attempt=attempt,
                     state=state or "running", started=started, ended=ended,
-                    seconds=_seconds(_utc(started), ended),
+                    seconds=_seconds(utc(started), ended),
                     error=_error(end) if state else None,
                     inputs=len(start.get("inputs") or ()), outputs=len(start.get("outputs") or ()))
 
@@ -348,7 +351,8 @@ def _error(event: dict[str, Any] | None) -> str | None:
     return str(facet.get("message", "")) if isinstance(facet, dict) else None
 
 
-def _utc(when: str) -> datetime | None:
+def utc(when: str) -> datetime | None:
+    """An event time (ISO 8601, any offset) as a UTC datetime; None when it is not one."""
     try:
         moment = datetime.fromisoformat(when)
     except ValueError:
@@ -357,7 +361,7 @@ def _utc(when: str) -> datetime | None:
 
 
 def _seconds(start: datetime | None, ended: str | None) -> float | None:
-    end = _utc(ended) if ended else None
+    end = utc(ended) if ended else None
     if start is None or end is None:
         return None
     return max(0.0, (end - start).total_seconds())

@@ -1,8 +1,13 @@
-"""The lineage graph drawn by Graphviz: pipelines as boxes holding their stage jobs, datasets
-as cylinders, reads and writes as arrows, laid out by ``dot`` and inlined as SVG.
+"""The lineage drawn by Graphviz, as inline SVG: one drawing per pipeline job and an overview.
 
+A pipeline's drawing reads left to right in data-flow order, as Marquez's lineage view does:
+the datasets it reads first on the left, its stage jobs in the order data flows through them,
+its final outputs on the right. The overview shows each pipeline as one node and joins
+pipelines through the datasets they share; a click on a pipeline opens its drawing.
+
+Every drawing goes to one ``dot`` run (one process, whatever the number of pipelines).
 Graphviz is a program, not a library: when ``dot`` is missing or fails, :func:`draw` returns a
-note to show in place of the drawing, and the report is written all the same.
+note to show in place of the drawings, and the report is written all the same.
 """
 
 from __future__ import annotations
@@ -13,41 +18,75 @@ from dataclasses import dataclass
 
 import graphviz  # type: ignore[import-untyped]
 
-from .collector import JobKey, LineageGraph
+from .collector import JobKey
+from .lineage import LineageViews, Overview, PipelineView, Sharing
 
 FONT = "Helvetica,Arial,sans-serif"
-WRAP = 60
-"""Names longer than this are broken over several lines (never cut)."""
+WRAP = 32
+"""Names longer than this are broken over several lines (never cut): a drawing stays narrow
+enough to read at the page's width."""
+
+_BREAKS = (" ", "/", ".:", "_-")
+
+SCALE = 0.8
+"""Every drawing is shown at this share of Graphviz's size, the same for all so their text is
+the same size (about 11 px); one wider than the page scrolls sideways in its own box."""
+
+NAMED_SHARERS = 2
+"""Other pipelines named on a shared dataset; more are counted."""
 
 INSTALL_HINT = "install Graphviz (Debian/Ubuntu: apt-get install graphviz)"
 
+REFUSED_COLOUR = "#7b3fa0"
+"""Refused by the server, across the page (a failed run on the trail is red)."""
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
+_SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
 _TITLE = re.compile(r"<title>[^<]*</title>\n?")
+_WIDTH = re.compile(r'<svg width="([0-9.]+)pt"')
 _FONT = re.compile(f' font-family="{re.escape(FONT)}"')
+
+_GRAPH = {"rankdir": "LR", "fontname": FONT, "nodesep": "0.18", "ranksep": "0.3",
+          "bgcolor": "transparent", "pad": "0.1"}
+_NODE = {"fontname": FONT, "fontsize": "10", "shape": "box", "style": "rounded,filled",
+         "fillcolor": "#e8effa", "color": "#4a6fa5", "penwidth": "1.2", "margin": "0.12,0.05"}
+_DATASET = {"shape": "cylinder", "fillcolor": "#fdf6e3", "color": "#b08d3c"}
+_SHARED = {"fillcolor": "#e3f4f1", "color": "#2c7a6b", "penwidth": "1.8"}
+_REFUSED = {"style": "rounded,filled,dashed", "color": REFUSED_COLOUR, "fillcolor": "#f3ebf8"}
+_REFUSED_EDGE = {"style": "dashed", "color": REFUSED_COLOUR}
+_WRITE = {"color": "#2f4f7f"}
 
 
 @dataclass(frozen=True, slots=True)
 class Drawing:
-    """The graph as inline SVG, or why there is none (``note``)."""
+    """The drawings as inline SVG, or why there are none (``note``)."""
 
-    svg: str | None
+    overview: str | None
+    pipelines: tuple[str, ...] = ()
+    """One SVG per pipeline view, in the views' order."""
     note: str | None = None
-    """Shown in the page in place of the drawing."""
+    """Shown in the page in place of the drawings."""
     warning: str | None = None
     """One line for the host to print (the report is written all the same)."""
 
 
-def draw(graph: LineageGraph) -> Drawing:
-    """Lay the graph out with ``dot`` and return it as SVG markup ready to inline."""
-    if graph.nodes == 0:
-        return Drawing(None, "No run was exported, so there is no graph to draw.")
+def draw(lineage: LineageViews, namespace: str) -> Drawing:
+    """Lay every drawing out with one ``dot`` run and return them as SVG markup to inline.
+
+    Names in ``namespace`` (the page's job namespace, shown once) are drawn without it.
+    """
+    if not lineage.pipelines:
+        return Drawing(None, (), "No run was exported, so there is no graph to draw.")
+    anchors = {view.pipeline: anchor(index)
+               for index, view in enumerate(lineage.pipelines, start=1)}
+    sources = [overview_dot(lineage.overview, namespace, anchors).source]
+    sources += [pipeline_dot(view, namespace).source for view in lineage.pipelines]
     try:
-        svg = to_dot(graph).pipe(format="svg", encoding="utf-8")
+        out = graphviz.pipe_string("dot", "svg", "\n".join(sources), encoding="utf-8")
     except graphviz.ExecutableNotFound:
-        return Drawing(None, f"The graph is not drawn: Graphviz's dot program was not found; "
-                             f"{INSTALL_HINT}. Jobs and datasets are listed below.",
+        return Drawing(None, (), f"The graph is not drawn: Graphviz's dot program was not "
+                                 f"found; {INSTALL_HINT}. Jobs and datasets are listed below.",
                        f"the report's lineage graph is not drawn: Graphviz's dot was not found "
                        f"({INSTALL_HINT})")
     except (graphviz.CalledProcessError, OSError) as exc:
@@ -55,86 +94,144 @@ def draw(graph: LineageGraph) -> Drawing:
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
         first = (detail.strip().splitlines() or ["no message"])[0]
-        return Drawing(None, f"The graph is not drawn: Graphviz's dot failed ({first}). "
-                             "Jobs and datasets are listed below.",
+        return Drawing(None, (), f"The graph is not drawn: Graphviz's dot failed ({first}). "
+                                 "Jobs and datasets are listed below.",
                        f"the report's lineage graph is not drawn: Graphviz's dot failed ({first})")
-    return Drawing(_clean(svg))
+    svgs = [_clean(svg) for svg in _SVG.findall(out)]
+    if len(svgs) != len(sources):  # cannot happen with a dot that answered: never guess
+        return Drawing(None, (), "The graph is not drawn: Graphviz's dot gave "
+                                 f"{len(svgs)} drawings for {len(sources)}.")
+    return Drawing(svgs[0], tuple(svgs[1:]))
 
 
-def to_dot(graph: LineageGraph) -> graphviz.Digraph:
-    """The DOT source: one cluster per pipeline job, its stage jobs inside, datasets outside.
+def anchor(index: int) -> str:
+    """The page's id for the drawing of the ``index``-th pipeline view (from 1)."""
+    return f"lineage-{index}"
 
-    Every name goes into an HTML-like label, escaped; node ids are ours (``p3``, ``j7``,
-    ``d12``), so nothing from the trail is ever read by dot as syntax.
-    """
-    dot = graphviz.Digraph("lineage")
-    dot.attr("graph", rankdir="LR", fontname=FONT, nodesep="0.2", ranksep="0.5",
-             bgcolor="transparent", pad="0.1")
-    dot.attr("node", fontname=FONT, fontsize="11", shape="box", style="rounded,filled",
-             fillcolor="#e8effa", color="#4a6fa5", penwidth="1.2", margin="0.12,0.05")
-    dot.attr("edge", color="#7b8494", arrowsize="0.7", penwidth="1.1")
 
-    jobs: dict[JobKey, str] = {}
-    by_pipeline: dict[JobKey, list[JobKey]] = {}
-    for stage, pipeline in graph.stages.items():
-        by_pipeline.setdefault(pipeline, []).append(stage)
-    for p_index, (pipeline, delivered) in enumerate(sorted(graph.pipelines.items())):
-        with dot.subgraph(name=f"cluster_p{p_index}") as box:
-            box.attr(label=label(pipeline, bold=True), labeljust="l", fontsize="11", margin="10",
-                     style="rounded,filled" + ("" if delivered else ",dashed"),
-                     fillcolor="#f5f7fb", color="#9aa9c4" if delivered else "#c0392b",
-                     **{"class": "pipeline" + ("" if delivered else " refused")})
-            stages = sorted(by_pipeline.get(pipeline, ()))
-            if not stages:
-                box.node(f"p{p_index}", label="no stage ran", shape="plaintext",
-                         style="", fontcolor="#6b7280")
-            for stage in stages:
-                node_id = jobs[stage] = f"j{len(jobs)}"
-                style = {} if stage in graph.delivered_jobs else _REFUSED
-                box.node(node_id, label=label(stage), **{"class": "job"}, **style)
-
-    datasets: dict[JobKey, str] = {}
-    for d_index, (dataset, delivered) in enumerate(sorted(graph.datasets.items())):
-        node_id = datasets[dataset] = f"d{d_index}"
-        # One dict: a refused dataset's colours replace the defaults (not twice the keyword).
-        dot.node(node_id, label=label(dataset), shape="cylinder",
-                 **{"fillcolor": "#fdf6e3", "color": "#b08d3c", "class": "dataset",
+def overview_dot(overview: Overview, namespace: str,
+                 anchors: dict[JobKey, str]) -> graphviz.Digraph:
+    """Pipelines as boxes linking to their drawings (``anchors``: pipeline -> page id), joined
+    through the datasets they share; groups of pipelines that share nothing are packed side by
+    side, not stacked in one column."""
+    dot = _digraph("overview", pack="true")
+    ids: dict[JobKey, str] = {}
+    for index, (pipeline, delivered) in enumerate(overview.pipelines):
+        node_id = ids[pipeline] = f"p{index}"
+        stages = overview.stage_counts.get(pipeline, 0)
+        count = f"{stages} stage job{'s' if stages != 1 else ''}" if stages else "no stage ran"
+        dot.node(node_id, label=label(pipeline, namespace, bold=True, note=count),
+                 URL=f"#{anchors[pipeline]}", tooltip="Show this pipeline's drawing",
+                 **{"class": "pipeline", "fillcolor": "#f5f7fb", "color": "#4a6fa5",
                     **({} if delivered else _REFUSED)})
-    for (dataset, job), delivered in sorted(graph.reads.items()):
-        if dataset in datasets and job in jobs:
-            dot.edge(datasets[dataset], jobs[job], **{"class": "read"},
-                     **({} if delivered else _REFUSED_EDGE))
-    for (job, dataset), delivered in sorted(graph.writes.items()):
-        if dataset in datasets and job in jobs:
-            dot.edge(jobs[job], datasets[dataset],
-                     **{"color": "#2f4f7f", "class": "write",
-                        **({} if delivered else _REFUSED_EDGE)})
+    _datasets(dot, overview.datasets, ids, namespace, {}, every_one_shared=True)
+    _edges(dot, overview.reads, overview.writes, ids)
     return dot
 
 
-_REFUSED = {"style": "rounded,filled,dashed", "color": "#c0392b", "fillcolor": "#fbeaea"}
-_REFUSED_EDGE = {"style": "dashed", "color": "#c0392b"}
+def pipeline_dot(view: PipelineView, namespace: str) -> graphviz.Digraph:
+    """One pipeline's stage jobs and datasets, laid out left to right as data flows."""
+    dot = _digraph("pipeline")
+    ids: dict[JobKey, str] = {}
+    if not view.stages:
+        dot.node("p0", label="no stage ran", shape="plaintext", style="", fontcolor="#6b7280")
+    for index, (stage, delivered) in enumerate(view.stages):
+        node_id = ids[stage] = f"j{index}"
+        dot.node(node_id, label=label(stage, namespace),
+                 **{"class": "job", **({} if delivered else _REFUSED)})
+    _datasets(dot, view.datasets, ids, namespace, view.shared)
+    _edges(dot, view.reads, view.writes, ids)
+    return dot
 
 
-def label(key: JobKey, *, bold: bool = False) -> str:
-    """An HTML-like label: the namespace small and grey, the name below it."""
-    namespace, name = (_lines(part) for part in key)
-    if bold:
-        name = f"<B>{name}</B>"
-    return (f'<<FONT POINT-SIZE="9" COLOR="#5f6b7a">{namespace}</FONT>'
-            f'<BR ALIGN="LEFT"/>{name}<BR ALIGN="LEFT"/>>')
+def _digraph(name: str, **graph: str) -> graphviz.Digraph:
+    dot = graphviz.Digraph(name)
+    dot.attr("graph", **_GRAPH, **graph)
+    dot.attr("node", **_NODE)
+    dot.attr("edge", color="#7b8494", arrowsize="0.7", penwidth="1.1")
+    return dot
+
+
+def _datasets(dot: graphviz.Digraph, datasets: tuple[tuple[JobKey, bool], ...],
+              ids: dict[JobKey, str], namespace: str, shared: dict[JobKey, Sharing], *,
+              every_one_shared: bool = False) -> None:
+    for index, (dataset, delivered) in enumerate(datasets):
+        node_id = ids[dataset] = f"d{index}"
+        sharing = shared.get(dataset)
+        is_shared = every_one_shared or sharing is not None
+        # One dict: later colours replace earlier ones (never the same keyword twice).
+        dot.node(node_id, label=label(dataset, namespace, note=_shared_note(sharing)),
+                 **{"class": "dataset shared" if is_shared else "dataset", **_DATASET,
+                    **(_SHARED if is_shared else {}), **({} if delivered else _REFUSED)})
+
+
+def _edges(dot: graphviz.Digraph, reads: tuple[tuple[JobKey, JobKey, bool], ...],
+           writes: tuple[tuple[JobKey, JobKey, bool], ...], ids: dict[JobKey, str]) -> None:
+    for source, target, delivered in reads:
+        dot.edge(ids[source], ids[target],
+                 **{"class": "read", **({} if delivered else _REFUSED_EDGE)})
+    for source, target, delivered in writes:
+        dot.edge(ids[source], ids[target],
+                 **{"class": "write", **_WRITE, **({} if delivered else _REFUSED_EDGE)})
+
+
+def _shared_note(sharing: Sharing | None) -> str | None:
+    if sharing is None:
+        return None
+    parts = []
+    for verb, pipelines in (("written", sharing.written_by), ("read", sharing.read_by)):
+        if pipelines:
+            names = [name for _, name in pipelines[:NAMED_SHARERS]]
+            more = len(pipelines) - len(names)
+            parts.append(f"{verb} by {', '.join(names)}" + (f" +{more} more" if more else ""))
+    return "also " + "; ".join(parts)
+
+
+def label(key: JobKey, namespace: str = "", *, bold: bool = False,
+          note: str | None = None) -> str:
+    """An HTML-like label: the namespace small and grey unless it is ``namespace`` (the page
+    shows that one once), the name below it, and a ``note`` small and grey under the name."""
+    name = _lines(key[1])
+    lines = [] if key[0] == namespace else [_small(key[0])]
+    lines.append(f"<B>{name}</B>" if bold else name)
+    if note:
+        lines.append(_small(note))
+    return "<" + "".join(f'{line}<BR ALIGN="LEFT"/>' for line in lines) + ">"
+
+
+def _small(text: str) -> str:
+    lines = '<BR ALIGN="LEFT"/>'.join(html.escape(part) for part in wrap(text, WRAP + 8))
+    return f'<FONT POINT-SIZE="9" COLOR="#5f6b7a">{lines}</FONT>'
 
 
 def _lines(text: str) -> str:
+    return '<BR ALIGN="LEFT"/>'.join(html.escape(part) for part in wrap(text))
+
+
+def wrap(text: str, width: int = WRAP) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after a separator (a space,
+    ``/``, ``.``, ``_``, ...) where there is one in the second half of the line; never cut
+    short."""
     text = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text) or " "
-    parts = [text[i:i + WRAP] for i in range(0, len(text), WRAP)]
-    return '<BR ALIGN="LEFT"/>'.join(html.escape(part) for part in parts)
+    lines = []
+    while len(text) > width:
+        cut = width
+        for marks in _BREAKS:  # the strongest separator that is there
+            at = max(text.rfind(mark, width // 2, width) for mark in marks)
+            if at >= 0:
+                cut = at + 1
+                break
+        lines.append(text[:cut])
+        text = text[cut:]
+    return [*lines, text]
 
 
 def _clean(svg: str) -> str:
-    """Drop the XML prolog, comments, our node ids (``<title>``, shown as tooltips) and the
-    font on every text (the page's style sheet sets it once: a large graph is lighter)."""
-    svg = _PROLOG.sub("", svg, count=1)
+    """Drop comments, our node ids (``<title>``, shown as tooltips) and the font on every text
+    (the page's style sheet sets it once: a large graph is lighter); and size it at
+    :data:`SCALE` (Graphviz gives points; a CSS pixel is 3/4 of one)."""
     svg = _COMMENT.sub("", svg)
     svg = _FONT.sub("", svg)
+    svg = _WIDTH.sub(lambda m: f'{m[0]} style="width:{float(m[1]) * 4 / 3 * SCALE:.0f}px"',
+                     svg, count=1)
     return _TITLE.sub("", svg).strip()
