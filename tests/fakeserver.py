@@ -45,6 +45,10 @@ class Answer:
     """Seconds to wait before answering (cut short when the server stops)."""
     reset: bool = False
     """Reset the connection (TCP RST) instead of answering."""
+    trickle: float = 0.0
+    """Send the body one byte every this many seconds (a server that answers, but slowly)."""
+    huge: int = 0
+    """Answer with a body of this many bytes (made as it is sent, never held whole)."""
 
     def encoded(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -105,6 +109,8 @@ class FakeServer:
         self._handlers: list[threading.Thread] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.huge_bytes_sent = 0
+        """How much of the huge bodies made it into the socket (a careful client stops early)."""
         self.errors: list[BaseException] = []
         """Exceptions raised by a script (or a body that would not decode): stop() fails."""
         self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
@@ -265,14 +271,38 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self.send_response(answer.status)
                 for name, value in extra.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(answer.huge or len(data)))
                 self.end_headers()
-                if self.command != "HEAD":
+                if answer.huge:
+                    self._send_huge(answer.huge)
+                elif answer.trickle:
+                    self._send_trickle(data, answer.trickle)
+                elif self.command != "HEAD":
                     self.wfile.write(data)
                 self.wfile.flush()
             finally:
                 with server._lock:
                     server.in_flight -= 1
+
+        def _send_trickle(self, data: bytes, every: float) -> None:
+            for byte in data:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                if server._stopping.wait(every):
+                    return
+
+        def _send_huge(self, size: int) -> None:
+            chunk = b"x" * (1 << 20)
+            sent = 0
+            try:
+                while sent < size and not server._stopping.is_set():
+                    piece = chunk[:size - sent]
+                    self.wfile.write(piece)
+                    sent += len(piece)
+                    with server._lock:
+                        server.huge_bytes_sent += len(piece)
+            except OSError:  # the client stopped reading: what a careful client does
+                self.close_connection = True
 
         def _reset(self) -> None:
             """Close with SO_LINGER 0: the client gets a TCP RST, not an answer."""

@@ -13,7 +13,9 @@ allowed, never to a server whose TLS certificate does not verify, never along a 
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import html
 import ipaddress
 import json
 import logging
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 from click.testing import CliRunner, Result
@@ -37,9 +40,22 @@ from helpers import WorkspaceMaker, run_record
 
 from openlineage_export.cli import main
 
-KEY = "olx~Sk3y-9QzT4vWm7Lp2Hx8N!rB5"
-"""Visible ASCII, as a bearer token is; '~' and '!' fit no secret name, namespace or host."""
-PIECES = {KEY[i:i + 8] for i in range(len(KEY) - 7)}
+KEY = "olx~Sk3y-9Qz+T4v/Wm7=Lp2Hx8N!rB5"
+"""Visible ASCII, as a bearer token is; '~' and '!' fit no secret name, namespace or host;
+'+', '/' and '=' change under every encoding a server may echo it in."""
+
+
+def _encodings(key: str) -> list[str]:
+    """The key as servers have been seen (or may plausibly) echo it."""
+    data = key.encode()
+    return [key, quote(key, safe=""), quote(key, safe="").lower(), quote_plus(key),
+            json.dumps(key)[1:-1].replace("/", "\\/"),
+            "".join(c if c.isalnum() else f"\\u{ord(c):04x}" for c in key),
+            html.escape(key).replace("+", "&#43;").replace("/", "&#x2F;"),
+            base64.b64encode(data).decode()[:-2], base64.urlsafe_b64encode(data).decode()[:-2]]
+
+
+PIECES = {form[i:i + 8] for form in _encodings(KEY) for i in range(len(form) - 7)}
 SECRET_NAME = "prod-key"
 
 
@@ -109,6 +125,18 @@ class _Handler(BaseHTTPRequestHandler):
                          .encode(), content_type="application/json")
         elif mode == "busy":
             self._answer(503, f"busy; your key {said} is fine".encode(), {"Retry-After": "0"})
+        elif mode == "urlencoded":
+            token = quote(said.removeprefix("Bearer "), safe="")
+            self._answer(422, f"invalid token={token}".encode(), phrase=f"Bad {token}")
+        elif mode == "jsonescaped":
+            body = json.dumps({"error": "bad token", "token": said}).replace("/", "\\/")
+            self._answer(400, body.replace("+", "\\u002B").encode(),
+                         content_type="application/json")
+        elif mode == "base64":
+            self._answer(400, b"token " + base64.b64encode(said.encode()))
+        elif mode == "htmlescaped":
+            self._answer(400, f"<p>{html.escape(said)}</p>".replace("+", "&#43;").encode(),
+                         content_type="text/html")
         elif mode == "redirect":
             self._answer(307, b"", {"Location": f"{self.server.redirect_to}/api/v1/lineage"
                                                 f"?token={KEY}"})
@@ -247,7 +275,8 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     s.run("status", "--json", "-w", w, code=0)
 
     # The server echoes the key back in every way it can: nothing of it may be repeated.
-    for mode in ("refuse", "marquez500", "busy", "redirect"):
+    for mode in ("refuse", "marquez500", "busy", "redirect", "urlencoded", "jsonescaped",
+                 "base64", "htmlescaped"):
         server.mode = mode
         result = s.run("export", "--full", "-w", w, code=1)
         # The echo is shown, the key in it masked.

@@ -1,0 +1,196 @@
+"""The delivery engine, against scripted destinations: order, bounds, cancel, stops.
+
+What a real server does with the events is in tests/e2e; here the destination is a stand-in
+whose timing the test controls, so every promise of the engine can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from openlineage_export.deliver.destination import RunOutcome, Tally
+from openlineage_export.deliver.engine import deliver
+from openlineage_export.errors import ConfigError, DestinationUnreachable
+from openlineage_export.secrecy import Redactor
+from openlineage_export.translate.events import TranslatedRun
+
+
+def run(name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
+        events: int = 3) -> TranslatedRun:
+    def named(names: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [{"namespace": "ns", "name": n} for n in names]
+
+    return TranslatedRun(name, "p", name, "succeeded", [
+        {"eventType": "START", "n": i, "inputs": named(reads), "outputs": named(writes)}
+        for i in range(events)])
+
+
+class Scripted:
+    """A destination whose sends take the time the test says, recording what overlapped."""
+
+    name = "scripted"
+    redact = Redactor()
+
+    def __init__(self, concurrency: int = 4, seconds: dict[str, float] | None = None,
+                 default: float = 0.01) -> None:
+        self.concurrency = concurrency
+        self.seconds = seconds or {}
+        self.default = default
+        self.started: dict[str, float] = {}
+        self.finished: dict[str, float] = {}
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.events: list[tuple[str, int]] = []
+        self.opened = self.closed = 0
+        self.raise_for: dict[str, Exception] = {}
+        self.hang: set[str] = set()
+
+    async def start(self) -> None:
+        self.opened += 1
+
+    async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
+        self.started[run.run_id] = time.monotonic()
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if run.run_id in self.raise_for:
+                raise self.raise_for[run.run_id]
+            for event in run.events:
+                if stop.is_set():
+                    return RunOutcome(tally.accepted, "cancelled")
+                if run.run_id in self.hang:
+                    await asyncio.Event().wait()  # a request that never gets an answer
+                await asyncio.sleep(self.seconds.get(run.run_id, self.default) / len(run.events))
+                self.events.append((run.run_id, event["n"]))
+                tally.accepted += 1
+            return RunOutcome(tally.accepted)
+        finally:
+            self.in_flight -= 1
+            self.finished[run.run_id] = time.monotonic()
+
+    async def close(self) -> None:
+        self.closed += 1
+
+
+def send_all(destination: Scripted, runs: list[TranslatedRun],
+             cancel: threading.Event | None = None) -> dict[str, RunOutcome]:
+    outcomes: dict[str, RunOutcome] = {}
+    deliver(((r, r.run_id) for r in runs), destination,
+            lambda r, tag, o: outcomes.__setitem__(tag, o), cancel or threading.Event())
+    return outcomes
+
+
+def conflicts(a: TranslatedRun, b: TranslatedRun) -> bool:
+    def sets(r: TranslatedRun) -> tuple[set[str], set[str]]:
+        e = r.events[0]
+        return {d["name"] for d in e["inputs"]}, {d["name"] for d in e["outputs"]}
+
+    (ra, wa), (rb, wb) = sets(a), sets(b)
+    return bool(wa & (rb | wb) or wb & ra)
+
+
+def test_every_run_arrives_whole_and_in_order_and_the_destination_is_opened_and_closed() -> None:
+    destination = Scripted(concurrency=4)
+    runs = [run(f"r{i}", events=2 + i % 3) for i in range(30)]
+    outcomes = send_all(destination, runs)
+    assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 30
+    for r in runs:
+        assert [n for rid, n in destination.events if rid == r.run_id] == list(range(len(r.events)))
+    assert (destination.opened, destination.closed) == (1, 1)
+
+
+def test_independent_runs_go_in_parallel_up_to_the_concurrency() -> None:
+    destination = Scripted(concurrency=5, default=0.05)
+    send_all(destination, [run(f"r{i}", reads=("shared-source",), writes=(f"out{i}",))
+                           for i in range(20)])
+    assert destination.most_in_flight == 5
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_conflicting_runs_never_overlap_and_keep_the_trails_order(seed: int) -> None:
+    rng = random.Random(seed)
+    names = [f"d{i}" for i in range(5)]
+    runs = [run(f"r{i:02d}", reads=tuple(rng.sample(names, rng.randint(0, 2))),
+                writes=tuple(rng.sample(names, rng.randint(0, 1)))) for i in range(40)]
+    destination = Scripted(concurrency=6,
+                           seconds={r.run_id: rng.uniform(0.0, 0.03) for r in runs})
+    outcomes = send_all(destination, runs)
+    assert all(o.delivered for o in outcomes.values())
+    overlapping_pairs = 0
+    for i, earlier in enumerate(runs):
+        for later in runs[i + 1:]:
+            if conflicts(earlier, later):
+                assert destination.started[later.run_id] >= destination.finished[earlier.run_id], \
+                    (earlier.run_id, later.run_id)
+            elif destination.started[later.run_id] < destination.finished[earlier.run_id]:
+                overlapping_pairs += 1
+    assert overlapping_pairs > 0, "runs that share nothing went in parallel"
+
+
+def test_a_slow_run_holds_back_only_the_runs_that_depend_on_it() -> None:
+    destination = Scripted(concurrency=4, seconds={"writer": 0.5})
+    runs = [run("writer", writes=("x",)), run("reader", reads=("x",)),
+            *(run(f"free{i}", reads=("y",)) for i in range(6))]
+    send_all(destination, runs)
+    assert destination.started["reader"] >= destination.finished["writer"]
+    assert all(destination.finished[f"free{i}"] < destination.finished["writer"]
+               for i in range(6))
+
+
+def test_runs_are_pulled_only_as_room_frees_up() -> None:
+    destination = Scripted(concurrency=3, default=0.01)
+    pulled = 0
+
+    def runs() -> Iterator[tuple[TranslatedRun, str]]:
+        nonlocal pulled
+        for i in range(50):
+            # Never more than twice the concurrency pulled ahead of the finished runs.
+            assert pulled - len(destination.finished) <= 2 * 3
+            pulled += 1
+            yield run(f"r{i}"), f"r{i}"
+
+    deliver(runs(), destination, lambda *a: None, threading.Event())
+    assert pulled == 50
+
+
+def test_an_outage_stops_everything_and_the_runs_it_cut_short_are_not_reported() -> None:
+    destination = Scripted(concurrency=4, default=0.2)
+    destination.raise_for["r3"] = DestinationUnreachable("the server went away")
+    with pytest.raises(DestinationUnreachable, match="went away"):
+        send_all(destination, [run(f"r{i}") for i in range(20)])
+    assert "r19" not in destination.started, "no new run started after the outage"
+    assert destination.closed == 1
+
+
+def test_a_configuration_error_mid_delivery_ends_it() -> None:
+    destination = Scripted(concurrency=2)
+    destination.raise_for["r1"] = ConfigError("the server refused the key")
+    with pytest.raises(ConfigError, match="refused the key"):
+        send_all(destination, [run(f"r{i}") for i in range(10)])
+
+
+def test_a_cancel_abandons_requests_that_never_get_an_answer() -> None:
+    destination = Scripted(concurrency=3, default=0.01)
+    destination.hang = {"r5", "r6"}
+    cancel = threading.Event()
+    result: dict[str, RunOutcome] = {}
+    worker = threading.Thread(target=lambda: result.update(
+        send_all(destination, [run(f"r{i}") for i in range(40)], cancel)), daemon=True)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while "r6" not in destination.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cancel.set()
+    worker.join(20)
+    assert not worker.is_alive(), "the delivery did not return after the cancel"
+    assert not result["r5"].delivered and not result["r6"].delivered
+    assert "interrupted" in (result["r5"].error or "")
+    assert len(result) < 40 and all(o.delivered for k, o in result.items() if int(k[1:]) < 5)
+    assert destination.closed == 1

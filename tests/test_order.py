@@ -1,0 +1,77 @@
+"""Causal order: a run waits for exactly the earlier runs it conflicts with on a dataset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openlineage_export.deliver.order import CausalOrder, Ticket, datasets
+from openlineage_export.translate.events import TranslatedRun
+
+
+def run(name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> TranslatedRun:
+    """A run whose stage event reads and writes datasets of namespace ``ns``."""
+    def named(names: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [{"namespace": "ns", "name": n, "facets": {}} for n in names]
+
+    events = [{"eventType": "START", "inputs": [], "outputs": []},
+              {"eventType": "START", "inputs": named(reads), "outputs": named(writes)},
+              {"eventType": "COMPLETE", "inputs": named(reads), "outputs": named(writes)}]
+    return TranslatedRun(name, "p", name, "succeeded", events)
+
+
+def waits(ticket: Ticket, tickets: dict[str, Ticket]) -> set[str]:
+    names = {id(t): n for n, t in tickets.items()}
+    return {names[id(t)] for t in ticket.after}
+
+
+def test_the_datasets_of_a_run_are_its_events_inputs_and_outputs() -> None:
+    reads, writes = datasets(run("r", reads=("a", "b"), writes=("c",)))
+    assert reads == {("ns", "a"), ("ns", "b")} and writes == {("ns", "c")}
+
+
+def test_read_after_write_write_after_read_and_write_after_write_wait() -> None:
+    order = CausalOrder()
+    t: dict[str, Ticket] = {}
+    t["w1"] = order.admit(run("w1", writes=("x",)))
+    t["r1"] = order.admit(run("r1", reads=("x",)))
+    t["r2"] = order.admit(run("r2", reads=("x",)))
+    t["w2"] = order.admit(run("w2", writes=("x",)))
+    t["r3"] = order.admit(run("r3", reads=("x",)))
+    assert waits(t["w1"], t) == set()
+    assert waits(t["r1"], t) == {"w1"}          # read after write
+    assert waits(t["r2"], t) == {"w1"}          # readers do not wait for each other
+    assert waits(t["w2"], t) == {"w1", "r1", "r2"}  # write after read, after write
+    assert waits(t["r3"], t) == {"w2"}
+
+
+def test_runs_that_share_nothing_or_only_read_go_at_once() -> None:
+    order = CausalOrder()
+    t = {name: order.admit(r) for name, r in [
+        ("a", run("a", reads=("src",), writes=("out-a",))),
+        ("b", run("b", reads=("src",), writes=("out-b",))),
+        ("c", run("c", reads=("other",))),
+        ("d", run("d")),
+    ]}
+    assert all(not ticket.after for ticket in t.values())
+
+
+def test_a_run_that_reads_and_writes_one_dataset_orders_both_ways() -> None:
+    order = CausalOrder()
+    t: dict[str, Ticket] = {}
+    t["r"] = order.admit(run("r", reads=("x",)))
+    t["rw"] = order.admit(run("rw", reads=("x",), writes=("x",)))
+    t["r2"] = order.admit(run("r2", reads=("x",)))
+    assert waits(t["rw"], t) == {"r"} and waits(t["r2"], t) == {"rw"}
+
+
+def test_finished_runs_are_forgotten_and_never_waited_for() -> None:
+    order = CausalOrder()
+    first = order.admit(run("w", writes=("x",)))
+    reader = order.admit(run("r", reads=("x",)))
+    order.finish(first)
+    assert first.done.is_set()
+    writer = order.admit(run("w2", writes=("x",)))
+    assert writer.after == [reader]
+    order.finish(reader)
+    order.finish(writer)
+    assert len(order) == 0, "nothing is kept once every run is done"
