@@ -89,6 +89,8 @@ class _Delivery(Generic[T]):
         self.order = CausalOrder()
         self.tasks: set[asyncio.Task[None]] = set()
         self.failure: ExportError | None = None
+        self.changed = asyncio.Event()
+        """Set when a run finishes or the delivery must stop: time to look again."""
 
     async def run(self, runs: Iterable[tuple[TranslatedRun, T]]) -> None:
         watcher = asyncio.create_task(self._watch_cancel())
@@ -100,7 +102,7 @@ class _Delivery(Generic[T]):
                 ticket = self.order.admit(run)
                 task = asyncio.create_task(self._one(run, tag, ticket))
                 self.tasks.add(task)
-                task.add_done_callback(self.tasks.discard)
+                task.add_done_callback(self._finished)
                 if len(self.tasks) >= window:
                     await self._one_finished_or_stop()
                 else:
@@ -123,6 +125,7 @@ class _Delivery(Generic[T]):
             if self.failure is None:
                 self.failure = exc
             self.stop.set()
+            self.changed.set()
         except asyncio.CancelledError:  # abandoned after a cancel's grace time
             outcome = RunOutcome(tally.accepted, "interrupted before the server answered")
         finally:
@@ -149,18 +152,21 @@ class _Delivery(Generic[T]):
             if late:
                 await asyncio.wait(late)
 
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self.changed.set()
+
     async def _one_finished_or_stop(self) -> None:
+        """Wait until a run finishes, or (unless already stopping) the delivery must stop."""
         if self.stop.is_set():
             await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
             return
-        stopping = asyncio.create_task(self.stop.wait())
-        try:
-            await asyncio.wait({*self.tasks, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopping.cancel()
+        self.changed.clear()
+        await self.changed.wait()
 
     async def _watch_cancel(self) -> None:
         """The host's cancel is a thread's event: look at it often, turn it into ``stop``."""
         while not self.cancel.is_set():
             await asyncio.sleep(_WATCH_EVERY)
         self.stop.set()
+        self.changed.set()
