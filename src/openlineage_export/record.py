@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from .deliver.destination import RunOutcome
 from .hub.model import BadEntry
-from .report import ExportReport, FailedRun, Progress, RunResult
+from .report import ExportReport, FailedRun, Progress, Retry, RunResult
 from .secrecy import Redactor
 from .state.index import Winner
 from .state.ledger import Ledger
 from .translate.events import TranslatedRun
+
+
+@runtime_checkable
+class ReportsRetries(Protocol):
+    """A destination that tells of each retry as it waits for it: the export sets its
+    ``on_retry`` to :meth:`Recorder.retry` (``deliver/http.py`` does; an engine may too)."""
+
+    on_retry: Callable[[str, str, int, float], None] | None
+    """Called with (destination, reason, attempt, seconds left) before each wait."""
 
 
 class Recorder:
@@ -25,16 +35,21 @@ class Recorder:
     def __init__(self, report: ExportReport, cancel: threading.Event, *,
                  on_bad_entry: Callable[[BadEntry], None] | None = None,
                  on_run: Callable[[RunResult], None] | None = None,
-                 on_progress: Callable[[Progress], None] | None = None) -> None:
+                 on_progress: Callable[[Progress], None] | None = None,
+                 on_retry: Callable[[Retry], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> None:
         self.report = report
         self._cancel = cancel
         self._on_bad_entry = on_bad_entry
         self._on_run = on_run
         self._on_progress = on_progress
+        self._on_retry = on_retry
+        self._on_warning = on_warning
         self._redact = Redactor()
         self.ledger: Ledger | None = None
         self.destination_id: int | None = None
         self._fingerprint = b""
+        self._phase = "reading"
 
     def bad_entry(self, entry: BadEntry) -> None:
         """A line of the trail (or an entry of the graph) we could not use."""
@@ -48,18 +63,54 @@ class Recorder:
         if not self.report.dry_run:
             self.report.destination = name
 
-    def use_ledger(self, ledger: Ledger, workspace: str, fingerprint: bytes) -> None:
-        """Record each run's fate in ``ledger``, under (workspace, this destination)."""
+    def use_ledger(self, ledger: Ledger, workspace: str, fingerprint: bytes,
+                   namespace: str | None = None) -> None:
+        """Record each run's fate in ``ledger``, under (workspace, this destination).
+
+        With ``namespace``, warn (before anything is sent) when this destination got the
+        workspace's runs under another job namespace last time, and remember this one.
+        """
         self.ledger = ledger
         self._fingerprint = fingerprint
         self.destination_id = ledger.destination_id(workspace, self.report.destination)
+        if namespace is not None:
+            before = ledger.namespace(self.destination_id)
+            if before is not None and before != namespace:
+                self.warn(
+                    f"openlineage.namespace is now '{namespace}', but the runs already at "
+                    f"{self.report.destination} were sent under '{before}'. Marquez keys runs "
+                    f"by run id across namespaces: runs whose trace id is a UUID stay filed "
+                    f"under '{before}' while their stage runs go to '{namespace}'. To keep one "
+                    f"namespace: openlineage-export settings set openlineage.namespace {before}")
+            ledger.set_namespace(self.destination_id, namespace)
         ledger.started(self.destination_id)
+
+    def reading(self, bytes_done: int, bytes_total: int) -> None:
+        """The first pass over the trail has read ``bytes_done`` of its ``bytes_total``."""
+        if self._on_progress is not None:
+            r = self.report
+            self._on_progress(Progress(0, 0, r.events_sent, r.runs_failed, "reading",
+                                       bytes_done, bytes_total))
 
     def scanned(self, runs_total: int, never_run: list[str]) -> None:
         """The first pass is done: how many runs there are, which pipelines never ran."""
         self.report.runs_total = runs_total
         self.report.never_run = never_run
+        self._phase = "building" if self.report.dry_run else "sending"
         self._progress()
+
+    def retry(self, destination: str, reason: str, attempt: int, seconds_left: float) -> None:
+        """The destination will try an event again (may be called from any sending thread)."""
+        if self._on_retry is not None and not self._cancel.is_set():
+            self._on_retry(Retry(self._redact(destination), self._redact(reason), attempt,
+                                 max(0.0, seconds_left)))
+
+    def warn(self, message: str) -> None:
+        """Something worth telling now that leaves nothing behind: kept for the summary and
+        handed to the host at once."""
+        self.report.warn(message)
+        if self._on_warning is not None:
+            self._on_warning(message)
 
     def unchanged(self, run: TranslatedRun | None) -> None:
         """A run the destination already holds as it is (its events, when they were built)."""
@@ -105,4 +156,4 @@ class Recorder:
         if self._on_progress is not None:
             r = self.report
             self._on_progress(Progress(r.runs_sent + r.runs_failed + r.runs_unchanged,
-                                       r.runs_total, r.events_sent, r.runs_failed))
+                                       r.runs_total, r.events_sent, r.runs_failed, self._phase))

@@ -12,6 +12,7 @@ import random
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -169,6 +170,8 @@ class HttpDestination:
         self._health = _Health(time.monotonic(), threading.Lock())
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
+        self.on_retry: Callable[[str, str, int, float], None] | None = None
+        """Told (destination, reason, attempt, seconds left) before each wait to retry."""
 
     def send(self, run: TranslatedRun, cancel: threading.Event) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
@@ -253,6 +256,8 @@ class HttpDestination:
             if wait is None:
                 with self._rng_lock:
                     wait = policy.backoff(attempt, self._rng)
+            if self.on_retry is not None:
+                self.on_retry(self.name, reason, attempt, left)
             if cancel.wait(min(wait, left)):
                 return "cancelled before every event was sent"
 
