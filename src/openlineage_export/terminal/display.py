@@ -132,14 +132,16 @@ class Display:
             reading = progress.phase == "reading"
             done = progress.bytes_done if reading else progress.runs_done
             total = progress.bytes_total if reading else progress.runs_total
+            fields = {"phase": progress.phase, "events": progress.events_sent,
+                      "failed": progress.runs_failed}
             with self._lock:
                 if progress.phase != self._phase:
+                    # A new phase: its own rate and ETA (reset replaces every field).
                     self._phase = progress.phase
                     self._bar.reset(self._task, total=total or None, completed=0,
-                                    label=_LABELS.get(progress.phase, progress.phase))
-            self._bar.update(self._task, completed=done, total=total or None,
-                             phase=progress.phase, events=progress.events_sent,
-                             failed=progress.runs_failed)
+                                    label=_LABELS.get(progress.phase, progress.phase),
+                                    started=self._started, **fields)
+            self._bar.update(self._task, completed=done, total=total or None, **fields)
 
     def _json_progress(self, progress: Progress) -> None:
         now = time.monotonic()
