@@ -1,21 +1,25 @@
 """``python -m openlineage_export`` and the ``openlineage-export`` command: the CLI.
 
-Ctrl-C is handled from the first line on: one pressed while the CLI's modules are still being
-imported ends the command with exit code 130 and one word, not a traceback.
+Ctrl-C (and SIGTERM) are handled from this module's first line on: one that comes while the
+CLI's modules are still being imported ends the command at once with exit code 130 (143) and
+one word, not a traceback, and never in the middle of an extension module's initialisation.
 """
 
-import sys
+import os
 
 
 def main() -> None:
     """Run the command line (``openlineage_export.cli``)."""
     try:
-        from openlineage_export.cli import main as cli
+        from openlineage_export.terminal.signals import held_signals
 
+        with held_signals():
+            from openlineage_export.cli import main as cli
         cli()
     except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted\n")
-        sys.exit(130)
+        # Only while importing the few pure-Python modules before the signals are held.
+        os.write(2, b"\ninterrupted\n")
+        os._exit(130)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from .errors import ConfigError, ExportError
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
 from .host.workspace import Workspace
+from .terminal.signals import exit_interrupted, held_signals
 
 if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
     # --help, settings and secrets start fast
@@ -115,12 +116,12 @@ class _Commands(click.Group):
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.Abort as exc:
             cause = exc.__cause__ or exc.__context__
-            interrupted = isinstance(cause, KeyboardInterrupt)
-            click.echo("interrupted" if interrupted else "aborted: no input", err=True)
-            sys.exit(130 if interrupted else 1)
+            if isinstance(cause, KeyboardInterrupt):
+                exit_interrupted("interrupted")
+            click.echo("aborted: no input", err=True)
+            sys.exit(1)
         except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
-            sys.exit(130)
+            exit_interrupted("\ninterrupted")
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
@@ -186,7 +187,8 @@ def _contexts(ctx: click.Context | None) -> Iterator[click.Context]:
 
 
 def _catalogue() -> settings_mod.Catalogue:
-    from .deliver.registry import CATALOGUE
+    with held_signals():
+        from .deliver.registry import CATALOGUE
 
     return CATALOGUE
 
@@ -195,8 +197,8 @@ def _settings_with_url(root: Path, url: str | None) -> Settings | None:
     """The workspace's settings with ``--url`` on top (None: let the library read them)."""
     if url is None:
         return None
-    from .deliver.registry import TransportSettings
-
+    with held_signals():
+        from .deliver.registry import TransportSettings
     settings = settings_mod.load_settings(root, _catalogue(), os.environ)
     transport = settings.of(TransportSettings).transport
     if transport != "http":
@@ -279,10 +281,11 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     Only runs that are new or changed since the last export to the same server are sent (the
     ledger remembers the others); --full sends them all again.
     """
-    from .terminal.display import Display
-    from .terminal.files import events_file, is_stdout
-    from .terminal.signals import interruptible
-    from .terminal.summary import Ending, more_bad_entries_line, summary
+    with held_signals():
+        from .terminal.display import Display
+        from .terminal.files import events_file, is_stdout
+        from .terminal.signals import interruptible
+        from .terminal.summary import Ending, more_bad_entries_line, summary
 
     click.get_current_context().meta["json_progress"] = progress == "json"
     if output is not None and not dry_run:
@@ -294,9 +297,10 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     if report_path is not None and str(report_path) == "-":
         raise click.UsageError("--report needs a file name (the report is an HTML page)")
     root = _workspace()
+    with held_signals():
+        from .export import ExportRequest, run_export
+        from .html_report import ReportCollector, check_writable, write_report
     settings = _settings_with_url(root, url)
-    from .export import ExportRequest, run_export
-    from .html_report import ReportCollector, check_writable, write_report
 
     if report_path is not None:
         check_writable(report_path)
@@ -393,8 +397,9 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
     if forget is not None:
         _forget(root, forget)
         return
-    from .deliver.http import HttpSettings
-    from .status import DestinationState, export_status
+    with held_signals():
+        from .deliver.http import HttpSettings
+        from .status import DestinationState, export_status
 
     settings = _settings_with_url(root, url)
     standing = export_status(root, os.environ, settings=settings)
@@ -452,7 +457,8 @@ def _last_export(state: DestinationState) -> str:
 
 
 def _forget(root: Path, destination: str) -> None:
-    from .state.ledger import Ledger
+    with held_signals():
+        from .state.ledger import Ledger
 
     ledger = Ledger.open_read_only(os.environ)
     known = [] if ledger is None else [s.destination for s in ledger.status(str(root))]
@@ -567,8 +573,9 @@ def settings_get(key: str, as_json: bool) -> None:
 
 def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
     """The namespace in force when none is set: the workspace's name, made safe for servers."""
-    from .hub.graph import read_graph
-    from .translate.datasets import namespace_safe
+    with held_signals():
+        from .hub.graph import read_graph
+        from .translate.datasets import namespace_safe
 
     ws = Workspace(root)
     graph = read_graph(ws.graph_file, ws.display(ws.graph_file), lambda entry: None)

@@ -112,8 +112,9 @@ class AuditTrail:
              on_read: Callable[[int, int], None] | None = None) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is.
 
-        ``on_read(bytes_done, bytes_total)``, when given, is called every few thousand lines and
-        at the end: how much of the segments (their sizes on disk) has been read.
+        ``on_read(bytes_done, bytes_total)``, when given, is called as each segment starts,
+        every few thousand lines and at the end: how much of the segments (their sizes on
+        disk) has been read.
         """
         scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
         put = scan.index.put
@@ -124,6 +125,7 @@ class AuditTrail:
             position = None
             if on_read is not None:
                 position = functools.partial(_read_so_far, on_read, sum(sizes[:index]), sum(sizes))
+                position(0)
             for number, line in self._lines(path, display, on_bad, scan, position):
                 scan.lines += 1
                 if line is None:

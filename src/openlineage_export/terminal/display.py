@@ -132,7 +132,7 @@ class Display:
             reading = progress.phase == "reading"
             done = progress.bytes_done if reading else progress.runs_done
             total = progress.bytes_total if reading else progress.runs_total
-            fields = {"phase": progress.phase, "events": progress.events_sent,
+            fields: dict[str, Any] = {"phase": progress.phase, "events": progress.events_sent,
                       "failed": progress.runs_failed}
             with self._lock:
                 if progress.phase != self._phase:
@@ -147,8 +147,9 @@ class Display:
         now = time.monotonic()
         with self._lock:
             new_phase = progress.phase != self._phase
-            last = (progress.phase != "reading" and progress.runs_total
-                    and progress.runs_done >= progress.runs_total)
+            last = (progress.bytes_done >= progress.bytes_total > 0
+                    if progress.phase == "reading"
+                    else 0 < progress.runs_total <= progress.runs_done)
             if not (new_phase or last or now - self._last_json >= JSON_EVERY):
                 return
             self._phase, self._last_json = progress.phase, now

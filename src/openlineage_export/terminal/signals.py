@@ -8,15 +8,59 @@ before SIGKILL: treating it as Ctrl-C is what keeps their exports' ledgers true.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import FrameType
+from typing import NoReturn
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 """128 + the signal's number, as shells report a process a signal ended."""
+
+
+def exit_interrupted(message: str, code: int = 130) -> NoReturn:
+    """Say ``message`` and exit with ``code`` at once.
+
+    ``os._exit``: a Ctrl-C that passed through the interpreter's own code while a module was
+    being imported can leave it set to end itself by SIGINT (exit status -2, not 130) however
+    the KeyboardInterrupt is caught; what needed cleaning up was cleaned up on the way here.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    with suppress(OSError, ValueError):
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+    os._exit(code)
+
+
+@contextmanager
+def held_signals() -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM are held, then acted on: exit 130 or 143.
+
+    For imports: an extension module interrupted while it initialises may crash the process
+    (orjson does: a segmentation fault instead of exit 130). Not for waiting on the user (a
+    held Ctrl-C would not end a prompt).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in EXIT_CODES}
+    try:
+        yield
+    finally:
+        for sig, before in previous.items():
+            signal.signal(sig, before)
+    if held:
+        exit_interrupted("\ninterrupted", 128 + held[0])
 
 
 class Interruption:
