@@ -15,7 +15,7 @@ def main() -> None:
 
         with held_signals():
             from openlineage_export.cli import main as cli
-        cli()
+        cli(prog_name="openlineage-export")
     except KeyboardInterrupt:
         # Only while importing the few pure-Python modules before the signals are held.
         os.write(2, b"\ninterrupted\n")
