@@ -33,6 +33,7 @@ from .terminal.signals import exit_interrupted, held_signals
 if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
     # --help, settings and secrets start fast
     from .host.settings import Settings
+    from .report import ExportReport
     from .status import DestinationState
 
 PROG = "openlineage-export"
@@ -343,6 +344,13 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         click.echo(summary(report, ending), err=True)
     display.finished(exit_code)
     sys.exit(exit_code)
+
+
+def summary(report: ExportReport) -> str:
+    """The human summary of an export (``terminal/summary.py``), as the CLI prints it."""
+    from .terminal.summary import summary as text
+
+    return text(report)
 
 
 def _display_mode(progress: str, quiet: bool, events_on_stdout: bool) -> Any:
