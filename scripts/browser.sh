@@ -4,7 +4,10 @@
 # Installs only what is missing (apt-get update first, unless the lists are fresh); run
 # again, it does nothing.
 # Prints "ready" when both are there (exit 0), else says why on stderr (exit 1).
+#
+# Usage: scripts/browser.sh
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 missing=()

@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# Set up, then dry-run the export of the bundled demo workspace: every event it would send,
-# as JSON Lines in demo-events.jsonl, and the summary on the terminal. Needs no server.
+# Set up .venv, then dry-run the export of the bundled demo workspace (demo/acme-analytics):
+# every event it would send, as JSON Lines, and the summary on the terminal. Needs no server.
+#
+# Usage: scripts/demo.sh [OUTPUT]
+#
+#   OUTPUT   the file the events go to [demo-events.jsonl]; - for standard output
+#
+# Environment (defaults in brackets):
+#   PYTHON   the Python (3.11 or later) that creates .venv [python3]
+#
+# Then validate the events against the official OpenLineage JSON schemas:
+#   .venv/bin/pip install jsonschema && .venv/bin/python scripts/validate.py demo-events.jsonl
 set -euo pipefail
+usage() { sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; }
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  -?*) echo "demo.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 out=${1:-demo-events.jsonl}
 .venv/bin/openlineage-export export --dry-run --workspace demo/acme-analytics --output "$out"
-echo "events written to $out ($(wc -l < "$out") lines); validate them with ../shared/tools/ol-validate $out" >&2
+if [ "$out" != - ]; then
+  echo "validate them against the official OpenLineage schemas with:" \
+       ".venv/bin/pip install jsonschema && .venv/bin/python scripts/validate.py $out" >&2
+fi

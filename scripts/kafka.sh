@@ -30,6 +30,7 @@
 #
 # Everything listens on 127.0.0.1 only.
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0; fi
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 POM="$SCRIPT_DIR/kafka/pom.xml"

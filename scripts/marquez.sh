@@ -466,5 +466,6 @@ case "${1:-}" in
   stop) cmd_stop ;;
   status) cmd_status ;;
   reset) cmd_reset ;;
+  -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0" ;;
   *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
 esac

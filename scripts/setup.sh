@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # Create .venv (once) and install openlineage-export into it, with the test tools when asked.
-# Usage: scripts/setup.sh [--test]     Prints nothing on success but pip's errors.
+#
+# Usage: scripts/setup.sh [--test]
+#
+#   --test   also the test tools (pytest, jsonschema, pexpect, playwright...): the [test] extra
+#
+# Prints nothing on success but pip's errors. Then run .venv/bin/openlineage-export, or
+# activate the environment first (. .venv/bin/activate) and run openlineage-export.
+#
+# Environment (defaults in brackets):
+#   PYTHON   the Python (3.11 or later) that creates .venv [python3]
 set -euo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  ""|--test) ;;
+  *) echo "setup.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then

@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on this machine, start a real Marquez (and its PostgreSQL)
-# on loopback, and run the whole test suite. Extra arguments go to pytest.
+# and a Kafka broker on loopback, install Chromium and Graphviz when missing, and run the whole
+# test suite. This is what CI runs (.ci/run).
+#
+# Usage: scripts/test.sh [PYTEST ARGUMENTS...]     e.g. scripts/test.sh tests/test_cli.py -x
+#        scripts/test.sh -- --help                  pytest's own help
+#
+# Environment (defaults in brackets):
+#   MARQUEZ_URL    the Marquez the end-to-end tests use [http://127.0.0.1:$MARQUEZ_PORT]
+#   MARQUEZ_PORT   its port when MARQUEZ_URL is not set [5000]
+#   PYTHON         the Python (3.11 or later) that creates .venv [python3]
+#   and those of scripts/marquez.sh and scripts/kafka.sh (see their --help)
 set -euo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  --) shift ;;
+esac
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}

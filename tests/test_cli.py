@@ -74,11 +74,11 @@ def cli(env: dict[str, str], tmp_path: Path) -> Run:
     """Run the CLI; ``input`` goes to stdin (a pipe), ``extra_env`` adds variables."""
 
     def run(*args: str, input: str | None = None, extra_env: dict[str, str] | None = None,
-            timeout: float = 60) -> Result:
+            timeout: float = 60, cwd: Path | None = None) -> Result:
         proc = subprocess.run(
             [sys.executable, "-m", "openlineage_export", *args],
             input=(input or "").encode(), capture_output=True, timeout=timeout,
-            env={**env, **(extra_env or {})}, cwd=tmp_path)
+            env={**env, **(extra_env or {})}, cwd=cwd or tmp_path)
         result = Result(tuple(args), proc.returncode, proc.stdout, proc.stderr.decode())
         assert "Traceback" not in result.err, str(result)
         # (stdout may be events whose errorMessage quotes a stack trace, inside JSON strings)
@@ -135,16 +135,24 @@ def test_every_command_has_help_text(cli: Run) -> None:
         first = (command.help or "").strip().splitlines()[0] if command.help else ""
         if not first or first not in " ".join(result.text.split()):
             missing.append(f"{where}: no help text")
+        if "\nExamples:\n  openlineage-export " not in result.text:
+            missing.append(f"{where}: no examples")
         for param in command.params:
             if isinstance(param, click.Option) and not param.hidden and not param.help:
                 missing.append(f"{where}: option {param.opts[0]} has no help text")
         if isinstance(command, click.Group):
             # The group's listing gives each subcommand a one-line summary.
-            listing = result.text.split("Commands:", 1)[1].splitlines()
-            for name in command.commands:
-                line = next((row for row in listing if row.split()[:1] == [name]), "")
+            listing = result.text.split("Commands:", 1)[1].split("Examples:")[0]
+            for name, sub in command.commands.items():
+                line = next((row for row in listing.splitlines() if row.split()[:1] == [name]),
+                            "")
                 if len(line.split()) < 2:
                     missing.append(f"{where}: '{name}' listed without a summary")
+                # Never cut short: the whole summary, wrapped.
+                if " ".join(sub.get_short_help_str(1000).split()) not in " ".join(listing.split()):
+                    missing.append(f"{where}: '{name}' summary cut short")
+            if "..." in listing:
+                missing.append(f"{where}: a summary ends in '...'")
     assert not missing, "\n".join(missing)
 
 
@@ -245,7 +253,10 @@ def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path) -> None:
     assert text.out == b""
     stopped = [line for line in error_lines(text) if line.startswith("stopped: ")]
     assert len(stopped) == 1 and str(port) in stopped[0], str(text)
-    assert "failed:" not in text.err, str(text)
+    summary = [line for line in error_lines(text) if not line.startswith("retrying: ")]
+    assert summary[0] == stopped[0], "the summary opens with what happened"
+    assert "failed:" not in text.err and "exported to" not in text.err, str(text)
+    assert "is the server running? check openlineage.url" in text.err
     summary = json.loads(as_json.out)
     assert summary["exitCode"] == as_json.code == 4 and summary["outage"]
 
@@ -370,3 +381,214 @@ def test_secrets_set_list_use_delete(cli: Run, fake_server: FakeServer, ws: Work
     listed, again = run_all(cli, [("secrets", "list"), ("secrets", "delete", "prod-marquez")])
     assert listed.code == 0 and listed.text.split() == []
     assert again.code == 1 and "prod-marquez" in again.err
+
+
+# -- issue 14: conventions --------------------------------------------------------------------
+
+
+def test_help_lists_environment_exit_codes_keys_and_completes_keys(cli: Run) -> None:
+    from openlineage_export.deliver.registry import CATALOGUE
+
+    export, settings_set, version, short_version = run_all(cli, [
+        ("export", "--help"), ("settings", "set", "--help"), ("--version",), ("-V",)])
+    envs = [row.env for row in CATALOGUE if row.env] + ["OPENLINEAGE_API_KEY",
+                                                         "OPENLINEAGE_EXPORT_STATE_DIR"]
+    assert all(f"\n  {name} " in export.text for name in envs), export.text
+    codes = export.text.split("Exit codes:", 1)[1]
+    assert all(f"\n  {code} " in codes for code in (0, 1, 2, 3, 4, 130, 143)), export.text
+    assert all(f"\n  {row.key} " in settings_set.text for row in CATALOGUE), settings_set.text
+    assert "openlineage.transport" in settings_set.text.split("Keys:")[1]
+    assert version.text == short_version.text == "openlineage-export, version 0.1.0\n"
+    completed = cli(extra_env={"_OPENLINEAGE_EXPORT_COMPLETE": "bash_complete",
+                               "COMP_WORDS": "openlineage-export settings set openlineage.tr",
+                               "COMP_CWORD": "3"})
+    assert "openlineage.transport" in completed.text and "openlineage.url" not in completed.text
+
+
+def test_the_workspace_is_found_walking_up_and_w_goes_before_the_subcommand(
+        cli: Run, demo: Path, tmp_path: Path) -> None:
+    inside = demo / ".workspace" / "lineage"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    from_inside = cli("export", "--dry-run", "-o", "-", cwd=inside)
+    before = cli("-w", str(demo), "export", "--dry-run")
+    nowhere, set_nowhere = run_all(cli, [("export", "--dry-run"),
+                                         ("settings", "set", "openlineage.url", "http://x")])
+    assert from_inside.code == before.code == 0, str(from_inside)
+    assert len(from_inside.out.splitlines()) == len(before.out.splitlines()) == 236
+    assert not (inside / "-").exists()
+    for result in (nowhere, set_nowhere):  # run in tmp_path, which is no workspace
+        assert result.code == 3, str(result)
+        assert error_lines(result) == [
+            f"error: {tmp_path} is not in a workspace: neither it nor a folder above it has "
+            "a .workspace/ folder (name the workspace with -w DIR)"], str(result)
+    nowhere = cli("settings", "set", "openlineage.url", "http://x", cwd=plain)
+    assert nowhere.code == 3 and len(error_lines(nowhere)) == 1, str(nowhere)
+    assert str(plain) in nowhere.err and "-w DIR" in nowhere.err
+    assert not (plain / ".workspace").exists()
+
+
+def test_output_dash_is_stdout_and_unwritable_paths_are_usage_errors(
+        cli: Run, demo: Path, tmp_path: Path) -> None:
+    dash, out_missing, report_missing, reported = run_all(cli, [
+        ("export", "--dry-run", "-o", "-", "-w", str(demo)),
+        ("export", "--dry-run", "-o", "/nonexistent/e.jsonl", "-w", str(demo)),
+        ("export", "--dry-run", "-o", str(tmp_path / "e.jsonl"), "--report",
+         "/nonexistent/r.html", "-w", str(demo)),
+        ("export", "--dry-run", "-o", str(tmp_path / "r.jsonl"), "--report",
+         str(tmp_path / "r.html"), "-w", str(demo))])
+    assert dash.code == 0 and len(dash.out.splitlines()) == 236
+    assert not (tmp_path / "-").exists()
+    for result in (out_missing, report_missing):
+        assert result.code == 2, str(result)
+        assert len(error_lines(result)) == 1 and "/nonexistent" in result.err
+    assert reported.code == 0, str(reported)
+    assert f"report written to {tmp_path / 'r.html'}" in reported.err
+    assert (tmp_path / "r.html").is_file()
+
+
+def test_bad_entries_are_capped_and_counted(cli: Run, ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("good")] + ["not json"] * 60)
+    quiet, loud = run_all(cli, [("export", "--dry-run", "-q", "-o", "-", "-w", str(ws.root)),
+                                ("export", "--dry-run", "-o", "-", "-w", str(ws.root))])
+    assert quiet.code == loud.code == 1
+    lines = error_lines(quiet)
+    assert len(lines) == 11 and all(line.startswith("bad entry: ") for line in lines[:10])
+    assert lines[10] == "... and 50 more bad entries; --json lists the first 200"
+    shown = [line for line in error_lines(loud) if line.startswith("bad entry: ")]
+    assert len(shown) == 50
+    assert error_lines(loud)[-1] == ("60 bad entries on the audit trail were skipped (the first "
+                                     "50 listed above; --json lists the first 200)")
+
+
+def test_refused_runs_are_grouped_by_reason_with_ids_once_in_a_stable_order(
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker) -> None:
+    ids = [f"0000000{i}-1111-4222-8333-444455556666" for i in range(7)]
+    ws.segment("000001.jsonl", [run_record(trace) for trace in reversed(ids)]
+               + [run_record("other-1")])
+    ws.settings({"openlineage.url": fake_server.url})
+    fake_server.script(lambda req: Answer(422, body="unknown facet")
+                       if any(trace in req.body.decode() for trace in ids) else Answer(201))
+    first = cli("export", "-w", str(ws.root))
+    second = cli("export", "-w", str(ws.root))
+    assert first.code == second.code == 1, str(first)
+    assert error_lines(first)[1:] == error_lines(second)[1:]  # the same order each time
+    lines = error_lines(first)
+    assert lines[1] == "7 runs of daily-sales refused: HTTP 422 Unprocessable Entity: unknown facet"
+    assert lines[2] == "  runs: " + ", ".join(ids)
+    assert all(first.err.count(trace) == 1 for trace in ids)
+
+
+def test_settings_get_says_where_the_value_comes_from_and_list_shows_choices(
+        cli: Run, ws: WorkspaceMaker) -> None:
+    w = ("-w", str(ws.root))
+    namespace, from_env, listed, as_json = run_all(cli, [
+        ("settings", "get", "openlineage.namespace", *w),
+        ("settings", "get", "openlineage.timeout", *w),
+        ("settings", "list", *w),
+        ("settings", "get", "openlineage.namespace", "--json", *w)])
+    assert (namespace.code, namespace.text) == (0, "test-ws\n")
+    assert namespace.err == "(workspace name in graph.json)\n"
+    assert (from_env.code, from_env.text, from_env.err) == (0, "10.0\n", "(default)\n")
+    assert json.loads(as_json.out) == {"key": "openlineage.namespace", "value": "test-ws",
+                                       "source": "workspace name in graph.json"}
+    assert "One of: http, kafka, file." in listed.text
+    env = cli("settings", "get", "openlineage.namespace", *w,
+              extra_env={"OPENLINEAGE_NAMESPACE": "from-env"})
+    assert (env.text, env.err) == ("from-env\n", "(environment (OPENLINEAGE_NAMESPACE))\n")
+
+
+KEY_LIKE = "sk-live-abcdef0123456789abcdef"
+
+
+def test_a_key_where_a_name_belongs_is_refused_without_echo(cli: Run, ws: WorkspaceMaker,
+                                                           tmp_path: Path) -> None:
+    ws.settings({"editor.fontSize": 13})
+    before = (ws.root / ".workspace" / "settings.json").read_bytes()
+    as_ref, as_name, unknown_ref = run_all(cli, [
+        ("settings", "set", "openlineage.apiKey.secretRef", KEY_LIKE, "-w", str(ws.root)),
+        ("secrets", "set", KEY_LIKE),
+        ("settings", "set", "openlineage.kafka.sasl.password.secretRef", "kafka-prod",
+         "-w", str(ws.root))])
+    for result in (as_ref, as_name):
+        assert result.code == 2, str(result)
+        assert KEY_LIKE not in result.text + result.err
+        assert "looks like a key itself" in result.err and "secrets set" in result.err
+    assert not (tmp_path / "config" / "secrets.json").exists()
+    assert unknown_ref.code == 0, str(unknown_ref)
+    assert ("warning: no secret named 'kafka-prod' is stored yet" in unknown_ref.err
+            and "secrets set kafka-prod" in unknown_ref.err)
+    stored = json.loads((ws.root / ".workspace" / "settings.json").read_text())
+    assert stored == {"editor.fontSize": 13,
+                      "openlineage.kafka.sasl.password.secretRef": "kafka-prod"}
+    assert before != (ws.root / ".workspace" / "settings.json").read_bytes()
+
+
+def test_secrets_list_names_its_store_even_when_empty(cli: Run, tmp_path: Path) -> None:
+    empty, as_json = run_all(cli, [("secrets", "list"), ("secrets", "list", "--json")])
+    file = tmp_path / "config" / "secrets.json"
+    assert (empty.code, empty.text) == (0, "")
+    assert empty.err == f"no secrets in the file {file}\n"
+    assert json.loads(as_json.out) == {"backend": "file", "store": f"the file {file}",
+                                       "file": str(file), "names": []}
+
+
+def test_url_overrides_the_setting_for_one_export_and_status(
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.url": f"http://127.0.0.1:{closed_port()}"})
+    before = (ws.root / ".workspace" / "settings.json").read_bytes()
+    sent = cli("export", "--url", fake_server.url, "-w", str(ws.root))
+    assert sent.code == 0, str(sent)
+    assert len(fake_server.requests) == 4
+    assert (ws.root / ".workspace" / "settings.json").read_bytes() == before
+    one, everything = run_all(cli, [("status", "--url", fake_server.url, "-w", str(ws.root)),
+                                    ("status", "--json", "-w", str(ws.root))])
+    assert one.text.splitlines()[1] == f"{fake_server.url}/api/v1/lineage: 1 of 1 runs exported"
+    assert [d["destination"] for d in json.loads(everything.out)["destinations"]] == [
+        f"{fake_server.url}/api/v1/lineage"]
+
+
+def test_status_shows_refused_within_pending_an_interruption_and_forgets(
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    from openlineage_export.state.ledger import Ledger
+
+    ws.segment("000001.jsonl", [run_record("r1"), run_record("r2"), run_record("r3")])
+    ws.settings({"openlineage.url": fake_server.url})
+    fake_server.script(lambda req: Answer(400, body="no") if '"r2"' in req.body.decode()
+                       else Answer(201))
+    assert cli("export", "-w", str(ws.root)).code == 1
+    ws.segment("000002.jsonl", [run_record("r4")])
+    destination = f"{fake_server.url}/api/v1/lineage"
+    ledger = Ledger.open({"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")})
+    found = ledger.find_destination(str(ws.root.resolve()), destination)
+    assert found is not None
+    ledger.finished(found, "interrupted")
+    ledger.close()
+    shown = cli("status", "-w", str(ws.root))
+    assert shown.text.splitlines()[1:] == [
+        f"{destination}: 2 of 4 runs exported; 2 pending (1 refused last time, 1 new or changed)",
+        shown.text.splitlines()[2]]
+    assert "  last export: interrupted " in shown.text and "export again" in shown.text
+    unknown = cli("status", "--forget", "http://nowhere/api/v1/lineage", "-w", str(ws.root))
+    assert unknown.code == 2 and destination in unknown.err, str(unknown)
+    forgot = cli("status", "--forget", destination, "-w", str(ws.root))
+    assert forgot.code == 0 and "forgot" in forgot.text, str(forgot)
+    assert "never exported" in cli("status", "-w", str(ws.root)).text
+
+
+def test_a_namespace_change_is_warned_of_before_sending(
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.url": fake_server.url})
+    assert cli("export", "-w", str(ws.root)).code == 0
+    assert cli("settings", "set", "openlineage.namespace", "renamed", "-w", str(ws.root)).code == 0
+    again = cli("export", "--progress", "json", "-w", str(ws.root))
+    assert again.code == 0, str(again)
+    lines = [json.loads(line) for line in again.err.splitlines()]
+    warning = next(i for i, line in enumerate(lines) if line["event"] == "warning")
+    sending = next(i for i, line in enumerate(lines) if line.get("phase") == "sending")
+    assert warning < sending
+    assert "'renamed'" in lines[warning]["message"] and "'test-ws'" in lines[warning]["message"]
+    quiet_third = cli("export", "-w", str(ws.root))
+    assert "warning" not in quiet_third.err

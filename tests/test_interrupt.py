@@ -1,8 +1,9 @@
-"""Ctrl-C during an export: it stops soon, says what it did, keeps what was accepted, and the
-next export sends exactly the rest.
+"""Ctrl-C or SIGTERM during an export: it stops soon, says what it did, keeps what was
+accepted, and the next export sends exactly the rest.
 
 A real ``openlineage-export export`` process sends to a slow server on loopback (each answer
-after 50 ms) and gets SIGINT while runs are in flight.
+after 50 ms) and gets SIGINT (Ctrl-C) or SIGTERM (docker stop, Kubernetes, systemd, CI runners)
+while runs are in flight.
 """
 
 from __future__ import annotations
@@ -103,8 +104,11 @@ def delivered(state: Path) -> dict[str, int]:
     return {run_id: events for run_id, _, events in rows}
 
 
-def test_ctrl_c_stops_soon_keeps_what_was_accepted_and_the_next_export_sends_the_rest(
-        slow_server: SlowServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stop", "code", "name"), [(signal.SIGINT, 130, "Ctrl-C"),
+                                                    (signal.SIGTERM, 143, "SIGTERM")])
+def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_sends_the_rest(
+        slow_server: SlowServer, tmp_path: Path, stop: signal.Signals, code: int,
+        name: str) -> None:
     root = tmp_path / "ws"
     write_workspace(root, 60, seed=4711)
     dry = io.BytesIO()
@@ -124,17 +128,17 @@ def test_ctrl_c_stops_soon_keeps_what_was_accepted_and_the_next_export_sends_the
             assert export.poll() is None, export.communicate()
             time.sleep(0.01)
         interrupted_at = time.monotonic()
-        export.send_signal(signal.SIGINT)
+        export.send_signal(stop)
         _, err = export.communicate(timeout=120)
     finally:
         if export.poll() is None:
             export.kill()
     stopped_after = time.monotonic() - interrupted_at
-    assert export.returncode == 130, err
-    assert stopped_after < STOPS_WITHIN, f"took {stopped_after:.1f} s to stop after Ctrl-C"
+    assert export.returncode == code, err
+    assert stopped_after < STOPS_WITHIN, f"took {stopped_after:.1f} s to stop after {name}"
     assert "Traceback" not in err
-    assert "interrupting: finishing the requests in flight" in err
-    assert "interrupted: what was accepted is kept; run the export again to finish" in err
+    assert f"interrupting ({name}): finishing the requests in flight" in err
+    assert f"interrupted ({name}): what was accepted is kept; run the export again to finish" in err
     summary = [line for line in err.splitlines() if line.startswith("exported to ")]
     assert len(summary) == 1, err
     time.sleep(0.3)

@@ -280,7 +280,8 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
         server.mode = mode
         result = s.run("export", "--full", "-w", w, code=1)
         # The echo is shown, the key in it masked.
-        assert "failed: run r1" in result.stderr and "***" in result.stderr, result.stderr
+        assert " of daily-sales " in result.stderr and "r1" in result.stderr \
+            and "***" in result.stderr, result.stderr
         extra = []
         if report_option:
             reports.append(tmp_path / f"report-{mode}.html")
@@ -357,7 +358,7 @@ def test_a_real_process_with_debug_logging_keeps_the_key_to_itself(
     result = subprocess.run([sys.executable, "-c", verbose, "export", "-w", str(ws.root)],
                             capture_output=True, env=env, timeout=300)
     assert result.returncode == 1, result.stderr
-    assert b"DEBUG" in result.stderr and b"failed: run r1" in result.stderr
+    assert b"DEBUG" in result.stderr and b" of daily-sales " in result.stderr
     assert server.seen[0].headers["authorization"] == f"Bearer {KEY}"
     assert not leaks(result.stdout + result.stderr)
     assert not [where for where, data in files_under(tmp_path / "s") if leaks(data)]

@@ -2,296 +2,628 @@
 
 Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
 entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
-not be reached; 130 interrupted.
+not be reached; 130 interrupted (Ctrl-C); 143 stopped by SIGTERM.
+
+The export's terminal side (progress, messages, signals, the events file, the summary) is in
+``terminal/``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
+from click.shell_completion import CompletionItem
 
 from . import __version__
 from .errors import ConfigError, ExportError
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
+from .host.workspace import Workspace
+from .terminal.signals import exit_interrupted, held_signals
 
 if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
     # --help, settings and secrets start fast
-    from .hub.model import BadEntry
-    from .report import ExportReport, Progress
+    from .host.settings import Settings
+    from .report import ExportReport
+    from .status import DestinationState
 
-workspace_option = click.option(
-    "--workspace", "-w", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
-    show_default="the current folder", help="The workspace folder (the one holding .workspace/).")
+PROG = "openlineage-export"
+
+EXIT_CODES = """\
+0    everything on the trail was exported (or dry-run built)
+1    done, but something was left behind: bad entries, runs the server refused
+2    usage or configuration error (an option, a setting, a missing secret)
+3    workspace error: not a workspace, graph.json missing or not JSON
+4    the server could not be reached for openlineage.retry.maxTime seconds
+130  interrupted by Ctrl-C (what was accepted is kept)
+143  stopped by SIGTERM (the same: what was accepted is kept)"""
+
+OTHER_ENVIRONMENT = {
+    "OPENLINEAGE_API_KEY": "the API key (instead of openlineage.apiKey.secretRef)",
+    "OPENLINEAGE_KAFKA_SASL_PASSWORD": "the Kafka SASL password (instead of its secretRef)",
+    "OPENLINEAGE_EXPORT_STATE_DIR": "folder of the ledger [~/.local/state/openlineage-export]",
+    "OPENLINEAGE_EXPORT_CONFIG_DIR": "folder of the secrets file [~/.config/openlineage-export]",
+    "OPENLINEAGE_EXPORT_SECRETS": "file or keyring: force a secrets store",
+}
+"""Environment variables besides the settings' own (those come from the catalogue)."""
+
+
+# -- the command classes: one error boundary, help with examples -------------------------------
+
+
+class _Command(click.Command):
+    """A command whose help ends with its examples (and sections built only when asked)."""
+
+    def __init__(self, *args: Any, examples: str = "",
+                 sections: Callable[[], Sequence[tuple[str, str]]] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = examples
+        self.sections = sections
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Examples, then any further sections (environment, exit codes, keys), verbatim."""
+        super().format_epilog(ctx, formatter)
+        extra = [("Examples", self.examples)] if self.examples else []
+        extra += list(self.sections() if self.sections is not None else [])
+        for title, text in extra:
+            with formatter.section(title):
+                for line in text.splitlines():
+                    formatter.write(" " * formatter.current_indent + line + "\n")
 
 
 class _Commands(click.Group):
-    """The one error boundary: the library's errors become one line and their exit code."""
+    """The one error boundary: the library's errors become one line and their exit code.
+
+    It also owns how the command ends (click's standalone mode would say "Aborted!" and exit 1
+    on Ctrl-C): Ctrl-C anywhere is exit 130 with no traceback.
+    """
+
+    command_class = _Command
+    group_class = type  # subgroups are _Commands too
+
+    def __init__(self, *args: Any, examples: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = examples
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an ExportError is one line (JSON with --progress json)."""
         try:
             return super().invoke(ctx)
         except ExportError as exc:
-            click.echo(f"error: {exc}", err=True)
+            if ctx.meta.get("json_progress"):
+                click.echo(orjson.dumps({"event": "error", "message": str(exc),
+                                         "exitCode": exc.exit_code}).decode(), err=True)
+            else:
+                click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """Parse, run, and exit with the command's code: 130 for Ctrl-C wherever it comes."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.Abort as exc:
+            cause = exc.__cause__ or exc.__context__
+            if isinstance(cause, KeyboardInterrupt):
+                exit_interrupted("interrupted")
+            click.echo("aborted: no input", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            exit_interrupted("\ninterrupted")
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each subcommand with its whole summary (wrapped, never cut short with "...")."""
+        rows = [(name, command.get_short_help_str(limit=1000))
+                for name in self.list_commands(ctx)
+                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The group's examples, verbatim."""
+        super().format_epilog(ctx, formatter)
+        if self.examples:
+            with formatter.section("Examples"):
+                for line in self.examples.splitlines():
+                    formatter.write(" " * formatter.current_indent + line + "\n")
+
+
+# -- the workspace: -w before or after the subcommand, else found like git finds a repository --
+
+
+def _workspace_callback(ctx: click.Context, param: click.Parameter,
+                        value: Path | None) -> Path | None:
+    if value is not None:
+        ctx.ensure_object(dict)["workspace"] = value
+    return value
+
+
+def workspace_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``-w/--workspace DIR``: accepted before the subcommand too."""
+    return click.option(
+        "--workspace", "-w", type=click.Path(file_okay=False, path_type=Path), default=None,
+        callback=_workspace_callback, expose_value=False, is_eager=True,
+        help="The workspace folder (the one holding .workspace/); default: the current folder "
+             "or the nearest one above it that is a workspace.")(function)
+
+
+def _workspace() -> Path:
+    """The workspace named with -w (before or after the subcommand), else the one holding the
+    current folder, found by walking up like git. Errors name the absolute path."""
+    ctx = click.get_current_context()
+    given = next((c.obj["workspace"] for c in _contexts(ctx)
+                  if isinstance(c.obj, dict) and "workspace" in c.obj), None)
+    if given is not None:
+        return Workspace.open(given).root
+    return Workspace.find(Path.cwd()).root
+
+
+def _contexts(ctx: click.Context | None) -> Iterator[click.Context]:
+    while ctx is not None:
+        yield ctx
+        ctx = ctx.parent
 
 
 def _catalogue() -> settings_mod.Catalogue:
-    from .deliver.registry import CATALOGUE
+    with held_signals():
+        from .deliver.registry import CATALOGUE
 
     return CATALOGUE
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="openlineage-export")
+def _settings_with_url(root: Path, url: str | None) -> Settings | None:
+    """The workspace's settings with ``--url`` on top (None: let the library read them)."""
+    if url is None:
+        return None
+    with held_signals():
+        from .deliver.registry import TransportSettings
+    settings = settings_mod.load_settings(root, _catalogue(), os.environ)
+    transport = settings.of(TransportSettings).transport
+    if transport != "http":
+        raise ConfigError(f"--url goes with the http transport; openlineage.transport is "
+                          f"{transport} (from {settings.source('openlineage.transport')})")
+    return settings.with_values({"openlineage.url": url}, base=root)
+
+
+# -- the group ----------------------------------------------------------------------------------
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"],
+                                              "max_content_width": 100},
+             examples=f"""\
+{PROG} export --dry-run -o events.jsonl     # build every event, send nothing
+{PROG} settings set openlineage.url http://localhost:5000
+{PROG} export                               # send what is new since the last export
+{PROG} -w ~/work/acme status                # a workspace elsewhere
+eval "$(_OPENLINEAGE_EXPORT_COMPLETE=bash_source {PROG})"   # shell completion (bash)""")
+@click.version_option(__version__, "-V", "--version", prog_name=PROG)
+@workspace_option
 def main() -> None:
-    """Publish this workspace's Lineage hub runs as OpenLineage events (Marquez, DataHub, Atlan)."""
+    """Publish this workspace's Lineage hub runs as OpenLineage events (Marquez, DataHub, Atlan).
+
+    Run it anywhere inside a workspace (like git, the workspace is found by walking up from the
+    current folder), or name one with -w DIR.
+    """
 
 
-@main.command()
+# -- export -------------------------------------------------------------------------------------
+
+
+def _export_sections() -> list[tuple[str, str]]:
+    rows = [(row.env, f"{row.key}") for row in _catalogue() if row.env]
+    rows += list(OTHER_ENVIRONMENT.items())
+    width = max(len(name) for name, _ in rows)
+    environment = "\n".join(f"{name.ljust(width)}  {what}" for name, what in rows)
+    return [("Environment", environment), ("Exit codes", EXIT_CODES)]
+
+
+@main.command(
+    sections=_export_sections,
+    short_help="Export the workspace's runs to the OpenLineage server in the settings "
+               "(or --dry-run).",
+    examples=f"""\
+{PROG} export --dry-run -o events.jsonl         # every event, nothing sent
+{PROG} export --dry-run | jq .eventType         # events on stdout (also: -o -)
+{PROG} export                                   # send what is new or changed
+{PROG} export --url http://localhost:5000       # another server, for this export only
+{PROG} export --full --report report.html       # send everything again, and a report
+{PROG} export --json --progress json            # for a host: JSON progress on stderr""")
 @workspace_option
 @click.option("--dry-run", is_flag=True,
               help="Build every event and write it as JSON Lines; send nothing (no server needed).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="With --dry-run: write the events to this file instead of standard output.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+              help="With --dry-run: write the events to this file (written whole, or not at "
+                   "all if interrupted) instead of standard output; '-' is standard output.")
+@click.option("--url", metavar="URL",
+              help="Send to this server for this export only, instead of openlineage.url "
+                   "(the settings are not changed).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as JSON on standard output.")
 @click.option("--full", is_flag=True,
               help="Send every run again, not only those new or changed since the last export.")
-@click.option("--quiet", "-q", is_flag=True, help="No summary and no progress on stderr.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No summary and no progress on stderr; only the first 10 bad entries.")
+@click.option("--progress", type=click.Choice(["auto", "json", "none"]), default="auto",
+              show_default=True,
+              help="auto: a progress bar when stderr is a terminal; json: one JSON object a line "
+                   "on stderr (phase, runs done and total, events, failures; bad entries, "
+                   "retries and warnings too), for a program running this one; none: messages "
+                   "only.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write an HTML report to this file: the lineage graph, the run history "
                    "and what was not exported, one self-contained page.")
-def export(workspace: Path, dry_run: bool, output: Path | None, as_json: bool, full: bool,
-           quiet: bool, report_path: Path | None) -> None:
-    """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run)."""
-    from .export import ExportRequest, run_export
-    from .html_report import ReportCollector, check_writable, write_report
+def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, full: bool,
+           quiet: bool, progress: str, report_path: Path | None) -> None:
+    """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
+    Only runs that are new or changed since the last export to the same server are sent (the
+    ledger remembers the others); --full sends them all again.
+    """
+    with held_signals():
+        from .terminal.display import Display
+        from .terminal.files import events_file, is_stdout
+        from .terminal.signals import interruptible
+        from .terminal.summary import Ending, more_bad_entries_line, summary
+
+    click.get_current_context().meta["json_progress"] = progress == "json"
     if output is not None and not dry_run:
         raise click.UsageError("--output goes with --dry-run")
-    if as_json and dry_run and output is None:
-        raise click.UsageError("with --dry-run and --json, name an --output file for the events")
-    cancel = threading.Event()
-    collector = ReportCollector() if report_path is not None else None
+    to_stdout = dry_run and is_stdout(output)
+    if as_json and to_stdout:
+        raise click.UsageError("with --dry-run and --json, name an --output file for the events "
+                               "(standard output carries the summary)")
+    if report_path is not None and str(report_path) == "-":
+        raise click.UsageError("--report needs a file name (the report is an HTML page)")
+    root = _workspace()
+    with held_signals():
+        from .export import ExportRequest, run_export
+        from .html_report import ReportCollector, check_writable, write_report
+    settings = _settings_with_url(root, url)
+
     if report_path is not None:
         check_writable(report_path)
-
-    def on_bad(entry: BadEntry) -> None:
-        click.echo(f"bad entry: {entry}", err=True)
-
-    with _interruptible(cancel), _events_sink(output if dry_run else None, dry_run) as sink, \
-            _progress_bar(enabled=not quiet and not dry_run) as on_progress:
+    collector = ReportCollector() if report_path is not None else None
+    display = Display(_display_mode(progress, quiet, to_stdout), quiet=quiet)
+    cancel = threading.Event()
+    stopping = ("stopping after the run being built; nothing is written to the output file"
+                if dry_run else "finishing the requests in flight")
+    with display, interruptible(cancel, display.message, stopping=stopping) as interruption, \
+            (events_file(output) if dry_run else nullcontext()) as events:
         report = run_export(ExportRequest(
-            workspace=workspace, dry_run=dry_run, output=sink, environ=os.environ,
-            on_bad_entry=on_bad, on_progress=on_progress, cancel=cancel, full=full,
+            workspace=root, settings=settings, dry_run=dry_run,
+            output=events.stream if events is not None else None, environ=os.environ,
+            on_bad_entry=display.bad_entry, on_progress=display.progress,
+            on_retry=display.retry, on_warning=display.warning, cancel=cancel, full=full,
             on_run=collector.add if collector is not None else None))
+        if events is not None:
+            events.keep = not report.cancelled
+    exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
         written = write_report(report_path, collector, report)
         if written.warning:
-            click.echo(f"warning: {written.warning}", err=True)
+            display.warning(written.warning)
+        if not quiet:
+            display.message(f"report written to {report_path}")
     if as_json:
-        click.echo(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode())
-    elif not quiet:
-        click.echo(summary(report), err=True)
-    sys.exit(report.exit_code)
+        result = report.to_dict()
+        result["exitCode"] = exit_code
+        click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+    elif display.mode == "json":
+        pass
+    elif quiet:
+        if display.bad_entries_hidden:
+            display.message(more_bad_entries_line(display.bad_entries_hidden))
+    else:
+        ending = Ending(stop_signal=interruption.name if interruption.signal else None,
+                        events_file=None if to_stdout else str(output),
+                        bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
+                        outage_hint=_outage_hint(root, settings) if report.outage else None)
+        click.echo(summary(report, ending), err=True)
+    display.finished(exit_code)
+    sys.exit(exit_code)
 
 
 def summary(report: ExportReport) -> str:
-    """The human summary printed at the end of an export."""
-    lines = []
-    if report.dry_run:
-        lines.append(f"dry run: {report.runs_total} runs, {report.events_sent} events built "
-                     f"(namespace {report.namespace}); nothing was sent")
-    else:
-        lines.append(f"exported to {report.destination}: {report.runs_sent} of "
-                     f"{report.runs_total} runs sent ({report.events_sent} events)"
-                     + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
-                     + (f", {report.runs_failed} failed" if report.runs_failed else ""))
-    for failure in report.failed:
-        lines.append(f"  failed: run {failure.trace_id} ({failure.pipeline}, run id "
-                     f"{failure.run_id}): {failure.reason}")
-    if report.runs_failed > len(report.failed):
-        lines.append(f"  ... and {report.runs_failed - len(report.failed)} more failed runs")
-    if report.namespace_from is not None:
-        lines.append(f"namespace: {report.namespace} (from {report.namespace_from!r})")
-    for warning in report.warnings:
-        lines.append(f"warning: {warning}")
-    for pipeline in report.never_run:
-        lines.append(f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)")
-    if report.bad_entries:
-        lines.append(f"{report.bad_entries} bad entr{'y' if report.bad_entries == 1 else 'ies'} "
-                     "on the audit trail were skipped (listed above)")
-    if report.outage:
-        lines.append(f"stopped: {report.outage}")
-    if report.cancelled:
-        lines.append("interrupted: what was accepted is kept; run the export again to finish")
-    return "\n".join(lines)
+    """The human summary of an export (``terminal/summary.py``), as the CLI prints it."""
+    from .terminal.summary import summary as text
+
+    return text(report)
 
 
-@contextmanager
-def _interruptible(cancel: threading.Event) -> Iterator[None]:
-    """First Ctrl-C asks the export to stop cleanly; a second one stops at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def _display_mode(progress: str, quiet: bool, events_on_stdout: bool) -> Any:
+    if progress == "json":
+        return "json"
+    if progress == "none" or quiet or not sys.stderr.isatty():
+        return "plain"
+    if events_on_stdout and sys.stdout.isatty():
+        return "plain"  # the events scroll by on the same terminal: no bar among them
+    return "bar"
 
-    def handler(signum: int, frame: Any) -> None:
-        if cancel.is_set():
-            raise KeyboardInterrupt
-        cancel.set()
-        click.echo("\ninterrupting: finishing the requests in flight (Ctrl-C again to quit now)",
-                   err=True)
 
-    previous = signal.signal(signal.SIGINT, handler)
+def _outage_hint(root: Path, settings: Settings | None) -> str | None:
+    """What to check when the destination could not be reached, naming the setting in force."""
     try:
-        yield
-    except KeyboardInterrupt:
-        # The second Ctrl-C: still exit 130 (interrupted), not click's "Aborted!" and 1.
-        click.echo("interrupted: what was accepted is kept; run the export again to finish",
-                   err=True)
-        sys.exit(130)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextmanager
-def _events_sink(output: Path | None, dry_run: bool) -> Iterator[BinaryIO | None]:
-    if not dry_run:
-        yield None
-    elif output is None:
-        yield sys.stdout.buffer
+        settings = settings or settings_mod.load_settings(root, _catalogue(), os.environ)
+    except ExportError:
+        return None
+    if settings.value("openlineage.transport") == "kafka":
+        key, what = "openlineage.kafka.bootstrapServers", "are the brokers running?"
+    elif settings.value("openlineage.transport") == "http":
+        key, what = "openlineage.url", "is the server running?"
     else:
-        try:
-            stream = output.open("wb")
-        except OSError as exc:
-            raise ExportError(f"cannot write {output}: {exc.strerror}") from None
-        with stream:
-            yield stream
+        return None
+    source = settings.source(key)
+    source = "--url" if source == "given" else source
+    return (f"{what} check {key} ({settings.value(key)}, from {source})"
+            + (", or try another server for one export with --url" if key.endswith("url")
+               else ""))
 
 
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Callable[[Progress], None] | None]:
-    """A rich progress bar on a terminal; nothing at all when stderr is not one."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-    from rich.progress import Progress as Bar
-
-    console = Console(stderr=True)
-    with Bar(TextColumn("exporting"), BarColumn(), MofNCompleteColumn(),
-             TextColumn("runs · {task.fields[events]} events · {task.fields[failed]} failed"),
-             console=console, transient=True) as bar:
-        task = bar.add_task("export", total=None, events=0, failed=0)
-
-        def update(progress: Progress) -> None:
-            bar.update(task, completed=progress.runs_done, total=progress.runs_total,
-                       events=progress.events_sent, failed=progress.runs_failed)
-
-        yield update
+# -- status -------------------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Per destination: runs exported, pending (and refused), and how the "
+                         "last export ended.",
+              examples=f"""\
+{PROG} status
+{PROG} status --url http://localhost:5000       # one server only
+{PROG} status --json
+{PROG} status --forget http://old-host:5000/api/v1/lineage""")
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status(workspace: Path, as_json: bool) -> None:
+@click.option("--url", metavar="URL",
+              help="Only this server (instead of openlineage.url), exported to or not.")
+@click.option("--forget", metavar="DESTINATION",
+              help="Drop everything the ledger knows of DESTINATION (as status lists it): the "
+                   "next export to it sends every run again.")
+def status(as_json: bool, url: str | None, forget: str | None) -> None:
     """Per destination: runs exported, pending and failed, and when the last export ran."""
-    from .status import export_status
+    root = _workspace()
+    if forget is not None:
+        _forget(root, forget)
+        return
+    with held_signals():
+        from .deliver.http import HttpSettings
+        from .status import DestinationState, export_status
 
-    standing = export_status(workspace, os.environ)
+    settings = _settings_with_url(root, url)
+    standing = export_status(root, os.environ, settings=settings)
+    destinations = standing.destinations
+    if settings is not None:
+        wanted = settings.of(HttpSettings).events_url or ""
+        destinations = [s for s in destinations if s.destination == wanted] or [
+            DestinationState(wanted, standing.runs, 0, standing.runs, 0, None, None, None)]
     if as_json:
         click.echo(orjson.dumps({"runs": standing.runs, "badEntries": standing.bad_entries,
                                  "destinations": [
             {"destination": s.destination, "exported": s.exported, "pending": s.pending,
              "failed": s.failed, "lastExportStarted": s.last_export_started,
              "lastExportFinished": s.last_export_finished,
-             "lastExportOutcome": s.last_export_outcome} for s in standing.destinations]},
+             "lastExportOutcome": s.last_export_outcome} for s in destinations]},
             option=orjson.OPT_INDENT_2).decode())
         return
     bad = standing.bad_entries
     click.echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
-    if not standing.destinations:
+    if not destinations:
         click.echo("never exported (a dry run does not count)")
-    for state in standing.destinations:
-        click.echo(f"{state.destination}: {state.exported} exported, {state.pending} pending"
-                   + (f" ({state.failed} of them refused last time)" if state.failed else "")
-                   + f"; last export {_last_export(state)}")
+    for state in destinations:
+        click.echo(f"{state.destination}: {_standing(state)}")
+        click.echo(f"  last export: {_last_export(state)}")
 
 
-def _last_export(state: Any) -> str:
+def _standing(state: DestinationState) -> str:
+    """Exported, then pending with the refused ones as a part of it."""
+    refused = min(state.failed, state.pending)
+    parts = [f"{state.exported} of {state.runs} runs exported"]
+    if state.pending:
+        detail = []
+        if refused:
+            detail.append(f"{refused} refused last time")
+        if state.pending - refused:
+            detail.append(f"{state.pending - refused} new or changed")
+        parts.append(f"{state.pending} pending ({', '.join(detail)})")
+    return "; ".join(parts)
+
+
+def _last_export(state: DestinationState) -> str:
     if state.last_export_started is None:
         return "never"
     if state.last_export_outcome is None:
-        return f"started {state.last_export_started}, still running or killed"
+        return (f"started {state.last_export_started} and not finished: still running, or "
+                "killed (the next export sends what it did not record)")
     if state.last_export_outcome == "finished":
         return f"finished {state.last_export_finished}"
+    if state.last_export_outcome == "interrupted":
+        return (f"interrupted {state.last_export_finished} (Ctrl-C or SIGTERM); export again "
+                "to send the rest")
+    if state.last_export_outcome == "stopped":
+        return (f"stopped {state.last_export_finished}: the destination could not be reached")
     return f"{state.last_export_outcome} {state.last_export_finished}"
 
 
-@main.group()
+def _forget(root: Path, destination: str) -> None:
+    with held_signals():
+        from .state.ledger import Ledger
+
+    ledger = Ledger.open_read_only(os.environ)
+    known = [] if ledger is None else [s.destination for s in ledger.status(str(root))]
+    if ledger is not None:
+        ledger.close()
+    if destination not in known:
+        raise ConfigError(f"the ledger knows no destination {destination!r} for {root}"
+                          + (f"; it knows: {', '.join(known)}" if known else
+                             " (it was never exported)"))
+    ledger = Ledger.open(os.environ)
+    try:
+        ledger.forget(str(root), destination)
+    finally:
+        ledger.close()
+    click.echo(f"forgot {destination}: the next export to it sends every run")
+
+
+# -- settings -----------------------------------------------------------------------------------
+
+
+@main.group(short_help="Read and change the exporter's settings (in .workspace/settings.json; "
+                       "they travel with the workspace).",
+            examples=f"""\
+{PROG} settings list
+{PROG} settings get openlineage.namespace
+{PROG} settings set openlineage.url http://localhost:5000
+{PROG} settings unset openlineage.url""")
 def settings() -> None:
     """Read and change the exporter's settings (in .workspace/settings.json; they travel)."""
 
 
-@settings.command("list")
+@settings.command("list", short_help="Every setting: its value in force, where it comes from, "
+                                     "its allowed values and what it does.",
+                  examples=f"""\
+{PROG} settings list
+{PROG} settings list --json | jq '.[] | select(.source != "default")'""")
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
-def settings_list(workspace: Path, as_json: bool) -> None:
+def settings_list(as_json: bool) -> None:
     """Every setting: its value in force, where it comes from, and what it does."""
-    rows = settings_mod.describe(_catalogue(), workspace, os.environ)
+    rows = settings_mod.describe(_catalogue(), _workspace(), os.environ)
     if as_json:
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
         return
     for row in rows:
         value = "(not set)" if row["value"] is None else _show(row["value"])
         click.echo(f"{row['key']} = {value}  [{row['source']}]")
+        choices = row["choices"]
         click.echo(f"    {row['type']}; {row['description']}"
+                   + (f" One of: {', '.join(choices)}." if isinstance(choices, tuple) else "")
                    + (f" Env: {row['env']}." if row["env"] else ""))
 
 
-@settings.command("get")
+def _complete_key(ctx: click.Context, param: click.Parameter,
+                  incomplete: str) -> list[CompletionItem]:
+    return [CompletionItem(row.key, help=row.description) for row in _catalogue()
+            if row.key.startswith(incomplete)]
+
+
+def _complete_value(ctx: click.Context, param: click.Parameter,
+                    incomplete: str) -> list[CompletionItem]:
+    row = _catalogue().get(str(ctx.params.get("key", "")))
+    if row is None:
+        return []
+    choices = row.choices or (("true", "false") if row.type == "boolean" else ())
+    if row.type in ("path", "output"):
+        return [CompletionItem(incomplete, type="file")]
+    return [CompletionItem(choice) for choice in choices if choice.startswith(incomplete)]
+
+
+def _keys_section() -> list[tuple[str, str]]:
+    rows = list(_catalogue())
+    width = max(len(row.key) for row in rows)
+    return [("Keys", "\n".join(
+        f"{row.key.ljust(width)}  {row.type}"
+        + (f": {' | '.join(row.choices)}" if row.choices else "")
+        + (f" [default {_show(row.default)}]" if row.default is not None else "")
+        for row in rows))]
+
+
+@settings.command("get", short_help="Print the value in force of one setting (on stdout) and "
+                                    "where it comes from (on stderr).",
+                  examples=f"""\
+{PROG} settings get openlineage.url
+ns=$({PROG} settings get openlineage.namespace)   # the value alone
+{PROG} settings get openlineage.namespace --json""")
 @workspace_option
-@click.argument("key")
-def settings_get(workspace: Path, key: str) -> None:
-    """Print the value in force of one setting (empty and exit 1 when not set)."""
-    rows = {row["key"]: row for row in settings_mod.describe(_catalogue(), workspace,
-                                                              os.environ)}
+@click.argument("key", shell_complete=_complete_key)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print key, value and source as one JSON object on stdout.")
+def settings_get(key: str, as_json: bool) -> None:
+    """Print the value in force of KEY on stdout, and where it comes from on stderr (exit 1
+    when it is not set and has no default)."""
+    root = _workspace()
+    rows = {row["key"]: row for row in settings_mod.describe(_catalogue(), root, os.environ)}
     if key not in rows:
-        raise ConfigError(f"unknown setting {key!r}; 'openlineage-export settings list' "
-                          "shows them all")
-    value = rows[key]["value"]
+        _catalogue().declared(key, None)  # unknown (with a suggestion) or secret-looking
+    value, source = rows[key]["value"], str(rows[key]["source"])
+    if value is None and key == "openlineage.namespace":
+        value, source = _namespace_from_graph(root)
+    if as_json:
+        click.echo(orjson.dumps({"key": key, "value": value, "source": source},
+                                default=str).decode())
+    elif value is not None:
+        click.echo(_show(value))
+        click.echo(f"({source})", err=True)
+    else:
+        click.echo(f"{key} is not set, and has no default", err=True)
     if value is None:
         sys.exit(1)
-    click.echo(_show(value))
 
 
-@settings.command("set")
+def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
+    """The namespace in force when none is set: the workspace's name, made safe for servers."""
+    with held_signals():
+        from .hub.graph import read_graph
+        from .translate.datasets import namespace_safe
+
+    ws = Workspace(root)
+    graph = read_graph(ws.graph_file, ws.display(ws.graph_file), lambda entry: None)
+    name = namespace_safe(graph.workspace_name)
+    changed = "" if name == graph.workspace_name else f" {graph.workspace_name!r}, made safe"
+    return name, f"workspace name{changed} in graph.json"
+
+
+@settings.command("set", sections=_keys_section,
+                  short_help="Set KEY to VALUE in the workspace's settings (other keys are left "
+                             "untouched).",
+                  examples=f"""\
+{PROG} settings set openlineage.url https://marquez.example.com
+{PROG} settings set openlineage.apiKey.secretRef marquez-prod   # a secret's NAME
+{PROG} settings set openlineage.transport kafka""")
 @workspace_option
-@click.argument("key")
-@click.argument("value")
-def settings_set(workspace: Path, key: str, value: str) -> None:
+@click.argument("key", shell_complete=_complete_key)
+@click.argument("value", shell_complete=_complete_value)
+def settings_set(key: str, value: str) -> None:
     """Set KEY to VALUE in the workspace's settings (other keys are left untouched)."""
-    stored = settings_mod.set_setting(workspace, _catalogue(), key, value)
+    stored = settings_mod.set_setting(_workspace(), _catalogue(), key, value)
     click.echo(f"{key} = {_show(stored)}")
+    if key.lower().endswith(".secretref"):
+        store = secrets_mod.default_store(os.environ)
+        if store.get(str(stored)) is None:
+            click.echo(f"warning: no secret named '{stored}' is stored yet (in "
+                       f"{store.description}); store it with: {PROG} secrets set {stored}",
+                       err=True)
 
 
-@settings.command("unset")
+@settings.command("unset", short_help="Remove KEY from the workspace's settings (it falls back "
+                                      "to its default).",
+                  examples=f"""\
+{PROG} settings unset openlineage.url
+{PROG} settings unset openlineage.apiKey      # a key that should never have been there""")
 @workspace_option
-@click.argument("key")
-def settings_unset(workspace: Path, key: str) -> None:
+@click.argument("key", shell_complete=_complete_key)
+def settings_unset(key: str) -> None:
     """Remove KEY from the workspace's settings (it falls back to its default)."""
-    removed = settings_mod.unset_setting(workspace, _catalogue(), key)
+    removed = settings_mod.unset_setting(_workspace(), _catalogue(), key)
     click.echo(f"{key} {'removed' if removed else 'was not set'}")
 
 
@@ -301,35 +633,74 @@ def _show(value: object) -> str:
     return str(value)
 
 
-@main.group()
+# -- secrets ------------------------------------------------------------------------------------
+
+
+@main.group(short_help="Keep API keys in the secrets store (the OS keyring, else a private "
+                       "file), never in settings.",
+            examples=f"""\
+{PROG} secrets set marquez-prod           # asks for the key (twice), or reads stdin
+{PROG} secrets list
+{PROG} secrets delete marquez-prod""")
 def secrets() -> None:
     """Keep API keys in the secrets store (OS keyring, else a private file), never in settings."""
 
 
-@secrets.command("set")
+@secrets.command("set", short_help="Store a secret under NAME: read from stdin when piped, else "
+                                   "asked for twice without echo.",
+                 examples=f"""\
+{PROG} secrets set marquez-prod
+printf %s "$MARQUEZ_KEY" | {PROG} secrets set marquez-prod
+{PROG} settings set openlineage.apiKey.secretRef marquez-prod   # then point at it""")
 @click.argument("name")
 def secrets_set(name: str) -> None:
     """Store a secret under NAME: read from stdin when piped, else prompted without echo."""
+    secrets_mod.check_secret_name(name)  # before asking for the value
+    store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
-        value = click.prompt(f"value for {name}", hide_input=True, confirmation_prompt=False)
+        value = click.prompt(f"value for {name}", hide_input=True,
+                             confirmation_prompt=f"value for {name} again",
+                             err=True)
     else:
         value = sys.stdin.read().strip("\r\n")
-    store = secrets_mod.default_store(os.environ)
     store.set(name, value)
     click.echo(f"stored secret {name!r} in {store.description}; point "
-               f"openlineage.apiKey.secretRef at it with: openlineage-export settings set "
+               f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
                f"openlineage.apiKey.secretRef {name}")
 
 
-@secrets.command("list")
-def secrets_list() -> None:
-    """The names of the stored secrets (never their values)."""
+@secrets.command("list", short_help="The names of the stored secrets (never their values), and "
+                                    "which store holds them.",
+                 examples=f"""\
+{PROG} secrets list
+{PROG} secrets list --json""")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the store and the names as one JSON object.")
+def secrets_list(as_json: bool) -> None:
+    """The names of the stored secrets (never their values), one a line on stdout; the store
+    they are in on stderr."""
     store = secrets_mod.default_store(os.environ)
-    for name in store.names():
+    names = store.names()
+    backend = "keyring" if isinstance(store, secrets_mod.KeyringStore) else "file"
+    where = (store.path if isinstance(store, secrets_mod.FileStore)
+             else store.index_path if isinstance(store, secrets_mod.KeyringStore) else None)
+    if as_json:
+        click.echo(orjson.dumps({"backend": backend, "store": store.description,
+                                 "file": None if where is None else str(where),
+                                 "names": names}, option=orjson.OPT_INDENT_2).decode())
+        return
+    for name in names:
         click.echo(name)
+    count = "no secrets" if not names else "1 secret" if len(names) == 1 else \
+        f"{len(names)} secrets"
+    index = (f" (names indexed in {where})" if isinstance(store, secrets_mod.KeyringStore)
+             else "")
+    click.echo(f"{count} in {store.description}{index}", err=True)
 
 
-@secrets.command("delete")
+@secrets.command("delete", short_help="Delete the secret NAME (exit 1 when there was none).",
+                 examples=f"""\
+{PROG} secrets delete marquez-prod""")
 @click.argument("name")
 def secrets_delete(name: str) -> None:
     """Delete the secret NAME (exit 1 when there was none)."""

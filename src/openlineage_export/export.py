@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .deliver.destination import Destination, Opening, Retrying, Supplied
+from .deliver.destination import Destination, Opening, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
 from .deliver.registry import CATALOGUE, open_destination
@@ -27,7 +27,7 @@ from .hub.graph import read_graph
 from .hub.model import BadEntry, Graph
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
-from .report import ExportReport, Progress, RunResult
+from .report import ExportReport, Progress, Retry, RunResult
 from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint
 from .translate.datasets import namespace_safe
@@ -52,11 +52,17 @@ class ExportRequest:
     """The host's HTTP surface for the ``http`` destination (see ``deliver/http.py``)."""
     on_bad_entry: Callable[[BadEntry], None] | None = None
     on_progress: Callable[[Progress], None] | None = None
+    """Called as the export moves: each phase (reading the trail, then building or sending),
+    with bytes read while reading and runs done after (see :class:`~.report.Progress`)."""
+    on_retry: Callable[[Retry], None] | None = None
+    """Called when the destination will try an event again (the server refuses connections,
+    answers 503...), with the reason, the attempt and the seconds left before it gives up; may
+    be called from the sending threads."""
+    on_warning: Callable[[str], None] | None = None
+    """Called with each warning as it arises, e.g. before sending, that the namespace changed
+    since the last export to this destination (all are also in the report)."""
     on_run: Callable[[RunResult], None] | None = None
     """Called once per editor run with its events and what became of it (for reports)."""
-    on_retry: Callable[[Retrying], None] | None = None
-    """Called each time an event is about to be tried again (the server answered an error, or
-    nothing): to say so as it happens. Reasons are redacted."""
     cancel: threading.Event | None = None
     full: bool = False
     """Send every run again, even those the destination already accepted."""
@@ -93,7 +99,8 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
     report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
     cancel = request.cancel or threading.Event()
     recorder = Recorder(report, cancel, on_bad_entry=request.on_bad_entry, on_run=request.on_run,
-                        on_progress=request.on_progress, on_retry=request.on_retry)
+                        on_progress=request.on_progress, on_retry=request.on_retry,
+                        on_warning=request.on_warning)
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
     report.namespace = opened.translation.namespace
     async with contextlib.AsyncExitStack() as stack:
@@ -103,8 +110,9 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
         if not request.dry_run:
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
-            recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint)
-        scan = await asyncio.to_thread(scan_trail, opened, recorder.bad_entry)
+            recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint,
+                                opened.translation.namespace)
+        scan = await asyncio.to_thread(scan_trail, opened, recorder.bad_entry, recorder.reading)
         stack.callback(scan.index.close)
         recorder.scanned(scan.runs, never_run(opened.graph, scan))
         plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
@@ -144,12 +152,14 @@ def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],
         return FileDestination.to_stream(request.output)
     return open_destination(Opening(
         opened.settings, request.secrets or LazyStore(environ), environ, opened.workspace.root,
-        Supplied(http=request.http, on_retry=recorder.retrying)))
+        Supplied(http=request.http, on_retry=recorder.retry)))
 
 
-def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None]) -> TrailScan:
-    """Step *scan*: the first pass over the trail, indexing each trace id's current record."""
-    return opened.trail.scan(on_bad)
+def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None],
+               on_read: Callable[[int, int], None] | None = None) -> TrailScan:
+    """Step *scan*: the first pass over the trail, indexing each trace id's current record
+    (``on_read(bytes_done, bytes_total)`` now and then as it goes)."""
+    return opened.trail.scan(on_bad, on_read=on_read)
 
 
 def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .deliver.destination import Retrying, RunOutcome
 from .hub.model import BadEntry
-from .report import ExportReport, FailedRun, Progress, RunResult
+from .report import ExportReport, FailedRun, Progress, Retry, RunResult
 from .secrecy import Redactor
 from .state.index import Winner
 from .state.ledger import Ledger
@@ -26,17 +26,20 @@ class Recorder:
                  on_bad_entry: Callable[[BadEntry], None] | None = None,
                  on_run: Callable[[RunResult], None] | None = None,
                  on_progress: Callable[[Progress], None] | None = None,
-                 on_retry: Callable[[Retrying], None] | None = None) -> None:
+                 on_retry: Callable[[Retry], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> None:
         self.report = report
-        self._on_retry = on_retry
         self._cancel = cancel
         self._on_bad_entry = on_bad_entry
         self._on_run = on_run
         self._on_progress = on_progress
+        self._on_retry = on_retry
+        self._on_warning = on_warning
         self._redact = Redactor()
         self.ledger: Ledger | None = None
         self.destination_id: int | None = None
         self._fingerprint = b""
+        self._phase = "reading"
 
     def bad_entry(self, entry: BadEntry) -> None:
         """A line of the trail (or an entry of the graph) we could not use."""
@@ -50,18 +53,54 @@ class Recorder:
         if not self.report.dry_run:
             self.report.destination = name
 
-    def use_ledger(self, ledger: Ledger, workspace: str, fingerprint: bytes) -> None:
-        """Record each run's fate in ``ledger``, under (workspace, this destination)."""
+    def use_ledger(self, ledger: Ledger, workspace: str, fingerprint: bytes,
+                   namespace: str | None = None) -> None:
+        """Record each run's fate in ``ledger``, under (workspace, this destination).
+
+        With ``namespace``, warn (before anything is sent) when this destination got the
+        workspace's runs under another job namespace last time, and remember this one.
+        """
         self.ledger = ledger
         self._fingerprint = fingerprint
         self.destination_id = ledger.destination_id(workspace, self.report.destination)
+        if namespace is not None:
+            before = ledger.namespace(self.destination_id)
+            if before is not None and before != namespace:
+                self.warn(
+                    f"openlineage.namespace is now '{namespace}', but the runs already at "
+                    f"{self.report.destination} were sent under '{before}'. Marquez keys runs "
+                    f"by run id across namespaces: runs whose trace id is a UUID stay filed "
+                    f"under '{before}' while their stage runs go to '{namespace}'. To keep one "
+                    f"namespace: openlineage-export settings set openlineage.namespace {before}")
+            ledger.set_namespace(self.destination_id, namespace)
         ledger.started(self.destination_id)
+
+    def reading(self, bytes_done: int, bytes_total: int) -> None:
+        """The first pass over the trail has read ``bytes_done`` of its ``bytes_total``."""
+        if self._on_progress is not None:
+            r = self.report
+            self._on_progress(Progress(0, 0, r.events_sent, r.runs_failed, "reading",
+                                       bytes_done, bytes_total))
 
     def scanned(self, runs_total: int, never_run: list[str]) -> None:
         """The first pass is done: how many runs there are, which pipelines never ran."""
         self.report.runs_total = runs_total
         self.report.never_run = never_run
+        self._phase = "building" if self.report.dry_run else "sending"
         self._progress()
+
+    def retry(self, notice: Retrying) -> None:
+        """The destination will try an event again: tell the host, secrets redacted."""
+        if self._on_retry is not None and not self._cancel.is_set():
+            self._on_retry(Retry(self._redact(notice.destination), self._redact(notice.reason),
+                                 notice.attempt, max(0.0, notice.give_up_in)))
+
+    def warn(self, message: str) -> None:
+        """Something worth telling now that leaves nothing behind: kept for the summary and
+        handed to the host at once."""
+        self.report.warn(message)
+        if self._on_warning is not None:
+            self._on_warning(message)
 
     def unchanged(self, run: TranslatedRun | None) -> None:
         """A run the destination already holds as it is (its events, when they were built)."""
@@ -91,12 +130,6 @@ class Recorder:
             self._on_run(RunResult(run, state, error))
         self._progress()
 
-    def retrying(self, notice: Retrying) -> None:
-        """An event is about to be tried again: tell the host, redacted."""
-        if self._on_retry is not None:
-            self._on_retry(Retrying(notice.destination, self._redact(notice.reason),
-                                    notice.attempt, notice.give_up_in))
-
     def outage(self, message: str) -> None:
         """The destination could not be reached at all: the export stopped."""
         self.report.outage = self._redact(message)
@@ -113,4 +146,4 @@ class Recorder:
         if self._on_progress is not None:
             r = self.report
             self._on_progress(Progress(r.runs_sent + r.runs_failed + r.runs_unchanged,
-                                       r.runs_total, r.events_sent, r.runs_failed))
+                                       r.runs_total, r.events_sent, r.runs_failed, self._phase))

@@ -36,14 +36,43 @@ class RunResult:
     """The destination's reason when ``failed``."""
 
 
+PHASES = ("reading", "building", "sending")
+"""The phases of an export, in order: ``reading`` the trail (its first pass), then ``building``
+the events (a dry run) or ``sending`` them (translation and delivery go hand in hand)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Where an export is, for a progress bar: editor runs done out of the total."""
+    """Where an export is, for a progress bar: editor runs done out of the total.
+
+    While ``phase`` is ``reading``, the runs are not counted yet (``runs_total`` is 0) and
+    ``bytes_done`` of ``bytes_total`` (the segments' sizes on disk) tell how far the first pass
+    over the trail is.
+    """
 
     runs_done: int
     runs_total: int
     events_sent: int
     runs_failed: int
+    phase: str = "sending"
+    """One of :data:`PHASES`."""
+    bytes_done: int = 0
+    bytes_total: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """The destination did not take an event and will try again: for a host to say so as it
+    happens (``ExportRequest.on_retry``), rather than show an unmoving bar."""
+
+    destination: str
+    """The destination's name (its address), as the summary gives it."""
+    reason: str
+    """Why the last attempt failed, secrets redacted (e.g. ``cannot connect to ...``)."""
+    attempt: int
+    """The attempt that just failed (1 is the first)."""
+    seconds_left: float
+    """Seconds until the destination gives up on the event (``openlineage.retry.maxTime``)."""
 
 
 @dataclass
@@ -87,6 +116,11 @@ class ExportReport:
         if len(self.failed) < MAX_LISTED:
             self.failed.append(failure)
 
+    def failed_in_order(self) -> list[FailedRun]:
+        """The runs left behind in a stable order (by pipeline, reason, trace id), whatever
+        order the destination answered in."""
+        return sorted(self.failed, key=lambda f: (f.pipeline, f.reason, f.trace_id))
+
     @property
     def exit_code(self) -> int:
         """0 all done; 1 something left behind; 4 server unreachable; 130 cancelled."""
@@ -113,7 +147,7 @@ class ExportReport:
                                       for b in self.bad]},
             "failedRuns": [{"traceId": f.trace_id, "runId": f.run_id, "pipeline": f.pipeline,
                             "reason": f.reason, "eventsAccepted": f.events_accepted}
-                           for f in self.failed],
+                           for f in self.failed_in_order()],
             "cancelled": self.cancelled,
             "outage": self.outage,
             "namespaceFrom": self.namespace_from,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .export import Opened, classify, open_workspace, scan_trail
+from .host.settings import Settings
 from .hub.model import BadEntry
 from .hub.trail import TrailScan
 from .state.ledger import DestinationStatus, Ledger
@@ -43,10 +44,12 @@ class WorkspaceStatus:
 
 
 def export_status(workspace_path: Path | str, environ: Mapping[str, str],
-                  ledger: Ledger | None = None) -> WorkspaceStatus:
-    """The standing of each destination the ledger knows for this workspace."""
+                  ledger: Ledger | None = None, *,
+                  settings: Settings | None = None) -> WorkspaceStatus:
+    """The standing of each destination the ledger knows for this workspace (``settings``:
+    those in force, when a host overrides some; default: read from the workspace)."""
     bad = _Counter()
-    opened = open_workspace(workspace_path, None, environ, bad)
+    opened = open_workspace(workspace_path, settings, environ, bad)
     own = ledger is None
     ledger = ledger or Ledger.open_read_only(environ)
     scan = scan_trail(opened, bad)

@@ -26,7 +26,7 @@ import keyring.errors
 
 from ..errors import ConfigError
 from .jsonfile import write_file_atomically
-from .settings import SECRET_NAME_PATTERN
+from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
 
 SERVICE = "openlineage-export"
 """The keyring service under which every secret is stored."""
@@ -72,6 +72,8 @@ def check_secret_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         # Not echoed: someone may have typed the secret where its name belongs.
         raise ConfigError("a secret's name must be 1 to 128 letters, digits, '.', '_' or '-'")
+    if looks_like_credential(name):
+        raise credential_error("the secret's name")
     return name
 
 

@@ -233,6 +233,42 @@ def looks_like_secret_key(key: str) -> bool:
     return any(segment.endswith(_SECRET_ENDINGS) for segment in segments)
 
 
+_KEY_PREFIXES = ("sk-", "sk_", "pk_live", "pk_test", "rk_live", "ghp_", "gho_", "ghu_", "ghs_",
+                 "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxs-", "AKIA",
+                 "ASIA", "AIza", "hf_", "npm_", "pypi-", "dapi", "shpat_", "SG.")
+"""How well-known API keys and tokens begin (OpenAI, Stripe, GitHub, GitLab, Slack, AWS, Google,
+Hugging Face, npm, PyPI, Databricks, Shopify, SendGrid)."""
+
+
+def looks_like_credential(text: str) -> bool:
+    """Whether a *name* (a secret's, a ``secretRef``) looks like a key itself: a known key
+    prefix, a JSON web token, or a long random-looking run of letters and digits.
+
+    A name says what a secret is for (``marquez-prod``); a key typed there would be stored in
+    settings.json, which travels with the workspace.
+    """
+    if len(text) >= 16 and text.startswith(_KEY_PREFIXES):
+        return True
+    if text.startswith("eyJ") and text.count(".") == 2:
+        return True
+    for token in re.split(r"[-_.]", text):
+        if len(token) < 20 or not re.search(r"\d", token) or not re.search(r"[A-Za-z]", token):
+            continue
+        switches = len(re.findall(r"(?<=\d)[A-Za-z]|(?<=[A-Za-z])\d", token))
+        if switches >= 3 or len(token) >= 32:
+            return True
+    return False
+
+
+def credential_error(subject: str) -> ConfigError:
+    """The refusal of a name that looks like a key (never repeating it)."""
+    return ConfigError(
+        f"{subject} looks like a key itself, not the name of one, and was not stored. Keys "
+        f"never go in settings (they travel with the workspace): store the key with "
+        f"`openlineage-export secrets set NAME` (NAME says what it is for, e.g. marquez-prod) "
+        f"and use NAME here.")
+
+
 def read_raw(workspace: Path | Workspace) -> dict[str, object]:
     """The settings.json object of ``workspace`` as it is, unchecked ({} when missing)."""
     file = Workspace.at(workspace).settings_file
@@ -379,6 +415,8 @@ def _check(row: Setting, value: object, subject: str, base: Path) -> object:
         raise wrong
     if not value.strip():
         raise ConfigError(f"{subject} must not be empty")
+    if row.key.lower().endswith("secretref") and looks_like_credential(value):
+        raise credential_error(subject)
     if row.choices is not None and value not in row.choices:
         raise ConfigError(f"{subject} must be one of: {', '.join(row.choices)}")
     if row.pattern is not None and not re.fullmatch(row.pattern, value):

@@ -9,6 +9,7 @@ one in place.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import zlib
@@ -107,14 +108,25 @@ class AuditTrail:
         return str(path)
 
     def scan(self, on_bad: Callable[[BadEntry], None],
-             run_index: RunIndex | None = None) -> TrailScan:
-        """First pass: validate every run line, index where each trace id's last good one is."""
+             run_index: RunIndex | None = None, *,
+             on_read: Callable[[int, int], None] | None = None) -> TrailScan:
+        """First pass: validate every run line, index where each trace id's last good one is.
+
+        ``on_read(bytes_done, bytes_total)``, when given, is called as each segment starts,
+        every few thousand lines and at the end: how much of the segments (their sizes on
+        disk) has been read.
+        """
         scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
         put = scan.index.put
         last = len(scan.segments) - 1
+        sizes = [_size(path) for path in scan.segments] if on_read is not None else []
         for index, path in enumerate(scan.segments):
             display = self.display(path)
-            for number, line in self._lines(path, display, on_bad, scan):
+            position = None
+            if on_read is not None:
+                position = functools.partial(_read_so_far, on_read, sum(sizes[:index]), sum(sizes))
+                position(0)
+            for number, line in self._lines(path, display, on_bad, scan, position):
                 scan.lines += 1
                 if line is None:
                     self._bad(scan, on_bad, display, number,
@@ -147,6 +159,8 @@ class AuditTrail:
                     continue
                 put(run.trace_id, run.pipeline, index, number, fingerprint(line))
         scan.index.seal()
+        if on_read is not None:
+            on_read(sum(sizes), sum(sizes))
         return scan
 
     def runs(self, scan: TrailScan, wanted: Iterable[P]) -> Iterator[tuple[Run, P]]:
@@ -187,8 +201,12 @@ class AuditTrail:
         on_bad(BadEntry(file, line, reason))
 
     def _lines(self, path: Path, display: str, on_bad: Callable[[BadEntry], None] | None,
-               scan: TrailScan | None) -> Iterator[tuple[int, bytes | None]]:
-        """Numbered lines of one segment; ``None`` stands for a line too long to hold."""
+               scan: TrailScan | None, on_position: Callable[[int], None] | None = None,
+               ) -> Iterator[tuple[int, bytes | None]]:
+        """Numbered lines of one segment; ``None`` stands for a line too long to hold.
+
+        ``on_position`` gets the bytes of the file read so far, every few thousand lines.
+        """
         number = 0
         try:
             with _open(path) as stream:
@@ -197,6 +215,8 @@ class AuditTrail:
                     if not line:
                         return
                     number += 1
+                    if on_position is not None and number % _POSITION_EVERY == 0:
+                        on_position(_raw_position(stream))
                     if len(line) > MAX_LINE_BYTES:
                         while line and not line.endswith(b"\n"):
                             line = stream.readline(1 << 20)
@@ -210,6 +230,30 @@ class AuditTrail:
         if on_bad is None or scan is None:
             raise WorkspaceError(f"{display}: {reason}")
         self._bad(scan, on_bad, display, number + 1 if number else 0, reason)
+
+
+_POSITION_EVERY = 2048
+"""Lines between two reports of how far a segment has been read."""
+
+
+def _read_so_far(on_read: Callable[[int, int], None], before: int, total: int, at: int) -> None:
+    on_read(before + at, total)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _raw_position(stream: IO[bytes]) -> int:
+    """Bytes of the file itself read so far (the compressed ones for a gzip segment)."""
+    raw = stream.fileobj if isinstance(stream, gzip.GzipFile) else stream
+    try:
+        return int(raw.tell()) if raw is not None else 0
+    except (OSError, ValueError):
+        return 0
 
 
 def _open(path: Path) -> IO[bytes]:

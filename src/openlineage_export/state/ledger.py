@@ -55,6 +55,10 @@ _MIGRATIONS: list[tuple[str, str]] = [
     ("0002_last_export_outcome", """
         ALTER TABLE destinations ADD COLUMN last_export_outcome TEXT;
     """),
+    # The job namespace of the last export to a destination: a change is worth a warning.
+    ("0003_namespace", """
+        ALTER TABLE destinations ADD COLUMN namespace TEXT;
+    """),
 ]
 
 
@@ -178,6 +182,19 @@ class Ledger:
         found = self.find_destination(workspace, destination)
         assert found is not None
         return found
+
+    def namespace(self, destination_id: int) -> str | None:
+        """The job namespace the last export to this destination used (None: not known)."""
+        with self._errors():
+            row = self.db.execute("SELECT namespace FROM destinations WHERE id = ?",
+                                  (destination_id,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def set_namespace(self, destination_id: int, namespace: str) -> None:
+        """Remember the job namespace this export to the destination uses."""
+        with self._errors():
+            self.db.execute("UPDATE destinations SET namespace = ? WHERE id = ?",
+                            (namespace, destination_id))
 
     def started(self, destination_id: int) -> None:
         """Note when an export to this destination began."""

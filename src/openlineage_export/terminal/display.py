@@ -1,0 +1,266 @@
+"""What an export shows while it runs, in one of three forms:
+
+- ``bar``: on a terminal, a rich progress bar at the bottom of the screen for every phase
+  (reading the trail, building or sending), with rate, elapsed time and ETA; every message
+  (a bad entry, a retry, a warning) is printed *above* it through the same console, so each is
+  one clean line and no stale copy of the bar stays in the scrollback;
+- ``json``: for a host running the CLI as a child process, one JSON object a line on stderr
+  (``{"event": "progress", "phase": ..., "runsDone": ...}``, ``badEntry``, ``retry``,
+  ``warning``, ``message``, and ``finished`` with the exit code);
+- ``plain``: messages only, one a line (stderr is no terminal, or ``--progress none``).
+
+Bad entries are capped (the first :data:`BAD_ENTRIES_SHOWN`, or :data:`BAD_ENTRIES_QUIET`
+with ``-q``); the summary counts the rest. The JSON form lists every one.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import orjson
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as Bar
+    from rich.progress import TaskID
+
+    from ..hub.model import BadEntry
+    from ..report import Progress, Retry
+
+Mode = Literal["bar", "json", "plain"]
+
+BAD_ENTRIES_SHOWN = 50
+"""Bad entries printed one a line; past these, the summary counts the rest."""
+BAD_ENTRIES_QUIET = 10
+"""The same with ``-q``."""
+JSON_EVERY = 0.5
+"""Seconds between two JSON progress lines within a phase (a new phase is told at once)."""
+RETRY_EVERY = 2.0
+"""Seconds between two retry lines for the same attempt number (there is one per sender)."""
+
+_LABELS = {"reading": "reading the trail", "building": "building events", "sending": "sending"}
+
+
+class Display:
+    """The export's messages and progress on stderr; use as a context manager around it."""
+
+    def __init__(self, mode: Mode, *, quiet: bool = False, stream: IO[str] | None = None) -> None:
+        self.mode = mode
+        self.quiet = quiet
+        self._stream = stream or sys.stderr
+        self._lock = threading.RLock()  # re-entrant: a signal handler may print mid-message
+        self.bad_entries = 0
+        self.bad_entries_limit = BAD_ENTRIES_QUIET if quiet else BAD_ENTRIES_SHOWN
+        self._started = time.monotonic()
+        self._phase: str | None = None
+        self._last_json = 0.0
+        self._retry_shown: tuple[int, float] = (0, 0.0)
+        self._bar: Bar | None = None
+        self._task: TaskID | None = None
+
+    # -- life ----------------------------------------------------------------------------
+
+    def __enter__(self) -> Display:
+        if self.mode == "bar":
+            self._start_bar()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    @property
+    def bad_entries_hidden(self) -> int:
+        """Bad entries counted but not printed."""
+        return max(0, self.bad_entries - self.bad_entries_limit)
+
+    # -- messages ------------------------------------------------------------------------
+
+    def message(self, text: str) -> None:
+        """A line for the user (e.g. what an interruption does now)."""
+        self._say(text, {"event": "message", "message": text})
+
+    def warning(self, text: str) -> None:
+        """Something worth knowing that leaves nothing behind."""
+        self._say(f"warning: {text}", {"event": "warning", "message": text})
+
+    def bad_entry(self, entry: BadEntry) -> None:
+        """A line of the trail that could not be used: the first ones are printed."""
+        with self._lock:
+            self.bad_entries += 1
+            shown = self.bad_entries <= self.bad_entries_limit
+        if self.mode == "json":
+            self._json({"event": "badEntry", "file": entry.file, "line": entry.line,
+                        "reason": entry.reason})
+        elif shown:
+            self._say(f"bad entry: {entry}", None)
+
+    def retry(self, retry: Retry) -> None:
+        """The destination will try again: say so as it happens, once per attempt number."""
+        if self.mode == "json":
+            self._json({"event": "retry", "destination": retry.destination,
+                        "reason": retry.reason, "attempt": retry.attempt,
+                        "secondsLeft": round(retry.seconds_left, 1)})
+            return
+        if self.quiet:
+            return
+        now = time.monotonic()
+        with self._lock:
+            attempt, at = self._retry_shown
+            if retry.attempt <= attempt and now - at < RETRY_EVERY:
+                return
+            self._retry_shown = (max(attempt, retry.attempt), now)
+        self._say(f"retrying: {plain_reason(retry)} (attempt {retry.attempt}, giving up in "
+                  f"{retry.seconds_left:.0f} s)", None)
+
+    def finished(self, exit_code: int) -> None:
+        """The command is about to exit (JSON: the last line)."""
+        if self.mode == "json":
+            self._json({"event": "finished", "exitCode": exit_code})
+
+    # -- progress ------------------------------------------------------------------------
+
+    def progress(self, progress: Progress) -> None:
+        """Where the export is (called often: per run, and every few thousand lines read)."""
+        if self.mode == "json":
+            self._json_progress(progress)
+        elif self._bar is not None and self._task is not None:
+            reading = progress.phase == "reading"
+            done = progress.bytes_done if reading else progress.runs_done
+            total = progress.bytes_total if reading else progress.runs_total
+            fields: dict[str, Any] = {"phase": progress.phase, "events": progress.events_sent,
+                      "failed": progress.runs_failed}
+            with self._lock:
+                if progress.phase != self._phase:
+                    # A new phase: its own rate and ETA (reset replaces every field).
+                    self._phase = progress.phase
+                    self._bar.reset(self._task, total=total or None, completed=0,
+                                    label=_LABELS.get(progress.phase, progress.phase),
+                                    started=self._started, **fields)
+            self._bar.update(self._task, completed=done, total=total or None, **fields)
+
+    def _json_progress(self, progress: Progress) -> None:
+        now = time.monotonic()
+        with self._lock:
+            new_phase = progress.phase != self._phase
+            last = (progress.bytes_done >= progress.bytes_total > 0
+                    if progress.phase == "reading"
+                    else 0 < progress.runs_total <= progress.runs_done)
+            if not (new_phase or last or now - self._last_json >= JSON_EVERY):
+                return
+            self._phase, self._last_json = progress.phase, now
+        line: dict[str, Any] = {
+            "event": "progress", "phase": progress.phase, "runsDone": progress.runs_done,
+            "runsTotal": progress.runs_total, "eventsSent": progress.events_sent,
+            "runsFailed": progress.runs_failed, "elapsed": round(now - self._started, 2)}
+        if progress.phase == "reading":
+            line.update(bytesDone=progress.bytes_done, bytesTotal=progress.bytes_total)
+        self._json(line)
+
+    def _start_bar(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, TextColumn
+        from rich.progress import Progress as Bar
+
+        console = Console(file=self._stream, highlight=False)
+        self._bar = Bar(TextColumn("{task.fields[label]}"), BarColumn(), _StatusColumn(),
+                        console=console, transient=True, redirect_stdout=False,
+                        redirect_stderr=False, speed_estimate_period=15)
+        self._bar.start()
+        self._task = self._bar.add_task("export", total=None, label=_LABELS["reading"],
+                                        phase="reading", events=0, failed=0,
+                                        started=self._started)
+
+    # -- output --------------------------------------------------------------------------
+
+    def _say(self, text: str, as_json: dict[str, Any] | None) -> None:
+        if self.mode == "json":
+            if as_json is not None:
+                self._json(as_json)
+            return
+        with self._lock:
+            if self._bar is not None:
+                from rich.text import Text
+
+                # Above the bar, through its console: one clean line, the bar redrawn below.
+                self._bar.console.print(Text(text), soft_wrap=True)
+            else:
+                self._stream.write(text + "\n")
+                self._stream.flush()
+
+    def _json(self, value: dict[str, Any]) -> None:
+        data = orjson.dumps(value).decode() + "\n"
+        with self._lock:
+            self._stream.write(data)
+            self._stream.flush()
+
+
+def plain_reason(retry: Retry) -> str:
+    """Why the destination will retry, in few words where we know them."""
+    if "connection refused" in retry.reason.lower() or "ECONNREFUSED" in retry.reason:
+        return f"{_base(retry.destination)} refuses connections"
+    return retry.reason
+
+
+def _base(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else url
+
+
+def status_line(phase: str, done: float, total: float | None, rate: float | None,
+                elapsed: float, events: int, failed: int) -> str:
+    """The text beside the bar: ``473/5,000 runs · 8.1 runs/s · 1,204 events · 0:58 · ETA 9m``
+    (while reading: megabytes of the trail)."""
+    if phase == "reading":
+        parts = [f"{done / 1e6:,.1f}/{(total or 0) / 1e6:,.1f} MB" if total else "",
+                 f"{rate / 1e6:,.1f} MB/s" if rate else ""]
+    else:
+        parts = [f"{int(done):,}/{int(total):,} runs" if total else f"{int(done):,} runs",
+                 f"{rate:,.1f} runs/s" if rate else "",
+                 f"{events:,} events",
+                 f"{failed:,} failed" if failed else ""]
+    parts.append(_clock(elapsed))
+    if rate and total and total > done:
+        parts.append(f"ETA {_duration((total - done) / rate)}")
+    return " · ".join(part for part in parts if part)
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def _duration(seconds: float) -> str:
+    """A coarse duration: ``45s``, ``9m``, ``1h 5m``."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))}s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)}m"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours}h {minutes}m"
+
+
+def _status_column() -> Any:
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
+
+    class StatusColumn(ProgressColumn):
+        """Counts, rate, elapsed time and ETA of the current phase."""
+
+        def render(self, task: Task) -> Text:
+            fields = task.fields
+            return Text(status_line(fields["phase"], task.completed, task.total, task.speed,
+                                    time.monotonic() - fields["started"], fields["events"],
+                                    fields["failed"]))
+
+    return StatusColumn()
+
+
+_StatusColumn = _status_column

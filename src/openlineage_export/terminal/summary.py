@@ -1,0 +1,124 @@
+"""The human summary printed at the end of an export: what happened first, then what was left
+behind (grouped, in a stable order), then what is worth knowing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..report import MAX_LISTED, ExportReport, FailedRun
+
+IDS_LISTED = 10
+"""Trace ids listed per group of runs left behind for the same reason."""
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the command saw the export end, besides the report."""
+
+    stop_signal: str | None = None
+    """``Ctrl-C`` or ``SIGTERM`` when one interrupted it."""
+    events_file: str | None = None
+    """Where a dry run's events went: a file, or None for standard output."""
+    bad_entries_shown: int = 0
+    """How many bad entries were printed while it ran."""
+    outage_hint: str | None = None
+    """What to check when the destination could not be reached (e.g. openlineage.url)."""
+
+
+def summary(report: ExportReport, ending: Ending | None = None) -> str:
+    """The summary: one line of what happened, then the details, one a line."""
+    ending = ending or Ending()
+    lines = _head(report, ending)
+    lines += refused_lines(report)
+    if report.namespace_from is not None:
+        lines.append(f"namespace: {report.namespace} (from {report.namespace_from!r})")
+    lines += [f"warning: {warning}" for warning in report.warnings]
+    lines += [f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)"
+              for pipeline in report.never_run]
+    if report.bad_entries:
+        lines.append(bad_entries_line(report.bad_entries, ending.bad_entries_shown))
+    return "\n".join(lines)
+
+
+def _head(report: ExportReport, ending: Ending) -> list[str]:
+    signal = f" ({ending.stop_signal})" if ending.stop_signal else ""
+    done = report.runs_sent + report.runs_failed + report.runs_unchanged
+    pending = max(0, report.runs_total - report.runs_sent - report.runs_unchanged)
+    if report.dry_run:
+        if report.cancelled:
+            where = (f"nothing was written to {ending.events_file}" if ending.events_file
+                     else "the events of those runs are on standard output")
+            return [f"interrupted{signal}: {report.runs_sent} of {report.runs_total} runs built "
+                    f"({report.events_sent} events) before it stopped; {where}; nothing was sent"]
+        lines = [f"dry run: {report.runs_total} runs, {report.events_sent} events built "
+                 f"(namespace {report.namespace}); nothing was sent"]
+        if ending.events_file:
+            lines.append(f"events written to {ending.events_file}")
+        return lines
+    if report.outage is not None:
+        lines = [f"stopped: {report.outage}",
+                 f"{report.runs_sent} of {report.runs_total} runs sent before it stopped "
+                 f"({report.events_sent} events)"
+                 + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+                 + f"; {pending} pending: the next export sends them"]
+        if ending.outage_hint:
+            lines.append(ending.outage_hint)
+        return lines
+    lines = [f"exported to {report.destination}: {report.runs_sent} of "
+             f"{report.runs_total} runs sent ({report.events_sent} events)"
+             + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+             + (f", {report.runs_failed} failed" if report.runs_failed else "")]
+    if report.cancelled:
+        left = report.runs_total - done
+        lines.append(f"interrupted{signal}: what was accepted is kept; run the export again "
+                     f"to finish ({pending} runs pending"
+                     + (f", {left} not tried yet" if 0 < left < pending else "") + ")")
+    return lines
+
+
+def refused_lines(report: ExportReport) -> list[str]:
+    """The runs left behind, one group per pipeline and reason (ids listed once), in a stable
+    order whatever order the destination answered in."""
+    groups: dict[tuple[str, str], list[FailedRun]] = defaultdict(list)
+    for failure in report.failed_in_order():
+        groups[failure.pipeline, failure.reason].append(failure)
+    lines = []
+    for (pipeline, reason), failures in groups.items():
+        count = len(failures)
+        verb = "failed" if reason.startswith("gave up") else "refused"
+        runs = "1 run" if count == 1 else f"{count} runs"
+        lines.append(f"{runs} of {pipeline} {verb}: {reason}")
+        ids = [_run_name(f) for f in failures[:IDS_LISTED]]
+        more = f" and {count - IDS_LISTED} more" if count > IDS_LISTED else ""
+        lines.append(f"  {'run' if count == 1 else 'runs'}: {', '.join(ids)}{more}")
+    unlisted = report.runs_failed - len(report.failed)
+    if unlisted > 0:
+        lines.append(f"... and {unlisted:,} more runs left behind (the first {MAX_LISTED} are "
+                     "grouped above; --json lists them with their run ids)")
+    return lines
+
+
+def _run_name(failure: FailedRun) -> str:
+    """A run by its trace id; its run id too only when that is another id."""
+    if failure.run_id == failure.trace_id.lower():
+        return failure.trace_id
+    return f"{failure.trace_id} (run id {failure.run_id})"
+
+
+def bad_entries_line(count: int, shown: int) -> str:
+    """How many bad entries were skipped, and where to find those not printed."""
+    noun = "bad entry" if count == 1 else "bad entries"
+    if shown >= count:
+        where = "listed above"
+    elif shown:
+        where = f"the first {shown} listed above; --json lists the first {MAX_LISTED}"
+    else:
+        where = f"--json lists the first {MAX_LISTED}"
+    return f"{count:,} {noun} on the audit trail were skipped ({where})"
+
+
+def more_bad_entries_line(hidden: int) -> str:
+    """After the capped list of bad entries (``-q``): how many more there were."""
+    noun = "bad entry" if hidden == 1 else "bad entries"
+    return f"... and {hidden:,} more {noun}; --json lists the first {MAX_LISTED}"

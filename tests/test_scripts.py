@@ -1,0 +1,41 @@
+"""The scripts a user runs first: each tells its usage with --help (and does nothing else), and
+scripts/validate.py checks events against the official OpenLineage schemas."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import DEMO, ROOT, SHARED
+
+
+@pytest.mark.parametrize("script", ["demo.sh", "setup.sh", "test.sh", "browser.sh", "kafka.sh",
+                                    "marquez.sh"])
+def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) -> None:
+    result = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert "Usage: scripts/" in result.stdout
+    assert list(tmp_path.iterdir()) == [] or script == "marquez.sh"  # no file named --help
+    if script in ("demo.sh", "setup.sh", "test.sh"):
+        assert "Environment" in result.stdout and "PYTHON" in result.stdout
+
+
+def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
+    spec = SHARED / "openlineage-spec"
+    if not spec.is_dir():
+        pytest.skip(f"{spec} is absent: a local copy of the schemas lives in ../shared")
+    good = tmp_path / "events.jsonl"
+    subprocess.run([sys.executable, "-m", "openlineage_export", "export", "--dry-run", "-q",
+                    "-w", str(DEMO), "-o", str(good)], check=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text().splitlines()[0].replace('"eventType":"START"',
+                                                            '"eventType":"BEGIN"') + "\n")
+    command = [sys.executable, str(ROOT / "scripts" / "validate.py"), "--spec", str(spec)]
+    ok = subprocess.run([*command, str(good)], capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "236 valid, 0 invalid", ok.stdout
+    wrong = subprocess.run([*command, str(bad)], capture_output=True, text=True)
+    assert wrong.returncode == 1 and "'BEGIN' is not one of" in wrong.stdout, wrong.stdout
