@@ -214,6 +214,7 @@ class Ledger:
                  config: bytes) -> Iterator[Classified]:
         """Every run of the trail in trail order, ``pending`` when it must be sent."""
         self.flush()
+        index.seal()
         with self._errors():
             index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
         try:
