@@ -34,9 +34,27 @@ class Marquez:
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/jobs/{quote(job, safe='')}/runs"
         return self.get(path, limit=1000)["runs"]
 
-    def dataset_version(self, namespace: str, name: str, version: str) -> dict[str, Any]:
-        return self.get(f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
-                        f"{quote(name, safe='')}/versions/{version}")
+    def dataset_version(self, namespace: str, name: str, run_id: str) -> dict[str, Any]:
+        """The version of a dataset that the run `run_id` created.
+
+        Read from the dataset's list of versions, which names the run that created each one:
+        since Marquez 0.51 (MarquezProject/marquez#2954) `GET .../versions/{version}` takes a
+        version's row id (the list's `version`), while a run's `datasetVersionId.version` is
+        another, computed id. The list works alike on 0.50 and 0.51.
+        """
+        path = (f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
+                f"{quote(name, safe='')}/versions")
+        created: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            page = self.get(path, limit=100, offset=offset)
+            created += [v for v in page["versions"]
+                        if (v.get("createdByRun") or {}).get("id") == run_id]
+            offset += len(page["versions"])
+            if not page["versions"] or offset >= page["totalCount"]:
+                break
+        assert len(created) == 1, (namespace, name, run_id, created)
+        return created[0]
 
 
 @pytest.fixture(scope="session")
