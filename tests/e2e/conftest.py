@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -12,6 +13,8 @@ import httpx
 import pytest
 
 MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+"""../shared beside the repository, where scripts/marquez.sh finds Marquez's source to build."""
 
 
 class Marquez:
@@ -66,6 +69,10 @@ def marquez() -> Iterator[Marquez]:
     except httpx.HTTPError as exc:
         message = (f"no Marquez at {MARQUEZ_URL} ({exc}); start it with scripts/marquez.sh "
                    "start, or run the whole suite with scripts/test.sh")
+        if not any(SHARED.glob("third_party/marquez-*")):
+            message += (" (Marquez's source, ../shared/third_party/marquez-*, is not here for "
+                        "scripts/marquez.sh to build: give it MARQUEZ_LIB_DIR, or set MARQUEZ_URL "
+                        "to a Marquez of your own)")
         if os.environ.get("OLX_REQUIRE_MARQUEZ") == "1":
             pytest.fail(message)
         pytest.skip(message)
