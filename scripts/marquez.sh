@@ -4,25 +4,41 @@
 #
 # Usage: scripts/marquez.sh start|stop|status|reset
 #
-#   start   install PostgreSQL if needed (Debian apt), create/start a private cluster,
-#           fetch marquez-api and its dependencies with Maven (cached), start Marquez and
-#           wait until GET /api/v1/namespaces answers 200. Idempotent. Progress goes to
-#           stderr; the base URL is the only thing printed on stdout.
+#   start   install PostgreSQL if needed (Debian apt), create/start a private cluster, get the
+#           Marquez API server (see below), start it and wait until GET /api/v1/namespaces
+#           answers 200. Idempotent. Progress goes to stderr; the base URL is the only thing
+#           printed on stdout.
 #   stop    stop Marquez and the PostgreSQL cluster.
 #   status  say what is running (exit 0 only when Marquez answers).
 #   reset   stop Marquez, drop and recreate the `marquez` database, start Marquez again.
+#
+# Where the Marquez API server comes from, first that applies:
+#   1. MARQUEZ_LIB_DIR: jars of your own (marquez-api + its runtime dependencies).
+#   2. Its source, ../shared/third_party/marquez-$MARQUEZ_VERSION beside the repository (or
+#      MARQUEZ_SOURCE_DIR): built with Maven (scripts/marquez/source/pom.xml) into
+#      $MARQUEZ_HOME/build/<version>-<hash of the source and the pom>/lib, once: about 2 minutes
+#      the first time (and ~100 MB of dependencies into the local Maven repository), then reused
+#      in a second. Nothing is written into the source tree.
+#   3. Otherwise io.github.marquezproject:marquez-api from your Maven repository
+#      (scripts/marquez/fetch/pom.xml), where it is served, cached in $MARQUEZ_HOME/lib.
 #
 # Environment (defaults in brackets):
 #   MARQUEZ_HOME           state dir [$HOME/.cache/openlineage-export/marquez]
 #   MARQUEZ_PORT           API port [5000]
 #   MARQUEZ_ADMIN_PORT     admin port [5001]
 #   MARQUEZ_PG_PORT        PostgreSQL port [55432]
-#   MARQUEZ_VERSION        marquez-api version fetched from Maven [0.50.0]
+#   MARQUEZ_VERSION        Marquez version, built from source or fetched [0.51.1]
+#   MARQUEZ_SOURCE_DIR     Marquez source tree to build [../shared/third_party/marquez-$MARQUEZ_VERSION
+#                          beside the repository]; set it empty to fetch marquez-api instead
 #   MARQUEZ_START_TIMEOUT  seconds to wait for the API to answer [120]
 #   MARQUEZ_LIB_DIR        use the jars in this directory (marquez-api + dependencies)
-#                          instead of fetching them with Maven
-#   MARQUEZ_MVN_ARGS       extra arguments for mvn (e.g. -s settings.xml, -o)
-#   MARQUEZ_JAVA_OPTS      JVM options [-Xmx1g]
+#                          instead of building or fetching them
+#   MARQUEZ_MVN_ARGS       extra arguments for mvn (e.g. -s settings.xml, -o,
+#                          -Dmaven.repo.local=DIR)
+#   MARQUEZ_JAVA_OPTS      JVM options [-Xmx1g -XX:TieredStopAtLevel=1]: the client compiler
+#                          only, so that a fresh server is quick from its first requests on a
+#                          small, busy machine (with the JVM's default, its first few hundred
+#                          events took up to 4 s each here, against 2.4 s; later ones alike)
 #   JAVA                   java binary [java]
 #
 # Everything listens on 127.0.0.1 only. As root, PostgreSQL runs as the `postgres`
@@ -30,15 +46,19 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-POM="$SCRIPT_DIR/marquez/pom.xml"
+FETCH_POM="$SCRIPT_DIR/marquez/fetch/pom.xml"
+SOURCE_POM="$SCRIPT_DIR/marquez/source/pom.xml"
 
 MARQUEZ_HOME=${MARQUEZ_HOME:-$HOME/.cache/openlineage-export/marquez}
 MARQUEZ_PORT=${MARQUEZ_PORT:-5000}
 MARQUEZ_ADMIN_PORT=${MARQUEZ_ADMIN_PORT:-5001}
 MARQUEZ_PG_PORT=${MARQUEZ_PG_PORT:-55432}
-MARQUEZ_VERSION=${MARQUEZ_VERSION:-0.50.0}
+MARQUEZ_VERSION=${MARQUEZ_VERSION:-0.51.1}
+# Unset: the default below, used when it exists; empty: never build; set: must exist.
+SOURCE_DIR_GIVEN=${MARQUEZ_SOURCE_DIR+1}
+MARQUEZ_SOURCE_DIR=${MARQUEZ_SOURCE_DIR-$SCRIPT_DIR/../../shared/third_party/marquez-$MARQUEZ_VERSION}
 MARQUEZ_START_TIMEOUT=${MARQUEZ_START_TIMEOUT:-120}
-MARQUEZ_JAVA_OPTS=${MARQUEZ_JAVA_OPTS:--Xmx1g}
+MARQUEZ_JAVA_OPTS=${MARQUEZ_JAVA_OPTS:--Xmx1g -XX:TieredStopAtLevel=1}
 MARQUEZ_MVN_ARGS=${MARQUEZ_MVN_ARGS:-}
 JAVA=${JAVA:-java}
 
@@ -68,10 +88,11 @@ if [[ $(id -u) == 0 ]]; then IS_ROOT=1; PG_OWNER=postgres; else IS_ROOT=0; PG_OW
 
 # ---------------------------------------------------------------- helpers
 
-# One invocation at a time per state dir (parallel test workers may all call start).
+# One invocation at a time per state dir (parallel test workers may all call start; a
+# first build from source takes minutes).
 take_lock() {
   exec 9>"$MARQUEZ_HOME/.lock"
-  flock -w 600 9 || die "another marquez.sh holds $MARQUEZ_HOME/.lock"
+  flock -w 1800 9 || die "another marquez.sh holds $MARQUEZ_HOME/.lock"
 }
 
 # Run a command as the PostgreSQL cluster owner (fd 9, the lock, is not passed on).
@@ -111,6 +132,11 @@ marquez_pid() {
   if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'marquez\.MarquezApp'; then
     echo "$pid"
   fi
+}
+
+# Whether process $1 runs Marquez from the jars in directory $2.
+runs_from() {
+  tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qxF "$2/*"
 }
 
 show_log_tail() {
@@ -258,31 +284,101 @@ stop_pg() {
 
 # ---------------------------------------------------------------- Marquez jars
 
+# Sets CLASSPATH_DIR: a directory whose jars run marquez.MarquezApp.
 CLASSPATH_DIR=""
 ensure_jars() {
   if [[ -n ${MARQUEZ_LIB_DIR:-} ]]; then
     compgen -G "$MARQUEZ_LIB_DIR/marquez-api*.jar" >/dev/null ||
       die "MARQUEZ_LIB_DIR=$MARQUEZ_LIB_DIR has no marquez-api*.jar"
     CLASSPATH_DIR=$(cd "$MARQUEZ_LIB_DIR" && pwd -P)
+  elif [[ -n $MARQUEZ_SOURCE_DIR && -d $MARQUEZ_SOURCE_DIR ]]; then
+    build_from_source
+  elif [[ -n $MARQUEZ_SOURCE_DIR && -n $SOURCE_DIR_GIVEN ]]; then
+    die "MARQUEZ_SOURCE_DIR=$MARQUEZ_SOURCE_DIR does not exist (set it empty to fetch marquez-api with Maven instead)"
+  else
+    fetch_from_maven
+  fi
+}
+
+# The Maven log's errors (or its tail) on stderr.
+show_maven_errors() {
+  local errors
+  errors=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep '^\[ERROR\] *[^ ]' | head -n 25 || true)
+  if [[ -n $errors ]]; then echo "$errors" >&2; else tail -n 30 "$1" >&2; fi
+}
+
+# Hash of what a build is made of: the version, our pom and every file of the source tree that
+# the API server is built from (the web UI is not).
+source_key() {
+  {
+    echo "marquez $MARQUEZ_VERSION"
+    cat "$SOURCE_POM"
+    (cd "$1" && find . -path ./web -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+  } | sha256sum | cut -c1-16
+}
+
+build_from_source() {
+  local src key dir tmp build_log t0
+  src=$(cd "$MARQUEZ_SOURCE_DIR" && pwd -P)
+  [[ -d $src/api/src/main/java && -d $src/clients/java/src/main/java ]] ||
+    die "$src is not a Marquez source tree (it needs api/src/main and clients/java/src/main)"
+  key=$(source_key "$src")
+  dir="$MARQUEZ_HOME/build/$MARQUEZ_VERSION-$key"
+  CLASSPATH_DIR="$dir/lib"
+  if [[ -f $dir/.complete && -f $CLASSPATH_DIR/marquez-api-$MARQUEZ_VERSION.jar ]]; then
     return 0
   fi
+  command -v mvn >/dev/null || die "mvn not found (Maven 3 builds Marquez $MARQUEZ_VERSION from $src, once)"
+  command -v javac >/dev/null || die "javac not found (a JDK 17 builds Marquez $MARQUEZ_VERSION from $src, once)"
+  build_log="$MARQUEZ_HOME/maven-build.log"
+  log "building Marquez $MARQUEZ_VERSION from its source ($src) with Maven, once for this source:"
+  log "  about 2 minutes the first time, more while Maven downloads its ~100 MB of dependencies (log: $build_log)"
+  tmp="$MARQUEZ_HOME/build/.unfinished"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  t0=$SECONDS
+  # shellcheck disable=SC2086
+  if ! (cd "$tmp" && mvn -B -U -ntp -Dstyle.color=never $MARQUEZ_MVN_ARGS -f "$SOURCE_POM" \
+          -Drevision="$MARQUEZ_VERSION" -Dmarquez.source="$src" -Dmarquez.build="$tmp/target" \
+          -DoutputDirectory="$tmp/lib" package dependency:copy-dependencies) >"$build_log" 2>&1 9>&-; then
+    show_maven_errors "$build_log"
+    rm -rf "$tmp"
+    die "Maven could not build Marquez $MARQUEZ_VERSION from $src (log: $build_log)"
+  fi
+  [[ -f $tmp/target/marquez-api-$MARQUEZ_VERSION.jar ]] ||
+    die "Maven ran but $tmp/target/marquez-api-$MARQUEZ_VERSION.jar is missing (log: $build_log)"
+  mv "$tmp/target/marquez-api-$MARQUEZ_VERSION.jar" "$tmp/lib/"
+  rm -rf "$tmp/target"
+  echo "$key $src" >"$tmp/.complete"
+  # Earlier builds of this version (another source or pom) are of no further use.
+  rm -rf "$MARQUEZ_HOME/build/$MARQUEZ_VERSION-"????????????????
+  mv "$tmp" "$dir"
+  log "built Marquez $MARQUEZ_VERSION in $((SECONDS - t0))s ($dir)"
+}
+
+fetch_from_maven() {
   CLASSPATH_DIR=$LIB
   local stamp
-  stamp="marquez-api:$MARQUEZ_VERSION pom:$(cksum <"$POM" | cut -d' ' -f1)"
+  stamp="marquez-api:$MARQUEZ_VERSION pom:$(cksum <"$FETCH_POM" | cut -d' ' -f1)"
   if [[ -f $LIB/.complete && $(cat "$LIB/.complete") == "$stamp" &&
         -f $LIB/marquez-api-$MARQUEZ_VERSION.jar ]]; then
     return 0
   fi
   command -v mvn >/dev/null || die "mvn not found (needed once to fetch marquez-api $MARQUEZ_VERSION)"
+  if [[ -n $MARQUEZ_SOURCE_DIR ]]; then
+    log "no Marquez source at $(realpath -m "$MARQUEZ_SOURCE_DIR") to build"
+  fi
   log "fetching marquez-api $MARQUEZ_VERSION and its dependencies with Maven"
   local tmp="$MARQUEZ_HOME/lib.tmp"
   rm -rf "$tmp"
   # shellcheck disable=SC2086
-  if ! (cd "$MARQUEZ_HOME" && mvn -B -q -U -Dstyle.color=never $MARQUEZ_MVN_ARGS -f "$POM" -Dmarquez.version="$MARQUEZ_VERSION" \
+  if ! (cd "$MARQUEZ_HOME" && mvn -B -q -U -Dstyle.color=never $MARQUEZ_MVN_ARGS -f "$FETCH_POM" -Dmarquez.version="$MARQUEZ_VERSION" \
           dependency:copy-dependencies -DoutputDirectory="$tmp") >"$MARQUEZ_HOME/maven.log" 2>&1 9>&-; then
     sed 's/\x1b\[[0-9;]*m//g' "$MARQUEZ_HOME/maven.log" | grep -v '^\[ERROR\] *$' | head -n 5 >&2
     die "Maven could not fetch io.github.marquezproject:marquez-api:$MARQUEZ_VERSION (log: $MARQUEZ_HOME/maven.log).
-  If your Maven repository does not serve it, put marquez-api-$MARQUEZ_VERSION.jar and its runtime
+  If your Maven repository does not serve it, build it from its source: put Marquez's source tree
+  (its api/ and clients/java/) in ../shared/third_party/marquez-$MARQUEZ_VERSION beside the repository,
+  or set MARQUEZ_SOURCE_DIR to it; or put marquez-api-$MARQUEZ_VERSION.jar and its runtime
   dependencies in a directory and set MARQUEZ_LIB_DIR to it."
   fi
   [[ -f $tmp/marquez-api-$MARQUEZ_VERSION.jar ]] || die "Maven ran but $tmp/marquez-api-$MARQUEZ_VERSION.jar is missing"
@@ -402,16 +498,22 @@ stop_marquez() {
 
 cmd_start() {
   take_lock
-  if healthy; then
-    if [[ -n $(marquez_pid) ]]; then
-      log "Marquez already running at $BASE_URL"
-    else
-      log "something already answers like Marquez at $BASE_URL (not started by this script); using it"
-    fi
+  local pid
+  pid=$(marquez_pid)
+  if [[ -z $pid ]] && healthy; then
+    log "something already answers like Marquez at $BASE_URL (not started by this script); using it"
     echo "$BASE_URL"
     return 0
   fi
   ensure_jars  # first: if Maven fails, nothing has been started
+  if [[ -n $pid ]] && ! runs_from "$pid" "$CLASSPATH_DIR"; then
+    log "Marquez (pid $pid) runs another build than $CLASSPATH_DIR; restarting it"
+    stop_marquez
+  elif [[ -n $pid ]] && healthy; then
+    log "Marquez already running at $BASE_URL"
+    echo "$BASE_URL"
+    return 0
+  fi
   ensure_pg_running
   start_marquez
   echo "$BASE_URL"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -12,6 +13,8 @@ import httpx
 import pytest
 
 MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+"""../shared beside the repository, where scripts/marquez.sh finds Marquez's source to build."""
 
 
 class Marquez:
@@ -34,9 +37,27 @@ class Marquez:
         path = f"/api/v1/namespaces/{quote(namespace, safe='')}/jobs/{quote(job, safe='')}/runs"
         return self.get(path, limit=1000)["runs"]
 
-    def dataset_version(self, namespace: str, name: str, version: str) -> dict[str, Any]:
-        return self.get(f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
-                        f"{quote(name, safe='')}/versions/{version}")
+    def dataset_version(self, namespace: str, name: str, run_id: str) -> dict[str, Any]:
+        """The version of a dataset that the run `run_id` created.
+
+        Read from the dataset's list of versions, which names the run that created each one:
+        since Marquez 0.51 (MarquezProject/marquez#2954) `GET .../versions/{version}` takes a
+        version's row id (the list's `version`), while a run's `datasetVersionId.version` is
+        another, computed id. The list works alike on 0.50 and 0.51.
+        """
+        path = (f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
+                f"{quote(name, safe='')}/versions")
+        created: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            page = self.get(path, limit=100, offset=offset)
+            created += [v for v in page["versions"]
+                        if (v.get("createdByRun") or {}).get("id") == run_id]
+            offset += len(page["versions"])
+            if not page["versions"] or offset >= page["totalCount"]:
+                break
+        assert len(created) == 1, (namespace, name, run_id, created)
+        return created[0]
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +69,10 @@ def marquez() -> Iterator[Marquez]:
     except httpx.HTTPError as exc:
         message = (f"no Marquez at {MARQUEZ_URL} ({exc}); start it with scripts/marquez.sh "
                    "start, or run the whole suite with scripts/test.sh")
+        if not any(SHARED.glob("third_party/marquez-*")):
+            message += (" (Marquez's source, ../shared/third_party/marquez-*, is not here for "
+                        "scripts/marquez.sh to build: give it MARQUEZ_LIB_DIR, or set MARQUEZ_URL "
+                        "to a Marquez of your own)")
         if os.environ.get("OLX_REQUIRE_MARQUEZ") == "1":
             pytest.fail(message)
         pytest.skip(message)

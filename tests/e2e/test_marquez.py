@@ -119,8 +119,7 @@ def test_digests_ride_as_the_dataset_version_facet(marquez: Any, namespace: str,
             (version,) = [v["datasetVersionId"] for v in run["outputDatasetVersions"]
                           if v["datasetVersionId"]["name"] == output["name"]
                           and v["datasetVersionId"]["namespace"] == output["namespace"]]
-            stored = marquez.dataset_version(version["namespace"], version["name"],
-                                             version["version"])
+            stored = marquez.dataset_version(version["namespace"], version["name"], run["id"])
             assert stored["facets"]["version"]["datasetVersion"] == digest
             checked += 1
     assert checked >= 5
