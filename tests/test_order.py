@@ -46,6 +46,7 @@ def test_read_after_write_write_after_read_and_write_after_write_wait() -> None:
 
 def test_runs_that_share_nothing_or_only_read_go_at_once() -> None:
     order = CausalOrder()
+    order.finish(order.admit(run("seen-before", reads=("src", "other"))))
     t = {name: order.admit(r) for name, r in [
         ("a", run("a", reads=("src",), writes=("out-a",))),
         ("b", run("b", reads=("src",), writes=("out-b",))),
@@ -75,3 +76,18 @@ def test_finished_runs_are_forgotten_and_never_waited_for() -> None:
     order.finish(reader)
     order.finish(writer)
     assert len(order) == 0, "nothing is kept once every run is done"
+
+
+def test_the_first_read_of_a_dataset_makes_its_first_version_so_later_readers_wait() -> None:
+    # Marquez gives a dataset no run wrote a version when it first reads it, named after that
+    # reader: the readers after it must not overtake it.
+    order = CausalOrder()
+    t: dict[str, Ticket] = {}
+    t["first"] = order.admit(run("first", reads=("external",)))
+    t["second"] = order.admit(run("second", reads=("external",)))
+    t["third"] = order.admit(run("third", reads=("external",)))
+    assert waits(t["first"], t) == set()
+    assert waits(t["second"], t) == {"first"} and waits(t["third"], t) == {"first"}
+    order.finish(t["first"])
+    t["later"] = order.admit(run("later", reads=("external",)))
+    assert waits(t["later"], t) == set(), "once it has a version, reads go together"

@@ -2,9 +2,12 @@
 
 Marquez files a read under the dataset version that is current *when it processes the read*,
 so two runs that touch the same dataset, one of them writing it, must reach the server in the
-order of the trail, or a read is filed under the wrong version. Runs that share no dataset, or
-only read the same ones, go in parallel. Every run is admitted in the order of the trail; the
-bookkeeping holds only runs still in flight, so it stays as small as the engine's window.
+order of the trail, or a read is filed under the wrong version. A read of a dataset that has no
+version yet makes one (named after that first reader), so the first run of the export to touch
+a dataset counts as writing it. Runs that share no dataset, or only read the same ones, go in
+parallel. Every run is admitted in the order of the trail; besides the names of the datasets
+seen (as many as the graph has, whatever the number of runs), the bookkeeping holds only runs
+still in flight, so it stays as small as the engine's window.
 """
 
 from __future__ import annotations
@@ -44,10 +47,16 @@ class CausalOrder:
     def __init__(self) -> None:
         self._writer: dict[Dataset, Ticket] = {}
         self._readers: dict[Dataset, set[Ticket]] = {}
+        self._seen: set[Dataset] = set()
 
     def admit(self, run: TranslatedRun) -> Ticket:
         """The ticket of the next run on the trail."""
         reads, writes = datasets(run)
+        first = reads - self._seen
+        if first:  # the first read of a dataset makes its first version: a write, in effect
+            writes = writes | first
+            self._seen.update(first)
+        self._seen.update(writes)
         after: set[Ticket] = set()
         for dataset in reads | writes:
             writer = self._writer.get(dataset)
