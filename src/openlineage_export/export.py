@@ -71,6 +71,8 @@ class Opened:
     fingerprint: bytes
     """What besides a run's record shapes its events: a change makes every run pending."""
     trail: AuditTrail
+    namespace_from: str | None = None
+    """The workspace's name, when the namespace made from it had to differ from it."""
 
 
 def run_export(request: ExportRequest) -> ExportReport:
@@ -82,6 +84,7 @@ def run_export(request: ExportRequest) -> ExportReport:
                         on_progress=request.on_progress)
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
     report.namespace = opened.translation.namespace
+    report.namespace_from = opened.namespace_from
     with contextlib.ExitStack() as stack:
         destination = open_for(request, opened, environ)
         stack.callback(destination.close)
@@ -111,14 +114,17 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     settings = settings or load_settings(workspace, CATALOGUE, environ)
     graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
     events = settings.of(EventSettings)
+    namespace = events.namespace or namespace_safe(graph.workspace_name)
+    changed = events.namespace is None and namespace != graph.workspace_name
     translation = TranslationConfig(
-        namespace=events.namespace or namespace_safe(graph.workspace_name),
+        namespace=namespace,
         source_repository_url=events.source_repository_url,
         source_repository_version=events.source_repository_version)
     fingerprint = config_fingerprint(translation.namespace, translation.source_repository_url,
                                      translation.source_repository_version, PRODUCER)
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
-    return Opened(workspace, settings, graph, translation, fingerprint, trail)
+    return Opened(workspace, settings, graph, translation, fingerprint, trail,
+                  graph.workspace_name if changed else None)
 
 
 def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str]) -> Destination:

@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlsplit
 from openlineage.client.naming import dataset as naming
 
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
+"""What Marquez keeps in a namespace as it is (``OpenLineageDao.formatNamespaceName``; its
+``NamespaceName`` pattern also takes ``;`` and ``=``, but ingestion rewrites those)."""
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(.*)", re.DOTALL)
 
 DEFAULT_PORTS = {
@@ -36,12 +38,14 @@ def workspace_namespace(workspace_name: str) -> str:
 
 
 def namespace_safe(text: str) -> str:
-    """``text`` with each character Marquez refuses in a namespace replaced by ``_``, as it does.
+    """``text`` with each character a lineage server refuses in a namespace replaced by ``-``.
 
-    Marquez 0.50 rewrites such characters in a job namespace and answers 400 (then fails on
-    later reads) for them in a dataset namespace, so no namespace we emit may carry them.
+    Marquez rewrites such characters (into ``_``) in a job namespace and answers 400 (then
+    fails on later reads) for them in a dataset namespace, so no namespace we emit may carry
+    them. ``-`` rather than Marquez's ``_``, so that ``acme analytics`` and ``acme_analytics``
+    stay two namespaces; at most 1024 characters, as Marquez allows.
     """
-    return _NAMESPACE_UNSAFE.sub("_", text.strip())[:1024] or "_"
+    return _NAMESPACE_UNSAFE.sub("-", text.strip())[:1024] or "-"
 
 
 class DatasetNamer:
