@@ -96,3 +96,45 @@ def _bytes(line: Line) -> bytes:
     if isinstance(line, str):
         return line.encode()
     return json.dumps(line).encode()
+
+
+def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """An environment for a real ``openlineage-export`` process: nothing of the developer's
+    OpenLineage setup, secrets in a private file, the ledger under ``tmp_path``."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    env.update({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+                "OPENLINEAGE_EXPORT_SECRETS": "file",
+                "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+                "HOME": str(tmp_path / "home")})
+    env.update(extra)
+    return env
+
+
+def cli_command(*args: str) -> list[str]:
+    """The command line of a real ``openlineage-export`` process."""
+    return [sys.executable, "-m", "openlineage_export", *args]
+
+
+def read_position(pid: int, path: Path) -> int | None:
+    """How far process ``pid`` has read the file ``path`` (Linux ``/proc``), None when it does
+    not have it open."""
+    import os
+
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        for fd in fds.iterdir():
+            try:
+                if os.readlink(fd) != str(path):
+                    continue
+                info = (Path(f"/proc/{pid}/fdinfo") / fd.name).read_text()
+            except OSError:
+                continue
+            for line in info.splitlines():
+                if line.startswith("pos:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+

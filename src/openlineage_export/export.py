@@ -159,7 +159,8 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
     their events too).
     """
     translator = Translator(opened.graph, opened.translation)
-    for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged)):
+    for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
+                                       recorder.bad_entry):
         events = translator.translate(run)
         if item.pending:
             yield events, item.winner

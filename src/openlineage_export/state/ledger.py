@@ -94,6 +94,11 @@ class Classified:
         """The line of the run's current record."""
         return self.winner.line
 
+    @property
+    def fingerprint(self) -> bytes:
+        """The fingerprint of the run's current record."""
+        return self.winner.fingerprint
+
 
 @dataclass(frozen=True, slots=True)
 class DestinationStatus:
