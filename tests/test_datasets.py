@@ -57,6 +57,20 @@ def test_credentials_never_reach_a_name() -> None:
         assert "hunter2" not in "".join(NAMER.name(location))
 
 
+@pytest.mark.parametrize(("location", "expected"), [
+    ("S3://\f/0", ("s3://", "0")),
+    ("gs:// /key", ("gs://", "key")),
+    ("bigquery: . . ", ("bigquery", " . . ")),
+    ("kafka://broker:9092/ ", ("kafka://broker:9092", " ")),
+    ("postgres://db/ . . ", ("postgres://db:5432", " . . ")),
+])
+def test_a_blank_part_the_naming_helpers_refuse_is_still_named(
+        location: str, expected: tuple[str, str]) -> None:
+    # openlineage-python's helpers raise ValueError for a blank bucket, table or topic: found
+    # by test_fuzz, it was a traceback.
+    assert NAMER.name(location) == expected
+
+
 def test_workspace_names_a_server_would_refuse_are_made_safe() -> None:
     assert DatasetNamer("Acme Analytics (EU)").name("data/x") == (
         "workspace://Acme-Analytics--EU-", "data/x")

@@ -100,7 +100,7 @@ def _unsplittable(scheme: str, rest: str) -> tuple[str, str]:
 def _opaque(scheme: str, rest: str) -> tuple[str, str]:
     if scheme == "bigquery":
         parts = rest.split(".")
-        if len(parts) == 3 and all(parts):
+        if len(parts) == 3 and all(part.strip() for part in parts):
             d = naming.BigQuery(project_id=parts[0], dataset_name=parts[1], table_name=parts[2])
             return d.get_namespace(), d.get_name()
         return "bigquery", rest
@@ -109,6 +109,17 @@ def _opaque(scheme: str, rest: str) -> tuple[str, str]:
 
 def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
                   path: str) -> tuple[str, str]:
+    try:
+        return _conventional(scheme, authority, host, port, path)
+    except ValueError:
+        # openlineage-python's helpers refuse a part that is blank (a bucket of one space):
+        # such a location is still named, the generic way.
+        return _generic(scheme, authority, path.lstrip("/"))
+
+
+def _conventional(scheme: str, authority: str, host: str, port: int | None,
+                  path: str) -> tuple[str, str]:
+    """The naming convention of ``scheme``, through openlineage-python's helpers."""
     stripped = path.lstrip("/")
     if scheme == "file":
         if host in ("", "localhost"):
@@ -125,13 +136,13 @@ def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
         return kafka.get_namespace(), kafka.get_name()
     if scheme == "postgres" and host:
         pieces = stripped.replace("/", ".").split(".")
-        if len(pieces) == 3 and all(pieces):
+        if len(pieces) == 3 and all(piece.strip() for piece in pieces):
             pg = naming.Postgres(host=host, port=str(port or DEFAULT_PORTS["postgres"]),
                                  database=pieces[0], schema=pieces[1], table=pieces[2])
             return pg.get_namespace(), pg.get_name()
     if scheme == "mysql" and host:
         pieces = stripped.replace("/", ".").split(".")
-        if len(pieces) == 2 and all(pieces):
+        if len(pieces) == 2 and all(piece.strip() for piece in pieces):
             my = naming.MySQL(host=host, port=str(port or DEFAULT_PORTS["mysql"]),
                               database=pieces[0], table=pieces[1])
             return my.get_namespace(), my.get_name()
@@ -139,6 +150,10 @@ def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
         default = DEFAULT_PORTS.get(scheme)
         where = f"{host}:{port or default}" if (port or default) else host
         return f"{scheme}://{where}", stripped.replace("/", ".")
+    return _generic(scheme, authority, stripped)
+
+
+def _generic(scheme: str, authority: str, stripped: str) -> tuple[str, str]:
     # Everything else (hdfs, abfss, wasbs, dbfs, custom stores): namespace = scheme://authority.
     where = authority.lower() if scheme not in ("abfss", "wasbs") else authority
     name = (posixpath.normpath("/" + stripped) if scheme in _PATH_SCHEMES and stripped
