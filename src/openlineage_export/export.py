@@ -32,6 +32,7 @@ from .state.ledger import Classified, Ledger, config_fingerprint
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
+from .translate.names import JobNames, graph_claims, may_clash
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,11 @@ def run_export(request: ExportRequest) -> ExportReport:
         scan = scan_trail(opened, recorder.bad_entry)
         stack.callback(scan.index.close)
         recorder.scanned(scan.runs, never_run(opened.graph, scan))
+        names = check_names(opened, scan, recorder)
         plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
                         full=request.full)
-        runs = translate(opened, scan, plan, recorder, keep_unchanged=request.on_run is not None)
+        runs = translate(opened, scan, plan, recorder, names,
+                         keep_unchanged=request.on_run is not None)
         try:
             deliver(runs, destination, recorder.outcome, cancel)
         except DestinationUnreachable as exc:
@@ -151,21 +154,44 @@ def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
     return ledger.classify(scan.index, destination_id, fingerprint)
 
 
+def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames:
+    """Step *check names*: the job names that would stand for two different jobs.
+
+    Pipelines and stages of the graph and of the trail (a pipeline deleted from the graph
+    still has runs) are all counted; each ambiguous name is one warning, and the runs that
+    would use one are refused in :func:`translate`.
+    """
+    pipelines = scan.pipelines
+    if not may_clash([*pipelines, *(p.id for p in opened.graph.pipelines)]):
+        return JobNames(())
+    names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
+                      *scan.index.stages_run()])
+    for clash in names.clashes.values():
+        recorder.warning(f"{clash}: the runs that would use it are not exported, so that the "
+                         "server does not merge two jobs into one; give one of them another id")
+    return names
+
+
 def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recorder: Recorder,
-              *, keep_unchanged: bool) -> Iterator[tuple[TranslatedRun, Winner]]:
+              names: JobNames, *, keep_unchanged: bool) -> Iterator[tuple[TranslatedRun, Winner]]:
     """Step *translate*: the events of each pending run, read from the trail a second time.
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
-    their events too).
+    their events too). A run whose job name is ambiguous is refused here (a failed run,
+    nothing sent).
     """
     translator = Translator(opened.graph, opened.translation)
     for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
                                        recorder.bad_entry):
         events = translator.translate(run)
-        if item.pending:
-            yield events, item.winner
-        else:
+        if not item.pending:
             recorder.unchanged(events)
+            continue
+        clash = names.clash(run)
+        if clash is not None:
+            recorder.refused(events, item.winner, f"{clash}; not exported")
+            continue
+        yield events, item.winner
 
 
 def _to_read(plan: Iterable[Classified], recorder: Recorder,

@@ -42,6 +42,10 @@ class Recorder:
         if self._on_bad_entry is not None:
             self._on_bad_entry(entry)
 
+    def warning(self, message: str) -> None:
+        """Something worth telling that leaves nothing behind."""
+        self.report.warn(message)
+
     def destination(self, name: str, redact: Redactor) -> None:
         """Where the events go, and what to mask in what it says."""
         self._redact = redact
@@ -88,6 +92,10 @@ class Recorder:
         if self._on_run is not None:
             self._on_run(RunResult(run, state, error))
         self._progress()
+
+    def refused(self, run: TranslatedRun, winner: Winner, reason: str) -> None:
+        """A run this export will not send (its events were built, none went): failed."""
+        self.outcome(run, winner, RunOutcome(0, reason))
 
     def outage(self, message: str) -> None:
         """The destination could not be reached at all: the export stopped."""

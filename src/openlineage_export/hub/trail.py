@@ -141,7 +141,7 @@ class AuditTrail:
              run_index: RunIndex | None = None) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is."""
         scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
-        put = scan.index.put
+        put, put_stages = scan.index.put, scan.index.put_stages
         last = len(scan.segments) - 1
         for index, path in enumerate(scan.segments):
             display = self.display(path)
@@ -187,6 +187,8 @@ class AuditTrail:
                                       f"run {trace_id!r}: {exc}" if named else str(exc))
                             continue
                         put(run.trace_id, run.pipeline, index, number, fingerprint(line))
+                        if run.stages:
+                            put_stages(run.pipeline, _executed(run))
             except SegmentProblem as exc:
                 self._bad(scan, on_bad, display, number + 1 if number else 0, str(exc))
             scan.ends.append(end)
@@ -245,6 +247,11 @@ class AuditTrail:
              reason: str) -> None:
         scan.bad_entries += 1
         on_bad(BadEntry(file, line, reason))
+
+
+def _executed(run: Run) -> Iterator[str]:
+    """The ids of the stages a run executed (each becomes a job of its own)."""
+    return (s.stage for s in run.stages if s.status != "skipped" and s.started_at is not None)
 
 
 _KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",

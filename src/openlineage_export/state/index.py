@@ -16,13 +16,14 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import state_errors
 
 _BATCH = 5000
+_STAGES_IN_MEMORY = 65536
 _PREFIX = "olx-index-"
 
 
@@ -54,7 +55,11 @@ class RunIndex:
                 "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
                 "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL) "
                 "WITHOUT ROWID")
+            self.db.execute("CREATE TABLE stages (pipeline TEXT NOT NULL, stage TEXT NOT NULL, "
+                            "PRIMARY KEY (pipeline, stage)) WITHOUT ROWID")
         self._pending: list[tuple[str, str, int, int, bytes]] = []
+        self._new_stages: list[tuple[str, str]] = []
+        self._stages_seen: set[tuple[str, str]] = set()
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
@@ -68,16 +73,29 @@ class RunIndex:
         if len(self._pending) >= _BATCH:
             self._flush()
 
+    def put_stages(self, pipeline: str, stages: Iterable[str]) -> None:
+        """Note stages a good record of ``pipeline`` executed (each pair is kept once)."""
+        seen = self._stages_seen
+        for stage in stages:
+            if (pipeline, stage) not in seen:
+                if len(seen) >= _STAGES_IN_MEMORY:
+                    seen.clear()  # the table keeps each pair once anyway
+                seen.add((pipeline, stage))
+                self._new_stages.append((pipeline, stage))
+
     def _flush(self) -> None:
-        if self._pending:
+        if self._pending or self._new_stages:
             with self._errors():
                 self.db.execute("BEGIN")
                 self.db.executemany(
                     "INSERT INTO winners VALUES (?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE "
                     "SET pipeline = excluded.pipeline, segment = excluded.segment, "
                     "line = excluded.line, fingerprint = excluded.fingerprint", self._pending)
+                self.db.executemany("INSERT OR IGNORE INTO stages VALUES (?, ?)",
+                                    self._new_stages)
                 self.db.execute("COMMIT")
             self._pending.clear()
+            self._new_stages.clear()
 
     def seal(self) -> None:
         """End of the first pass: write what is buffered and index by trail position."""
@@ -98,6 +116,12 @@ class RunIndex:
         self.seal()
         with self._errors():
             return {row[0] for row in self.db.execute("SELECT DISTINCT pipeline FROM winners")}
+
+    def stages_run(self) -> Iterator[tuple[str, str]]:
+        """Each (pipeline id, stage id) that a good record on the trail executed, once."""
+        self.seal()
+        with self._errors():
+            yield from self.db.execute("SELECT pipeline, stage FROM stages")
 
     def in_trail_order(self) -> Iterator[Winner]:
         """Every winner, ordered by (segment, line)."""
