@@ -28,7 +28,8 @@ from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
 from .report import ExportReport, Progress, RunResult
 from .state.index import Winner
-from .state.ledger import Classified, Ledger, config_fingerprint
+from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
+from .state.lock import ExportLock
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
@@ -77,7 +78,12 @@ class Opened:
 
 
 def run_export(request: ExportRequest) -> ExportReport:
-    """Export the workspace's runs; returns the report (raises only for config/workspace errors)."""
+    """Export the workspace's runs; returns the report.
+
+    Raises (an :class:`~.errors.ExportError`) for a configuration, workspace or state problem,
+    or when another export of the same workspace to the same destination is running
+    (:class:`~.errors.ExportBusy`); nothing was sent then.
+    """
     environ = request.environ or {}
     report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
     cancel = request.cancel or threading.Event()
@@ -91,6 +97,10 @@ def run_export(request: ExportRequest) -> ExportReport:
         stack.callback(destination.close)
         recorder.destination(destination.name, destination.redact)
         if not request.dry_run:
+            # Taken first and let go last, after the ledger holds everything this export did.
+            folder = request.ledger.path.parent if request.ledger else state_dir(environ)
+            lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
+            stack.callback(lock.release)
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
             recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint)
