@@ -215,19 +215,6 @@ def test_a_fifo_a_device_or_a_folder_among_the_segments_is_skipped_not_waited_on
                                          ("000004.jsonl.gz", "a folder")]]
     assert traced(tmp_path / "events.jsonl") == {"a", "e", "f"}  # a link to a file is read
 
-
-def test_the_index_holds_positions_on_disk_not_runs(ws: WorkspaceMaker) -> None:
-    ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(50)])
-    ws.segment("000002.jsonl", [run_record("r7", status="failed")])
-    trail = AuditTrail(ws.audit, display_root=ws.root)
-    scan = trail.scan(lambda entry: None)
-    assert scan.index.path.exists() and scan.runs == 50
-    positions = [(w.segment, w.line) for w in scan.index.in_trail_order()]
-    assert positions == sorted(positions) and positions[-1] == (1, 1)
-    assert len(positions) == 50
-    scan.index.close()
-    assert not scan.index.path.exists()
-
 # The trail changing under a running export, as the contract allows: a real export process
 # reads while the test, playing the hub, appends to the newest segment or rotates a closed one.
 

@@ -133,6 +133,8 @@ def summary(report: ExportReport) -> str:
                      "on the audit trail were skipped (listed above)")
     if report.outage:
         lines.append(f"stopped: {report.outage}")
+    if report.state_error:
+        lines.append(f"stopped: {report.state_error}")
     if report.cancelled:
         lines.append("interrupted: what was accepted is kept; run the export again to finish")
     return "\n".join(lines)

@@ -18,7 +18,7 @@ from .deliver.destination import Destination, Opening, Supplied
 from .deliver.engine import deliver
 from .deliver.file import FileDestination
 from .deliver.registry import CATALOGUE, open_destination
-from .errors import ConfigError, DestinationUnreachable
+from .errors import ConfigError, DestinationUnreachable, StateError
 from .host.secrets import LazyStore, SecretStore
 from .host.settings import EventSettings, Settings, load_settings
 from .host.workspace import Workspace
@@ -80,9 +80,10 @@ class Opened:
 def run_export(request: ExportRequest) -> ExportReport:
     """Export the workspace's runs; returns the report.
 
-    Raises (an :class:`~.errors.ExportError`) for a configuration, workspace or state problem,
-    or when another export of the same workspace to the same destination is running
-    (:class:`~.errors.ExportBusy`); nothing was sent then.
+    Raises (an :class:`~.errors.ExportError`) only when nothing was sent: a configuration,
+    workspace or state problem, or another export of the same workspace to the same
+    destination running (:class:`~.errors.ExportBusy`). A state problem met once runs went is
+    in the report (``state_error``), with what was sent and kept.
     """
     environ = request.environ or {}
     report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
@@ -104,19 +105,25 @@ def run_export(request: ExportRequest) -> ExportReport:
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
             recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint)
-        scan = scan_trail(opened, recorder.bad_entry)
-        stack.callback(scan.index.close)
-        recorder.scanned(scan.runs, never_run(opened.graph, scan))
-        names = check_names(opened, scan, recorder)
-        plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
-                        full=request.full)
-        runs = translate(opened, scan, plan, recorder, names,
-                         keep_unchanged=request.on_run is not None)
         try:
-            deliver(runs, destination, recorder.outcome, cancel)
-        except DestinationUnreachable as exc:
-            recorder.outage(str(exc))
-        recorder.finish(cancelled=cancel.is_set())
+            scan = scan_trail(opened, recorder.bad_entry)
+            stack.callback(scan.index.close)
+            recorder.scanned(scan.runs, never_run(opened.graph, scan))
+            names = check_names(opened, scan, recorder)
+            plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
+                            full=request.full)
+            runs = translate(opened, scan, plan, recorder, names,
+                             keep_unchanged=request.on_run is not None)
+            try:
+                deliver(runs, destination, recorder.outcome, cancel)
+            except DestinationUnreachable as exc:
+                recorder.outage(str(exc))
+            recorder.finish(cancelled=cancel.is_set())
+        except StateError as exc:
+            if not recorder.sent_anything:
+                recorder.abandon()
+                raise
+            recorder.state_failure(str(exc), cancelled=cancel.is_set())
     return report
 
 

@@ -141,6 +141,15 @@ class AuditTrail:
              run_index: RunIndex | None = None) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is."""
         scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
+        try:
+            self._scan(scan, on_bad)
+        except BaseException:
+            if run_index is None:
+                scan.index.close()  # a full temporary folder must not keep our index
+            raise
+        return scan
+
+    def _scan(self, scan: TrailScan, on_bad: Callable[[BadEntry], None]) -> None:
         put, put_stages = scan.index.put, scan.index.put_stages
         last = len(scan.segments) - 1
         for index, path in enumerate(scan.segments):
@@ -193,7 +202,6 @@ class AuditTrail:
                 self._bad(scan, on_bad, display, number + 1 if number else 0, str(exc))
             scan.ends.append(end)
         scan.index.seal()
-        return scan
 
     def runs(self, scan: TrailScan, wanted: Iterable[P],
              on_bad: Callable[[BadEntry], None] | None = None) -> Iterator[tuple[Run, P]]:

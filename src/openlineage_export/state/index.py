@@ -25,6 +25,8 @@ from . import state_errors
 _BATCH = 5000
 _STAGES_IN_MEMORY = 65536
 _PREFIX = "olx-index-"
+_ADVICE = "point TMPDIR at a folder you can write to"
+_FULL = "free some space there, or point TMPDIR at a folder with room"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +44,7 @@ class RunIndex:
 
     def __init__(self, folder: Path | None = None) -> None:
         parent = Path(folder) if folder is not None else Path(tempfile.gettempdir())
-        with state_errors(f"the temporary folder {parent}",
-                           "free some space there, or point TMPDIR at a folder with room"):
+        with state_errors(f"the temporary folder {parent}", _ADVICE, full=_FULL):
             remove_abandoned(parent)
             self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
             self.path = self._folder / "index.sqlite"
@@ -63,8 +64,7 @@ class RunIndex:
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
-        return state_errors(f"the temporary run index {self.path}",
-                             "free some space there, or point TMPDIR at a folder with room")
+        return state_errors(f"the temporary run index {self.path}", _ADVICE, full=_FULL)
 
     def put(self, trace_id: str, pipeline: str, segment: int, line: int,
             fingerprint: bytes) -> None:

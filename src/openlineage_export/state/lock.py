@@ -40,7 +40,9 @@ class ExportLock:
         path = state_folder / LOCKS / f"{key.hexdigest()}.lock"
         with state_errors(f"the lock file {path}",
                           f"check that {state_folder} is a folder you can write to, or set "
-                          "OPENLINEAGE_EXPORT_STATE_DIR to another one"):
+                          "OPENLINEAGE_EXPORT_STATE_DIR to another one",
+                          full="free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to "
+                               "a folder with room"):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
             try:
