@@ -24,6 +24,7 @@ from .host.settings import EventSettings, Settings, load_settings
 from .host.workspace import Workspace
 from .hub.graph import read_graph
 from .hub.model import BadEntry, Graph
+from .hub.records import ends_before_start
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
 from .report import ExportReport, Progress, RunResult
@@ -195,7 +196,7 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
     their events too). A run whose job name is ambiguous is refused here (a failed run,
-    nothing sent).
+    nothing sent); one that ends before it starts is sent as recorded, with a warning.
     """
     translator = Translator(opened.graph, opened.translation)
     for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
@@ -204,6 +205,9 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
         if not item.pending:
             recorder.unchanged(events)
             continue
+        for problem in ends_before_start(run):
+            recorder.warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
+                             f"{problem}; exported as recorded")
         clash = names.clash(run)
         if clash is not None:
             recorder.refused(events, item.winner, f"{clash}; not exported")

@@ -44,16 +44,23 @@ _EDGE_YEARS = ("0001", "9999")
 
 
 def normalise_time(value: object, where: str) -> str:
-    """Check an RFC 3339 time with an offset and return it with ``T`` and ``Z`` upper-case."""
+    """Check an RFC 3339 time with an offset and return it with ``T`` and ``Z`` upper-case.
+
+    A leap second (``23:59:60`` UTC, which RFC 3339 allows) is accepted and written as
+    ``23:59:59.999999`` of the same offset: the lineage servers built on ``java.time``
+    (Marquez, DataHub) refuse a second 60, and every time must stay one they can store.
+    """
     if type(value) is str and _CANONICAL.fullmatch(value):
         # The common form, checked for real dates and times by the C parser.
         try:
             moment = datetime.fromisoformat(value)
         except ValueError as exc:
-            raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+            if value[17:19] != "60":
+                raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+            moment = _parsed(value, where)
         if value[:4] in _EDGE_YEARS:
             _check_utc(moment, value, where)
-        return value
+        return _leap_free(value)
     if not isinstance(value, str):
         raise BadRecord(f"{where} must be an RFC 3339 time string, got {value_kind(value)}")
     match = _RFC3339.fullmatch(value)
@@ -62,22 +69,37 @@ def normalise_time(value: object, where: str) -> str:
     offset = match.group(8)
     if offset is None:
         raise BadRecord(f"{where} {value!r} has no UTC offset")
-    try:
-        moment = parse_time(value)
-    except ValueError as exc:
-        raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+    moment = _parsed(value, where)
     if value[:4] in _EDGE_YEARS:
         _check_utc(moment, value, where)
     date, time_part = value[:10], value[11 : match.end(7) if match.group(7) else 19]
-    return f"{date}T{time_part}{'Z' if offset in 'Zz' else offset}"
+    return _leap_free(f"{date}T{time_part}{'Z' if offset in 'Zz' else offset}")
+
+
+def _parsed(value: str, where: str) -> datetime:
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+
+
+_LEAP = re.compile(r"(.{17})60(?:\.\d*)?(.*)", re.ASCII | re.DOTALL)
+
+
+def _leap_free(normal: str) -> str:
+    """A normalised time with a leap second written as the last microsecond before it."""
+    if normal[17:19] != "60":
+        return normal
+    match = _LEAP.fullmatch(normal)
+    return normal if match is None else f"{match[1]}59.999999{match[2]}"
 
 
 def trusted_time(value: str) -> str:
     """:func:`normalise_time` of a time it has already accepted, without checking it again."""
-    if value[10] == "T" and value[-1] != "z":
+    if value[10] == "T" and value[-1] != "z" and value[17:19] != "60":
         return value
     tail = "Z" if value[-1] in "zZ" else value[-1]
-    return f"{value[:10]}T{value[11:-1]}{tail}"
+    return _leap_free(f"{value[:10]}T{value[11:-1]}{tail}")
 
 
 def _check_utc(moment: datetime, value: str, where: str) -> None:
@@ -89,8 +111,12 @@ def _check_utc(moment: datetime, value: str, where: str) -> None:
 
 
 def parse_time(value: str) -> datetime:
-    """Parse a time that :func:`normalise_time` accepted into an aware datetime."""
-    if _CANONICAL.fullmatch(value):
+    """Parse a time that :func:`normalise_time` accepted into an aware datetime.
+
+    A leap second (second 60) is the last microsecond of the second before it, so times
+    compare and derive ids the same way on every machine; it must fall at 23:59:60 UTC.
+    """
+    if value[17:19] != "60" and _CANONICAL.fullmatch(value):
         return datetime.fromisoformat(value)
     match = _RFC3339.fullmatch(value)
     if match is None or match.group(8) is None:
@@ -98,6 +124,9 @@ def parse_time(value: str) -> datetime:
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
     fraction = (match.group(7) or ".0")[1:]
     micro = int(fraction[:6].ljust(6, "0"))
+    leap = second == 60
+    if leap:
+        second, micro = 59, 999_999
     offset = match.group(8)
     if offset in ("Z", "z"):
         tz = UTC
@@ -107,7 +136,37 @@ def parse_time(value: str) -> datetime:
         if hours > 23 or minutes > 59:
             raise ValueError(f"offset {offset} out of range")
         tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
-    return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    moment = datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    if leap:
+        try:
+            utc = moment.astimezone(UTC)
+        except OverflowError:
+            utc = moment
+        if (utc.hour, utc.minute) != (23, 59):
+            raise ValueError("second 60 is a leap second, which falls at 23:59:60 UTC only")
+    return moment
+
+
+def ends_before_start(run: Run) -> list[str]:
+    """What in a run ends before it starts: the run itself, or a stage attempt (in words).
+
+    Not an error (the trail says so, and the events say what the trail says); worth a warning.
+    """
+    found = []
+    if run.ended_at is not None and _before(run.ended_at, run.started_at):
+        found.append(f"ends ({run.ended_at}) before it starts ({run.started_at})")
+    for stage in run.stages:
+        if (stage.ended_at is not None and stage.started_at is not None
+                and _before(stage.ended_at, stage.started_at)):
+            found.append(f"stage {stage.stage!r} attempt {stage.attempt} ends "
+                         f"({stage.ended_at}) before it starts ({stage.started_at})")
+    return found
+
+
+def _before(end: str, start: str) -> bool:
+    if len(end) == len(start) and end[-1] == start[-1] == "Z":
+        return end < start  # same form, both in UTC: the text orders as the time does
+    return parse_time(end) < parse_time(start)
 
 
 def kind_of(line: bytes) -> tuple[object, object]:
