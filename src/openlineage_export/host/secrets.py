@@ -231,7 +231,10 @@ class KeyringStore:
         return f"KeyringStore({self._backend_name()!r}, index={str(self.index_path)!r})"
 
     def _backend_name(self) -> str:
-        return str(getattr(self._backend, "name", type(self._backend).__name__))
+        try:
+            return str(getattr(self._backend, "name", type(self._backend).__name__))
+        except Exception:  # a backend's name may be a property that fails
+            return type(self._backend).__name__
 
     @property
     def description(self) -> str:
@@ -239,9 +242,16 @@ class KeyringStore:
         return f"the system keyring: {self._backend_name()}"
 
     def _failed(self, doing: str, exc: Exception, value: str | None = None) -> ConfigError:
-        message = str(exc) or type(exc).__name__
-        if value:
-            message = message.replace(value, "***")  # a backend could echo what it was given
+        """The one message for a backend's failure; it never carries a secret.
+
+        A ``KeyringError``'s message is meant for users and is shown, unless it holds the value
+        being stored. Anything else a backend raises (a ``ValueError`` of a D-Bus library, a
+        ``TypeError``...) may quote whatever it was handed or read: only its type is shown.
+        """
+        message = str(exc)
+        if not isinstance(exc, keyring.errors.KeyringError) or not message or (
+                value and value in message):
+            message = f"it failed with {type(exc).__name__}"
         return ConfigError(f"the system keyring ({self._backend_name()}) could not {doing}: "
                            f"{message}")
 
@@ -259,7 +269,7 @@ class KeyringStore:
         check_secret_name(name)
         try:
             return self._backend.get_password(SERVICE, name) or None
-        except keyring.errors.KeyringError as exc:
+        except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"read '{name}'", exc) from None
 
     def set(self, name: str, value: str) -> None:
@@ -268,7 +278,7 @@ class KeyringStore:
         _check_value(value)
         try:
             self._backend.set_password(SERVICE, name, value)
-        except keyring.errors.KeyringError as exc:
+        except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"store '{name}'", exc, value) from None
         names = self._index()
         if name not in names:
@@ -282,7 +292,7 @@ class KeyringStore:
             existed = True
         except keyring.errors.PasswordDeleteError:
             existed = False
-        except keyring.errors.KeyringError as exc:
+        except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"delete '{name}'", exc) from None
         names = self._index()
         if name in names:
