@@ -25,7 +25,7 @@ import keyring
 import keyring.errors
 
 from ..errors import ConfigError
-from .jsonfile import write_file_atomically
+from .jsonfile import too_deep, write_file_atomically
 from .settings import SECRET_NAME_PATTERN
 
 SERVICE = "openlineage-export"
@@ -126,6 +126,8 @@ def _read_private_json(path: Path, what: str) -> object | None:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{what} {path} is not valid JSON ({exc.msg} at line {exc.lineno}, "
                           f"column {exc.colno})") from None
+    except RecursionError:
+        raise ConfigError(too_deep(path)) from None
 
 
 def _write_private_json(path: Path, value: object, what: str) -> None:
