@@ -87,3 +87,14 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     file.write_bytes(b'{"a": "\xff"}')
     with pytest.raises(ConfigError, match=r"settings.json is not UTF-8 text \(byte 7\)"):
         read_text(file)
+
+
+def test_a_settings_file_that_is_a_fifo_is_one_line_not_a_hang(ws: WorkspaceMaker,
+                                                               tmp_path: Path) -> None:
+    settings = ws.root / ".workspace" / "settings.json"
+    os.mkfifo(settings)
+    done = subprocess.run(cli_command("settings", "list", "-w", str(ws.root)),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: cannot read {settings}: it is a named pipe (FIFO), not a "
+                           "file\n")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError, value_kind
+from .workspace import read_file
 
 
 def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -64,7 +65,7 @@ def _fsync_folder(folder: Path) -> None:
 
 def read_text(file: Path) -> str | None:
     try:
-        data = file.read_bytes()
+        data = read_file(file)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -29,6 +29,7 @@ from typing import IO, Protocol, TypeVar
 import msgspec
 
 from ..errors import WorkspaceError
+from ..host.workspace import file_kind
 from ..state.index import RunIndex
 from .model import BadEntry, Run
 from .records import BadRecord, kind_of, parse_run, parse_trusted
@@ -262,10 +263,6 @@ def _executed(run: Run) -> Iterator[str]:
     return (s.stage for s in run.stages if s.status != "skipped" and s.started_at is not None)
 
 
-_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
-
-
 class _Segment:
     """One open segment: numbered lines, up to a byte limit, plain or gzip-compressed."""
 
@@ -300,8 +297,8 @@ class _Segment:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-                raise SegmentProblem(f"skipped: it is {kind}, not a file of the audit trail")
+                raise SegmentProblem(f"skipped: it is {file_kind(info.st_mode)}, not a file of "
+                                     "the audit trail")
             raw = closing.enter_context(os.fdopen(fd, "rb", buffering=1 << 16))
         except BaseException:
             closing.close()
