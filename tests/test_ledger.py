@@ -141,27 +141,6 @@ def test_dry_run_never_touches_the_ledger(ws: WorkspaceMaker, tmp_path: Path) ->
     assert not (tmp_path / "s").exists()
 
 
-def test_status_counts_exported_pending_and_failed(ws: WorkspaceMaker, tmp_path: Path) -> None:
-    from openlineage_export.status import export_status
-
-    trail(ws, 5)
-    server = Server()
-    server.refuse = {dry_run_ids(ws)["run-0"]}
-    export(ws, server, tmp_path)
-    ws.segment("000002.jsonl", [run_record("new-one")])
-    ledger_file = tmp_path / "state" / "ledger.sqlite"
-    before = ledger_file.read_bytes()
-    standing = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")})
-    (state,) = standing.destinations
-    assert (standing.runs, standing.bad_entries) == (6, 0)
-    assert (state.exported, state.pending, state.failed) == (4, 2, 1)
-    assert state.destination == "http://lineage.test/api/v1/lineage"
-    assert state.last_export_finished is not None and state.last_export_outcome == "finished"
-    assert ledger_file.read_bytes() == before, "status writes nothing"
-    other = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "none")})
-    assert other.destinations == [] and not (tmp_path / "none").exists()
-
-
 def test_ledger_file_is_private_and_outside_the_workspace(ws: WorkspaceMaker,
                                                           tmp_path: Path) -> None:
     trail(ws, 1)
