@@ -28,8 +28,9 @@ def test_the_last_put_of_a_trace_id_wins_and_runs_come_back_in_trail_order(
         index.put("b", "p", 0, 2, b"b1")
         index.put("a", "q", 0, 1, b"a1")
         index.put("b", "p", 1, 5, b"b2")
-        index.put_stages("p", ["s", "t", "s"])
-        index.put_stages("q", ["s"])
+        index.put_stages("p", ("s", "t", "s"))
+        index.put_stages("p", ("t",))
+        index.put_stages("q", ("s",))
         assert [(w.trace_id, w.segment, w.line, w.fingerprint)
                 for w in index.in_trail_order()] == [("a", 0, 1, b"a1"), ("b", 1, 5, b"b2")]
         assert index.count() == 2 and index.pipelines() == {"p", "q"}

@@ -107,7 +107,7 @@ def run_export(request: ExportRequest) -> ExportReport:
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
             recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint)
         try:
-            scan = scan_trail(opened, recorder.bad_entry)
+            scan = scan_trail(opened, recorder.bad_entry, fingerprints=not request.dry_run)
             stack.callback(scan.index.close)
             recorder.scanned(scan.runs, never_run(opened.graph, scan))
             names = check_names(opened, scan, recorder)
@@ -159,9 +159,11 @@ def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str])
         Supplied(http=request.http)))
 
 
-def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None]) -> TrailScan:
-    """Step *scan*: the first pass over the trail, indexing each trace id's current record."""
-    return opened.trail.scan(on_bad)
+def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None], *,
+               fingerprints: bool = True) -> TrailScan:
+    """Step *scan*: the first pass over the trail, indexing each trace id's current record
+    (and its fingerprint, which only the ledger needs: a dry run goes without)."""
+    return opened.trail.scan(on_bad, fingerprints=fingerprints)
 
 
 def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,

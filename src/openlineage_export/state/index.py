@@ -16,7 +16,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +37,10 @@ class Winner:
     segment: int
     line: int
     fingerprint: bytes
+    """What the ledger compares (BLAKE2b of the record)."""
+    check: int = 0
+    """Length and CRC-32 of the line as read: how the second pass knows it unchanged, for a
+    fraction of the fingerprint's cost."""
 
 
 class RunIndex:
@@ -54,43 +58,44 @@ class RunIndex:
                 self.db.execute(f"PRAGMA {pragma}")
             self.db.execute(
                 "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
-                "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL) "
-                "WITHOUT ROWID")
+                "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL, "
+                "check_sum INTEGER NOT NULL) WITHOUT ROWID")
             self.db.execute("CREATE TABLE stages (pipeline TEXT NOT NULL, stage TEXT NOT NULL, "
                             "PRIMARY KEY (pipeline, stage)) WITHOUT ROWID")
-        self._pending: list[tuple[str, str, int, int, bytes]] = []
+        self._pending: list[tuple[str, str, int, int, bytes, int]] = []
         self._new_stages: list[tuple[str, str]] = []
-        self._stages_seen: set[tuple[str, str]] = set()
+        self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return state_errors(f"the temporary run index {self.path}", _ADVICE, full=_FULL)
 
     def put(self, trace_id: str, pipeline: str, segment: int, line: int,
-            fingerprint: bytes) -> None:
+            fingerprint: bytes, check: int = 0) -> None:
         """Record a good record; a later call for the same trace id replaces it."""
-        self._pending.append((trace_id, pipeline, segment, line, fingerprint))
+        self._pending.append((trace_id, pipeline, segment, line, fingerprint, check))
         if len(self._pending) >= _BATCH:
             self._flush()
 
-    def put_stages(self, pipeline: str, stages: Iterable[str]) -> None:
-        """Note stages a good record of ``pipeline`` executed (each pair is kept once)."""
+    def put_stages(self, pipeline: str, stages: tuple[str, ...]) -> None:
+        """Note the stages a good record of ``pipeline`` executed (each pair is kept once)."""
         seen = self._stages_seen
-        for stage in stages:
-            if (pipeline, stage) not in seen:
-                if len(seen) >= _STAGES_IN_MEMORY:
-                    seen.clear()  # the table keeps each pair once anyway
-                seen.add((pipeline, stage))
-                self._new_stages.append((pipeline, stage))
+        if (pipeline, stages) in seen:  # most records run what the last one of theirs ran
+            return
+        if len(seen) >= _STAGES_IN_MEMORY:
+            seen.clear()  # the table keeps each pair once anyway
+        seen.add((pipeline, stages))
+        self._new_stages.extend((pipeline, stage) for stage in stages)
 
     def _flush(self) -> None:
         if self._pending or self._new_stages:
             with self._errors():
                 self.db.execute("BEGIN")
                 self.db.executemany(
-                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE "
-                    "SET pipeline = excluded.pipeline, segment = excluded.segment, "
-                    "line = excluded.line, fingerprint = excluded.fingerprint", self._pending)
+                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO "
+                    "UPDATE SET pipeline = excluded.pipeline, segment = excluded.segment, "
+                    "line = excluded.line, fingerprint = excluded.fingerprint, "
+                    "check_sum = excluded.check_sum", self._pending)
                 self.db.executemany("INSERT OR IGNORE INTO stages VALUES (?, ?)",
                                     self._new_stages)
                 self.db.execute("COMMIT")
@@ -127,10 +132,10 @@ class RunIndex:
         """Every winner, ordered by (segment, line)."""
         self.seal()
         with self._errors():
-            rows = self.db.execute("SELECT trace_id, segment, line, fingerprint FROM winners "
-                                   "ORDER BY segment, line")
-            for trace_id, segment, line, fingerprint in rows:
-                yield Winner(trace_id, segment, line, bytes(fingerprint))
+            rows = self.db.execute("SELECT trace_id, segment, line, fingerprint, check_sum "
+                                   "FROM winners ORDER BY segment, line")
+            for trace_id, segment, line, fingerprint, check in rows:
+                yield Winner(trace_id, segment, line, bytes(fingerprint), check)
 
     def close(self) -> None:
         """Delete the index file."""

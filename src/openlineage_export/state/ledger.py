@@ -102,9 +102,9 @@ class Classified:
         return self.winner.line
 
     @property
-    def fingerprint(self) -> bytes:
-        """The fingerprint of the run's current record."""
-        return self.winner.fingerprint
+    def check(self) -> int:
+        """The quick checksum of the run's current record, as the first pass read it."""
+        return self.winner.check
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,15 +221,15 @@ class Ledger:
         try:
             with self._errors():
                 rows = index.db.execute(
-                    "SELECT w.trace_id, w.segment, w.line, w.fingerprint, "
+                    "SELECT w.trace_id, w.segment, w.line, w.fingerprint, w.check_sum, "
                     "  (r.state IS NOT 'delivered' OR r.line_fingerprint IS NOT w.fingerprint "
                     "   OR r.config_fingerprint IS NOT ?) "
                     "FROM winners AS w LEFT JOIN ledger.runs AS r "
                     "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
                     "ORDER BY w.segment, w.line", (config, -1 if destination_id is None
                                                    else destination_id))
-                for trace_id, segment, line, fingerprint, pending in rows:
-                    yield Classified(Winner(trace_id, segment, line, bytes(fingerprint)),
+                for trace_id, segment, line, fingerprint, check, pending in rows:
+                    yield Classified(Winner(trace_id, segment, line, bytes(fingerprint), check),
                                      bool(pending))
         finally:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
