@@ -184,14 +184,14 @@ class Ledger:
 
     def find_destination(self, workspace: str, destination: str) -> int | None:
         """The id of (workspace, destination), or None when it was never exported to."""
-        with self._errors():
+        with self._lock, self._errors():
             row = self.db.execute("SELECT id FROM destinations WHERE workspace = ? AND "
                                   "destination = ?", (workspace, destination)).fetchone()
         return None if row is None else int(row[0])
 
     def destination_id(self, workspace: str, destination: str) -> int:
         """The id of (workspace, destination), created on first use."""
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("INSERT OR IGNORE INTO destinations (workspace, destination) "
                             "VALUES (?, ?)", (workspace, destination))
         found = self.find_destination(workspace, destination)
@@ -200,7 +200,7 @@ class Ledger:
 
     def started(self, destination_id: int) -> None:
         """Note when an export to this destination began."""
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("UPDATE destinations SET last_export_started = ?, "
                             "last_export_outcome = NULL WHERE id = ?", (_now(), destination_id))
 
@@ -297,7 +297,7 @@ class Ledger:
 
     def status(self, workspace: str) -> list[DestinationStatus]:
         """What the ledger knows of each destination this workspace was exported to."""
-        with self._errors():
+        with self._lock, self._errors():
             rows = self.db.execute(
                 "SELECT d.destination, "
                 "  (SELECT count(*) FROM runs r WHERE r.destination_id = d.id "
@@ -314,7 +314,7 @@ class Ledger:
         found = self.find_destination(workspace, destination)
         if found is None:
             return False
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM runs WHERE destination_id = ?", (found,))
             self.db.execute("DELETE FROM destinations WHERE id = ?", (found,))
