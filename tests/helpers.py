@@ -96,3 +96,84 @@ def _bytes(line: Line) -> bytes:
     if isinstance(line, str):
         return line.encode()
     return json.dumps(line).encode()
+
+
+def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """An environment for a real ``openlineage-export`` process: nothing of the developer's
+    OpenLineage setup, secrets in a private file, the ledger under ``tmp_path``."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    env.update({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+                "OPENLINEAGE_EXPORT_SECRETS": "file",
+                "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+                "HOME": str(tmp_path / "home")})
+    env.update(extra)
+    return env
+
+
+def cli_command(*args: str) -> list[str]:
+    """The command line of a real ``openlineage-export`` process."""
+    return [sys.executable, "-m", "openlineage_export", *args]
+
+
+def read_position(pid: int, path: Path) -> int | None:
+    """How far process ``pid`` has read the file ``path`` (Linux ``/proc``), None when it does
+    not have it open."""
+    import os
+
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        for fd in fds.iterdir():
+            try:
+                if os.readlink(fd) != str(path):
+                    continue
+                info = (Path(f"/proc/{pid}/fdinfo") / fd.name).read_text()
+            except OSError:
+                continue
+            for line in info.splitlines():
+                if line.startswith("pos:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def on_small_disk(folder: Path, command: list[str], size: str = "64k") -> list[str]:
+    """``command`` run in a private mount namespace where ``folder`` is a tmpfs of ``size``
+    (a full disk, for this process only). Needs root; check with :func:`can_mount`."""
+    script = f'mount -t tmpfs -o size={size} tmpfs "$0" && shift && exec "$@"'
+    return ["unshare", "-m", "sh", "-c", script, str(folder), "--", *command]
+
+
+def without_root_privileges(command: list[str]) -> list[str]:
+    """``command`` run without the capabilities that let root ignore file permissions."""
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
+def can_mount() -> str | None:
+    """Why :func:`on_small_disk` cannot work here, or None when it can."""
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return "no unshare(1) here"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+                           capture_output=True, text=True)
+    return None if probe.returncode == 0 else f"cannot mount a tmpfs: {probe.stderr.strip()}"
+
+
+def can_drop_privileges() -> str | None:
+    """Why :func:`without_root_privileges` cannot make permissions count, or None."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("setpriv") is None:
+        return "no setpriv(1) here"
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder).chmod(0o500)
+        probe = subprocess.run(without_root_privileges(["touch", f"{folder}/x"]),
+                               capture_output=True)
+        Path(folder).chmod(0o700)
+    return None if probe.returncode != 0 else "file permissions do not hold for this user"

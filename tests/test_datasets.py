@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import io
+import json
+import re
 
+import pytest
+from helpers import GRAPH, WorkspaceMaker, run_record
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.translate.datasets import DatasetNamer, namespace_safe
 
 NAMER = DatasetNamer("acme-analytics")
@@ -36,7 +44,7 @@ NAMER = DatasetNamer("acme-analytics")
     ("./data/../data/raw/orders.parquet", "workspace://acme-analytics", "data/raw/orders.parquet"),
     ("data\\raw\\orders.parquet", "workspace://acme-analytics", "data/raw/orders.parquet"),
     ("C:/data/x.csv", "workspace://acme-analytics", "C:/data/x.csv"),
-    ("custom://weird host/x", "custom://weird_host", "x"),
+    ("custom://weird host/x", "custom://weird-host", "x"),
 ])
 def test_locations_are_named_per_the_conventions(location: str, namespace: str,
                                                  name: str) -> None:
@@ -49,7 +57,60 @@ def test_credentials_never_reach_a_name() -> None:
         assert "hunter2" not in "".join(NAMER.name(location))
 
 
+@pytest.mark.parametrize(("location", "expected"), [
+    ("S3://\f/0", ("s3://", "0")),
+    ("gs:// /key", ("gs://", "key")),
+    ("bigquery: . . ", ("bigquery", " . . ")),
+    ("kafka://broker:9092/ ", ("kafka://broker:9092", " ")),
+    ("postgres://db/ . . ", ("postgres://db:5432", " . . ")),
+])
+def test_a_blank_part_the_naming_helpers_refuse_is_still_named(
+        location: str, expected: tuple[str, str]) -> None:
+    # openlineage-python's helpers raise ValueError for a blank bucket, table or topic: found
+    # by test_fuzz, it was a traceback.
+    assert NAMER.name(location) == expected
+
+
 def test_workspace_names_a_server_would_refuse_are_made_safe() -> None:
     assert DatasetNamer("Acme Analytics (EU)").name("data/x") == (
-        "workspace://Acme_Analytics__EU_", "data/x")
-    assert namespace_safe("ünï;x=y") == "_n__x_y"
+        "workspace://Acme-Analytics--EU-", "data/x")
+    assert namespace_safe("ünï;x=y") == "-n--x-y"
+    # "-", as the README says: two workspaces Marquez's own "_" would merge stay two.
+    assert namespace_safe("acme analytics") != namespace_safe("acme_analytics")
+
+
+# Marquez 0.51.1: NamespaceName.PATTERN, and what OpenLineageDao.formatNamespaceName rewrites.
+MARQUEZ_NAMESPACE = re.compile(r"[a-zA-Z:;=/0-9_\-.@+]{1,1024}")
+MARQUEZ_REWRITES = re.compile(r"[^a-z:/A-Z0-9\-_.@+]")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=1100), st.text(max_size=40))
+def test_every_namespace_we_emit_is_one_marquez_keeps_as_it_is(workspace: str,
+                                                               location: str) -> None:
+    for namespace in (namespace_safe(workspace), DatasetNamer(workspace).name(location)[0],
+                      DatasetNamer(workspace).name(f"custom://{location}/x")[0]):
+        assert MARQUEZ_NAMESPACE.fullmatch(namespace), namespace
+        assert not MARQUEZ_REWRITES.search(namespace), namespace
+
+
+@pytest.mark.parametrize(("name", "setting", "namespace", "namespace_from"), [
+    ("acme analytics", None, "acme-analytics", "acme analytics"),
+    ("acme-analytics", None, "acme-analytics", None),
+    ("acme analytics", "chosen", "chosen", None),
+])
+def test_the_report_says_when_the_namespace_is_not_the_workspace_name(
+        ws: WorkspaceMaker, name: str, setting: str | None, namespace: str,
+        namespace_from: str | None) -> None:
+    ws.graph({**GRAPH, "workspace": {"name": name}})
+    ws.segment("000001.jsonl", [run_record("r1")])
+    if setting is not None:
+        ws.settings({"openlineage.namespace": setting})
+    out = io.BytesIO()
+    report = run_export(ExportRequest(ws.root, dry_run=True, output=out))
+    assert (report.namespace, report.namespace_from) == (namespace, namespace_from)
+    assert report.to_dict()["namespaceFrom"] == namespace_from
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert {e["job"]["namespace"] for e in events} == {namespace}
+    relative = {d["namespace"] for e in events for d in e["outputs"]}
+    assert relative == {f"workspace://{namespace_safe(name)}"}

@@ -141,27 +141,6 @@ def test_dry_run_never_touches_the_ledger(ws: WorkspaceMaker, tmp_path: Path) ->
     assert not (tmp_path / "s").exists()
 
 
-def test_status_counts_exported_pending_and_failed(ws: WorkspaceMaker, tmp_path: Path) -> None:
-    from openlineage_export.status import export_status
-
-    trail(ws, 5)
-    server = Server()
-    server.refuse = {dry_run_ids(ws)["run-0"]}
-    export(ws, server, tmp_path)
-    ws.segment("000002.jsonl", [run_record("new-one")])
-    ledger_file = tmp_path / "state" / "ledger.sqlite"
-    before = ledger_file.read_bytes()
-    standing = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")})
-    (state,) = standing.destinations
-    assert (standing.runs, standing.bad_entries) == (6, 0)
-    assert (state.exported, state.pending, state.failed) == (4, 2, 1)
-    assert state.destination == "http://lineage.test/api/v1/lineage"
-    assert state.last_export_finished is not None and state.last_export_outcome == "finished"
-    assert ledger_file.read_bytes() == before, "status writes nothing"
-    other = export_status(ws.root, {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "none")})
-    assert other.destinations == [] and not (tmp_path / "none").exists()
-
-
 def test_ledger_file_is_private_and_outside_the_workspace(ws: WorkspaceMaker,
                                                           tmp_path: Path) -> None:
     trail(ws, 1)
@@ -191,3 +170,191 @@ def dry_run_ids(ws: WorkspaceMaker) -> dict[str, str]:
 @pytest.fixture(autouse=True)
 def _settings_dir(ws: WorkspaceMaker) -> None:
     (ws.root / ".workspace").mkdir(exist_ok=True)
+
+
+# Two processes, one ledger: real processes on one state folder.
+
+PROMPTLY = 25.0
+"""Seconds within which a command counts as not held up (a wait on the ledger's lock would
+take its whole busy timeout, 30 s)."""
+
+
+def _pipeline_run(event: dict[str, Any]) -> str:
+    parent = event["run"]["facets"].get("parent")
+    return str(parent["run"]["runId"] if parent else event["run"]["runId"])
+
+
+def test_a_stalled_export_holds_up_neither_status_nor_another_export(tmp_path: Path) -> None:
+    import collections
+    import io
+    import signal
+    import subprocess
+    import time
+
+    from fakeserver import Answer, FakeServer
+    from helpers import cli_command, cli_env
+    from synth_trail import write_workspace
+
+    stalled, other = tmp_path / "stalled", tmp_path / "other"
+    write_workspace(stalled, 40, seed=1)
+    write_workspace(other, 40, seed=2)
+    (stalled / ".workspace" / "settings.json").write_text('{"openlineage.concurrency": 1}')
+    dry = io.BytesIO()
+    run_export(ExportRequest(stalled, dry_run=True, output=dry))
+    expected = collections.Counter(_pipeline_run(orjson.loads(line))
+                                   for line in dry.getvalue().splitlines())
+    with FakeServer() as slow, FakeServer() as fast:
+        slow.script(lambda request: Answer(201, delay=60 if len(slow.requests) > 30 else 0))
+        env = cli_env(tmp_path)
+        holder = subprocess.Popen(cli_command("export", "-w", str(stalled)),
+                                  env={**env, "OPENLINEAGE_URL": slow.url},
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert slow.wait_for(31, timeout=60)
+            time.sleep(2.5)  # stalled for longer than the ledger keeps a record unwritten
+            received = collections.Counter(_pipeline_run(r.json()) for r in slow.requests[:30])
+            accepted = sum(1 for run, n in received.items() if n == expected[run])
+
+            def run(*args: str, url: str | None = None) -> tuple[subprocess.CompletedProcess[str],
+                                                                 float]:
+                began = time.monotonic()
+                done = subprocess.run(cli_command(*args), capture_output=True, text=True,
+                                      env={**env, **({"OPENLINEAGE_URL": url} if url else {})},
+                                      timeout=120)
+                assert "Traceback" not in done.stderr and "locked" not in done.stderr
+                return done, time.monotonic() - began
+
+            status, took = run("status", "-w", str(stalled), "--json")
+            assert status.returncode == 0 and took < PROMPTLY, (took, status.stderr)
+            (state,) = orjson.loads(status.stdout)["destinations"]
+            assert accepted >= 1 and state["exported"] == accepted  # every run it had finished
+
+            exported, took = run("export", "-w", str(other), "--json", url=fast.url)
+            assert exported.returncode == 0 and took < PROMPTLY, (took, exported.stderr)
+            assert orjson.loads(exported.stdout)["runs"]["sent"] == 40
+            status, took = run("status", "-w", str(other), "--json")
+            assert status.returncode == 0 and took < PROMPTLY, (took, status.stderr)
+            assert orjson.loads(status.stdout)["destinations"][0]["exported"] == 40
+        finally:
+            holder.send_signal(signal.SIGINT)
+            _, err = holder.communicate(timeout=120)
+        assert holder.returncode == 130 and "Traceback" not in err, err
+
+
+# The state folder under a hostile world: full, read-only, not a folder, damaged. Each is one
+# line naming the path and what to do (exit 2), and the ledger never claims a run the server
+# did not accept.
+
+
+def _cli(command: list[str], env: dict[str, str]) -> tuple[int, str]:
+    import subprocess
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stderr
+
+
+def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledger_true(
+        tmp_path: Path) -> None:
+    import collections
+    import io
+    import shlex
+
+    from fakeserver import FakeServer
+    from helpers import can_mount, cli_command, cli_env
+    from synth_trail import write_workspace
+
+    if (why := can_mount()) is not None:
+        pytest.skip(why)
+    root = tmp_path / "ws"
+    write_workspace(root, 400, seed=5)
+    dry = io.BytesIO()
+    run_export(ExportRequest(root, dry_run=True, output=dry))
+    expected = collections.Counter(_pipeline_run(orjson.loads(line))
+                                   for line in dry.getvalue().splitlines())
+    disk, kept = tmp_path / "disk", tmp_path / "kept"
+    disk.mkdir()
+    export = " ".join(shlex.quote(part) for part in cli_command("export", "-w", str(root)))
+    script = (f"mount -t tmpfs -o size=160k tmpfs {disk} && {{ {export}; code=$?; "
+              f"cp -r {disk}/state {kept}; exit $code; }}")
+    with FakeServer() as server:
+        code, err = _cli(["unshare", "-m", "sh", "-c", script],
+                         cli_env(tmp_path, OPENLINEAGE_URL=server.url,
+                                 OPENLINEAGE_EXPORT_STATE_DIR=str(disk / "state")))
+        received = collections.Counter(_pipeline_run(r.json()) for r in server.requests)
+    assert code == 2, err
+    stopped = [line for line in err.splitlines() if line.startswith("stopped: ")]
+    assert stopped == [f"stopped: the export ledger {disk}/state/ledger.sqlite cannot be used "
+                       "(database or disk is full); free some space there, or set "
+                       "OPENLINEAGE_EXPORT_STATE_DIR to a folder with room (the runs sent since "
+                       "it was last written were not recorded: the next export sends them "
+                       "again)"], err
+    head = err.splitlines()
+    assert head[0] == stopped[0] and " runs sent before it stopped " in head[1], err
+    with sqlite3.connect(kept / "ledger.sqlite") as db:
+        claimed = [row[0] for row in db.execute("SELECT run_id FROM runs WHERE state = "
+                                                "'delivered'")]
+    assert claimed, "nothing was recorded before the disk filled"
+    assert all(received[run] == expected[run] for run in claimed), "a claim the server lacks"
+
+
+@pytest.mark.parametrize("case", ["read-only state folder", "read-only home",
+                                  "state folder under a file"])
+def test_a_state_folder_that_cannot_be_written_is_one_line(case: str, ws: WorkspaceMaker,
+                                                           tmp_path: Path) -> None:
+    from helpers import can_drop_privileges, cli_command, cli_env, without_root_privileges
+
+    ws.segment("000001.jsonl", [run_record("r")])
+    env = cli_env(tmp_path, OPENLINEAGE_URL="http://127.0.0.1:9")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    command = cli_command("export", "-w", str(ws.root))
+    if case == "read-only state folder":
+        env["OPENLINEAGE_EXPORT_STATE_DIR"] = str(locked / "state")
+        folder = locked / "state"
+    elif case == "read-only home":
+        del env["OPENLINEAGE_EXPORT_STATE_DIR"]
+        env["HOME"] = str(locked)
+        folder = locked / ".local" / "state" / "openlineage-export"
+    else:
+        (tmp_path / "a-file").write_text("")
+        env["OPENLINEAGE_EXPORT_STATE_DIR"] = str(tmp_path / "a-file" / "state")
+        folder = tmp_path / "a-file" / "state"
+    if case != "state folder under a file":
+        if (why := can_drop_privileges()) is not None:
+            pytest.skip(why)
+        command = without_root_privileges(command)
+    code, err = _cli(command, env)
+    assert code == 2, err
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: the lock file {folder}/locks/"), line
+    assert line.endswith(f"; check that {folder} is a folder you can write to, or set "
+                         "OPENLINEAGE_EXPORT_STATE_DIR to another one"), line
+
+
+def test_a_ledger_damaged_in_its_middle_is_one_line_saying_to_move_it_away(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    from helpers import cli_command, cli_env
+
+    ws.segment("000001.jsonl", [run_record(f"run-{i:04}", stages=[
+        stage_record(f"s{j}") for j in range(5)]) for i in range(300)])
+    server = Server()
+    export(ws, server, tmp_path)
+    ledger = tmp_path / "state" / "ledger.sqlite"
+    with sqlite3.connect(ledger) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(ledger.read_bytes())
+    page = 4096
+    assert len(data) >= 6 * page
+    data[2 * page: len(data) - page] = b"\x5a" * (len(data) - 3 * page)
+    ledger.write_bytes(bytes(data))
+    env = cli_env(tmp_path, OPENLINEAGE_URL="http://127.0.0.1:9")
+    advice = (f"the file is damaged: move it away (mv {ledger} {ledger}.damaged); the next "
+              "export then starts a new ledger and sends every run again")
+    for command in (cli_command("export", "-w", str(ws.root)),
+                    cli_command("status", "-w", str(ws.root))):
+        code, err = _cli(command, env)
+        assert code == 2, err
+        (line,) = err.splitlines()
+        assert line.startswith(f"error: the export ledger {ledger} cannot be used ("), line
+        assert line.endswith(advice), line

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import keyring
 import keyring.errors
@@ -271,3 +272,67 @@ def test_the_lazy_store_finds_the_store_only_when_a_secret_is_asked_for(
     assert lazy.get("marquez-prod") == SECRET and lazy.names() == ["marquez-prod"]
     assert lazy.description == f"the file {tmp_path / 'secrets.json'}"
     assert lazy.delete("marquez-prod") and found == [environ]
+
+
+class BrokenKeyring(MemoryKeyring):
+    """A backend whose library fails with something that is no KeyringError, quoting what it
+    was handed or read (as D-Bus and secret-service libraries do)."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise UnicodeDecodeError("utf-8", SECRET.encode(), 0, 1, f"bad item {SECRET}")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise ValueError(f"cannot encode {password!r} for the bus")
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise RuntimeError(f"bus disconnected while deleting {SECRET}")
+
+
+@pytest.mark.parametrize(("doing", "call"), [
+    ("read 'marquez-prod'", lambda store: store.get("marquez-prod")),
+    ("store 'marquez-prod'", lambda store: store.set("marquez-prod", SECRET)),
+    ("delete 'marquez-prod'", lambda store: store.delete("marquez-prod")),
+])
+def test_any_backend_failure_is_one_message_showing_only_its_type(
+        tmp_path: Path, doing: str, call: Any) -> None:
+    store = KeyringStore(tmp_path, BrokenKeyring())
+    with pytest.raises(ConfigError) as caught:
+        call(store)
+    kind = {"read": "UnicodeDecodeError", "store": "ValueError", "delete": "RuntimeError"}
+    assert str(caught.value) == (f"the system keyring (BrokenKeyring) could not {doing}: it "
+                                 f"failed with {kind[doing.split()[0]]}")
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_a_keyring_error_that_holds_the_value_shows_only_its_type(tmp_path: Path) -> None:
+    store = KeyringStore(tmp_path, LockedKeyring())
+    with pytest.raises(ConfigError, match=r"could not store 'marquez-prod': it failed with "
+                                          r"PasswordSetError$"):
+        store.set("marquez-prod", SECRET)
+
+
+def test_the_cli_shows_a_broken_backend_as_one_line(tmp_path: Path) -> None:
+    # Through keyring's own discovery: PYTHON_KEYRING_BACKEND names the broken backend.
+    module = tmp_path / "broken_backend.py"
+    module.write_text(
+        "from keyring.backend import KeyringBackend\n"
+        "class Keyring(KeyringBackend):\n"
+        "    priority = 9\n"
+        "    def get_password(self, service, username):\n"
+        "        raise ValueError('leaked ' + service)\n"
+        "    def set_password(self, service, username, password):\n"
+        "        raise ValueError('cannot store ' + password)\n"
+        "    def delete_password(self, service, username):\n"
+        "        raise ValueError('no')\n")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
+    environ.update({"PYTHON_KEYRING_BACKEND": "broken_backend.Keyring",
+                    "PYTHONPATH": f"{tmp_path}{os.pathsep}{environ.get('PYTHONPATH', '')}",
+                    "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "cfg"),
+                    "OPENLINEAGE_EXPORT_SECRETS": "keyring"})
+    done = subprocess.run([sys.executable, "-m", "openlineage_export", "secrets", "set",
+                           "marquez-prod"], input=SECRET, env=environ, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("error: the system keyring (broken backend Keyring) could not store 'marquez-prod': "
+                           "it failed with ValueError\n")
+    assert SECRET not in done.stdout + done.stderr

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
-from helpers import WorkspaceMaker, run_record, stage_record
+from fakeserver import Answer, FakeServer
+from helpers import WorkspaceMaker, cli_command, cli_env, read_position, run_record, stage_record
 
 from openlineage_export.errors import WorkspaceError
 from openlineage_export.hub.model import BadEntry
@@ -173,14 +178,129 @@ def test_a_segment_that_shrinks_between_passes_is_a_workspace_error(ws: Workspac
         list(trail.runs(scan, scan.index.in_trail_order()))
 
 
-def test_the_index_holds_positions_on_disk_not_runs(ws: WorkspaceMaker) -> None:
-    ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(50)])
-    ws.segment("000002.jsonl", [run_record("r7", status="failed")])
+
+def test_a_segment_rewritten_between_the_passes_leaves_its_runs_for_the_next_export(
+        ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("a"), run_record("b"), run_record("c")])
+    ws.segment("000002.jsonl", [run_record("d")])
     trail = AuditTrail(ws.audit, display_root=ws.root)
     scan = trail.scan(lambda entry: None)
-    assert scan.index.path.exists() and scan.runs == 50
-    positions = [(w.segment, w.line) for w in scan.index.in_trail_order()]
-    assert positions == sorted(positions) and positions[-1] == (1, 1)
-    assert len(positions) == 50
-    scan.index.close()
-    assert not scan.index.path.exists()
+    ws.segment("000001.jsonl", [run_record("a"), run_record("B"), run_record("c")])
+    bad: list[BadEntry] = []
+    runs = [run.trace_id for run, _ in trail.runs(scan, scan.index.in_trail_order(), bad.append)]
+    assert runs == ["a", "d"]
+    assert [str(b) for b in bad] == [
+        ".workspace/lineage/audit/000001.jsonl: line 2 changed while it was being exported; "
+        "its 2 remaining runs were left for the next export"]
+
+
+def test_a_fifo_a_device_or_a_folder_among_the_segments_is_skipped_not_waited_on(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    import os
+
+    ws.segment("000001.jsonl", [run_record("a")])
+    os.mkfifo(ws.audit / "000002.jsonl")
+    (ws.audit / "000003.jsonl").symlink_to("/dev/zero")
+    (ws.audit / "000004.jsonl.gz").mkdir()
+    (ws.audit / "000005.jsonl").symlink_to(ws.segment("elsewhere.txt", [run_record("e")]))
+    ws.segment("000006.jsonl", [run_record("f")])
+    done = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
+                                      str(tmp_path / "events.jsonl")),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("bad entry")] == [
+        f"bad entry: .workspace/lineage/audit/{name}: skipped: it is {kind}, not a file of the "
+        "audit trail" for name, kind in [("000002.jsonl", "a named pipe (FIFO)"),
+                                         ("000003.jsonl", "a character device"),
+                                         ("000004.jsonl.gz", "a folder")]]
+    assert traced(tmp_path / "events.jsonl") == {"a", "e", "f"}  # a link to a file is read
+
+# The trail changing under a running export, as the contract allows: a real export process
+# reads while the test, playing the hub, appends to the newest segment or rotates a closed one.
+
+
+def test_a_line_the_hub_finishes_while_it_is_read_is_left_for_the_next_export(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    # The newest segment ends in half a line; the hub finishes it (and writes more) right after
+    # the export has read that half. Reading what the segment held when the export began, the
+    # export leaves the line for next time instead of reading its rest as a line of its own.
+    ws.segment("000001.jsonl", [run_record(f"old-{i}") for i in range(100)])
+    big = json.dumps(run_record("big", parameters={"blob": "x" * 6_000_000})).encode() + b"\n"
+    half = len(big) // 2
+    newest = ws.segment("000002.jsonl", [run_record(f"new-{i}") for i in range(10)])
+    with newest.open("ab") as out:
+        out.write(big[:half])
+    size = newest.stat().st_size
+    out_file = tmp_path / "first.jsonl"
+    export = subprocess.Popen(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
+                                          str(out_file)),
+                              env=cli_env(tmp_path), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while read_position(export.pid, newest) != size:
+            assert export.poll() is None and time.monotonic() < deadline, export.communicate()
+            time.sleep(0.0002)
+        time.sleep(0.002)  # the export is looking at the half line now
+        with newest.open("ab") as out:
+            out.write(big[half:])
+            out.write(b"".join(json.dumps(run_record(f"later-{i}")).encode() + b"\n"
+                               for i in range(5)))
+        _, err = export.communicate(timeout=120)
+    finally:
+        if export.poll() is None:
+            export.kill()
+    assert export.returncode == 0, err
+    assert "bad entry" not in err and "Traceback" not in err
+    assert traced(out_file) == {f"old-{i}" for i in range(100)} | {f"new-{i}" for i in range(10)}
+
+    again = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
+                                       str(tmp_path / "second.jsonl")),
+                           env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert traced(tmp_path / "second.jsonl") >= {"big", *(f"later-{i}" for i in range(5))}
+
+
+def traced(events_file: Path) -> set[str]:
+    """The trace ids of the pipeline runs in a dry run's output."""
+    ids = set()
+    for line in events_file.read_bytes().splitlines():
+        event = json.loads(line)
+        for tag in event["run"]["facets"].get("tags", {}).get("tags", []):
+            if tag["key"] == "traceId":
+                ids.add(tag["value"])
+    return ids
+
+
+def test_a_segment_rotated_during_the_export_is_followed_to_its_compressed_form(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    # The contract lets the hub gzip a closed segment (and remove the plain one) at any time,
+    # and start a new segment. An export under way reads the same lines from the .gz.
+    ws.segment("000001.jsonl", [run_record(f"one-{i}") for i in range(40)])
+    closed = ws.segment("000002.jsonl", [run_record(f"two-{i}") for i in range(40)])
+    with FakeServer(Answer(201, delay=0.02)) as server:
+        ws.settings({"openlineage.concurrency": 2})
+        env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
+        export = subprocess.Popen(cli_command("export", "-w", str(ws.root)), env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert server.wait_for(10, timeout=60), export.communicate()
+            # Still in the first segment: rotate the second one, as the hub does.
+            (ws.audit / "000002.jsonl.gz").write_bytes(gzip.compress(closed.read_bytes()))
+            closed.unlink()
+            ws.segment("000003.jsonl", [run_record(f"three-{i}") for i in range(5)])
+            _, err = export.communicate(timeout=120)
+        finally:
+            if export.poll() is None:
+                export.kill()
+        assert export.returncode == 0, err
+        assert "Traceback" not in err and "bad entry" not in err
+        first = {e["run"]["runId"] for e in server.events()}
+        assert len(first) == 80 * 2  # each run of both segments: its pipeline and stage run
+        assert len(server.requests) == 80 * 4  # each event once
+        server.default = Answer(201)
+        again = subprocess.run(cli_command("export", "-w", str(ws.root), "--json"), env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["runs"] == {"total": 85, "sent": 5, "unchanged": 80,
+                                                    "failed": 0}

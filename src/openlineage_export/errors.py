@@ -10,8 +10,10 @@ branch to an exit code in one place (``cli.py``) and prints its message, never a
     │                                    be used: full, read-only, not a folder, damaged
     ├── WorkspaceError               3   not a workspace, graph.json missing or unreadable,
     │                                    the audit trail cannot be read at all
-    └── DestinationError             4   the destination cannot take events at all
-        └── DestinationUnreachable   4   every attempt to reach it failed for the bounded time
+    ├── DestinationError             4   the destination cannot take events at all
+    │   └── DestinationUnreachable   4   every attempt to reach it failed for the bounded time
+    └── ExportBusy                   5   another export of this workspace to this destination
+                                         is running (nothing was sent; try again later)
 
 Problems that concern one entry or one run (a malformed audit line, a run the server refused)
 are not exceptions: they are collected in the export report, the good work around them goes
@@ -62,6 +64,17 @@ class DestinationError(ExportError):
 
 class DestinationUnreachable(DestinationError):
     """Every attempt to reach the destination failed for the whole bounded retry time."""
+
+
+class ExportBusy(ExportError):
+    """Another export of the same workspace to the same destination holds the lock.
+
+    Not a usage error (nothing is wrong with the command) and not a failure of the
+    destination: the same command succeeds once the other export ends, so a scheduler can
+    tell it apart and try again later.
+    """
+
+    exit_code = 5
 
 
 def value_kind(value: object) -> str:

@@ -19,20 +19,23 @@ from .deliver.destination import Destination, Opening, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
 from .deliver.registry import CATALOGUE, open_destination
-from .errors import ConfigError, DestinationUnreachable
+from .errors import ConfigError, DestinationUnreachable, StateError
 from .host.secrets import LazyStore, SecretStore
 from .host.settings import EventSettings, Settings, load_settings
 from .host.workspace import Workspace
 from .hub.graph import read_graph
 from .hub.model import BadEntry, Graph
+from .hub.records import ends_before_start
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
 from .report import ExportReport, Progress, Retry, RunResult
 from .state.index import Winner
-from .state.ledger import Classified, Ledger, config_fingerprint
+from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
+from .state.lock import ExportLock
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
+from .translate.names import JobNames, graph_claims, may_clash
 
 
 @dataclass(frozen=True)
@@ -81,13 +84,19 @@ class Opened:
     fingerprint: bytes
     """What besides a run's record shapes its events: a change makes every run pending."""
     trail: AuditTrail
+    namespace_from: str | None = None
+    """The workspace's name, when the namespace made from it had to differ from it."""
 
 
 def run_export(request: ExportRequest) -> ExportReport:
-    """Export the workspace's runs; returns the report (raises only for config/workspace errors).
+    """Export the workspace's runs; returns the report.
 
-    Blocking: it runs :func:`run_export_async` on an event loop of its own (in a thread of its
-    own when this thread already runs one).
+    Raises (an :class:`~.errors.ExportError`) only when nothing was sent: a configuration,
+    workspace or state problem, or another export of the same workspace to the same
+    destination running (:class:`~.errors.ExportBusy`). A state problem met once runs went is
+    in the report (``state_error``), with what was sent and kept. Blocking: it runs
+    :func:`run_export_async` on an event loop of its own (in a thread of its own when this
+    thread already runs one).
     """
     return blocking(run_export_async(request))
 
@@ -103,26 +112,40 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
                         on_warning=request.on_warning)
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
     report.namespace = opened.translation.namespace
+    report.namespace_from = opened.namespace_from
     async with contextlib.AsyncExitStack() as stack:
         destination = open_for(request, opened, environ, recorder)
         stack.push_async_callback(destination.close)
         recorder.destination(destination.name, destination.redact)
         if not request.dry_run:
+            # Taken first and let go last, after the ledger holds everything this export did.
+            folder = request.ledger.path.parent if request.ledger else state_dir(environ)
+            lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
+            stack.callback(lock.release)
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
             recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint,
                                 opened.translation.namespace)
-        scan = await asyncio.to_thread(scan_trail, opened, recorder.bad_entry, recorder.reading)
-        stack.callback(scan.index.close)
-        recorder.scanned(scan.runs, never_run(opened.graph, scan))
-        plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
-                        full=request.full)
-        runs = translate(opened, scan, plan, recorder, keep_unchanged=request.on_run is not None)
         try:
-            await deliver_async(runs, destination, recorder.outcome, cancel)
-        except DestinationUnreachable as exc:
-            recorder.outage(str(exc))
-        recorder.finish(cancelled=cancel.is_set())
+            scan = await asyncio.to_thread(scan_trail, opened, recorder.bad_entry,
+                                           recorder.reading, fingerprints=not request.dry_run)
+            stack.callback(scan.index.close)
+            recorder.scanned(scan.runs, never_run(opened.graph, scan))
+            names = check_names(opened, scan, recorder)
+            plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
+                            full=request.full)
+            runs = translate(opened, scan, plan, recorder, names,
+                             keep_unchanged=request.on_run is not None)
+            try:
+                await deliver_async(runs, destination, recorder.outcome, cancel)
+            except DestinationUnreachable as exc:
+                recorder.outage(str(exc))
+            recorder.finish(cancelled=cancel.is_set())
+        except StateError as exc:
+            if not recorder.sent_anything:
+                recorder.abandon()
+                raise
+            recorder.state_failure(str(exc), cancelled=cancel.is_set())
     return report
 
 
@@ -133,14 +156,17 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     settings = settings or load_settings(workspace, CATALOGUE, environ)
     graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
     events = settings.of(EventSettings)
+    namespace = events.namespace or namespace_safe(graph.workspace_name)
+    changed = events.namespace is None and namespace != graph.workspace_name
     translation = TranslationConfig(
-        namespace=events.namespace or namespace_safe(graph.workspace_name),
+        namespace=namespace,
         source_repository_url=events.source_repository_url,
         source_repository_version=events.source_repository_version)
     fingerprint = config_fingerprint(translation.namespace, translation.source_repository_url,
                                      translation.source_repository_version, PRODUCER)
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
-    return Opened(workspace, settings, graph, translation, fingerprint, trail)
+    return Opened(workspace, settings, graph, translation, fingerprint, trail,
+                  graph.workspace_name if changed else None)
 
 
 def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],
@@ -156,10 +182,12 @@ def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],
 
 
 def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None],
-               on_read: Callable[[int, int], None] | None = None) -> TrailScan:
+               on_read: Callable[[int, int], None] | None = None, *,
+               fingerprints: bool = True) -> TrailScan:
     """Step *scan*: the first pass over the trail, indexing each trace id's current record
-    (``on_read(bytes_done, bytes_total)`` now and then as it goes)."""
-    return opened.trail.scan(on_bad, on_read=on_read)
+    (and its fingerprint, which only the ledger needs: a dry run goes without);
+    ``on_read(bytes_done, bytes_total)`` now and then as it goes."""
+    return opened.trail.scan(on_bad, on_read=on_read, fingerprints=fingerprints)
 
 
 def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
@@ -170,20 +198,47 @@ def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
     return ledger.classify(scan.index, destination_id, fingerprint)
 
 
+def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames:
+    """Step *check names*: the job names that would stand for two different jobs.
+
+    Pipelines and stages of the graph and of the trail (a pipeline deleted from the graph
+    still has runs) are all counted; each ambiguous name is one warning, and the runs that
+    would use one are refused in :func:`translate`.
+    """
+    pipelines = scan.pipelines
+    if not may_clash([*pipelines, *(p.id for p in opened.graph.pipelines)]):
+        return JobNames(())
+    names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
+                      *scan.index.stages_run()])
+    for clash in names.clashes.values():
+        recorder.warning(f"{clash}: the runs that would use it are not exported, so that the "
+                         "server does not merge two jobs into one; give one of them another id")
+    return names
+
+
 def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recorder: Recorder,
-              *, keep_unchanged: bool) -> Iterator[tuple[TranslatedRun, Winner]]:
+              names: JobNames, *, keep_unchanged: bool) -> Iterator[tuple[TranslatedRun, Winner]]:
     """Step *translate*: the events of each pending run, read from the trail a second time.
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
-    their events too).
+    their events too). A run whose job name is ambiguous is refused here (a failed run,
+    nothing sent); one that ends before it starts is sent as recorded, with a warning.
     """
     translator = Translator(opened.graph, opened.translation)
-    for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged)):
+    for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
+                                       recorder.bad_entry):
         events = translator.translate(run)
-        if item.pending:
-            yield events, item.winner
-        else:
+        if not item.pending:
             recorder.unchanged(events)
+            continue
+        for problem in ends_before_start(run):
+            recorder.warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
+                             f"{problem}; exported as recorded")
+        clash = names.clash(run)
+        if clash is not None:
+            recorder.refused(events, item.winner, f"{clash}; not exported")
+            continue
+        yield events, item.winner
 
 
 def _to_read(plan: Iterable[Classified], recorder: Recorder,

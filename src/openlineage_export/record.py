@@ -7,10 +7,12 @@ hands back passes its destination's redaction here, once, before it is stored or
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 
 from .deliver.destination import Retrying, RunOutcome
+from .errors import StateError
 from .hub.model import BadEntry
 from .report import ExportReport, FailedRun, Progress, Retry, RunResult
 from .secrecy import Redactor
@@ -46,6 +48,10 @@ class Recorder:
         self.report.add_bad(entry)
         if self._on_bad_entry is not None:
             self._on_bad_entry(entry)
+
+    def warning(self, message: str) -> None:
+        """Something worth telling that leaves nothing behind."""
+        self.report.warn(message)
 
     def destination(self, name: str, redact: Redactor) -> None:
         """Where the events go, and what to mask in what it says."""
@@ -130,9 +136,34 @@ class Recorder:
             self._on_run(RunResult(run, state, error))
         self._progress()
 
+    def refused(self, run: TranslatedRun, winner: Winner, reason: str) -> None:
+        """A run this export will not send (its events were built, none went): failed."""
+        self.outcome(run, winner, RunOutcome(0, reason))
+
+    @property
+    def sent_anything(self) -> bool:
+        """Whether any event reached the destination (or was recorded as refused)."""
+        report = self.report
+        return bool(report.events_sent or report.runs_sent or report.runs_failed)
+
     def outage(self, message: str) -> None:
         """The destination could not be reached at all: the export stopped."""
         self.report.outage = self._redact(message)
+
+    def state_failure(self, message: str, *, cancelled: bool) -> None:
+        """The ledger (or the run index) could not be written any more: the export stopped.
+
+        What the ledger held before stays; the runs sent since are sent again next time.
+        """
+        self.report.state_error = (f"{message} (the runs sent since it was last written "
+                                   "were not recorded: the next export sends them again)")
+        self.report.cancelled = cancelled
+
+    def abandon(self) -> None:
+        """The export ends before sending anything: note it, if the ledger still can."""
+        if self.ledger is not None and self.destination_id is not None:
+            with contextlib.suppress(StateError):
+                self.ledger.finished(self.destination_id, "stopped")
 
     def finish(self, *, cancelled: bool) -> None:
         """The export is over: note how it ended."""

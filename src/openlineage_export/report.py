@@ -93,6 +93,9 @@ class ExportReport:
     bad: list[BadEntry] = field(default_factory=list)
     cancelled: bool = False
     outage: str | None = None
+    state_error: str | None = None
+    """Why the export stopped when the ledger (or the run index) could no longer be written,
+    naming the file and what to do; what was recorded before is kept."""
     namespace_from: str | None = None
     """The workspace's name when the namespace had to be changed from it to be one a server
     accepts (``acme analytics`` -> ``acme-analytics``); None when it was used as it is."""
@@ -123,11 +126,14 @@ class ExportReport:
 
     @property
     def exit_code(self) -> int:
-        """0 all done; 1 something left behind; 4 server unreachable; 130 cancelled."""
+        """0 all done; 1 something left behind; 2 the state folder failed; 4 server
+        unreachable; 130 cancelled."""
         if self.cancelled:
             return 130
         if self.outage is not None:
             return 4
+        if self.state_error is not None:
+            return 2
         if self.bad_entries or self.runs_failed:
             return 1
         return 0
@@ -150,6 +156,7 @@ class ExportReport:
                            for f in self.failed_in_order()],
             "cancelled": self.cancelled,
             "outage": self.outage,
+            "stateError": self.state_error,
             "namespaceFrom": self.namespace_from,
             "warnings": list(self.warnings),
             "exitCode": self.exit_code,

@@ -132,13 +132,24 @@ class _Delivery(Generic[T]):
             self.order.finish(ticket)
         if outcome is None:
             if self.failure is None:  # never started: stopped by a cancel
-                self.on_outcome(run, tag, RunOutcome(0, "interrupted before it was sent"))
+                self._report(run, tag, RunOutcome(0, "interrupted before it was sent"))
             return
         if self.failure is not None and not outcome.delivered and not self.cancel.is_set():
             # Cut short by the outage (``stop``), not refused by the destination: not a
             # failed run; it stays pending.
             return
-        self.on_outcome(run, tag, outcome)
+        self._report(run, tag, outcome)
+
+    def _report(self, run: TranslatedRun, tag: T, outcome: RunOutcome) -> None:
+        """Hand an outcome over; a failure to keep it (a full disk under the ledger) stops
+        the delivery, so nothing more is sent that could not be recorded."""
+        try:
+            self.on_outcome(run, tag, outcome)
+        except ExportError as exc:
+            if self.failure is None:
+                self.failure = exc
+            self.stop.set()
+            self.changed.set()
 
     async def _drain(self) -> None:
         """Wait for the runs in flight; after a cancel, abandon what outlasts the grace."""

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError, value_kind
+from .workspace import read_file
 
 
 def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -19,7 +21,11 @@ def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -
     ``mode`` gives the new file's permission bits, set before any byte is written; without it
     the file keeps the mode of the one it replaces (a new file: 0666 less the umask). The data
     is written to a temporary file in the same folder, flushed to disk, then renamed over.
+    When ``path`` is a symbolic link, the file it points to is replaced and the link stays
+    (a settings file kept in a dotfiles repository stays shared).
     """
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     try:
         kept: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
@@ -59,7 +65,7 @@ def _fsync_folder(folder: Path) -> None:
 
 def read_text(file: Path) -> str | None:
     try:
-        data = file.read_bytes()
+        data = read_file(file)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -78,9 +84,18 @@ def parse_object(text: str | None, file: Path) -> dict[str, object]:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                           f"column {exc.colno}") from None
+    except RecursionError:
+        raise ConfigError(too_deep(file)) from None
     if not isinstance(value, dict):
         raise ConfigError(f"{file} must hold one JSON object, not {value_kind(value)}")
     return value
+
+
+def too_deep(file: Path) -> str:
+    """The message for a JSON file nested deeper than Python's reader can follow."""
+    return (f"{file} is nested too deeply to read (lists or objects inside each other, about "
+            f"{sys.getrecursionlimit()} levels or more); no setting is nested like that: "
+            "fix or replace the file")
 
 
 def raw_entries(file: Path) -> dict[str, tuple[str, str]]:

@@ -25,7 +25,7 @@ import keyring
 import keyring.errors
 
 from ..errors import ConfigError
-from .jsonfile import write_file_atomically
+from .jsonfile import too_deep, write_file_atomically
 from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
 
 SERVICE = "openlineage-export"
@@ -128,6 +128,8 @@ def _read_private_json(path: Path, what: str) -> object | None:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{what} {path} is not valid JSON ({exc.msg} at line {exc.lineno}, "
                           f"column {exc.colno})") from None
+    except RecursionError:
+        raise ConfigError(too_deep(path)) from None
 
 
 def _write_private_json(path: Path, value: object, what: str) -> None:
@@ -233,7 +235,10 @@ class KeyringStore:
         return f"KeyringStore({self._backend_name()!r}, index={str(self.index_path)!r})"
 
     def _backend_name(self) -> str:
-        return str(getattr(self._backend, "name", type(self._backend).__name__))
+        try:
+            return str(getattr(self._backend, "name", type(self._backend).__name__))
+        except Exception:  # a backend's name may be a property that fails
+            return type(self._backend).__name__
 
     @property
     def description(self) -> str:
@@ -241,9 +246,16 @@ class KeyringStore:
         return f"the system keyring: {self._backend_name()}"
 
     def _failed(self, doing: str, exc: Exception, value: str | None = None) -> ConfigError:
-        message = str(exc) or type(exc).__name__
-        if value:
-            message = message.replace(value, "***")  # a backend could echo what it was given
+        """The one message for a backend's failure; it never carries a secret.
+
+        A ``KeyringError``'s message is meant for users and is shown, unless it holds the value
+        being stored. Anything else a backend raises (a ``ValueError`` of a D-Bus library, a
+        ``TypeError``...) may quote whatever it was handed or read: only its type is shown.
+        """
+        message = str(exc)
+        if not isinstance(exc, keyring.errors.KeyringError) or not message or (
+                value and value in message):
+            message = f"it failed with {type(exc).__name__}"
         return ConfigError(f"the system keyring ({self._backend_name()}) could not {doing}: "
                            f"{message}")
 
@@ -261,7 +273,7 @@ class KeyringStore:
         check_secret_name(name)
         try:
             return self._backend.get_password(SERVICE, name) or None
-        except keyring.errors.KeyringError as exc:
+        except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"read '{name}'", exc) from None
 
     def set(self, name: str, value: str) -> None:
@@ -270,7 +282,7 @@ class KeyringStore:
         _check_value(value)
         try:
             self._backend.set_password(SERVICE, name, value)
-        except keyring.errors.KeyringError as exc:
+        except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"store '{name}'", exc, value) from None
         names = self._index()
         if name not in names:
@@ -284,7 +296,7 @@ class KeyringStore:
             existed = True
         except keyring.errors.PasswordDeleteError:
             existed = False
-        except keyring.errors.KeyringError as exc:
+        except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"delete '{name}'", exc) from None
         names = self._index()
         if name in names:

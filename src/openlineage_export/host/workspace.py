@@ -9,6 +9,9 @@ The one place that knows the layout::
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,3 +79,26 @@ class Workspace:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` is, in words: ``a named pipe (FIFO)``, ``a folder``..."""
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of a workspace file, which must be a regular file (or a link to one).
+
+    A FIFO would make a plain read wait forever and a link to ``/dev/zero`` fill the memory:
+    anything but a regular file is an :class:`OSError` whose ``strerror`` says what it is.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as stream:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a file", str(path))
+        return stream.read()

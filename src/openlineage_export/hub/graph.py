@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from ..errors import WorkspaceError
+from ..host.workspace import read_file
 from .model import BadEntry, Graph, Pipeline, Stage
 
 GRAPH_FORMAT = "lineage-hub/graph@1"
@@ -17,7 +18,7 @@ GRAPH_FORMAT = "lineage-hub/graph@1"
 def read_graph(path: Path, display: str, on_bad: Callable[[BadEntry], None]) -> Graph:
     """Load the graph; a broken file is a :class:`WorkspaceError`, a broken entry a bad entry."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_file(path))
     except FileNotFoundError:
         raise WorkspaceError(
             f"{display} not found: this folder is not a workspace with a Lineage hub graph"

@@ -8,6 +8,7 @@ checked here. The reader adds the file and line number.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -43,16 +44,23 @@ _EDGE_YEARS = ("0001", "9999")
 
 
 def normalise_time(value: object, where: str) -> str:
-    """Check an RFC 3339 time with an offset and return it with ``T`` and ``Z`` upper-case."""
+    """Check an RFC 3339 time with an offset and return it with ``T`` and ``Z`` upper-case.
+
+    A leap second (``23:59:60`` UTC, which RFC 3339 allows) is accepted and written as
+    ``23:59:59.999999`` of the same offset: the lineage servers built on ``java.time``
+    (Marquez, DataHub) refuse a second 60, and every time must stay one they can store.
+    """
     if type(value) is str and _CANONICAL.fullmatch(value):
         # The common form, checked for real dates and times by the C parser.
         try:
             moment = datetime.fromisoformat(value)
         except ValueError as exc:
-            raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+            if value[17:19] != "60":
+                raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+            moment = _parsed(value, where)
         if value[:4] in _EDGE_YEARS:
             _check_utc(moment, value, where)
-        return value
+        return value if value[17] != "6" else _leap_free(value)  # (second 60; 61+ fail above)
     if not isinstance(value, str):
         raise BadRecord(f"{where} must be an RFC 3339 time string, got {value_kind(value)}")
     match = _RFC3339.fullmatch(value)
@@ -61,14 +69,37 @@ def normalise_time(value: object, where: str) -> str:
     offset = match.group(8)
     if offset is None:
         raise BadRecord(f"{where} {value!r} has no UTC offset")
-    try:
-        moment = parse_time(value)
-    except ValueError as exc:
-        raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+    moment = _parsed(value, where)
     if value[:4] in _EDGE_YEARS:
         _check_utc(moment, value, where)
     date, time_part = value[:10], value[11 : match.end(7) if match.group(7) else 19]
-    return f"{date}T{time_part}{'Z' if offset in 'Zz' else offset}"
+    return _leap_free(f"{date}T{time_part}{'Z' if offset in 'Zz' else offset}")
+
+
+def _parsed(value: str, where: str) -> datetime:
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+
+
+_LEAP = re.compile(r"(.{17})60(?:\.\d*)?(.*)", re.ASCII | re.DOTALL)
+
+
+def _leap_free(normal: str) -> str:
+    """A normalised time with a leap second written as the last microsecond before it."""
+    if normal[17:19] != "60":
+        return normal
+    match = _LEAP.fullmatch(normal)
+    return normal if match is None else f"{match[1]}59.999999{match[2]}"
+
+
+def trusted_time(value: str) -> str:
+    """:func:`normalise_time` of a time it has already accepted, without checking it again."""
+    if value[10] == "T" and value[-1] != "z" and value[17] != "6":
+        return value
+    tail = "Z" if value[-1] in "zZ" else value[-1]
+    return _leap_free(f"{value[:10]}T{value[11:-1]}{tail}")
 
 
 def _check_utc(moment: datetime, value: str, where: str) -> None:
@@ -80,8 +111,12 @@ def _check_utc(moment: datetime, value: str, where: str) -> None:
 
 
 def parse_time(value: str) -> datetime:
-    """Parse a time that :func:`normalise_time` accepted into an aware datetime."""
-    if _CANONICAL.fullmatch(value):
+    """Parse a time that :func:`normalise_time` accepted into an aware datetime.
+
+    A leap second (second 60) is the last microsecond of the second before it, so times
+    compare and derive ids the same way on every machine; it must fall at 23:59:60 UTC.
+    """
+    if value[17:19] != "60" and _CANONICAL.fullmatch(value):
         return datetime.fromisoformat(value)
     match = _RFC3339.fullmatch(value)
     if match is None or match.group(8) is None:
@@ -89,6 +124,9 @@ def parse_time(value: str) -> datetime:
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
     fraction = (match.group(7) or ".0")[1:]
     micro = int(fraction[:6].ljust(6, "0"))
+    leap = second == 60
+    if leap:
+        second, micro = 59, 999_999
     offset = match.group(8)
     if offset in ("Z", "z"):
         tz = UTC
@@ -98,7 +136,45 @@ def parse_time(value: str) -> datetime:
         if hours > 23 or minutes > 59:
             raise ValueError(f"offset {offset} out of range")
         tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
-    return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    moment = datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    if leap:
+        try:
+            utc = moment.astimezone(UTC)
+        except OverflowError:
+            utc = moment
+        if (utc.hour, utc.minute) != (23, 59):
+            raise ValueError("second 60 is a leap second, which falls at 23:59:60 UTC only")
+    return moment
+
+
+def ends_before_start(run: Run) -> list[str]:
+    """What in a run ends before it starts: the run itself, or a stage attempt (in words).
+
+    Not an error (the trail says so, and the events say what the trail says); worth a warning.
+    """
+    found = []
+    end, start = run.ended_at, run.started_at
+    # _in_order settles nearly every pair at the cost of a comparison.
+    if end is not None and not _in_order(end, start) and _before(end, start):
+        found.append(f"ends ({end}) before it starts ({start})")
+    for stage in run.stages:
+        ended, began = stage.ended_at, stage.started_at
+        if ended is not None and began is not None and not _in_order(ended, began) and (
+                _before(ended, began)):
+            found.append(f"stage {stage.stage!r} attempt {stage.attempt} ends ({ended}) before "
+                         f"it starts ({began})")
+    return found
+
+
+def _in_order(end: str, start: str) -> bool:
+    """True when the text alone shows ``end`` at or after ``start`` (one form, both in UTC)."""
+    return end >= start and end[-1] == "Z" == start[-1] and len(end) == len(start)
+
+
+def _before(end: str, start: str) -> bool:
+    if len(end) == len(start) and (end[-1] == start[-1] == "Z" or end[-6:] == start[-6:]):
+        return end < start  # one form, one offset: the text orders as the time does
+    return parse_time(end) < parse_time(start)
 
 
 def kind_of(line: bytes) -> tuple[object, object]:
@@ -132,6 +208,28 @@ def parse_run(record: bytes | dict[str, Any]) -> Run:
     except RecursionError:
         raise BadRecord(_TOO_DEEP) from None
     return _checked(run)
+
+
+def parse_trusted(line: bytes) -> Run:
+    """A record :func:`parse_run` accepted before, from the very same bytes: decoded (and its
+    times normalised) without checking the contract's rules again."""
+    run = _run_decoder.decode(line)
+    # Most records need nothing done: every time already in the form normalise_time returns
+    # (upper-case T and Z, no leap second), no endedAt where the status drops it.
+    if run.status == "running" and run.ended_at is not None:
+        return _checked(run, trusted=True)
+    # (Single characters: indexing a str by one position allocates nothing.)
+    for value in (run.started_at, run.ended_at):
+        if value is not None and (value[10] != "T" or value[-1] == "z" or value[17] == "6"):
+            return _checked(run, trusted=True)
+    for stage in run.stages:
+        if stage.ended_at is not None and stage.status in ("running", "skipped"):
+            return _checked(run, trusted=True)
+        for value in (stage.started_at, stage.ended_at):
+            if value is not None and (value[10] != "T" or value[-1] == "z"
+                                      or value[17] == "6"):
+                return _checked(run, trusted=True)
+    return run
 
 
 MAX_NESTING = 500
@@ -192,22 +290,27 @@ def _message(exc: msgspec.ValidationError) -> str:
     return f"{prefix}must be {_words(wanted)}, got {_words(got)}"
 
 
-def _checked(run: Run) -> Run:
-    """The rules msgspec's types cannot express; returns the run with its times normalised."""
-    started_at = normalise_time(run.started_at, "startedAt")
+def _checked(run: Run, *, trusted: bool = False) -> Run:
+    """The rules msgspec's types cannot express; returns the run with its times normalised.
+
+    ``trusted``: the record passed these checks before; only normalise its times.
+    """
+    time = _trusted_time if trusted else normalise_time
+    started_at = time(run.started_at, "startedAt")
     ended_at = None
     if run.status != "running":
         if run.ended_at is None:
             raise BadRecord(f"missing required field endedAt (run is {run.status})")
-        ended_at = normalise_time(run.ended_at, "endedAt")
+        ended_at = time(run.ended_at, "endedAt")
     stages = []
     seen: set[tuple[str, int]] = set()
     for i, stage in enumerate(run.stages):
-        key = (stage.stage, stage.attempt)
-        if key in seen:
-            raise BadRecord(f"stage {stage.stage!r} attempt {stage.attempt} appears twice")
-        seen.add(key)
-        stages.append(_checked_stage(stage, f"stages[{i}]"))
+        if not trusted:
+            key = (stage.stage, stage.attempt)
+            if key in seen:
+                raise BadRecord(f"stage {stage.stage!r} attempt {stage.attempt} appears twice")
+            seen.add(key)
+        stages.append(_checked_stage(stage, f"stages[{i}]", time))
     if started_at is run.started_at and ended_at is run.ended_at and all(
             a is b for a, b in zip(stages, run.stages, strict=True)):
         return run
@@ -215,17 +318,22 @@ def _checked(run: Run) -> Run:
                                    stages=tuple(stages))
 
 
-def _checked_stage(stage: StageExecution, where: str) -> StageExecution:
+def _trusted_time(value: object, where: str) -> str:
+    return trusted_time(value)  # type: ignore[arg-type]
+
+
+def _checked_stage(stage: StageExecution, where: str,
+                   time: Callable[[object, str], str]) -> StageExecution:
     started_at = stage.started_at
     if stage.status != "skipped" or started_at is not None:
         if started_at is None:
             raise BadRecord(f"missing required field {where}.startedAt")
-        started_at = normalise_time(started_at, f"{where}.startedAt")
+        started_at = time(started_at, f"{where}.startedAt")
     ended_at = None
     if stage.status not in ("running", "skipped"):
         if stage.ended_at is None:
             raise BadRecord(f"missing required field {where}.endedAt (stage is {stage.status})")
-        ended_at = normalise_time(stage.ended_at, f"{where}.endedAt")
+        ended_at = time(stage.ended_at, f"{where}.endedAt")
     if started_at is stage.started_at and ended_at is stage.ended_at:
         return stage
     return msgspec.structs.replace(stage, started_at=started_at, ended_at=ended_at)

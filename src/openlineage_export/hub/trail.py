@@ -1,34 +1,44 @@
 """Read the audit trail: segments in name order, gzip or plain, last record of a trace id wins.
 
 Reading is two streaming passes over the segments. The first validates every ``run`` line and
-records, per trace id, only *where* its last good record is (segment, line) in an on-disk
-index; the second reads those lines again and yields the runs in trail order. Memory holds
-neither the runs nor their keys, and a bad later record of a trace id leaves its last good
-one in place.
+records, per trace id, only *where* its last good record is (segment, line) and a fingerprint
+of its bytes in an on-disk index; the second reads those lines again and yields the runs in
+trail order. Memory holds neither the runs nor their keys, and a bad later record of a trace id
+leaves its last good one in place.
+
+The hub may append to the newest segment, and gzip a closed one, while an export reads them.
+The first pass therefore reads each segment only as far as it reached when the pass opened it,
+and stops before a last line that is not complete yet; the second pass reads exactly those
+bytes again (from the ``.gz`` when the hub compressed the segment meanwhile), and trusts a line
+whose length and CRC-32 still match what the first pass saw, without checking it again.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import gzip
 import hashlib
+import os
+import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol, TypeVar
 
 import msgspec
 
 from ..errors import WorkspaceError
+from ..host.workspace import file_kind
 from ..state.index import RunIndex
 from .model import BadEntry, Run
-from .records import BadRecord, kind_of, parse_run
+from .records import BadRecord, kind_of, parse_run, parse_trusted
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is one bad entry, skipped without ever being held in memory whole."""
 
-_SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
+_PLAIN, _GZIP = ".jsonl", ".jsonl.gz"
+_SKIP_CHUNK = 1 << 20
 
 
 class Position(Protocol):
@@ -49,6 +59,11 @@ class Position(Protocol):
         """The line number in the segment (1 is the first)."""
         ...
 
+    @property
+    def check(self) -> int:
+        """The :func:`quick_check` of the record's line as the first pass read it."""
+        ...
+
 
 P = TypeVar("P", bound=Position)
 
@@ -59,6 +74,9 @@ class TrailScan:
 
     segments: list[Path]
     index: RunIndex
+    ends: list[int] = field(default_factory=list)
+    """Per segment, how many bytes (uncompressed) the first pass used: up to the end of its
+    last complete line. The second pass reads exactly these bytes."""
     lines: int = 0
     run_lines: int = 0
     bad_entries: int = 0
@@ -80,15 +98,34 @@ def fingerprint(line: bytes) -> bytes:
     return hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=12).digest()
 
 
+def _no_fingerprint(line: bytes) -> bytes:
+    return b""
+
+
+def quick_check(line: bytes) -> int:
+    """The line's length and CRC-32 in one number: what the second pass compares to know a
+    line unchanged since the first (a fraction of the fingerprint's cost)."""
+    return len(line) << 32 | zlib.crc32(line)
+
+
 def segment_files(audit_dir: Path) -> list[Path]:
-    """The segments of the trail, in the order of their names."""
+    """The segments of the trail, in the order of their names.
+
+    A segment found both plain and compressed is being compressed by the hub right now: the
+    plain one is read (and, should it be gone by then, its ``.gz``).
+    """
     try:
-        names = sorted(p.name for p in audit_dir.iterdir() if p.name.endswith(_SEGMENT_SUFFIXES))
+        names = {p.name for p in audit_dir.iterdir() if p.name.endswith((_PLAIN, _GZIP))}
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise WorkspaceError(f"cannot list the audit trail {audit_dir}: {exc.strerror}") from None
-    return [audit_dir / name for name in names]
+    names -= {name + ".gz" for name in names if name.endswith(_PLAIN)}
+    return [audit_dir / name for name in sorted(names)]
+
+
+class SegmentProblem(Exception):
+    """A segment cannot be read (or no longer reads as it did); the message says why."""
 
 
 class AuditTrail:
@@ -107,92 +144,144 @@ class AuditTrail:
                 pass
         return str(path)
 
-    def scan(self, on_bad: Callable[[BadEntry], None],
-             run_index: RunIndex | None = None, *,
+    def where(self, scan: TrailScan, position: Position) -> str:
+        """``<segment>:<line>`` of a position, as a bad entry names it."""
+        return f"{self.display(scan.segments[position.segment])}:{position.line}"
+
+    def scan(self, on_bad: Callable[[BadEntry], None], run_index: RunIndex | None = None,
+             *, fingerprints: bool = True,
              on_read: Callable[[int, int], None] | None = None) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is.
 
-        ``on_read(bytes_done, bytes_total)``, when given, is called as each segment starts,
-        every few thousand lines and at the end: how much of the segments (their sizes on
-        disk) has been read.
+        ``fingerprints=False`` leaves out what only the ledger compares (a dry run's choice):
+        every winner's fingerprint is then empty. ``on_read(bytes_done, bytes_total)``, when
+        given, is called as each segment starts, every few thousand lines and at the end: how
+        much of the segments (their sizes on disk) has been read.
         """
         scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
-        put = scan.index.put
-        last = len(scan.segments) - 1
-        sizes = [_size(path) for path in scan.segments] if on_read is not None else []
-        for index, path in enumerate(scan.segments):
-            display = self.display(path)
-            position = None
-            if on_read is not None:
-                position = functools.partial(_read_so_far, on_read, sum(sizes[:index]), sum(sizes))
-                position(0)
-            for number, line in self._lines(path, display, on_bad, scan, position):
-                scan.lines += 1
-                if line is None:
-                    self._bad(scan, on_bad, display, number,
-                              f"line longer than {MAX_LINE_BYTES} bytes, skipped")
-                    continue
-                try:
-                    kind, trace_id = kind_of(line)
-                except msgspec.DecodeError as exc:
-                    if index == last and not line.endswith(b"\n"):
-                        scan.incomplete_tail = True  # the hub is still writing it
-                        continue
-                    self._bad(scan, on_bad, display, number, f"not JSON ({exc})")
-                    continue
-                except BadRecord as exc:
-                    self._bad(scan, on_bad, display, number, str(exc))
-                    continue
-                if kind != "run":
-                    if not isinstance(kind, str):
-                        reason = ("missing required field 'kind'" if kind is None
-                                  else "'kind' must be a string")
-                        self._bad(scan, on_bad, display, number, reason)
-                    continue
-                scan.run_lines += 1
-                try:
-                    run = parse_run(line)
-                except BadRecord as exc:
-                    named = isinstance(trace_id, str) and trace_id
-                    self._bad(scan, on_bad, display, number,
-                              f"run {trace_id!r}: {exc}" if named else str(exc))
-                    continue
-                put(run.trace_id, run.pipeline, index, number, fingerprint(line))
-        scan.index.seal()
-        if on_read is not None:
-            on_read(sum(sizes), sum(sizes))
+        try:
+            self._scan(scan, on_bad, fingerprint if fingerprints else _no_fingerprint,
+                       on_read)
+        except BaseException:
+            if run_index is None:
+                scan.index.close()  # a full temporary folder must not keep our index
+            raise
         return scan
 
-    def runs(self, scan: TrailScan, wanted: Iterable[P]) -> Iterator[tuple[Run, P]]:
+    def _scan(self, scan: TrailScan, on_bad: Callable[[BadEntry], None],
+              fingerprint_of: Callable[[bytes], bytes],
+              on_read: Callable[[int, int], None] | None) -> None:
+        put, put_stages = scan.index.put, scan.index.put_stages
+        last = len(scan.segments) - 1
+        sizes = [_size(path) for path in scan.segments] if on_read is not None else []
+        total = sum(sizes)
+        for index, path in enumerate(scan.segments):
+            display = self.display(path)
+            end = 0
+            number = 0
+            before = sum(sizes[:index])
+            if on_read is not None:
+                on_read(before, total)
+            try:
+                with _Segment.open(path) as segment:
+                    for number, line, after in segment.lines(segment.length):
+                        scan.lines += 1
+                        if on_read is not None and number % _POSITION_EVERY == 0:
+                            on_read(before + min(segment.raw_position(), sizes[index]), total)
+                        if line is None:
+                            self._bad(scan, on_bad, display, number,
+                                      f"line longer than {MAX_LINE_BYTES} bytes, skipped")
+                            end = after
+                            continue
+                        try:
+                            kind, trace_id = kind_of(line)
+                        except msgspec.DecodeError as exc:
+                            if index == last and not line.endswith(b"\n"):
+                                # The hub is still writing it: not there yet.
+                                scan.lines -= 1
+                                scan.incomplete_tail = True
+                                break
+                            self._bad(scan, on_bad, display, number, f"not JSON ({exc})")
+                            end = after
+                            continue
+                        except BadRecord as exc:
+                            self._bad(scan, on_bad, display, number, str(exc))
+                            end = after
+                            continue
+                        end = after
+                        if kind != "run":
+                            if not isinstance(kind, str):
+                                reason = ("missing required field 'kind'" if kind is None
+                                          else "'kind' must be a string")
+                                self._bad(scan, on_bad, display, number, reason)
+                            continue
+                        scan.run_lines += 1
+                        try:
+                            run = parse_run(line)
+                        except BadRecord as exc:
+                            named = isinstance(trace_id, str) and trace_id
+                            self._bad(scan, on_bad, display, number,
+                                      f"run {trace_id!r}: {exc}" if named else str(exc))
+                            continue
+                        put(run.trace_id, run.pipeline, index, number, fingerprint_of(line),
+                            quick_check(line))
+                        if run.stages:
+                            put_stages(run.pipeline, tuple(
+                                [s.stage for s in run.stages
+                                 if s.status != "skipped" and s.started_at is not None]))
+            except SegmentProblem as exc:
+                self._bad(scan, on_bad, display, number + 1 if number else 0, str(exc))
+            scan.ends.append(end)
+        scan.index.seal()
+        if on_read is not None:
+            on_read(total, total)
+
+    def runs(self, scan: TrailScan, wanted: Iterable[P],
+             on_bad: Callable[[BadEntry], None] | None = None) -> Iterator[tuple[Run, P]]:
         """Second pass: yield the current run at each wanted position, in trail order.
 
         ``wanted`` (in trail order) may narrow the pass, e.g. to the runs not yet exported;
         ``scan.index.in_trail_order()`` is every trace id's current record.
+
+        A segment that no longer holds what the first pass read (rewritten, cut short, gone
+        with no ``.gz`` in its place) is reported to ``on_bad`` and its remaining runs are
+        skipped: they stay for the next export. Without ``on_bad`` it is a
+        :class:`WorkspaceError`.
         """
         ordered = iter(wanted)
         current = next(ordered, None)
         while current is not None:
-            segment = current.segment
-            path = scan.segments[segment]
+            segment_no = current.segment
+            path = scan.segments[segment_no]
             display = self.display(path)
-            for number, line in self._lines(path, display, None, None):
-                if number != current.line:
-                    continue
-                if line is None:
-                    raise WorkspaceError(f"{display}:{number} changed while it was being exported")
-                try:
-                    run = parse_run(line)
-                except BadRecord as exc:
-                    raise WorkspaceError(
-                        f"{display}:{number} changed while it was being exported ({exc})") from None
-                if run.trace_id != current.trace_id:
-                    raise WorkspaceError(f"{display}:{number} changed while it was being exported")
-                yield run, current
+            problem: str | None = None
+            try:
+                with _Segment.open(path) as segment:
+                    for number, line, _ in segment.lines(scan.ends[segment_no]):
+                        if number != current.line:
+                            continue
+                        if line is None or quick_check(line) != current.check:
+                            problem = f"line {number} changed while it was being exported"
+                            break
+                        yield parse_trusted(line), current
+                        current = next(ordered, None)
+                        if current is None or current.segment != segment_no:
+                            break
+                    else:
+                        problem = "got shorter while it was being exported"
+            except SegmentProblem as exc:
+                problem = str(exc)
+            if problem is None:
+                continue
+            left = 0
+            while current is not None and current.segment == segment_no:
+                left += 1
                 current = next(ordered, None)
-                if current is None or current.segment != segment:
-                    break
-            else:
-                raise WorkspaceError(f"{display} got shorter while it was being exported")
+            message = (f"{problem}; its {left} remaining run{'s' if left != 1 else ''} "
+                       "were left for the next export")
+            if on_bad is None:
+                raise WorkspaceError(f"{display}: {message}")
+            on_bad(BadEntry(display, 0, message))
 
     @staticmethod
     def _bad(scan: TrailScan, on_bad: Callable[[BadEntry], None], file: str, line: int,
@@ -200,44 +289,9 @@ class AuditTrail:
         scan.bad_entries += 1
         on_bad(BadEntry(file, line, reason))
 
-    def _lines(self, path: Path, display: str, on_bad: Callable[[BadEntry], None] | None,
-               scan: TrailScan | None, on_position: Callable[[int], None] | None = None,
-               ) -> Iterator[tuple[int, bytes | None]]:
-        """Numbered lines of one segment; ``None`` stands for a line too long to hold.
-
-        ``on_position`` gets the bytes of the file read so far, every few thousand lines.
-        """
-        number = 0
-        try:
-            with _open(path) as stream:
-                while True:
-                    line = stream.readline(MAX_LINE_BYTES + 1)
-                    if not line:
-                        return
-                    number += 1
-                    if on_position is not None and number % _POSITION_EVERY == 0:
-                        on_position(_raw_position(stream))
-                    if len(line) > MAX_LINE_BYTES:
-                        while line and not line.endswith(b"\n"):
-                            line = stream.readline(1 << 20)
-                        yield number, None
-                        continue
-                    yield number, line
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            reason = f"gzip segment is truncated or corrupt after line {number} ({exc})"
-        except OSError as exc:
-            reason = f"cannot read this segment ({exc.strerror or exc})"
-        if on_bad is None or scan is None:
-            raise WorkspaceError(f"{display}: {reason}")
-        self._bad(scan, on_bad, display, number + 1 if number else 0, reason)
-
 
 _POSITION_EVERY = 2048
 """Lines between two reports of how far a segment has been read."""
-
-
-def _read_so_far(on_read: Callable[[int, int], None], before: int, total: int, at: int) -> None:
-    on_read(before + at, total)
 
 
 def _size(path: Path) -> int:
@@ -247,16 +301,95 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _raw_position(stream: IO[bytes]) -> int:
-    """Bytes of the file itself read so far (the compressed ones for a gzip segment)."""
-    raw = stream.fileobj if isinstance(stream, gzip.GzipFile) else stream
-    try:
-        return int(raw.tell()) if raw is not None else 0
-    except (OSError, ValueError):
-        return 0
+class _Segment:
+    """One open segment: numbered lines, up to a byte limit, plain or gzip-compressed."""
 
+    def __init__(self, stream: IO[bytes], closing: contextlib.ExitStack, length: int | None,
+                 compressed: bool) -> None:
+        self._stream = stream
+        self._closing = closing
+        self.length = length
+        """The plain segment's size as it was opened (what the first pass reads); None for a
+        compressed one, which the hub no longer writes."""
+        self.compressed = compressed
 
-def _open(path: Path) -> IO[bytes]:
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return path.open("rb", buffering=1 << 16)
+    @classmethod
+    def open(cls, path: Path) -> _Segment:
+        """Open ``path``, or its ``.gz`` when the hub compressed it since it was listed.
+
+        Only a regular file (or a link to one) is a segment: a FIFO or a device would never
+        end. Raises :class:`SegmentProblem`.
+        """
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        try:
+            try:
+                fd = os.open(path, flags)
+            except FileNotFoundError:
+                if not path.name.endswith(_PLAIN):
+                    raise
+                path = path.with_name(path.name + ".gz")
+                fd = os.open(path, flags)
+        except OSError as exc:
+            raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None
+        closing = contextlib.ExitStack()
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise SegmentProblem(f"skipped: it is {file_kind(info.st_mode)}, not a file of "
+                                     "the audit trail")
+            raw = closing.enter_context(os.fdopen(fd, "rb", buffering=1 << 16))
+        except BaseException:
+            closing.close()
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        if path.name.endswith(".gz"):
+            stream: IO[bytes] = closing.enter_context(
+                gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+            return cls(stream, closing, None, True)
+        return cls(raw, closing, info.st_size, False)
+
+    def raw_position(self) -> int:
+        """Bytes of the file itself read so far (the compressed ones for a gzip segment)."""
+        raw = self._stream.fileobj if isinstance(self._stream, gzip.GzipFile) else self._stream
+        try:
+            return int(raw.tell()) if raw is not None else 0
+        except (OSError, ValueError):
+            return 0
+
+    def __enter__(self) -> _Segment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closing.close()
+
+    def lines(self, limit: int | None) -> Iterator[tuple[int, bytes | None, int]]:
+        """``(number, line, offset after it)`` of each line in the first ``limit`` bytes (all,
+        when None); ``None`` stands for a line too long to hold. The last line may lack its
+        line break (the limit, or the end of the file, came first)."""
+        number = offset = 0
+        stream = self._stream
+        try:
+            while limit is None or offset < limit:
+                want = MAX_LINE_BYTES + 1 if limit is None else min(MAX_LINE_BYTES + 1,
+                                                                     limit - offset)
+                line = stream.readline(want)
+                if not line:
+                    return
+                number += 1
+                offset += len(line)
+                if len(line) > MAX_LINE_BYTES:
+                    while not line.endswith(b"\n") and (limit is None or offset < limit):
+                        line = stream.readline(_SKIP_CHUNK if limit is None
+                                               else min(_SKIP_CHUNK, limit - offset))
+                        if not line:
+                            break
+                        offset += len(line)
+                    yield number, None, offset
+                    continue
+                yield number, line, offset
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise SegmentProblem(f"gzip segment is truncated or corrupt after line {number} "
+                                 f"({exc})") from None
+        except OSError as exc:
+            raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None

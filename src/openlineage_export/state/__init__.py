@@ -8,18 +8,32 @@ that names the file and what to do.
 from __future__ import annotations
 
 import contextlib
+import errno
 import sqlite3
 from collections.abc import Iterator
 
 from ..errors import StateError
 
+_DAMAGE = ("malformed", "not a database", "file is encrypted")
+"""What SQLite says of a file that is no (longer a) database."""
+
 
 @contextlib.contextmanager
-def state_errors(what: str, advice: str) -> Iterator[None]:
-    """``OSError`` and ``sqlite3.Error`` inside become a :class:`StateError` naming ``what``."""
+def state_errors(what: str, advice: str, *, full: str | None = None,
+                 damaged: str | None = None) -> Iterator[None]:
+    """``OSError`` and ``sqlite3.Error`` inside become a :class:`StateError` naming ``what``
+    and what to do: ``full`` when the disk is full, ``damaged`` when SQLite finds the file
+    damaged, else ``advice``."""
     try:
         yield
     except sqlite3.Error as exc:
+        text = str(exc)
+        if full is not None and "disk is full" in text:
+            advice = full
+        elif damaged is not None and any(word in text for word in _DAMAGE):
+            advice = damaged
         raise StateError(f"{what} cannot be used ({exc}); {advice}") from None
     except OSError as exc:
+        if full is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            advice = full
         raise StateError(f"{what} cannot be used ({exc.strerror or exc}); {advice}") from None

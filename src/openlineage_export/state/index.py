@@ -23,7 +23,10 @@ from pathlib import Path
 from . import state_errors
 
 _BATCH = 5000
+_STAGES_IN_MEMORY = 65536
 _PREFIX = "olx-index-"
+_ADVICE = "point TMPDIR at a folder you can write to"
+_FULL = "free some space there, or point TMPDIR at a folder with room"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,10 @@ class Winner:
     segment: int
     line: int
     fingerprint: bytes
+    """What the ledger compares (BLAKE2b of the record)."""
+    check: int = 0
+    """Length and CRC-32 of the line as read: how the second pass knows it unchanged, for a
+    fraction of the fingerprint's cost."""
 
 
 class RunIndex:
@@ -41,8 +48,7 @@ class RunIndex:
 
     def __init__(self, folder: Path | None = None) -> None:
         parent = Path(folder) if folder is not None else Path(tempfile.gettempdir())
-        with state_errors(f"the temporary folder {parent}",
-                           "free some space there, or point TMPDIR at a folder with room"):
+        with state_errors(f"the temporary folder {parent}", _ADVICE, full=_FULL):
             remove_abandoned(parent)
             self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
             self.path = self._folder / "index.sqlite"
@@ -52,32 +58,49 @@ class RunIndex:
                 self.db.execute(f"PRAGMA {pragma}")
             self.db.execute(
                 "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
-                "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL) "
-                "WITHOUT ROWID")
-        self._pending: list[tuple[str, str, int, int, bytes]] = []
+                "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL, "
+                "check_sum INTEGER NOT NULL) WITHOUT ROWID")
+            self.db.execute("CREATE TABLE stages (pipeline TEXT NOT NULL, stage TEXT NOT NULL, "
+                            "PRIMARY KEY (pipeline, stage)) WITHOUT ROWID")
+        self._pending: list[tuple[str, str, int, int, bytes, int]] = []
+        self._new_stages: list[tuple[str, str]] = []
+        self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
-        return state_errors(f"the temporary run index {self.path}",
-                             "free some space there, or point TMPDIR at a folder with room")
+        return state_errors(f"the temporary run index {self.path}", _ADVICE, full=_FULL)
 
     def put(self, trace_id: str, pipeline: str, segment: int, line: int,
-            fingerprint: bytes) -> None:
+            fingerprint: bytes, check: int = 0) -> None:
         """Record a good record; a later call for the same trace id replaces it."""
-        self._pending.append((trace_id, pipeline, segment, line, fingerprint))
+        self._pending.append((trace_id, pipeline, segment, line, fingerprint, check))
         if len(self._pending) >= _BATCH:
             self._flush()
 
+    def put_stages(self, pipeline: str, stages: tuple[str, ...]) -> None:
+        """Note the stages a good record of ``pipeline`` executed (each pair is kept once)."""
+        seen = self._stages_seen
+        if (pipeline, stages) in seen:  # most records run what the last one of theirs ran
+            return
+        if len(seen) >= _STAGES_IN_MEMORY:
+            seen.clear()  # the table keeps each pair once anyway
+        seen.add((pipeline, stages))
+        self._new_stages.extend((pipeline, stage) for stage in stages)
+
     def _flush(self) -> None:
-        if self._pending:
+        if self._pending or self._new_stages:
             with self._errors():
                 self.db.execute("BEGIN")
                 self.db.executemany(
-                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE "
-                    "SET pipeline = excluded.pipeline, segment = excluded.segment, "
-                    "line = excluded.line, fingerprint = excluded.fingerprint", self._pending)
+                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO "
+                    "UPDATE SET pipeline = excluded.pipeline, segment = excluded.segment, "
+                    "line = excluded.line, fingerprint = excluded.fingerprint, "
+                    "check_sum = excluded.check_sum", self._pending)
+                self.db.executemany("INSERT OR IGNORE INTO stages VALUES (?, ?)",
+                                    self._new_stages)
                 self.db.execute("COMMIT")
             self._pending.clear()
+            self._new_stages.clear()
 
     def seal(self) -> None:
         """End of the first pass: write what is buffered and index by trail position."""
@@ -99,14 +122,20 @@ class RunIndex:
         with self._errors():
             return {row[0] for row in self.db.execute("SELECT DISTINCT pipeline FROM winners")}
 
+    def stages_run(self) -> Iterator[tuple[str, str]]:
+        """Each (pipeline id, stage id) that a good record on the trail executed, once."""
+        self.seal()
+        with self._errors():
+            yield from self.db.execute("SELECT pipeline, stage FROM stages")
+
     def in_trail_order(self) -> Iterator[Winner]:
         """Every winner, ordered by (segment, line)."""
         self.seal()
         with self._errors():
-            rows = self.db.execute("SELECT trace_id, segment, line, fingerprint FROM winners "
-                                   "ORDER BY segment, line")
-            for trace_id, segment, line, fingerprint in rows:
-                yield Winner(trace_id, segment, line, bytes(fingerprint))
+            rows = self.db.execute("SELECT trace_id, segment, line, fingerprint, check_sum "
+                                   "FROM winners ORDER BY segment, line")
+            for trace_id, segment, line, fingerprint, check in rows:
+                yield Winner(trace_id, segment, line, bytes(fingerprint), check)
 
     def close(self) -> None:
         """Delete the index file."""

@@ -6,7 +6,13 @@ record line changed since (a run exported while running has ended), or that was 
 other settings, is *pending* again. Records are buffered and written in short transactions
 (never held open while a server is slow), and the buffer is written before the export returns,
 on cancel too: an interrupted export loses nothing, and the next one sends exactly what was
-not yet accepted. Several processes may use one ledger at once (WAL, a busy timeout).
+not yet accepted. Records are also written at least every second while the export waits on
+a slow destination, so ``status`` shows them and a killed export sends them no second time.
+Several processes may use one ledger at once (WAL, a busy timeout).
+
+When a write fails (a full disk, a damaged file), the ledger stops recording: the error is
+raised once, by :meth:`Ledger.record`, :meth:`Ledger.flush` or :meth:`Ledger.finished`, and
+no later write is tried. A run is never recorded that the destination did not accept.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-import time
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..errors import StateError
 from . import state_errors
 from .index import RunIndex, Winner
 
@@ -30,7 +37,7 @@ BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process's short transaction to end."""
 
 _FLUSH_EVERY = 500
-_FLUSH_AFTER = 1.0  # seconds
+_FLUSH_AFTER = 1.0  # seconds: a recorded run reaches the file at most this much later
 
 _MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", """
@@ -98,6 +105,11 @@ class Classified:
         """The line of the run's current record."""
         return self.winner.line
 
+    @property
+    def check(self) -> int:
+        """The quick checksum of the run's current record, as the first pass read it."""
+        return self.winner.check
+
 
 @dataclass(frozen=True, slots=True)
 class DestinationStatus:
@@ -113,7 +125,8 @@ class DestinationStatus:
 
 
 class Ledger:
-    """The ledger file; one connection, used from one thread (the export's)."""
+    """The ledger file; one connection, used from the export's thread (and, to write what is
+    recorded while the export waits, from a timer thread of its own, under one lock)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
@@ -123,7 +136,8 @@ class Ledger:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 if not path.exists():
                     os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                      check_same_thread=False)
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             if not read_only:
                 self.db.execute("PRAGMA journal_mode = WAL")
@@ -132,7 +146,10 @@ class Ledger:
             if read_only:
                 self.db.execute("PRAGMA query_only = ON")
         self._buffer: list[tuple[object, ...]] = []
-        self._last_flush = time.monotonic()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._timer: threading.Thread | None = None
+        self._broken: StateError | None = None
 
     @classmethod
     def open(cls, environ: Mapping[str, str]) -> Ledger:
@@ -147,7 +164,9 @@ class Ledger:
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return state_errors(f"the export ledger {self.path}",
-                            _ADVICE.format(path=self.path, env=STATE_DIR_ENV))
+                            _ADVICE.format(folder=self.path.parent, env=STATE_DIR_ENV),
+                            full=_FULL.format(env=STATE_DIR_ENV),
+                            damaged=_DAMAGED.format(path=self.path))
 
     def _migrate(self) -> None:
         self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
@@ -169,14 +188,14 @@ class Ledger:
 
     def find_destination(self, workspace: str, destination: str) -> int | None:
         """The id of (workspace, destination), or None when it was never exported to."""
-        with self._errors():
+        with self._lock, self._errors():
             row = self.db.execute("SELECT id FROM destinations WHERE workspace = ? AND "
                                   "destination = ?", (workspace, destination)).fetchone()
         return None if row is None else int(row[0])
 
     def destination_id(self, workspace: str, destination: str) -> int:
         """The id of (workspace, destination), created on first use."""
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("INSERT OR IGNORE INTO destinations (workspace, destination) "
                             "VALUES (?, ?)", (workspace, destination))
         found = self.find_destination(workspace, destination)
@@ -198,14 +217,14 @@ class Ledger:
 
     def started(self, destination_id: int) -> None:
         """Note when an export to this destination began."""
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("UPDATE destinations SET last_export_started = ?, "
                             "last_export_outcome = NULL WHERE id = ?", (_now(), destination_id))
 
     def finished(self, destination_id: int, outcome: str = "finished") -> None:
         """Write what is buffered and note when (and how) the export ended."""
         self.flush()
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("UPDATE destinations SET last_export_finished = ?, "
                             "last_export_outcome = ? WHERE id = ?",
                             (_now(), outcome, destination_id))
@@ -220,15 +239,15 @@ class Ledger:
         try:
             with self._errors():
                 rows = index.db.execute(
-                    "SELECT w.trace_id, w.segment, w.line, w.fingerprint, "
+                    "SELECT w.trace_id, w.segment, w.line, w.fingerprint, w.check_sum, "
                     "  (r.state IS NOT 'delivered' OR r.line_fingerprint IS NOT w.fingerprint "
                     "   OR r.config_fingerprint IS NOT ?) "
                     "FROM winners AS w LEFT JOIN ledger.runs AS r "
                     "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
                     "ORDER BY w.segment, w.line", (config, -1 if destination_id is None
                                                    else destination_id))
-                for trace_id, segment, line, fingerprint, pending in rows:
-                    yield Classified(Winner(trace_id, segment, line, bytes(fingerprint)),
+                for trace_id, segment, line, fingerprint, check, pending in rows:
+                    yield Classified(Winner(trace_id, segment, line, bytes(fingerprint), check),
                                      bool(pending))
         finally:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
@@ -236,36 +255,67 @@ class Ledger:
 
     def record(self, destination_id: int, winner: Winner, run_id: str, config: bytes,
                *, delivered: bool, events: int, reason: str | None = None) -> None:
-        """Record a run as delivered (all its events accepted) or failed (with the reason)."""
-        self._buffer.append((destination_id, winner.trace_id, run_id, winner.fingerprint, config,
-                             "delivered" if delivered else "failed", events, reason))
-        if (len(self._buffer) >= _FLUSH_EVERY
-                or time.monotonic() - self._last_flush > _FLUSH_AFTER):
-            self.flush()
+        """Record a run as delivered (all its events accepted) or failed (with the reason).
+
+        Durable within :data:`_FLUSH_AFTER` seconds, or at :meth:`flush`; raises the
+        :class:`StateError` of a write that failed meanwhile.
+        """
+        with self._lock:
+            if self._broken is not None:
+                raise self._broken
+            self._buffer.append((destination_id, winner.trace_id, run_id, winner.fingerprint,
+                                 config, "delivered" if delivered else "failed", events, reason))
+            if len(self._buffer) >= _FLUSH_EVERY:
+                self._write()
+        if self._timer is None:
+            self._timer = threading.Thread(target=self._flush_regularly, daemon=True,
+                                           name="ledger-flush")
+            self._timer.start()
 
     def flush(self) -> None:
         """Make every recorded run durable, in one short transaction."""
-        self._last_flush = time.monotonic()
+        with self._lock:
+            self._write()
+
+    def _flush_regularly(self) -> None:
+        while not self._closing.wait(_FLUSH_AFTER):
+            with self._lock:
+                if self._broken is not None:
+                    return
+                try:
+                    self._write()
+                except StateError:
+                    return  # kept in _broken: the export's next call raises it
+
+    def _write(self) -> None:
+        if self._broken is not None:
+            raise self._broken
         if not self._buffer:
             return
-        with self._errors():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                self.db.executemany(
-                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT "
-                    "(destination_id, trace_id) DO UPDATE SET run_id = excluded.run_id, "
-                    "line_fingerprint = excluded.line_fingerprint, "
-                    "config_fingerprint = excluded.config_fingerprint, state = excluded.state, "
-                    "events = excluded.events, reason = excluded.reason", self._buffer)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+        try:
+            with self._errors():
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    self.db.executemany(
+                        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT "
+                        "(destination_id, trace_id) DO UPDATE SET run_id = excluded.run_id, "
+                        "line_fingerprint = excluded.line_fingerprint, "
+                        "config_fingerprint = excluded.config_fingerprint, "
+                        "state = excluded.state, events = excluded.events, "
+                        "reason = excluded.reason", self._buffer)
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.db.execute("ROLLBACK")
+                    raise
+        except StateError as exc:
+            self._broken = exc
+            raise
         self._buffer.clear()
 
     def status(self, workspace: str) -> list[DestinationStatus]:
         """What the ledger knows of each destination this workspace was exported to."""
-        with self._errors():
+        with self._lock, self._errors():
             rows = self.db.execute(
                 "SELECT d.destination, "
                 "  (SELECT count(*) FROM runs r WHERE r.destination_id = d.id "
@@ -282,7 +332,7 @@ class Ledger:
         found = self.find_destination(workspace, destination)
         if found is None:
             return False
-        with self._errors():
+        with self._lock, self._errors():
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM runs WHERE destination_id = ?", (found,))
             self.db.execute("DELETE FROM destinations WHERE id = ?", (found,))
@@ -290,16 +340,21 @@ class Ledger:
         return True
 
     def close(self) -> None:
-        """Write what is buffered and close."""
+        """Write what is buffered and close (a ledger whose writes failed only closes)."""
+        self._closing.set()
+        if self._timer is not None:
+            self._timer.join()
         try:
-            if not self.read_only:
+            if not self.read_only and self._broken is None:
                 self.flush()
         finally:
             self.db.close()
 
 
-_ADVICE = ("check that its folder is writable and has room (or set {env} to another folder); "
-           "a damaged ledger can be moved away: the next export then sends every run again")
+_ADVICE = "check that {folder} is a folder you can write to, or set {env} to another one"
+_FULL = "free some space there, or set {env} to a folder with room"
+_DAMAGED = ("the file is damaged: move it away (mv {path} {path}.damaged); the next export "
+            "then starts a new ledger and sends every run again")
 
 
 def _now() -> str:

@@ -56,13 +56,14 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
         if ending.events_file:
             lines.append(f"events written to {ending.events_file}")
         return lines
-    if report.outage is not None:
-        lines = [f"stopped: {report.outage}",
+    stopped = report.outage if report.outage is not None else report.state_error
+    if stopped is not None:
+        lines = [f"stopped: {stopped}",
                  f"{report.runs_sent} of {report.runs_total} runs sent before it stopped "
                  f"({report.events_sent} events)"
                  + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
                  + f"; {pending} pending: the next export sends them"]
-        if ending.outage_hint:
+        if ending.outage_hint and report.outage is not None:
             lines.append(ending.outage_hint)
         return lines
     lines = [f"exported to {report.destination}: {report.runs_sent} of "

@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlsplit
 from openlineage.client.naming import dataset as naming
 
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
+"""What Marquez keeps in a namespace as it is (``OpenLineageDao.formatNamespaceName``; its
+``NamespaceName`` pattern also takes ``;`` and ``=``, but ingestion rewrites those)."""
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(.*)", re.DOTALL)
 
 DEFAULT_PORTS = {
@@ -36,12 +38,14 @@ def workspace_namespace(workspace_name: str) -> str:
 
 
 def namespace_safe(text: str) -> str:
-    """``text`` with each character Marquez refuses in a namespace replaced by ``_``, as it does.
+    """``text`` with each character a lineage server refuses in a namespace replaced by ``-``.
 
-    Marquez 0.50 rewrites such characters in a job namespace and answers 400 (then fails on
-    later reads) for them in a dataset namespace, so no namespace we emit may carry them.
+    Marquez rewrites such characters (into ``_``) in a job namespace and answers 400 (then
+    fails on later reads) for them in a dataset namespace, so no namespace we emit may carry
+    them. ``-`` rather than Marquez's ``_``, so that ``acme analytics`` and ``acme_analytics``
+    stay two namespaces; at most 1024 characters, as Marquez allows.
     """
-    return _NAMESPACE_UNSAFE.sub("_", text.strip())[:1024] or "_"
+    return _NAMESPACE_UNSAFE.sub("-", text.strip())[:1024] or "-"
 
 
 class DatasetNamer:
@@ -96,7 +100,7 @@ def _unsplittable(scheme: str, rest: str) -> tuple[str, str]:
 def _opaque(scheme: str, rest: str) -> tuple[str, str]:
     if scheme == "bigquery":
         parts = rest.split(".")
-        if len(parts) == 3 and all(parts):
+        if len(parts) == 3 and all(part.strip() for part in parts):
             d = naming.BigQuery(project_id=parts[0], dataset_name=parts[1], table_name=parts[2])
             return d.get_namespace(), d.get_name()
         return "bigquery", rest
@@ -105,6 +109,17 @@ def _opaque(scheme: str, rest: str) -> tuple[str, str]:
 
 def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
                   path: str) -> tuple[str, str]:
+    try:
+        return _conventional(scheme, authority, host, port, path)
+    except ValueError:
+        # openlineage-python's helpers refuse a part that is blank (a bucket of one space):
+        # such a location is still named, the generic way.
+        return _generic(scheme, authority, path.lstrip("/"))
+
+
+def _conventional(scheme: str, authority: str, host: str, port: int | None,
+                  path: str) -> tuple[str, str]:
+    """The naming convention of ``scheme``, through openlineage-python's helpers."""
     stripped = path.lstrip("/")
     if scheme == "file":
         if host in ("", "localhost"):
@@ -121,13 +136,13 @@ def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
         return kafka.get_namespace(), kafka.get_name()
     if scheme == "postgres" and host:
         pieces = stripped.replace("/", ".").split(".")
-        if len(pieces) == 3 and all(pieces):
+        if len(pieces) == 3 and all(piece.strip() for piece in pieces):
             pg = naming.Postgres(host=host, port=str(port or DEFAULT_PORTS["postgres"]),
                                  database=pieces[0], schema=pieces[1], table=pieces[2])
             return pg.get_namespace(), pg.get_name()
     if scheme == "mysql" and host:
         pieces = stripped.replace("/", ".").split(".")
-        if len(pieces) == 2 and all(pieces):
+        if len(pieces) == 2 and all(piece.strip() for piece in pieces):
             my = naming.MySQL(host=host, port=str(port or DEFAULT_PORTS["mysql"]),
                               database=pieces[0], table=pieces[1])
             return my.get_namespace(), my.get_name()
@@ -135,6 +150,10 @@ def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
         default = DEFAULT_PORTS.get(scheme)
         where = f"{host}:{port or default}" if (port or default) else host
         return f"{scheme}://{where}", stripped.replace("/", ".")
+    return _generic(scheme, authority, stripped)
+
+
+def _generic(scheme: str, authority: str, stripped: str) -> tuple[str, str]:
     # Everything else (hdfs, abfss, wasbs, dbfs, custom stores): namespace = scheme://authority.
     where = authority.lower() if scheme not in ("abfss", "wasbs") else authority
     name = (posixpath.normpath("/" + stripped) if scheme in _PATH_SCHEMES and stripped

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ..hub.model import Graph, Run, StageExecution
-from . import facets
+from . import facets, names
 from .datasets import DatasetNamer
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
 
@@ -62,7 +62,7 @@ class Translator:
         """All events of one editor run: pipeline START, each stage's events, pipeline end."""
         ns = self.namespace
         run_id = pipeline_run_id(ns, run.pipeline, run.trace_id, run.started_at)
-        pipeline_job = {"namespace": ns, "name": run.pipeline,
+        pipeline_job = {"namespace": ns, "name": names.pipeline_job(run.pipeline),
                         "facets": self._pipeline_facets(run.pipeline)}
         run_facets: dict[str, Any] = {"processing_engine": facets.processing_engine(run.engine)}
         tag_pairs = []
@@ -93,11 +93,10 @@ class Translator:
         assert stage.started_at is not None
         ns = self.namespace
         run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
-        job_name = f"{run.pipeline}.{stage.stage}"
-        job = {"namespace": ns, "name": job_name,
+        job = {"namespace": ns, "name": names.stage_job(run.pipeline, stage.stage),
                "facets": self._stage_facets(run.pipeline, stage.stage)}
         run_facets: dict[str, Any] = {
-            "parent": facets.parent(ns, run.pipeline, parent_id),
+            "parent": facets.parent(ns, names.pipeline_job(run.pipeline), parent_id),
             "processing_engine": facets.processing_engine(run.engine),
         }
         if stage.attempt != 1:

@@ -1,0 +1,87 @@
+"""One export at a time per (workspace, destination): a lock file in the state folder.
+
+Two exports of one workspace to one destination side by side would both send the runs neither
+has recorded yet (most of them, twice). The second one is refused, naming the process that
+holds the lock, rather than made to wait: an export can take hours, and a scheduler that
+started it again wants to know at once (exit code 5; run it again later).
+
+The lock is ``fcntl.flock`` on a file in ``<state dir>/locks/``: the kernel releases it when
+its holder ends, however it ends (even ``kill -9``), so a killed export never leaves one
+behind. The file stays (removing it would race with the next export opening it); it holds the
+holder's process id, for the message. A dry run takes no lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+from pathlib import Path
+
+from ..errors import ExportBusy
+from . import state_errors
+
+LOCKS = "locks"
+"""The folder of lock files, in the state folder."""
+
+
+class ExportLock:
+    """Held while one export of a workspace to a destination runs; :meth:`release` it."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, state_folder: Path, workspace: str, destination: str) -> ExportLock:
+        """Take the lock of (workspace, destination), or raise :class:`ExportBusy` naming the
+        process that holds it. ``StateError`` when the state folder cannot hold a lock file."""
+        key = hashlib.blake2b(f"{workspace}\x00{destination}".encode(), digest_size=10)
+        path = state_folder / LOCKS / f"{key.hexdigest()}.lock"
+        with state_errors(f"the lock file {path}",
+                          f"check that {state_folder} is a folder you can write to, or set "
+                          "OPENLINEAGE_EXPORT_STATE_DIR to another one",
+                          full="free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to "
+                               "a folder with room"):
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(fd)
+                os.close(fd)
+                who = f"process {holder}" if holder else "another process"
+                raise ExportBusy(
+                    f"another export of {workspace} to {destination} is running ({who}); "
+                    "nothing was sent: wait for it to finish, or stop it, then export again"
+                ) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n{workspace}\n{destination}\n".encode(), 0)
+            except OSError:
+                pass  # the pid is for the message only; the lock is what counts
+        return cls(path, fd)
+
+    def release(self) -> None:
+        """Let the next export of this workspace to this destination start."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing the last descriptor releases the flock
+
+    def __enter__(self) -> ExportLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _holder(fd: int) -> int | None:
+    """The process id the lock's holder wrote, if it got to write it."""
+    try:
+        first = os.pread(fd, 64, 0).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    return int(first) if first.isdigit() else None

@@ -1,0 +1,100 @@
+"""settings.json as a file (host/jsonfile.py): read it whatever it holds, write it atomically,
+keep what belongs to others byte for byte, and keep a link a link."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import WorkspaceMaker, cli_command, cli_env
+
+from openlineage_export.errors import ConfigError
+from openlineage_export.host.jsonfile import (
+    parse_object,
+    raw_entries,
+    read_text,
+    write_entries,
+    write_file_atomically,
+)
+
+DEEP = '{"other.extension": ' + "[" * 200_000 + "]" * 200_000 + "}"
+
+
+def test_a_file_nested_deeper_than_the_reader_can_follow_is_one_message(
+        tmp_path: Path) -> None:
+    file = tmp_path / "settings.json"
+    file.write_text(DEEP)
+    with pytest.raises(ConfigError, match=r"settings.json is nested too deeply to read"):
+        parse_object(read_text(file), file)
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        raw_entries(file)
+
+
+@pytest.mark.parametrize("command", [("settings", "list"), ("export", "--dry-run"),
+                                     ("settings", "set", "openlineage.timeout", "5")])
+def test_the_cli_says_so_in_one_line(ws: WorkspaceMaker, tmp_path: Path,
+                                     command: tuple[str, ...]) -> None:
+    (ws.root / ".workspace" / "settings.json").write_text(DEEP)
+    done = subprocess.run(cli_command(*command, "-w", str(ws.root)), env=cli_env(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: {ws.root}/.workspace/settings.json is nested too "
+                                  "deeply to read")
+
+
+def test_settings_set_writes_through_a_link_and_keeps_it(ws: WorkspaceMaker,
+                                                         tmp_path: Path) -> None:
+    shared = tmp_path / "dotfiles" / "settings.json"
+    shared.parent.mkdir()
+    shared.write_text('{"other.extension": {"keep": [1, 2.50]}}\n')
+    shared.chmod(0o640)
+    link = ws.root / ".workspace" / "settings.json"
+    link.symlink_to(shared)
+    done = subprocess.run(cli_command("settings", "set", "openlineage.timeout", "5", "-w",
+                                      str(ws.root)),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and os.readlink(link) == str(shared)
+    assert shared.read_text() == ('{\n  "other.extension": {"keep": [1, 2.50]},\n'
+                                  '  "openlineage.timeout": 5\n}\n')
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    assert sorted(os.listdir(shared.parent)) == ["settings.json"]  # no temporary left
+
+
+def test_a_link_to_a_file_not_there_yet_creates_it(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.json"
+    link = tmp_path / "settings.json"
+    link.symlink_to(target)
+    write_file_atomically(link, b"{}\n")
+    assert link.is_symlink() and target.read_bytes() == b"{}\n"
+
+
+def test_other_keys_are_written_back_with_exactly_their_text(tmp_path: Path) -> None:
+    file = tmp_path / "settings.json"
+    file.write_text('\ufeff{ "a" :1.50e0, "b":"\\u00e9", "a": [ ] }')
+    entries = raw_entries(file)
+    assert entries == {"a": ('"a"', "[ ]"), "b": ('"b"', '"\\u00e9"')}
+    write_entries(file, entries)
+    assert file.read_text() == '{\n  "a": [ ],\n  "b": "\\u00e9"\n}\n'
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    file = tmp_path / "settings.json"
+    file.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(ConfigError, match=r"settings.json is not UTF-8 text \(byte 7\)"):
+        read_text(file)
+
+
+def test_a_settings_file_that_is_a_fifo_is_one_line_not_a_hang(ws: WorkspaceMaker,
+                                                               tmp_path: Path) -> None:
+    settings = ws.root / ".workspace" / "settings.json"
+    os.mkfifo(settings)
+    done = subprocess.run(cli_command("settings", "list", "-w", str(ws.root)),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: cannot read {settings}: it is a named pipe (FIFO), not a "
+                           "file\n")

@@ -1,0 +1,109 @@
+"""One export at a time per (workspace, destination) (state/lock.py), with real processes."""
+
+from __future__ import annotations
+
+import collections
+import json
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from fakeserver import Answer, FakeServer
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+from synth_trail import write_workspace
+
+from openlineage_export.errors import ExportBusy
+from openlineage_export.state.lock import ExportLock
+
+
+def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(cli_command("export", "-w", str(root), *args), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "Traceback" not in err, err
+    return process.returncode, out, err
+
+
+def test_two_exports_of_one_workspace_to_one_server_send_each_event_once(
+        tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write_workspace(root, 60, seed=13)
+    with FakeServer(Answer(201, delay=0.01)) as server:
+        env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
+        first, second = start(root, env), start(root, env)
+        results = [finish(first), finish(second)]
+        codes = sorted(code for code, _, _ in results)
+        bodies = collections.Counter(r.body for r in server.requests)
+    assert codes in ([0, 0], [0, 5]), results
+    assert bodies and max(bodies.values()) == 1, "an event was sent twice"
+    for code, _, err in results:
+        if code == 5:
+            assert err.startswith("error: another export of ") and "(process " in err
+            assert err.count("\n") == 1, err  # one line
+
+
+def test_a_second_export_is_refused_naming_the_first_and_a_dry_run_still_runs(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(20)])
+    with FakeServer() as server:
+        server.script(lambda request: Answer(201, delay=30 if len(server.requests) > 3
+                                             else 0))
+        ws.settings({"openlineage.concurrency": 1})
+        env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
+        holder = start(ws.root, env)
+        try:
+            assert server.wait_for(4, timeout=60)
+            code, _, err = finish(start(ws.root, env))
+            assert code == 5, err
+            assert err == (f"error: another export of {ws.root.resolve()} to {server.url}"
+                           f"/api/v1/lineage is running (process {holder.pid}); nothing was "
+                           "sent: wait for it to finish, or stop it, then export again\n")
+            assert len(server.requests) == 4  # the refused one sent nothing
+            dry = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
+                                             str(tmp_path / "dry.jsonl")),
+                                 env=env, capture_output=True, text=True, timeout=120)
+            assert dry.returncode == 0, dry.stderr  # a dry run takes no lock
+            other = subprocess.run(cli_command("export", "-w", str(ws.root), "--json"),
+                                   env={**env, "OPENLINEAGE_TRANSPORT": "file",
+                                        "OPENLINEAGE_FILE_PATH": str(tmp_path / "out.jsonl")},
+                                   capture_output=True, text=True, timeout=120)
+            assert other.returncode == 0, other.stderr  # another destination: its own lock
+        finally:
+            holder.send_signal(signal.SIGINT)
+            assert finish(holder)[0] == 130
+
+
+def test_a_killed_export_leaves_no_lock_behind(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(10)])
+    with FakeServer() as server:
+        server.script(lambda request: Answer(201, delay=30 if len(server.requests) > 2
+                                             else 0))
+        ws.settings({"openlineage.concurrency": 1})
+        env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
+        holder = start(ws.root, env)
+        assert server.wait_for(3, timeout=60)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        server.script(lambda request: Answer(201))
+        code, out, err = finish(start(ws.root, env, "--json"))
+    assert code == 0, err
+    assert json.loads(out)["runs"]["total"] == 10
+
+
+def test_the_lock_is_taken_again_once_released(tmp_path: Path) -> None:
+    lock = ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage")
+    with pytest.raises(ExportBusy, match=r"another export of /ws to http://x/api/v1/lineage is "
+                                         r"running \(process \d+\)"):
+        ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage")
+    ExportLock.acquire(tmp_path, "/ws", "http://y/api/v1/lineage").release()
+    lock.release()
+    ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage").release()

@@ -1,0 +1,123 @@
+"""One audit line -> one run, or why not (hub/records.py): times, leap seconds, the trusted
+second reading."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from helpers import WorkspaceMaker, run_record, stage_record
+from synth_trail import write_workspace
+
+from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.hub.records import (
+    BadRecord,
+    ends_before_start,
+    kind_of,
+    normalise_time,
+    parse_run,
+    parse_time,
+    parse_trusted,
+)
+from openlineage_export.translate.ids import pipeline_run_id
+
+
+def line(record: dict[str, object]) -> bytes:
+    return json.dumps(record).encode()
+
+
+@pytest.mark.parametrize(("value", "normal"), [
+    ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59.999999Z"),
+    ("2016-12-31t23:59:60.5z", "2016-12-31T23:59:59.999999Z"),
+    ("2016-12-31 18:59:60-05:00", "2016-12-31T18:59:59.999999-05:00"),
+    ("2015-07-01T01:59:60.123456789+02:00", "2015-07-01T01:59:59.999999+02:00"),
+])
+def test_a_leap_second_is_accepted_and_written_as_a_time_servers_can_store(
+        value: str, normal: str) -> None:
+    # RFC 3339 allows second 60; Marquez and DataHub (java.time) refuse it in an event.
+    assert normalise_time(value, "startedAt") == normal
+    assert parse_time(value).astimezone(UTC) == datetime(
+        *((2016, 12, 31) if value.startswith("2016") else (2015, 6, 30)), 23, 59, 59, 999_999,
+        tzinfo=UTC)
+    run = parse_run(line(run_record("leap", startedAt=value, endedAt=value)))
+    assert run.started_at == run.ended_at == normal
+
+
+@pytest.mark.parametrize("value", ["2016-12-31T12:00:60Z", "2016-12-31T23:59:61Z",
+                                   "2016-12-31T23:59:60+01:00"])
+def test_a_second_60_that_is_no_leap_second_is_refused(value: str) -> None:
+    with pytest.raises(BadRecord, match="is not a valid time"):
+        normalise_time(value, "startedAt")
+
+
+def test_a_leap_second_gives_the_same_run_id_everywhere(ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("leap-run", startedAt="2016-12-31T23:59:60Z",
+                                           endedAt="2017-01-01T00:00:01Z", stages=[])])
+    outputs = []
+    for _ in range(2):
+        out = io.BytesIO()
+        report = run_export(ExportRequest(ws.root, dry_run=True, output=out))
+        assert report.exit_code == 0 and report.bad_entries == 0
+        outputs.append(out.getvalue())
+    assert outputs[0] == outputs[1]
+    start = json.loads(outputs[0].splitlines()[0])
+    assert start["eventTime"] == "2016-12-31T23:59:59.999999Z"
+    assert start["run"]["runId"] == pipeline_run_id(
+        "test-ws", "daily-sales", "leap-run", "2016-12-31T23:59:59.999999Z")
+
+
+def test_the_second_reading_trusts_what_the_first_checked(tmp_path: Path) -> None:
+    # Every run line of a varied trail (other offsets, lower-case t/z, retries, skipped and
+    # running stages...): decoded without the checks, it is the very run the checks give.
+    root = tmp_path / "ws"
+    write_workspace(root, 400, seed=11, gzip_closed=False, running_tail=5)
+    audit = root / ".workspace" / "lineage" / "audit"
+    odd = [line(run_record("lower", startedAt="2026-11-02t02:00:00.5z",
+                           endedAt="2026-11-02 03:00:00+02:00",
+                           stages=[stage_record(status="running", endedAt="x"),
+                                   stage_record("s", status="skipped", endedAt="y")])),
+           line(run_record("leap", startedAt="2016-12-31T23:59:60.25Z"))]
+    checked = 0
+    for raw in [*(b for p in sorted(audit.iterdir()) for b in p.read_bytes().splitlines()),
+                *odd]:
+        try:
+            if kind_of(raw)[0] != "run":
+                continue
+            expected = parse_run(raw)
+        except (BadRecord, ValueError):
+            continue
+        assert parse_trusted(raw) == expected
+        checked += 1
+    assert checked > 400
+
+
+def test_what_ends_before_it_starts_is_named() -> None:
+    run = parse_run(line(run_record(
+        "r", startedAt="2026-11-02T02:00:00.120Z", endedAt="2026-11-02T01:00:00Z",
+        stages=[stage_record("a", startedAt="2026-11-02T02:00:00+01:00",
+                             endedAt="2026-11-02T01:30:00Z"),
+                stage_record("b", attempt=2, startedAt="2026-11-02T02:00:00.5Z",
+                             endedAt="2026-11-02T02:00:00.4Z")])))
+    assert ends_before_start(run) == [
+        "ends (2026-11-02T01:00:00Z) before it starts (2026-11-02T02:00:00.120Z)",
+        "stage 'b' attempt 2 ends (2026-11-02T02:00:00.4Z) before it starts "
+        "(2026-11-02T02:00:00.5Z)"]
+
+
+def test_a_run_that_ends_before_it_starts_is_exported_with_a_warning(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws.segment("000001.jsonl", [
+        run_record("fine"),
+        run_record("backwards", startedAt="2026-11-02T02:00:00Z", endedAt="2026-11-02T01:59:59Z"),
+    ])
+    out = io.BytesIO()
+    report = run_export(ExportRequest(ws.root, dry_run=True, output=out))
+    assert report.exit_code == 0 and report.runs_sent == 2
+    assert report.warnings == [
+        ".workspace/lineage/audit/000001.jsonl:2: run 'backwards' ends (2026-11-02T01:59:59Z) "
+        "before it starts (2026-11-02T02:00:00Z); exported as recorded"]
+    times = [json.loads(e)["eventTime"] for e in out.getvalue().splitlines()]
+    assert "2026-11-02T01:59:59Z" in times
