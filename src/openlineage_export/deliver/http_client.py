@@ -134,7 +134,7 @@ class AiohttpPoster:
         if url not in self._proxies:
             self._proxies[url] = environment_proxy(url) if self._owned else None
         try:
-            async with self._session.post(url, data=body, headers=dict(headers),
+            async with self._session.post(url, data=body, headers=headers,
                                           allow_redirects=False,
                                           proxy=self._proxies[url]) as response:
                 prefix = await _read_prefix(response.content)
@@ -171,6 +171,8 @@ def environment_proxy(url: str) -> str | None:
 
 
 async def _read_prefix(stream: aiohttp.StreamReader) -> bytes:
+    if stream.at_eof():  # an empty answer (Marquez's 201): nothing to wait for
+        return b""
     chunks: list[bytes] = []
     size = 0
     while size < BODY_LIMIT:
@@ -179,6 +181,8 @@ async def _read_prefix(stream: aiohttp.StreamReader) -> bytes:
             break
         chunks.append(chunk)
         size += len(chunk)
+        if stream.at_eof():
+            break
     return b"".join(chunks)
 
 
