@@ -2,13 +2,17 @@
 # Run a real Marquez server (and a private PostgreSQL cluster for it) on loopback only,
 # for end-to-end tests and for trying openlineage-export locally.
 #
-# Usage: scripts/marquez.sh start|stop|status|reset
+# Usage: scripts/marquez.sh start [--ui]|ui|stop|status|reset
 #
 #   start   install PostgreSQL if needed (Debian apt), create/start a private cluster, get the
 #           Marquez API server (see below), start it and wait until GET /api/v1/namespaces
 #           answers 200. Idempotent. Progress goes to stderr; the base URL is the only thing
 #           printed on stdout.
-#   stop    stop Marquez and the PostgreSQL cluster.
+#   start --ui
+#           the same, plus Marquez's own web UI on http://127.0.0.1:$MARQUEZ_WEB_PORT (see
+#           below); prints the API's base URL, then the UI's on a second line.
+#   ui      the same as start --ui, printing only the UI's URL.
+#   stop    stop the web UI, Marquez and the PostgreSQL cluster.
 #   status  say what is running (exit 0 only when Marquez answers).
 #   reset   stop Marquez, drop and recreate the `marquez` database, start Marquez again.
 #
@@ -22,11 +26,22 @@
 #   3. Otherwise io.github.marquezproject:marquez-api from your Maven repository
 #      (scripts/marquez/fetch/pom.xml), where it is served, cached in $MARQUEZ_HOME/lib.
 #
+# The web UI (start --ui, ui) is built from the source's web/ folder, once: copied (without
+# node_modules) to $MARQUEZ_HOME/web/.unfinished, then upstream's own `npm ci` and
+# `npm run build` (webpack) there, packages from the npm registry: about 10 minutes on 2 busy
+# cores the first time (~2 minutes of it npm ci with an empty ~/.npm, ~700 MB of node_modules),
+# log in $MARQUEZ_HOME/web-build.log. Only its dist/ (~40 MB) is kept, in
+# $MARQUEZ_HOME/web/<version>-<hash of the web source and of this script's build recipe>/, and
+# reused in a second. It is served by scripts/marquez/web/server.js (node's http module only: the
+# files of dist/, and /api/v1, /api/v2beta passed on to the API, as upstream's setupProxy.js).
+# Node.js 16+ and npm are needed (as root, Debian's nodejs and npm are installed when missing).
+#
 # Environment (defaults in brackets):
 #   MARQUEZ_HOME           state dir [$HOME/.cache/openlineage-export/marquez]
 #   MARQUEZ_PORT           API port [5000]
 #   MARQUEZ_ADMIN_PORT     admin port [5001]
 #   MARQUEZ_PG_PORT        PostgreSQL port [55432]
+#   MARQUEZ_WEB_PORT       web UI port [3000]
 #   MARQUEZ_VERSION        Marquez version, built from source or fetched [0.51.1]
 #   MARQUEZ_SOURCE_DIR     Marquez source tree to build [../shared/third_party/marquez-$MARQUEZ_VERSION
 #                          beside the repository]; set it empty to fetch marquez-api instead
@@ -40,6 +55,7 @@
 #                          small, busy machine (with the JVM's default, its first few hundred
 #                          events took up to 4 s each here, against 2.4 s; later ones alike)
 #   JAVA                   java binary [java]
+#   NODE, NPM              node and npm binaries, for the web UI [node, npm]
 #
 # Everything listens on 127.0.0.1 only. As root, PostgreSQL runs as the `postgres`
 # OS user (it refuses to run as root); otherwise as the invoking user.
@@ -53,6 +69,7 @@ MARQUEZ_HOME=${MARQUEZ_HOME:-$HOME/.cache/openlineage-export/marquez}
 MARQUEZ_PORT=${MARQUEZ_PORT:-5000}
 MARQUEZ_ADMIN_PORT=${MARQUEZ_ADMIN_PORT:-5001}
 MARQUEZ_PG_PORT=${MARQUEZ_PG_PORT:-55432}
+MARQUEZ_WEB_PORT=${MARQUEZ_WEB_PORT:-3000}
 MARQUEZ_VERSION=${MARQUEZ_VERSION:-0.51.1}
 # Unset: the default below, used when it exists; empty: never build; set: must exist.
 SOURCE_DIR_GIVEN=${MARQUEZ_SOURCE_DIR+1}
@@ -61,9 +78,13 @@ MARQUEZ_START_TIMEOUT=${MARQUEZ_START_TIMEOUT:-120}
 MARQUEZ_JAVA_OPTS=${MARQUEZ_JAVA_OPTS:--Xmx1g -XX:TieredStopAtLevel=1}
 MARQUEZ_MVN_ARGS=${MARQUEZ_MVN_ARGS:-}
 JAVA=${JAVA:-java}
+NODE=${NODE:-node}
+NPM=${NPM:-npm}
 
 HOST=127.0.0.1
 BASE_URL="http://$HOST:$MARQUEZ_PORT"
+WEB_URL="http://$HOST:$MARQUEZ_WEB_PORT"
+WEB_SERVER="$SCRIPT_DIR/marquez/web/server.js"
 DB_NAME=marquez
 DB_USER=marquez
 DB_PASSWORD=marquez
@@ -83,6 +104,9 @@ MARQUEZ_OUT="$MARQUEZ_HOME/marquez.out"
 ACCESS_LOG="$MARQUEZ_HOME/access.log"
 LIB="$MARQUEZ_HOME/lib"
 PGDATA_LINK="$MARQUEZ_HOME/pgdata"
+WEB_PID_FILE="$MARQUEZ_HOME/web.pid"
+WEB_LOG="$MARQUEZ_HOME/web.log"
+WEB_BUILD_LOG="$MARQUEZ_HOME/web-build.log"
 
 if [[ $(id -u) == 0 ]]; then IS_ROOT=1; PG_OWNER=postgres; else IS_ROOT=0; PG_OWNER=$(id -un); fi
 
@@ -106,15 +130,16 @@ as_owner() {
   fi
 }
 
-# HTTP status code of GET $BASE_URL$1 ("000" when nothing answers). Loopback only.
+# HTTP status code of GET http://127.0.0.1:$2$1 ($2: the API's port unless given; "000" when
+# nothing answers). Loopback only.
 http_status() {
-  local code
+  local code port=${2:-$MARQUEZ_PORT}
   if command -v curl >/dev/null 2>&1; then
-    code=$(curl -s --noproxy '*' -o /dev/null -m 5 -w '%{http_code}' "$BASE_URL$1" 2>/dev/null) || true
+    code=$(curl -s --noproxy '*' -o /dev/null -m 5 -w '%{http_code}' "http://$HOST:$port$1" 2>/dev/null) || true
   else
     code=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" || exit 1
       printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$3" "$1" >&3
-      read -r _ c _ <&3; echo "$c"' _ "$HOST" "$MARQUEZ_PORT" "$1" 2>/dev/null) || true
+      read -r _ c _ <&3; echo "$c"' _ "$HOST" "$port" "$1" 2>/dev/null) || true
   fi
   echo "${code:-000}"
 }
@@ -494,33 +519,228 @@ stop_marquez() {
   log "Marquez stopped"
 }
 
+# ---------------------------------------------------------------- web UI
+
+# Node.js (and npm, to build) on PATH; as root on Debian, installed from its packages if missing.
+have() { local c; for c; do command -v "$c" >/dev/null 2>&1 || return 1; done; }
+
+ensure_node() {
+  local need=("$NODE") major
+  [[ ${1:-} == npm ]] && need+=("$NPM")
+  if ! have "${need[@]}"; then
+    if [[ $IS_ROOT != 1 ]] || ! have apt-get; then
+      die "Node.js and npm are needed to build and serve Marquez's web UI (sudo apt-get install nodejs npm)"
+    fi
+    log "installing Node.js and npm (apt-get install nodejs npm)"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+           DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm; } \
+         >"$MARQUEZ_HOME/apt.log" 2>&1 9>&-; then
+      tail -n 30 "$MARQUEZ_HOME/apt.log" >&2
+      die "apt-get install nodejs npm failed (full log: $MARQUEZ_HOME/apt.log)"
+    fi
+    have "${need[@]}" || die "Node.js and npm installed, but ${need[*]} not found on PATH"
+  fi
+  major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  (( major >= 16 )) ||
+    die "Marquez's web UI needs Node.js 16 or later; $NODE is $("$NODE" --version 2>&1 | head -n 1)"
+}
+
+# How the UI is built, in a copy of its source: upstream's own npm ci and npm run build.
+web_recipe() {
+  npm_config_update_notifier=false "$NPM" ci --no-audit --no-fund --prefer-offline &&
+    "$NPM" run build
+}
+
+# Hash of what a build of the UI is made of: the version, the web source (without what a build
+# adds) and the recipe (web_recipe); other changes to this script keep the build.
+web_key() {
+  {
+    echo "marquez-web $MARQUEZ_VERSION"
+    declare -f web_recipe
+    (cd "$1" && find . \( -path ./node_modules -o -path ./dist -o -path ./libs/graph/node_modules \) \
+       -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+  } | sha256sum | cut -c1-16
+}
+
+# npm's and webpack's first errors in the UI's build log, then its tail, on stderr.
+show_web_build_errors() {
+  local errors
+  errors=$(grep -E '^(npm (error|ERR!) +[^ ]|ERROR in |Error: )' "$WEB_BUILD_LOG" | head -n 15 || true)
+  if [[ -n $errors ]]; then
+    echo "----- first errors in $WEB_BUILD_LOG -----" >&2
+    echo "$errors" >&2
+  fi
+  echo "----- last 15 lines of $WEB_BUILD_LOG -----" >&2
+  tail -n 15 "$WEB_BUILD_LOG" >&2
+}
+
+# build_web SOURCE DIR: web_recipe in a copy of SOURCE; its dist/ kept in DIR.
+build_web() {
+  local src=$1 dir=$2 tmp="$MARQUEZ_HOME/web/.unfinished" t0=$SECONDS
+  ensure_node npm
+  log "building Marquez's web UI from its source ($src) with npm ci and npm run build, once for"
+  log "  this source: about 10 minutes on 2 busy cores the first time (log: $WEB_BUILD_LOG)"
+  rm -rf "$tmp"
+  mkdir -p "$tmp/src"
+  # A copy without what a build adds; writable (the source may be read-only).
+  tar -C "$src" --exclude=./node_modules --exclude=./dist --exclude=./libs/graph/node_modules -cf - . |
+    tar -C "$tmp/src" --no-same-owner -xf -
+  chmod -R u+w "$tmp/src"
+  if ! (cd "$tmp/src" && web_recipe) >"$WEB_BUILD_LOG" 2>&1 9>&-; then
+    show_web_build_errors
+    rm -rf "$tmp"
+    die "npm could not build Marquez's web UI from $src (log: $WEB_BUILD_LOG)"
+  fi
+  [[ -f $tmp/src/dist/index.html && -f $tmp/src/dist/bundle.js ]] ||
+    die "npm run build ran but left no dist/index.html and dist/bundle.js in $tmp/src (log: $WEB_BUILD_LOG)"
+  mv "$tmp/src/dist" "$tmp/dist"
+  rm -rf "$tmp/src"  # node_modules, ~700 MB: serving needs dist/ only
+  echo "$src" >"$tmp/.complete"
+  # Earlier builds of this version (another source or recipe) are of no further use.
+  rm -rf "$MARQUEZ_HOME/web/$MARQUEZ_VERSION-"????????????????
+  mv "$tmp" "$dir"
+  log "built Marquez's web UI in $((SECONDS - t0))s ($dir)"
+}
+
+# Sets WEB_DIST: the UI built from the source's web/ folder (built now if need be).
+WEB_DIST=""
+ensure_web_dist() {
+  local web src dir
+  [[ -n $MARQUEZ_SOURCE_DIR ]] ||
+    die "Marquez's web UI is built from its source (web/), and MARQUEZ_SOURCE_DIR is empty"
+  web="$MARQUEZ_SOURCE_DIR/web"
+  [[ -f $web/package.json && -f $web/package-lock.json ]] ||
+    die "no source of Marquez's web UI to build at $(realpath -m "$web") (its package.json and package-lock.json)"
+  src=$(cd "$web" && pwd -P)
+  dir="$MARQUEZ_HOME/web/$MARQUEZ_VERSION-$(web_key "$src")"
+  WEB_DIST="$dir/dist"
+  [[ -f $dir/.complete && -f $WEB_DIST/index.html ]] || build_web "$src" "$dir"
+}
+
+# PID of our web UI server, or nothing.
+web_pid() {
+  local pid
+  [[ -f $WEB_PID_FILE ]] || return 0
+  pid=$(cat "$WEB_PID_FILE" 2>/dev/null || true)
+  [[ $pid =~ ^[0-9]+$ ]] || return 0
+  if [[ -r /proc/$pid/cmdline ]] && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF "$WEB_SERVER"; then
+    echo "$pid"
+  fi
+}
+
+# What web UI server $1 serves: "DIST PORT API_URL".
+web_serves() { tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | tail -n 3 | paste -sd' '; }
+
+web_healthy() {
+  [[ $(http_status / "$MARQUEZ_WEB_PORT") == 200 &&
+     $(http_status /api/v1/namespaces "$MARQUEZ_WEB_PORT") == 200 ]]
+}
+
+show_web_log_tail() {
+  if [[ -s $WEB_LOG ]]; then
+    echo "----- last 30 lines of $WEB_LOG -----" >&2
+    tail -n 30 "$WEB_LOG" >&2
+  fi
+}
+
+start_web() {
+  local pid t0
+  pid=$(web_pid)
+  if [[ -n $pid && $(web_serves "$pid") != "$WEB_DIST $MARQUEZ_WEB_PORT $BASE_URL" ]]; then
+    log "the web UI (pid $pid) serves another build, port or API; restarting it"
+    stop_web
+    pid=""
+  fi
+  if [[ -n $pid ]] && web_healthy; then
+    log "web UI already running at $WEB_URL"
+    return 0
+  fi
+  if [[ -z $pid ]]; then
+    port_in_use "$MARQUEZ_WEB_PORT" &&
+      die "port $HOST:$MARQUEZ_WEB_PORT is in use by another program (set MARQUEZ_WEB_PORT)"
+    ensure_node
+    log "starting Marquez's web UI on $WEB_URL (API: $BASE_URL)"
+    (cd "$MARQUEZ_HOME" && exec nohup setsid "$NODE" "$WEB_SERVER" "$WEB_DIST" "$MARQUEZ_WEB_PORT" \
+        "$BASE_URL" >"$WEB_LOG" 2>&1 </dev/null 9>&-) &
+    pid=$!
+    echo "$pid" >"$WEB_PID_FILE"
+  fi
+  t0=$SECONDS
+  until web_healthy; do
+    if [[ ! -d /proc/$pid ]]; then
+      show_web_log_tail
+      rm -f "$WEB_PID_FILE"
+      die "Marquez's web UI exited during startup (log: $WEB_LOG)"
+    fi
+    if (( SECONDS - t0 >= 30 )); then
+      show_web_log_tail
+      die "Marquez's web UI (pid $pid) did not answer GET $WEB_URL/ and $WEB_URL/api/v1/namespaces with 200 within 30s"
+    fi
+    sleep 0.5
+  done
+  log "web UI ready at $WEB_URL"
+}
+
+stop_web() {
+  local pid i
+  pid=$(web_pid)
+  if [[ -n $pid ]]; then
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      [[ -d /proc/$pid ]] || break
+      sleep 0.1
+    done
+    [[ -d /proc/$pid ]] && kill -9 "$pid" 2>/dev/null
+    log "web UI stopped"
+  fi
+  rm -f "$WEB_PID_FILE"
+}
+
 # ---------------------------------------------------------------- commands
 
-cmd_start() {
+# Start the API (and, with "ui", the web UI); prints nothing on stdout.
+start_all() {
   take_lock
+  # Built first: if Maven or npm fails, nothing has been started.
+  [[ ${1:-} == ui ]] && ensure_web_dist
   local pid
   pid=$(marquez_pid)
   if [[ -z $pid ]] && healthy; then
     log "something already answers like Marquez at $BASE_URL (not started by this script); using it"
-    echo "$BASE_URL"
-    return 0
+  else
+    ensure_jars
+    if [[ -n $pid ]] && ! runs_from "$pid" "$CLASSPATH_DIR"; then
+      log "Marquez (pid $pid) runs another build than $CLASSPATH_DIR; restarting it"
+      stop_marquez
+      pid=""
+    fi
+    if [[ -n $pid ]] && healthy; then
+      log "Marquez already running at $BASE_URL"
+    else
+      ensure_pg_running
+      start_marquez
+    fi
   fi
-  ensure_jars  # first: if Maven fails, nothing has been started
-  if [[ -n $pid ]] && ! runs_from "$pid" "$CLASSPATH_DIR"; then
-    log "Marquez (pid $pid) runs another build than $CLASSPATH_DIR; restarting it"
-    stop_marquez
-  elif [[ -n $pid ]] && healthy; then
-    log "Marquez already running at $BASE_URL"
-    echo "$BASE_URL"
-    return 0
-  fi
-  ensure_pg_running
-  start_marquez
-  echo "$BASE_URL"
+  [[ ${1:-} == ui ]] && start_web
+  return 0
+}
+
+cmd_start() {
+  case "${1:-}" in
+    "") start_all; echo "$BASE_URL" ;;
+    --ui) start_all ui; echo "$BASE_URL"; echo "$WEB_URL" ;;
+    *) echo "usage: $0 start [--ui]" >&2; exit 2 ;;
+  esac
+}
+
+cmd_ui() {
+  start_all ui
+  echo "$WEB_URL"
 }
 
 cmd_stop() {
   take_lock
+  stop_web
   stop_marquez
   stop_pg
 }
@@ -535,6 +755,19 @@ cmd_status() {
     echo "marquez: process $pid running but GET $BASE_URL/api/v1/namespaces answers $(http_status /api/v1/namespaces), not 200"
   else
     echo "marquez: not running"
+  fi
+  pid=$(web_pid)
+  if [[ -n $pid ]]; then
+    local serves port
+    read -r -a serves <<<"$(web_serves "$pid")"
+    port=${serves[1]:-?}
+    if [[ $(http_status / "$port") == 200 ]]; then
+      echo "web UI: running at http://$HOST:$port (pid $pid; API ${serves[2]:-?})"
+    else
+      echo "web UI: process $pid running but GET http://$HOST:$port/ answers $(http_status / "$port")"
+    fi
+  else
+    echo "web UI: not running"
   fi
   if find_pgbin; then
     resolve_pgdata
@@ -564,10 +797,11 @@ cmd_reset() {
 }
 
 case "${1:-}" in
-  start) cmd_start ;;
+  start) cmd_start "${@:2}" ;;
+  ui) cmd_ui ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   reset) cmd_reset ;;
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0" ;;
-  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--ui]|ui|stop|status|reset" >&2; exit 2 ;;
 esac

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Set up everything the tests need on this machine, start a real Marquez (and its PostgreSQL)
-# and a Kafka broker on loopback, install Chromium and Graphviz when missing, and run the whole
-# test suite. This is what CI runs (.ci/run).
+# Set up everything the tests need on this machine, start a real Marquez (and its PostgreSQL,
+# and its own web UI) and a Kafka broker on loopback, install Chromium and Graphviz when missing,
+# and run the whole test suite. This is what CI runs (.ci/run).
 #
 # Usage: scripts/test.sh [PYTEST ARGUMENTS...]     e.g. scripts/test.sh tests/test_cli.py -x
 #        scripts/test.sh -- --help                  pytest's own help
 #
 # Environment (defaults in brackets):
-#   MARQUEZ_URL    the Marquez the end-to-end tests use [http://127.0.0.1:$MARQUEZ_PORT]
-#   MARQUEZ_PORT   its port when MARQUEZ_URL is not set [5000]
+#   MARQUEZ_URL       the Marquez the end-to-end tests use [http://127.0.0.1:$MARQUEZ_PORT]
+#   MARQUEZ_PORT      its port when MARQUEZ_URL is not set [5000]
+#   MARQUEZ_WEB_URL   Marquez's web UI the browser tests open [http://127.0.0.1:$MARQUEZ_WEB_PORT]
+#   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
 #   and those of scripts/marquez.sh and scripts/kafka.sh (see their --help)
 set -euo pipefail
@@ -26,14 +28,34 @@ export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
 if compgen -G "../shared/third_party/marquez-*/api" >/dev/null; then
   export OLX_REQUIRE_MARQUEZ=1
 fi
+marquez_up=0
 if scripts/marquez.sh start >/dev/null; then
   export OLX_REQUIRE_MARQUEZ=1
+  marquez_up=1
 elif [ "${OLX_REQUIRE_MARQUEZ:-}" = 1 ]; then
   echo "test.sh: Marquez could not be built or started (above), and the tests require it: failing" >&2
   exit 1
 else
   echo "test.sh: Marquez could not be started (above), and its source (../shared/third_party/marquez-*)" \
     "is not here to build it; the end-to-end tests will be skipped" >&2
+fi
+# Marquez's own web UI, next to the API: the browser tests read the export where users look. Built
+# from the source's web/ folder with npm (once: about 10 minutes), then served from the build.
+# Like the API: with its source here (always in CI), a UI that does not build or start fails the
+# run; without it, its tests are skipped, each saying why.
+export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}
+if compgen -G "../shared/third_party/marquez-*/web/package.json" >/dev/null; then
+  export OLX_REQUIRE_MARQUEZ_UI=1
+fi
+if [ "$marquez_up" = 1 ] && scripts/marquez.sh ui >/dev/null; then
+  export OLX_REQUIRE_MARQUEZ_UI=1
+elif [ "${OLX_REQUIRE_MARQUEZ_UI:-}" = 1 ]; then
+  echo "test.sh: Marquez's web UI could not be built or started (above; or Marquez is not up), and the" \
+    "tests require it: failing" >&2
+  exit 1
+else
+  echo "test.sh: Marquez's web UI could not be started (above), and its source" \
+    "(../shared/third_party/marquez-*/web) is not here to build it; its browser tests will be skipped" >&2
 fi
 # The kafka transport's end-to-end tests need a real broker (Apache Kafka from Maven Central, KRaft
 # mode, loopback): skipped, each saying why, where it cannot be had; where it starts, they must pass.

@@ -46,7 +46,7 @@ def fetched(uri: str) -> Any:
     """The schema at ``uri``, from the cache or the web."""
     cached = CACHE / uri.split("://", 1)[-1]
     if not cached.is_file():
-        with urllib.request.urlopen(uri, timeout=30) as answer:  # noqa: S310 - https only
+        with urllib.request.urlopen(uri, timeout=30) as answer:
             data = answer.read()
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_bytes(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -98,6 +98,13 @@ def wipe() -> None:
         env=env, check=True, capture_output=True, text=True).stdout.strip()
     subprocess.run([*psql, f"truncate {tables} cascade"], env=env, check=True,
                    capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def empty_marquez(marquez: Marquez) -> Callable[[], None]:
+    """Empties Marquez's tables when called: for a module that must read back its export alone
+    (and leave an empty Marquez to the tests after it)."""
+    return wipe
 
 
 @pytest.fixture
