@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -39,8 +40,11 @@ class Scripted:
     redact = Redactor()
 
     def __init__(self, concurrency: int = 4, seconds: dict[str, float] | None = None,
-                 default: float = 0.01) -> None:
+                 default: float = 0.01, event_legs: bool = False) -> None:
         self.concurrency = concurrency
+        self.event_legs = event_legs
+        self.spans: list[tuple[str, int, float, float]] = []
+        """Each event sent: run id, its number, when its send began and ended."""
         self.seconds = seconds or {}
         self.default = default
         self.started: dict[str, float] = {}
@@ -50,6 +54,8 @@ class Scripted:
         self.events: list[tuple[str, int]] = []
         self.opened = self.closed = 0
         self.raise_for: dict[str, Exception] = {}
+        self.refuse: dict[str, int] = {}
+        """Run id -> the number of the event the destination refuses."""
         self.hang: set[str] = set()
 
     async def start(self) -> None:
@@ -65,10 +71,14 @@ class Scripted:
             for event in run.events:
                 if stop.is_set():
                     return RunOutcome(tally.accepted, "cancelled")
+                if self.refuse.get(run.run_id) == event["n"]:
+                    return RunOutcome(tally.accepted, f"event {event['n']} refused")
                 if run.run_id in self.hang:
                     await asyncio.Event().wait()  # a request that never gets an answer
+                began = time.monotonic()
                 await asyncio.sleep(self.seconds.get(run.run_id, self.default) / len(run.events))
                 self.events.append((run.run_id, event["n"]))
+                self.spans.append((run.run_id, event["n"], began, time.monotonic()))
                 tally.accepted += 1
             return RunOutcome(tally.accepted)
         finally:
@@ -194,3 +204,103 @@ def test_a_cancel_abandons_requests_that_never_get_an_answer() -> None:
     assert "interrupted" in (result["r5"].error or "")
     assert len(result) < 40 and all(o.delivered for k, o in result.items() if int(k[1:]) < 5)
     assert destination.closed == 1
+
+
+# ------------------------------------------------------------------ runs sent in legs
+
+
+def pipeline_run(name: str, stages: int = 3, refused_at: int | None = None) -> TranslatedRun:
+    """A run of a chain pipeline: its START, then stage k reads d{k-1} and writes d{k} (its
+    START and its end both say so), then its end, which names no dataset."""
+    def named(*names: str) -> list[dict[str, Any]]:
+        return [{"namespace": "ns", "name": n} for n in names]
+
+    events = [{"eventType": "START", "n": 0, "inputs": [], "outputs": []}]
+    for k in range(1, stages + 1):
+        for end in (False, True):
+            events.append({"eventType": "COMPLETE" if end else "START", "n": len(events),
+                           "inputs": named(f"d{k - 1}"), "outputs": named(f"d{k}")})
+    events.append({"eventType": "COMPLETE", "n": len(events), "inputs": [], "outputs": []})
+    return TranslatedRun(name, "p", name, "succeeded", events)
+
+
+def serial_conflicts(runs: list[TranslatedRun]) -> list[tuple[tuple[str, int], tuple[str, int]]]:
+    """Every pair of events of two runs, earlier on the trail first, that touch one dataset
+    where one of them writes it (the first event to touch a dataset makes its first version,
+    so it counts as writing it): what a one-at-a-time export gives, the server must see."""
+    touched: dict[str, list[tuple[tuple[str, int], bool]]] = {}
+    for r in runs:
+        for event in r.events:
+            writes = {d["name"] for d in event["outputs"]}
+            for name in {d["name"] for d in event["inputs"]} | writes:
+                first = name not in touched
+                touched.setdefault(name, []).append(((r.run_id, event["n"]), first or name in writes))
+    pairs = []
+    for sequence in touched.values():
+        for i, (earlier, wrote) in enumerate(sequence):
+            for later, writes in sequence[i + 1:]:
+                if earlier[0] != later[0] and (wrote or writes):
+                    pairs.append((earlier, later))
+    return pairs
+
+
+def check_causal_order(destination: Scripted, runs: list[TranslatedRun]) -> int:
+    """Each conflicting pair of events was sent in the trail's order (the later one began
+    after the earlier one was answered); returns how many were checked."""
+    spans = {(rid, n): (began, ended) for rid, n, began, ended in destination.spans}
+    pairs = serial_conflicts(runs)
+    for earlier, later in pairs:
+        if earlier in spans and later in spans:
+            assert spans[later][0] >= spans[earlier][1], (earlier, later)
+    return len(pairs)
+
+
+def test_in_legs_the_next_run_of_a_pipeline_starts_before_the_earlier_one_ends() -> None:
+    runs = [pipeline_run(f"r{i}") for i in range(8)]
+    destination = Scripted(concurrency=4, default=0.02, event_legs=True)
+    outcomes = send_all(destination, runs)
+    assert all(o.delivered and o.accepted == 8 for o in outcomes.values())
+    for r in runs:  # each run whole, in order
+        assert [n for rid, n in destination.events if rid == r.run_id] == list(range(8))
+    assert check_causal_order(destination, runs) > 100
+    spans = {(rid, n): (began, ended) for rid, n, began, ended in destination.spans}
+    overlapping = sum(spans[(later.run_id, 1)][0] < spans[(earlier.run_id, 7)][1]
+                      for earlier, later in pairwise(runs))
+    assert overlapping == len(runs) - 1  # every run's first stage went before the last one ended
+
+    whole = Scripted(concurrency=4, default=0.02 * 8)  # the same, a run at a time
+    send_all(whole, runs)
+    assert all(whole.started[b.run_id] >= whole.finished[a.run_id] for a, b in pairwise(runs))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_in_legs_conflicting_events_keep_the_trails_order(seed: int) -> None:
+    rng = random.Random(seed)
+    names = [f"d{i}" for i in range(6)]
+
+    def event(n: int) -> dict[str, Any]:
+        return {"eventType": "START", "n": n,
+                "inputs": [{"namespace": "ns", "name": d}
+                           for d in rng.sample(names, rng.randint(0, 2))],
+                "outputs": [{"namespace": "ns", "name": d}
+                            for d in rng.sample(names, rng.randint(0, 1))]}
+
+    runs = [TranslatedRun(f"r{i:02d}", "p", f"r{i:02d}", "succeeded",
+                          [event(n) for n in range(rng.randint(1, 6))]) for i in range(40)]
+    destination = Scripted(concurrency=6, event_legs=True,
+                           seconds={r.run_id: rng.uniform(0.0, 0.03) for r in runs})
+    outcomes = send_all(destination, runs)
+    assert all(o.delivered and o.accepted == len(r.events) for r, o in
+               zip(runs, (outcomes[r.run_id] for r in runs), strict=True))
+    assert check_causal_order(destination, runs) > 0
+
+
+def test_in_legs_a_refused_event_ends_its_run_and_frees_those_waiting_for_it() -> None:
+    runs = [pipeline_run(f"r{i}") for i in range(4)]
+    destination = Scripted(concurrency=4, event_legs=True)
+    destination.refuse["r1"] = 3  # its second stage's START
+    outcomes = send_all(destination, runs)
+    assert outcomes["r1"] == RunOutcome(3, "event 3 refused")
+    assert [n for rid, n in destination.events if rid == "r1"] == [0, 1, 2]
+    assert all(outcomes[r].delivered for r in ("r0", "r2", "r3"))
+    check_causal_order(destination, [r for r in runs if r.run_id != "r1"])

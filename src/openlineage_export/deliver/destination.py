@@ -60,6 +60,9 @@ class Destination(Protocol):
     """The destination's identity, as the ledger and the summary name it."""
     concurrency: int
     """How many editor runs it takes at once."""
+    event_legs: bool
+    """True when it may be handed a run a few events at a time (a *leg*, see ``order.py``),
+    so that runs touching the same datasets overlap in causal order; False: whole runs only."""
     redact: Redactor
     """Masks the secrets this destination holds in any text about it."""
 

@@ -2,10 +2,13 @@
 
 One coroutine per editor run in flight sends its events strictly in order (a START accepted
 before the run's end, the pipeline's START before its stages'); at most
-``destination.concurrency`` runs are in flight, and a run waits for every earlier run that
-touches a dataset it writes or writes one it reads (``order.py``), so the server files every
-read under the version a one-at-a-time export gives. Runs are pulled from the translating
-generator only as room frees up: at most twice the concurrency are translated and waiting.
+``destination.concurrency`` runs are sending at once, and an event waits for every earlier
+run's event that touches a dataset it writes or writes one it reads (``order.py``: a run is
+sent in legs, each leg once those it waits for are done), so the server files every read under
+the version a one-at-a-time export gives. Runs are pulled from the translating generator only
+as room frees up: at most twice the concurrency are translated and waiting. A destination
+that takes runs whole (``event_legs`` false: Kafka, files), or a concurrency of 1, makes each
+run one leg, waiting for every earlier run it shares a dataset with.
 
 A cancel (the host's ``threading.Event``) stops new runs and new events at once; requests
 still in flight get :data:`CANCEL_GRACE` seconds to be answered, then they are abandoned, so
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, TypeVar
@@ -24,7 +28,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import ExportError
 from ..translate.events import TranslatedRun
 from .destination import Destination, RunOutcome, Tally
-from .order import CausalOrder, Ticket
+from .order import CausalOrder, Leg
 
 T = TypeVar("T")
 """What the caller attaches to each run and gets back with its outcome (e.g. its ledger key)."""
@@ -87,6 +91,8 @@ class _Delivery(Generic[T]):
         self.stop = asyncio.Event()
         self.slots = asyncio.Semaphore(max(1, destination.concurrency))
         self.order = CausalOrder()
+        self.split = destination.event_legs and destination.concurrency > 1
+        """Send runs in legs; with one run at a time there is nothing to gain."""
         self.tasks: set[asyncio.Task[None]] = set()
         self.failure: ExportError | None = None
         self.changed = asyncio.Event()
@@ -99,8 +105,8 @@ class _Delivery(Generic[T]):
             for run, tag in runs:  # translation happens here, between sends
                 if self.stop.is_set():
                     break
-                ticket = self.order.admit(run)
-                task = asyncio.create_task(self._one(run, tag, ticket))
+                legs = self.order.legs(run, split=self.split)
+                task = asyncio.create_task(self._one(run, tag, legs))
                 self.tasks.add(task)
                 task.add_done_callback(self._finished)
                 if len(self.tasks) >= window:
@@ -113,23 +119,40 @@ class _Delivery(Generic[T]):
         if self.failure is not None:
             raise self.failure
 
-    async def _one(self, run: TranslatedRun, tag: T, ticket: Ticket) -> None:
-        tally = Tally()
+    async def _one(self, run: TranslatedRun, tag: T, legs: list[Leg]) -> None:
+        accepted = 0  # events of the legs done
+        tally = Tally()  # of the leg being sent
         outcome: RunOutcome | None = None
         try:
-            await ticket.ready()
-            async with self.slots:
-                if not self.stop.is_set():
-                    outcome = await self.destination.send(run, self.stop, tally)
+            for leg in legs:
+                await leg.ticket.ready()
+                async with self.slots:
+                    if self.stop.is_set():
+                        if accepted:
+                            outcome = RunOutcome(accepted, "cancelled before every event was sent")
+                        break
+                    part = run if len(legs) == 1 else dataclasses.replace(
+                        run, events=run.events[leg.start:leg.end])
+                    tally = Tally()
+                    sent = await self.destination.send(part, self.stop, tally)
+                self.order.finish(leg.ticket)
+                accepted += sent.accepted
+                if not sent.delivered:
+                    outcome = RunOutcome(accepted, sent.error)
+                    break
+            else:
+                outcome = RunOutcome(accepted)
         except ExportError as exc:
             if self.failure is None:
                 self.failure = exc
             self.stop.set()
             self.changed.set()
         except asyncio.CancelledError:  # abandoned after a cancel's grace time
-            outcome = RunOutcome(tally.accepted, "interrupted before the server answered")
+            outcome = RunOutcome(accepted + tally.accepted,
+                                 "interrupted before the server answered")
         finally:
-            self.order.finish(ticket)
+            for leg in legs:  # what will never be sent is waited for no more
+                self.order.finish(leg.ticket)
         if outcome is None:
             if self.failure is None:  # never started: stopped by a cancel
                 self._report(run, tag, RunOutcome(0, "interrupted before it was sent"))

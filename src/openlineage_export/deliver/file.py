@@ -78,6 +78,7 @@ class FileDestination:
     """Appends each run's events, one line each; sends nothing, needs no server."""
 
     concurrency = 1
+    event_legs = False
     redact = Redactor()
 
     def __init__(self, config: FileConfig, supplied: object = None) -> None:

@@ -141,6 +141,9 @@ class HttpDestination:
         self.url = config.url
         self.name = config.url
         self.concurrency = config.concurrency
+        # An OpenLineage server files a read under the version current when it takes it: the
+        # engine holds back each event, not each run, until those it depends on are accepted.
+        self.event_legs = True
         self.retry = config.retry
         self.redact = Redactor(config.api_key)
         self._on_retry = supplied.on_retry

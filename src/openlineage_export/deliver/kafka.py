@@ -338,6 +338,9 @@ class KafkaDestination:
         self.config = config
         self.name = config.name
         self.concurrency = concurrency
+        # Whole runs: each send waits for the broker's acknowledgements, and the run id is the
+        # message key, so a run's events share a partition and keep their order.
+        self.event_legs = False
         self.redact = Redactor(config.sasl_password)
         self._owned = producer is None
         self._last_ack = time.monotonic()

@@ -1,47 +1,64 @@
-"""Causal order: which earlier runs a run must wait for before it is sent.
+"""Causal order: which earlier events an event must wait for before it is sent.
 
 Marquez files a read under the dataset version that is current *when it processes the read*,
-so two runs that touch the same dataset, one of them writing it, must reach the server in the
+so two events that touch the same dataset, one of them writing it, must reach the server in the
 order of the trail, or a read is filed under the wrong version. A read of a dataset that has no
-version yet makes one (named after that first reader), so the first run of the export to touch
-a dataset counts as writing it. Runs that share no dataset, or only read the same ones, go in
-parallel. Every run is admitted in the order of the trail; besides the names of the datasets
-seen (as many as the graph has, whatever the number of runs), the bookkeeping holds only runs
-still in flight, so it stays as small as the engine's window.
+version yet makes one (named after that first reader), so the first event of the export to
+touch a dataset counts as writing it. Events that share no dataset, or only read the same ones,
+go in parallel.
+
+Runs are admitted in the order of the trail. Cut into *legs* (a leg starts at each event that
+reads or writes a dataset), a run of the pipeline that ran next starts its first stage as soon
+as the earlier run's events that touch the same datasets are accepted, not when the whole
+earlier run is: a trail is mostly the same few pipelines again and again, and waiting run by
+run would send each pipeline's runs one at a time. A run's own events are in order anyway, so
+a leg waits only for other runs' legs.
+Besides the names of the datasets seen (as many as the graph has, whatever the number of
+runs), the bookkeeping holds only legs still in flight, so it stays as small as the engine's
+window.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from ..translate.events import TranslatedRun
+from ..translate.events import Event, TranslatedRun
 
 Dataset = tuple[str, str]
 """A dataset's (namespace, name), as the events name it."""
 
 
 class Ticket:
-    """One admitted run: what it must wait for, and a signal for those that wait for it."""
+    """One admitted leg: what it must wait for, and a signal for those that wait for it."""
 
     __slots__ = ("after", "done", "reads", "writes")
 
-    def __init__(self, reads: frozenset[Dataset], writes: frozenset[Dataset],
-                 after: list[Ticket]) -> None:
-        self.reads = reads
-        self.writes = writes
+    def __init__(self, after: list[Ticket]) -> None:
+        self.reads: set[Dataset] = set()
+        self.writes: set[Dataset] = set()
         self.after = after
-        """The earlier runs this one must wait for."""
+        """The earlier legs (of other runs) this one must wait for."""
         self.done = asyncio.Event()
 
     async def ready(self) -> None:
-        """Wait until every earlier conflicting run is done (accepted, refused or dropped)."""
+        """Wait until every earlier conflicting leg is done (accepted, refused or dropped)."""
         for earlier in self.after:
             await earlier.done.wait()
 
 
+@dataclass(frozen=True, slots=True)
+class Leg:
+    """The events ``start:end`` of a run, sent once ``ticket`` is ready."""
+
+    start: int
+    end: int
+    ticket: Ticket
+
+
 class CausalOrder:
-    """Admits runs in trail order; a run waits for each earlier run still in flight that
+    """Admits runs in trail order; an event waits for each earlier event still in flight that
     writes a dataset it reads or writes, or reads a dataset it writes."""
 
     def __init__(self) -> None:
@@ -50,30 +67,63 @@ class CausalOrder:
         self._seen: set[Dataset] = set()
 
     def admit(self, run: TranslatedRun) -> Ticket:
-        """The ticket of the next run on the trail."""
-        reads, writes = datasets(run)
-        first = reads - self._seen
-        if first:  # the first read of a dataset makes its first version: a write, in effect
-            writes = writes | first
-            self._seen.update(first)
-        self._seen.update(writes)
-        after: set[Ticket] = set()
+        """The ticket of the next run on the trail, whole (one leg)."""
+        return self.legs(run, split=False)[0].ticket
+
+    def legs(self, run: TranslatedRun, *, split: bool = True) -> list[Leg]:
+        """The next run on the trail, in legs: one per event that touches a dataset (with the
+        events after it that touch none), or the whole run as one leg unless ``split``."""
+        own: list[Ticket] = []
+        legs: list[Leg] = []
+        ticket = Ticket([])
+        start = 0
+        for index, event in enumerate(run.events):
+            reads, writes = _touches(event)
+            if not reads and not writes:
+                continue
+            first = reads - self._seen
+            if first:  # the first read of a dataset makes its first version: a write, in effect
+                writes |= first
+                self._seen.update(first)
+            self._seen.update(writes)
+            after = self._conflicts(reads, writes, own)
+            if split and index > start:
+                legs.append(Leg(start, index, ticket))
+                ticket = Ticket([])
+                start = index
+            if not own or own[-1] is not ticket:
+                own.append(ticket)
+            ticket.after.extend(t for t in after if t not in ticket.after)
+            self._register(ticket, reads, writes)
+        legs.append(Leg(start, len(run.events), ticket))
+        return legs
+
+    def _conflicts(self, reads: set[Dataset], writes: set[Dataset],
+                   own: list[Ticket]) -> list[Ticket]:
+        after: list[Ticket] = []
         for dataset in reads | writes:
             writer = self._writer.get(dataset)
-            if writer is not None:
-                after.add(writer)
+            if writer is not None and writer not in own and writer not in after:
+                after.append(writer)
         for dataset in writes:
-            after.update(self._readers.get(dataset, ()))
-        ticket = Ticket(reads, writes, list(after))
+            for reader in self._readers.get(dataset, ()):
+                if reader not in own and reader not in after:
+                    after.append(reader)
+        return after
+
+    def _register(self, ticket: Ticket, reads: set[Dataset], writes: set[Dataset]) -> None:
+        ticket.reads |= reads - writes
+        ticket.writes |= writes
         for dataset in reads - writes:
-            self._readers.setdefault(dataset, set()).add(ticket)
+            if self._writer.get(dataset) is not ticket:
+                self._readers.setdefault(dataset, set()).add(ticket)
         for dataset in writes:
             self._writer[dataset] = ticket
             self._readers.pop(dataset, None)
-        return ticket
 
     def finish(self, ticket: Ticket) -> None:
-        """The run is done: those waiting for it may go, and it is forgotten."""
+        """The leg is done (or will never be sent): those waiting for it may go, and it is
+        forgotten. Finishing a leg twice is harmless."""
         for dataset in ticket.writes:
             if self._writer.get(dataset) is ticket:
                 del self._writer[dataset]
@@ -92,12 +142,20 @@ class CausalOrder:
 
 def datasets(run: TranslatedRun) -> tuple[frozenset[Dataset], frozenset[Dataset]]:
     """The datasets the run's events read and write."""
-    return (frozenset(_named(e.get("inputs") for e in run.events)),
-            frozenset(_named(e.get("outputs") for e in run.events)))
+    reads: set[Dataset] = set()
+    writes: set[Dataset] = set()
+    for event in run.events:
+        event_reads, event_writes = _touches(event)
+        reads |= event_reads
+        writes |= event_writes
+    return frozenset(reads), frozenset(writes)
 
 
-def _named(groups: Iterable[object]) -> Iterable[Dataset]:
-    for group in groups:
-        if isinstance(group, list):
-            for dataset in group:
-                yield dataset["namespace"], dataset["name"]
+def _touches(event: Event) -> tuple[set[Dataset], set[Dataset]]:
+    return set(_named(event.get("inputs"))), set(_named(event.get("outputs")))
+
+
+def _named(group: object) -> Iterable[Dataset]:
+    if isinstance(group, list):
+        for dataset in group:
+            yield dataset["namespace"], dataset["name"]
