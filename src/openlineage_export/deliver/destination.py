@@ -139,8 +139,8 @@ class DeliverySettings(SettingsGroup):
         "Total seconds spent retrying one event before giving up and declaring the server "
         "unreachable (0: a single attempt).", minimum=0)
     concurrency: int = setting(
-        "openlineage.concurrency", "integer", 8,
-        "Editor runs delivered at once (1 to 64).", minimum=1, maximum=64)
+        "openlineage.concurrency", "integer", 16,
+        "Editor runs sending at once, each one event at a time (1 to 64).", minimum=1, maximum=64)
     tls_ca_bundle: Path | None = setting(
         "openlineage.tls.caBundle", "path", None,
         "CA bundle file to verify the server's certificate with (relative paths start at the "
