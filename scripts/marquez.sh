@@ -617,19 +617,21 @@ ensure_web_dist() {
   [[ -f $dir/.complete && -f $WEB_DIST/index.html ]] || build_web "$src" "$dir"
 }
 
-# PID of our web UI server, or nothing.
+# PID of the web UI server started with this MARQUEZ_HOME (from this checkout or another one:
+# its pid file is in MARQUEZ_HOME), or nothing.
 web_pid() {
   local pid
   [[ -f $WEB_PID_FILE ]] || return 0
   pid=$(cat "$WEB_PID_FILE" 2>/dev/null || true)
   [[ $pid =~ ^[0-9]+$ ]] || return 0
-  if [[ -r /proc/$pid/cmdline ]] && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF "$WEB_SERVER"; then
+  if [[ -r /proc/$pid/cmdline ]] &&
+     tr '\0' '\n' <"/proc/$pid/cmdline" | grep -q '/scripts/marquez/web/server\.js$'; then
     echo "$pid"
   fi
 }
 
-# What web UI server $1 serves: "DIST PORT API_URL".
-web_serves() { tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | tail -n 3 | paste -sd' '; }
+# What web UI server $1 runs and serves: "SERVER_JS DIST PORT API_URL".
+web_serves() { tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | tail -n 4 | paste -sd' '; }
 
 web_healthy() {
   [[ $(http_status / "$MARQUEZ_WEB_PORT") == 200 &&
@@ -646,8 +648,8 @@ show_web_log_tail() {
 start_web() {
   local pid t0
   pid=$(web_pid)
-  if [[ -n $pid && $(web_serves "$pid") != "$WEB_DIST $MARQUEZ_WEB_PORT $BASE_URL" ]]; then
-    log "the web UI (pid $pid) serves another build, port or API; restarting it"
+  if [[ -n $pid && $(web_serves "$pid") != "$WEB_SERVER $WEB_DIST $MARQUEZ_WEB_PORT $BASE_URL" ]]; then
+    log "the web UI (pid $pid) runs another checkout's server or serves another build, port or API; restarting it"
     stop_web
     pid=""
   fi
@@ -760,9 +762,9 @@ cmd_status() {
   if [[ -n $pid ]]; then
     local serves port
     read -r -a serves <<<"$(web_serves "$pid")"
-    port=${serves[1]:-?}
+    port=${serves[2]:-?}
     if [[ $(http_status / "$port") == 200 ]]; then
-      echo "web UI: running at http://$HOST:$port (pid $pid; API ${serves[2]:-?})"
+      echo "web UI: running at http://$HOST:$port (pid $pid; API ${serves[3]:-?})"
     else
       echo "web UI: process $pid running but GET http://$HOST:$port/ answers $(http_status / "$port")"
     fi
