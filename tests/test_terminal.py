@@ -74,7 +74,16 @@ class Terminal:
             self.frames.append(line)
             if until is not None and any(until in row for row in self.screen.display):
                 return True
-        raise AssertionError(f"timed out; screen:\n{self.text()}")
+        raise AssertionError(f"timed out; screen:\n{self.text()}\n{self._signals()}")
+
+    def _signals(self) -> str:
+        """The child's signal state, for a timeout's message."""
+        try:
+            status = Path(f"/proc/{self.child.pid}/status").read_text()
+        except OSError:
+            return "(the child is gone)"
+        return " ".join(line for line in status.splitlines()
+                        if line.startswith(("State", "SigBlk", "SigIgn", "SigCgt", "SigPnd")))
 
     def finish(self) -> int:
         self.pump()
@@ -93,10 +102,20 @@ class Terminal:
         return "\n".join(self.lines())
 
 
+def _as_a_shell_starts_it() -> None:
+    """A shell starts a foreground command with Ctrl-C and SIGTERM at their defaults and no
+    signal blocked, whatever the test process inherited or was left with (an ignored or blocked
+    signal is inherited across exec: the prompt's Ctrl-C would then do nothing)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
 def on_terminal(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Terminal:
     screen = pyte.HistoryScreen(COLUMNS, ROWS, history=20_000)
     child = pexpect.spawn(sys.executable, ["-m", "openlineage_export", *args], env=env,
-                          cwd=str(cwd) if cwd else None, dimensions=(ROWS, COLUMNS))
+                          cwd=str(cwd) if cwd else None, dimensions=(ROWS, COLUMNS),
+                          preexec_fn=_as_a_shell_starts_it)
     return Terminal(child, screen, pyte.ByteStream(screen))
 
 
