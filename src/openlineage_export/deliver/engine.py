@@ -121,6 +121,7 @@ class _Delivery(Generic[T]):
 
     async def _one(self, run: TranslatedRun, tag: T, legs: list[Leg]) -> None:
         accepted = 0  # events of the legs done
+        done = 0  # legs done
         tally = Tally()  # of the leg being sent
         outcome: RunOutcome | None = None
         try:
@@ -136,6 +137,7 @@ class _Delivery(Generic[T]):
                     tally = Tally()
                     sent = await self.destination.send(part, self.stop, tally)
                 self.order.finish(leg.ticket)
+                done += 1
                 accepted += sent.accepted
                 if not sent.delivered:
                     outcome = RunOutcome(accepted, sent.error)
@@ -151,7 +153,7 @@ class _Delivery(Generic[T]):
             outcome = RunOutcome(accepted + tally.accepted,
                                  "interrupted before the server answered")
         finally:
-            for leg in legs:  # what will never be sent is waited for no more
+            for leg in legs[done:]:  # what will never be sent is waited for no more
                 self.order.finish(leg.ticket)
         if outcome is None:
             if self.failure is None:  # never started: stopped by a cancel
