@@ -29,6 +29,7 @@ from .host import secrets as secrets_mod
 from .host import settings as settings_mod
 from .host.workspace import Workspace
 from .terminal.signals import exit_interrupted, held_signals
+from .terminal.text import shown
 
 if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
     # --help, settings and secrets start fast
@@ -55,6 +56,12 @@ OTHER_ENVIRONMENT = {
     "OPENLINEAGE_EXPORT_SECRETS": "file or keyring: force a secrets store",
 }
 """Environment variables besides the settings' own (those come from the catalogue)."""
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """Print one line for a person: a stranger's control characters in it (a setting's value,
+    a server's reply, a pipeline id) are shown escaped (``terminal/text.py``)."""
+    click.echo(shown(text), err=err)
 
 
 # -- the command classes: one error boundary, help with examples -------------------------------
@@ -104,7 +111,7 @@ class _Commands(click.Group):
                 click.echo(orjson.dumps({"event": "error", "message": str(exc),
                                          "exitCode": exc.exit_code}).decode(), err=True)
             else:
-                click.echo(f"error: {exc}", err=True)
+                _echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
@@ -119,7 +126,7 @@ class _Commands(click.Group):
             cause = exc.__cause__ or exc.__context__
             if isinstance(cause, KeyboardInterrupt):
                 exit_interrupted("interrupted")
-            click.echo("aborted: no input", err=True)
+            _echo("aborted: no input", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             exit_interrupted("\ninterrupted")
@@ -341,7 +348,7 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
                         events_file=None if to_stdout else str(output),
                         bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
                         outage_hint=_outage_hint(root, settings) if report.outage else None)
-        click.echo(summary(report, ending), err=True)
+        click.echo(summary(report, ending), err=True)  # each line shown already
     display.finished(exit_code)
     sys.exit(exit_code)
 
@@ -426,12 +433,12 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
             option=orjson.OPT_INDENT_2).decode())
         return
     bad = standing.bad_entries
-    click.echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
+    _echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
     if not destinations:
-        click.echo("never exported (a dry run does not count)")
+        _echo("never exported (a dry run does not count)")
     for state in destinations:
-        click.echo(f"{state.destination}: {_standing(state)}")
-        click.echo(f"  last export: {_last_export(state)}")
+        _echo(f"{state.destination}: {_standing(state)}")
+        _echo(f"  last export: {_last_export(state)}")
 
 
 def _standing(state: DestinationState) -> str:
@@ -481,7 +488,7 @@ def _forget(root: Path, destination: str) -> None:
         ledger.forget(str(root), destination)
     finally:
         ledger.close()
-    click.echo(f"forgot {destination}: the next export to it sends every run")
+    _echo(f"forgot {destination}: the next export to it sends every run")
 
 
 # -- settings -----------------------------------------------------------------------------------
@@ -513,9 +520,9 @@ def settings_list(as_json: bool) -> None:
         return
     for row in rows:
         value = "(not set)" if row["value"] is None else _show(row["value"])
-        click.echo(f"{row['key']} = {value}  [{row['source']}]")
+        _echo(f"{row['key']} = {value}  [{row['source']}]")
         choices = row["choices"]
-        click.echo(f"    {row['type']}; {row['description']}"
+        _echo(f"    {row['type']}; {row['description']}"
                    + (f" One of: {', '.join(choices)}." if isinstance(choices, tuple) else "")
                    + (f" Env: {row['env']}." if row["env"] else ""))
 
@@ -571,10 +578,10 @@ def settings_get(key: str, as_json: bool) -> None:
         click.echo(orjson.dumps({"key": key, "value": value, "source": source},
                                 default=str).decode())
     elif value is not None:
-        click.echo(_show(value))
-        click.echo(f"({source})", err=True)
+        _echo(_show(value))
+        _echo(f"({source})", err=True)
     else:
-        click.echo(f"{key} is not set, and has no default", err=True)
+        _echo(f"{key} is not set, and has no default", err=True)
     if value is None:
         sys.exit(1)
 
@@ -605,11 +612,11 @@ def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
 def settings_set(key: str, value: str) -> None:
     """Set KEY to VALUE in the workspace's settings (other keys are left untouched)."""
     stored = settings_mod.set_setting(_workspace(), _catalogue(), key, value)
-    click.echo(f"{key} = {_show(stored)}")
+    _echo(f"{key} = {_show(stored)}")
     if key.lower().endswith(".secretref"):
         store = secrets_mod.default_store(os.environ)
         if store.get(str(stored)) is None:
-            click.echo(f"warning: no secret named '{stored}' is stored yet (in "
+            _echo(f"warning: no secret named '{stored}' is stored yet (in "
                        f"{store.description}); store it with: {PROG} secrets set {stored}",
                        err=True)
 
@@ -624,7 +631,7 @@ def settings_set(key: str, value: str) -> None:
 def settings_unset(key: str) -> None:
     """Remove KEY from the workspace's settings (it falls back to its default)."""
     removed = settings_mod.unset_setting(_workspace(), _catalogue(), key)
-    click.echo(f"{key} {'removed' if removed else 'was not set'}")
+    _echo(f"{key} {'removed' if removed else 'was not set'}")
 
 
 def _show(value: object) -> str:
@@ -664,7 +671,7 @@ def secrets_set(name: str) -> None:
     else:
         value = sys.stdin.read().strip("\r\n")
     store.set(name, value)
-    click.echo(f"stored secret {name!r} in {store.description}; point "
+    _echo(f"stored secret {name!r} in {store.description}; point "
                f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
                f"openlineage.apiKey.secretRef {name}")
 
@@ -690,12 +697,12 @@ def secrets_list(as_json: bool) -> None:
                                  "names": names}, option=orjson.OPT_INDENT_2).decode())
         return
     for name in names:
-        click.echo(name)
+        _echo(name)
     count = "no secrets" if not names else "1 secret" if len(names) == 1 else \
         f"{len(names)} secrets"
     index = (f" (names indexed in {where})" if isinstance(store, secrets_mod.KeyringStore)
              else "")
-    click.echo(f"{count} in {store.description}{index}", err=True)
+    _echo(f"{count} in {store.description}{index}", err=True)
 
 
 @secrets.command("delete", short_help="Delete the secret NAME (exit 1 when there was none).",
@@ -706,6 +713,6 @@ def secrets_delete(name: str) -> None:
     """Delete the secret NAME (exit 1 when there was none)."""
     store = secrets_mod.default_store(os.environ)
     if not store.delete(name):
-        click.echo(f"no secret named {name!r} in {store.description}", err=True)
+        _echo(f"no secret named {name!r} in {store.description}", err=True)
         sys.exit(1)
-    click.echo(f"deleted secret {name!r}")
+    _echo(f"deleted secret {name!r}")

@@ -23,6 +23,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from .text import shown
+
 if TYPE_CHECKING:
     from rich.progress import Progress as Bar
     from rich.progress import TaskID
@@ -182,6 +184,7 @@ class Display:
             if as_json is not None:
                 self._json(as_json)
             return
+        text = shown(text)  # a server's reply or a pipeline id: its control characters inert
         with self._lock:
             if self._bar is not None:
                 from rich.text import Text
