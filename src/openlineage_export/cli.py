@@ -2,7 +2,8 @@
 
 Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
 entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
-not be reached; 130 interrupted (Ctrl-C); 143 stopped by SIGTERM.
+not be reached; 129 stopped by SIGHUP; 130 interrupted (Ctrl-C); 141 standard output's
+reader went away; 143 stopped by SIGTERM.
 
 The export's terminal side (progress, messages, signals, the events file, the summary) is in
 ``terminal/``.
@@ -24,11 +25,12 @@ import orjson
 from click.shell_completion import CompletionItem
 
 from . import __version__
-from .errors import ConfigError, ExportError
+from .errors import ConfigError, ExportError, OutputError
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
 from .host.workspace import Workspace
 from .terminal.signals import exit_interrupted, held_signals
+from .terminal.streams import STDOUT, detach, write_err, write_out
 from .terminal.text import shown
 
 if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
@@ -45,8 +47,13 @@ EXIT_CODES = """\
 2    usage or configuration error (an option, a setting, a missing secret)
 3    workspace error: not a workspace, graph.json missing or not JSON
 4    the server could not be reached for openlineage.retry.maxTime seconds
+129  stopped by SIGHUP, the terminal closed (the same: what was accepted is kept)
 130  interrupted by Ctrl-C (what was accepted is kept)
+141  standard output's reader went away (| head): the command ended quietly
 143  stopped by SIGTERM (the same: what was accepted is kept)"""
+
+EXIT_READER_GONE = 141
+"""128 + SIGPIPE: what a shell reports for a command whose output's reader went away."""
 
 OTHER_ENVIRONMENT = {
     "OPENLINEAGE_API_KEY": "the API key (instead of openlineage.apiKey.secretRef)",
@@ -60,8 +67,16 @@ OTHER_ENVIRONMENT = {
 
 def _echo(text: str, *, err: bool = False) -> None:
     """Print one line for a person: a stranger's control characters in it (a setting's value,
-    a server's reply, a pipeline id) are shown escaped (``terminal/text.py``)."""
-    click.echo(shown(text), err=err)
+    a server's reply, a pipeline id) are shown escaped (``terminal/text.py``). Standard output
+    that cannot be written is an OutputError; standard error, nothing (``terminal/streams.py``).
+    """
+    (write_err if err else write_out)(shown(text))
+
+
+def _echo_json(value: object, *, indent: bool = True) -> None:
+    """Print a JSON document on standard output (JSON escapes control characters itself)."""
+    write_out(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0,
+                           default=str).decode())
 
 
 # -- the command classes: one error boundary, help with examples -------------------------------
@@ -106,13 +121,23 @@ class _Commands(click.Group):
         """Run the command; an ExportError is one line (JSON with --progress json)."""
         try:
             return super().invoke(ctx)
+        except OutputError as exc:
+            detach(STDOUT)  # nothing more goes out, nor fails at the interpreter's last flush
+            if exc.errno == errno.EPIPE:
+                ctx.exit(EXIT_READER_GONE)  # | head -1: the reader had what it wanted
+            self._error(ctx, exc)
         except ExportError as exc:
-            if ctx.meta.get("json_progress"):
-                click.echo(orjson.dumps({"event": "error", "message": str(exc),
-                                         "exitCode": exc.exit_code}).decode(), err=True)
-            else:
-                _echo(f"error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            self._error(ctx, exc)
+
+    @staticmethod
+    def _error(ctx: click.Context, exc: ExportError) -> None:
+        """One line on stderr (JSON with --progress json), and the error's exit code."""
+        if ctx.meta.get("json_progress"):
+            write_err(orjson.dumps({"event": "error", "message": str(exc),
+                                    "exitCode": exc.exit_code}).decode())
+        else:
+            _echo(f"error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -133,11 +158,11 @@ class _Commands(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except OSError as exc:
+        except OSError as exc:  # click's own output (--help, a usage error) to a closed pipe
             if exc.errno != errno.EPIPE:
                 raise
-            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away
-            sys.exit(1)
+            detach(STDOUT)
+            sys.exit(EXIT_READER_GONE)
         sys.exit(code if isinstance(code, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -317,16 +342,22 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     cancel = threading.Event()
     stopping = ("stopping after the run being built; nothing is written to the output file"
                 if dry_run else "finishing the requests in flight")
-    with display, interruptible(cancel, display.message, stopping=stopping) as interruption, \
-            (events_file(output) if dry_run else nullcontext()) as events:
-        report = run_export(ExportRequest(
-            workspace=root, settings=settings, dry_run=dry_run,
-            output=events.stream if events is not None else None, environ=os.environ,
-            on_bad_entry=display.bad_entry, on_progress=display.progress,
-            on_retry=display.retry, on_warning=display.warning, cancel=cancel, full=full,
-            on_run=collector.add if collector is not None else None))
-        if events is not None:
-            events.keep = not report.cancelled
+    try:
+        with display, interruptible(cancel, display.message,
+                                    stopping=stopping) as interruption, \
+                (events_file(output) if dry_run else nullcontext()) as events:
+            report = run_export(ExportRequest(
+                workspace=root, settings=settings, dry_run=dry_run,
+                output=events.stream if events is not None else None, environ=os.environ,
+                on_bad_entry=display.bad_entry, on_progress=display.progress,
+                on_retry=display.retry, on_warning=display.warning, cancel=cancel, full=full,
+                on_run=collector.add if collector is not None else None))
+            if events is not None:
+                events.keep = not report.cancelled
+    except OutputError as exc:
+        where = "standard output" if to_stdout else str(output)
+        raise OutputError(f"cannot write the events to {where}: {exc.reason}", exc.errno,
+                          exc.reason) from None
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
         written = write_report(report_path, collector, report)
@@ -337,7 +368,13 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     if as_json:
         result = report.to_dict()
         result["exitCode"] = exit_code
-        click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+        try:
+            _echo_json(result)
+        except OutputError:
+            if interruption.exit_code is None:
+                raise
+            # SIGHUP: the terminal is gone; the export was kept, its signal's code says so.
+            detach(STDOUT)
     elif display.mode == "json":
         pass
     elif quiet:
@@ -348,7 +385,7 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
                         events_file=None if to_stdout else str(output),
                         bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
                         outage_hint=_outage_hint(root, settings) if report.outage else None)
-        click.echo(summary(report, ending), err=True)  # each line shown already
+        write_err(summary(report, ending))  # each line shown already
     display.finished(exit_code)
     sys.exit(exit_code)
 
@@ -424,13 +461,12 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
         destinations = [s for s in destinations if s.destination == wanted] or [
             DestinationState(wanted, standing.runs, 0, standing.runs, 0, None, None, None)]
     if as_json:
-        click.echo(orjson.dumps({"runs": standing.runs, "badEntries": standing.bad_entries,
-                                 "destinations": [
+        _echo_json({"runs": standing.runs, "badEntries": standing.bad_entries,
+                    "destinations": [
             {"destination": s.destination, "exported": s.exported, "pending": s.pending,
              "failed": s.failed, "lastExportStarted": s.last_export_started,
              "lastExportFinished": s.last_export_finished,
-             "lastExportOutcome": s.last_export_outcome} for s in destinations]},
-            option=orjson.OPT_INDENT_2).decode())
+             "lastExportOutcome": s.last_export_outcome} for s in destinations]})
         return
     bad = standing.bad_entries
     _echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
@@ -464,8 +500,8 @@ def _last_export(state: DestinationState) -> str:
     if state.last_export_outcome == "finished":
         return f"finished {state.last_export_finished}"
     if state.last_export_outcome == "interrupted":
-        return (f"interrupted {state.last_export_finished} (Ctrl-C or SIGTERM); export again "
-                "to send the rest")
+        return (f"interrupted {state.last_export_finished} (Ctrl-C, SIGTERM or SIGHUP); "
+                "export again to send the rest")
     if state.last_export_outcome == "stopped":
         return (f"stopped {state.last_export_finished}: the destination could not be reached")
     return f"{state.last_export_outcome} {state.last_export_finished}"
@@ -516,7 +552,7 @@ def settings_list(as_json: bool) -> None:
     """Every setting: its value in force, where it comes from, and what it does."""
     rows = settings_mod.describe(_catalogue(), _workspace(), os.environ)
     if as_json:
-        click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
+        _echo_json(rows)
         return
     for row in rows:
         value = "(not set)" if row["value"] is None else _show(row["value"])
@@ -575,8 +611,7 @@ def settings_get(key: str, as_json: bool) -> None:
     if value is None and key == "openlineage.namespace":
         value, source = _namespace_from_graph(root)
     if as_json:
-        click.echo(orjson.dumps({"key": key, "value": value, "source": source},
-                                default=str).decode())
+        _echo_json({"key": key, "value": value, "source": source}, indent=False)
     elif value is not None:
         _echo(_show(value))
         _echo(f"({source})", err=True)
@@ -692,9 +727,8 @@ def secrets_list(as_json: bool) -> None:
     where = (store.path if isinstance(store, secrets_mod.FileStore)
              else store.index_path if isinstance(store, secrets_mod.KeyringStore) else None)
     if as_json:
-        click.echo(orjson.dumps({"backend": backend, "store": store.description,
-                                 "file": None if where is None else str(where),
-                                 "names": names}, option=orjson.OPT_INDENT_2).decode())
+        _echo_json({"backend": backend, "store": store.description,
+                    "file": None if where is None else str(where), "names": names})
         return
     for name in names:
         _echo(name)
