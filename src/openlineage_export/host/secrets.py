@@ -25,7 +25,7 @@ import keyring
 import keyring.errors
 
 from ..errors import ConfigError
-from .jsonfile import too_deep, write_file_atomically
+from .jsonfile import loads, too_deep, write_file_atomically
 from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
 
 SERVICE = "openlineage-export"
@@ -121,7 +121,7 @@ def _read_private_json(path: Path, what: str) -> object | None:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     # "from None" below: the decode errors carry the whole document, secrets included.
     try:
-        parsed: object = json.loads(data.decode("utf-8"))
+        parsed: object = loads(data.decode("utf-8"), f"{what} {path}")
         return parsed
     except UnicodeDecodeError:
         raise ConfigError(f"{what} {path} is not UTF-8 text") from None
