@@ -27,6 +27,7 @@ import keyring.errors
 from ..errors import ConfigError
 from .jsonfile import loads, too_deep, write_file_atomically
 from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
+from .userdirs import xdg_dir
 
 SERVICE = "openlineage-export"
 """The keyring service under which every secret is stored."""
@@ -92,11 +93,12 @@ def config_dir(environ: Mapping[str, str]) -> Path:
     explicit = environ.get(CONFIG_DIR_ENV)
     if explicit:
         return Path(explicit).expanduser()
-    xdg = environ.get("XDG_CONFIG_HOME")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / SERVICE
-    home = environ.get("HOME")
-    return (Path(home) if home else Path.home()) / ".config" / SERVICE
+    base = xdg_dir(environ, "XDG_CONFIG_HOME", ".config")
+    if base is None:
+        raise ConfigError("cannot tell where the secrets are: HOME is not set (or empty, or "
+                          "relative) and the user database names no home folder; set HOME, "
+                          f"XDG_CONFIG_HOME or {CONFIG_DIR_ENV} to an absolute folder")
+    return base / SERVICE
 
 
 def _private_folder(folder: Path) -> None:

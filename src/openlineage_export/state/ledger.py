@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import StateError
+from ..host.userdirs import xdg_dir
 from . import state_errors
 from .index import RunIndex, Winner
 
@@ -70,11 +71,17 @@ _MIGRATIONS: list[tuple[str, str]] = [
 
 
 def state_dir(environ: Mapping[str, str]) -> Path:
-    """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export``."""
+    """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export`` (an
+    absolute one: a relative one is ignored, as the XDG spec asks), else
+    ``~/.local/state/openlineage-export``; :class:`StateError` when there is no home."""
     if environ.get(STATE_DIR_ENV):
         return Path(environ[STATE_DIR_ENV]).expanduser()
-    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base).expanduser() / "openlineage-export"
+    base = xdg_dir(environ, "XDG_STATE_HOME", ".local/state")
+    if base is None:
+        raise StateError("cannot tell where the ledger goes: HOME is not set (or empty, or "
+                         "relative) and the user database names no home folder; set HOME, "
+                         f"XDG_STATE_HOME or {STATE_DIR_ENV} to an absolute folder")
+    return base / "openlineage-export"
 
 
 def config_fingerprint(*parts: str | None) -> bytes:
