@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 from .deliver.destination import Destination, Opening, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
+from .deliver.recall import SAMPLE as RECALL_SAMPLE
 from .deliver.registry import CATALOGUE, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
 from .host.secrets import LazyStore, SecretStore
@@ -132,8 +133,9 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             stack.callback(scan.index.close)
             recorder.scanned(scan.runs, never_run(opened.graph, scan))
             names = check_names(opened, scan, recorder)
+            full = request.full or await server_forgot(destination, recorder, scan, opened)
             plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
-                            full=request.full)
+                            full=full)
             runs = translate(opened, scan, plan, recorder, names,
                              keep_unchanged=request.on_run is not None)
             try:
@@ -196,6 +198,25 @@ def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
     if ledger is None or full:
         return (Classified(winner, True) for winner in scan.index.in_trail_order())
     return ledger.classify(scan.index, destination_id, fingerprint)
+
+
+async def server_forgot(destination: Destination, recorder: Recorder, scan: TrailScan,
+                        opened: Opened) -> bool:
+    """Step *recall*: whether the server lost runs the ledger says it accepted (a database
+    reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
+    export says so and sends every run again."""
+    ask = getattr(destination, "forgotten", None)
+    if ask is None or recorder.ledger is None or recorder.destination_id is None:
+        return False
+    sample = recorder.ledger.accepted_sample(scan.index, recorder.destination_id,
+                                             opened.fingerprint, RECALL_SAMPLE)
+    if not sample:
+        return False
+    said: str | None = await ask(opened.translation.namespace, sample)
+    if said is None:
+        return False
+    recorder.warning(said)
+    return True
 
 
 def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames:

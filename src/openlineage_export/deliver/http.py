@@ -17,6 +17,7 @@ import contextlib
 import gzip
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -35,6 +36,7 @@ from ..secrecy import (
 from ..translate.events import TranslatedRun, encode
 from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
 from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
+from .recall import forgotten
 from .retry import RetryPolicy, retry_after_seconds
 
 USER_AGENT_PREFIX = "openlineage-export"
@@ -165,6 +167,12 @@ class HttpDestination:
         self._masking.enter_context(masked_logs(self.redact))
         self._last_success = time.monotonic()
         await self._poster.start()
+
+    async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
+        """What the server no longer has of the runs the ledger says it accepted (a sentence;
+        every run is then sent again), or None (``recall.py``: Marquez can be asked)."""
+        return await forgotten(self.url, namespace, run_ids, verify=self.config.verify,
+                               timeout=self.config.timeout)
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""

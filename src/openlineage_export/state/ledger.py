@@ -279,6 +279,28 @@ class Ledger:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
                 index.db.execute("DETACH DATABASE ledger")
 
+    def accepted_sample(self, index: RunIndex, destination_id: int, config: bytes,
+                        limit: int) -> list[str]:
+        """The run ids of the last ``limit`` runs of the trail the ledger holds as accepted
+        (this very record, these settings), the last first: what to ask a server about."""
+        self.flush()
+        index.seal()
+        with self._errors():
+            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+        try:
+            with self._errors():
+                rows = index.db.execute(
+                    "SELECT r.run_id FROM winners AS w JOIN ledger.runs AS r "
+                    "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
+                    "WHERE r.state = 'delivered' AND r.line_fingerprint = w.fingerprint "
+                    "  AND r.config_fingerprint = ? "
+                    "ORDER BY w.segment DESC, w.line DESC LIMIT ?",
+                    (destination_id, config, limit)).fetchall()
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                index.db.execute("DETACH DATABASE ledger")
+        return [str(row[0]) for row in rows]
+
     def record(self, destination_id: int, winner: Winner, run_id: str, config: bytes,
                *, delivered: bool, events: int, reason: str | None = None) -> None:
         """Record a run as delivered (all its events accepted) or failed (with the reason).
