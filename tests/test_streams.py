@@ -1,4 +1,4 @@
-"""Standard output and standard error that nobody reads: ``| head -1``, ``>&-``, ``>/dev/full``,
+"""Standard output and standard error that nobody reads (terminal/streams.py): ``| head -1``, ``>&-``,
 and a ``--progress json`` reader that went away. Real processes, real pipes and devices."""
 
 from __future__ import annotations
