@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -281,21 +282,29 @@ def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_exits_130(env: dict[str, str], fake_server: FakeServer, demo: Path,
                           presses: int) -> None:
-    fake_server.script(lambda req: Answer(201, delay=0.2))
+    release = threading.Event()  # requests after the third wait until the test is done
+    fake_server.script(lambda req: Answer(201, hold=None if len(fake_server.requests) <= 3
+                                          else release))
     set_settings(demo, {"openlineage.url": fake_server.url, "openlineage.concurrency": 2})
     proc = subprocess.Popen([sys.executable, "-m", "openlineage_export", "export", "-w", str(demo)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert fake_server.wait_for(3, timeout=60), "the export never reached the server"
-        for _ in range(presses):
+        assert fake_server.wait_for(4), "the export never reached the server"
+        proc.send_signal(signal.SIGINT)
+        assert proc.stderr is not None
+        said = [""]
+        while not said[-1].startswith("interrupting (Ctrl-C): "):  # the first one was handled
+            said.append(proc.stderr.readline().decode())
+            assert said[-1], f"the export ended without saying what Ctrl-C does: {said}"
+        if presses == 2:
             proc.send_signal(signal.SIGINT)
-            time.sleep(0.05)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=120)
     finally:
+        release.set()
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    text = err.decode()
+    text = "".join(said) + err.decode()
     assert proc.returncode == 130, text
     assert "Traceback" not in text and "interrupted" in text and out == b""
     assert len(fake_server.requests) < 236

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from pathlib import Path
@@ -256,12 +257,19 @@ def _cli(command: list[str], env: dict[str, str]) -> tuple[int, str]:
 
 def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledger_true(
         tmp_path: Path) -> None:
+    """The disk fills once the ledger holds the first runs (observed through the export's own
+    mount namespace); until then the server holds every request past the first runs'."""
     import collections
+    import errno
     import io
+    import os
     import shlex
+    import shutil
+    import subprocess
 
-    from fakeserver import FakeServer
+    from fakeserver import Answer, FakeServer
     from helpers import can_mount, cli_command, cli_env
+    from holds import DEADLINE, wait_until
     from synth_trail import write_workspace
 
     if (why := can_mount()) is not None:
@@ -275,13 +283,55 @@ def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledge
     disk, kept = tmp_path / "disk", tmp_path / "kept"
     disk.mkdir()
     export = " ".join(shlex.quote(part) for part in cli_command("export", "-w", str(root)))
-    script = (f"mount -t tmpfs -o size=160k tmpfs {disk} && {{ {export}; code=$?; "
+    script = (f"mount -t tmpfs -o size=1m tmpfs {disk} && {{ {export}; code=$?; "
               f"cp -r {disk}/state {kept}; exit $code; }}")
+    full = threading.Event()
+
+    def answer(request: Any) -> Answer:
+        """Every event is accepted until one run has all of its events in; then each waits
+        for the disk to be full."""
+        got = collections.Counter(_pipeline_run(r.json()) for r in server.requests
+                                  if r is not request)
+        whole = any(n == expected[run] for run, n in got.items())
+        return Answer(201, hold=full if whole else None)
+
     with FakeServer() as server:
-        code, err = _cli(["unshare", "-m", "sh", "-c", script],
-                         cli_env(tmp_path, OPENLINEAGE_URL=server.url,
-                                 OPENLINEAGE_EXPORT_STATE_DIR=str(disk / "state")))
+        server.script(answer)
+        proc = subprocess.Popen(["unshare", "-m", "sh", "-c", script], text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=cli_env(tmp_path, OPENLINEAGE_URL=server.url,
+                                            OPENLINEAGE_EXPORT_STATE_DIR=str(disk / "state")))
+        try:
+            inside = Path(f"/proc/{proc.pid}/root{disk}")  # the tmpfs, as the export sees it
+
+            def recorded() -> int:
+                """Runs in a copy of the ledger (SQLite would resolve /proc/PID/root to ours)."""
+                copy = tmp_path / "copy"
+                shutil.rmtree(copy, ignore_errors=True)
+                copy.mkdir()
+                try:
+                    for name in ("ledger.sqlite", "ledger.sqlite-wal"):
+                        shutil.copyfile(inside / "state" / name, copy / name)
+                    with contextlib.closing(sqlite3.connect(copy / "ledger.sqlite")) as db:
+                        return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
+                except (OSError, sqlite3.Error):
+                    return 0
+
+            wait_until(lambda: recorded() > 0, "the ledger to record the first runs accepted")
+            filler = os.open(inside / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                while True:
+                    os.write(filler, b"\0" * 4096)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+            finally:
+                os.close(filler)
+        finally:
+            full.set()
+            _, err = proc.communicate(timeout=DEADLINE)
+        code = proc.returncode
         received = collections.Counter(_pipeline_run(r.json()) for r in server.requests)
+    assert "Traceback" not in err, err
     assert code == 2, err
     stopped = [line for line in err.splitlines() if line.startswith("stopped: ")]
     assert stopped == [f"stopped: the export ledger {disk}/state/ledger.sqlite cannot be used "
