@@ -471,7 +471,7 @@ def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str]) -> No
 def test_slow_server_is_retried_then_failed_not_an_outage(
         fake_server: FakeServer, one_run: Path, environ: dict[str, str]) -> None:
     fake_server.script(lambda req: Answer(201, delay=1.0))
-    configure(one_run, url=fake_server.url, timeout=0.2, **{"retry.maxTime": 1})
+    configure(one_run, url=fake_server.url, timeout=0.2, **{"retry.maxTime": 3})
     report = export_bounded(one_run, environ)
     assert report.outage is None
     assert report.runs_failed == 1 and report.exit_code == 1
