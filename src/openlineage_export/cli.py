@@ -649,13 +649,22 @@ def secrets() -> None:
 @secrets.command("set", short_help="Store a secret under NAME: read from stdin when piped, else "
                                    "asked for twice without echo.",
                  examples=f"""\
-{PROG} secrets set marquez-prod
-printf %s "$MARQUEZ_KEY" | {PROG} secrets set marquez-prod
+{PROG} secrets set marquez-prod --for https://marquez.example.com
+printf %s "$MARQUEZ_KEY" | {PROG} secrets set marquez-prod --for https://marquez.example.com
 {PROG} settings set openlineage.apiKey.secretRef marquez-prod   # then point at it""")
 @click.argument("name")
-def secrets_set(name: str) -> None:
-    """Store a secret under NAME: read from stdin when piped, else prompted without echo."""
+@click.option("--for", "servers", metavar="ORIGIN", multiple=True,
+              help="A server the secret may be sent to (scheme://host[:port]; repeat for more). "
+                   "A stored key goes to no other, whatever a workspace's settings say.")
+def secrets_set(name: str, servers: tuple[str, ...]) -> None:
+    """Store a secret under NAME: read from stdin when piped, else prompted without echo.
+
+    It is sent only to the servers approved for it (--for here, or later with secrets allow).
+    """
+    from .trust import origin_of
+
     secrets_mod.check_secret_name(name)  # before asking for the value
+    origins = [origin_of(server) for server in servers]
     store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
         value = click.prompt(f"value for {name}", hide_input=True,
@@ -664,9 +673,35 @@ def secrets_set(name: str) -> None:
     else:
         value = sys.stdin.read().strip("\r\n")
     store.set(name, value)
-    click.echo(f"stored secret {name!r} in {store.description}; point "
+    for origin in origins:
+        store.allow(name, origin)
+    where = (f"; it may be sent to {', '.join(origins)}" if origins else
+             f"; approve the server it may be sent to with: {PROG} secrets allow {name} ORIGIN")
+    click.echo(f"stored secret {name!r} in {store.description}{where}; point "
                f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
                f"openlineage.apiKey.secretRef {name}")
+
+
+@secrets.command("allow", short_help="Approve sending the secret NAME to a server (ORIGIN: "
+                                     "scheme://host[:port]).",
+                 examples=f"""\
+{PROG} secrets allow marquez-prod https://marquez.example.com
+{PROG} secrets allow kafka-prod kafka://broker1.example.com:9093""")
+@click.argument("name")
+@click.argument("server", metavar="ORIGIN")
+def secrets_allow(name: str, server: str) -> None:
+    """Approve sending the secret NAME to ORIGIN (scheme://host[:port]; for Kafka,
+    kafka://host:port for each broker). A stored secret goes to no server not approved."""
+    from .trust import origin_of
+
+    secrets_mod.check_secret_name(name)
+    origin = origin_of(server)
+    store = secrets_mod.default_store(os.environ)
+    if store.get(name) is None:
+        raise ConfigError(f"no secret named {name!r} in {store.description}; store it with: "
+                          f"{PROG} secrets set {name} --for {origin}")
+    store.allow(name, origin)
+    click.echo(f"the secret {name!r} may be sent to: {', '.join(store.origins(name))}")
 
 
 @secrets.command("list", short_help="The names of the stored secrets (never their values), and "
@@ -687,10 +722,15 @@ def secrets_list(as_json: bool) -> None:
     if as_json:
         click.echo(orjson.dumps({"backend": backend, "store": store.description,
                                  "file": None if where is None else str(where),
-                                 "names": names}, option=orjson.OPT_INDENT_2).decode())
+                                 "names": names,
+                                 "origins": {name: store.origins(name) for name in names}},
+                                option=orjson.OPT_INDENT_2).decode())
         return
     for name in names:
         click.echo(name)
+        approved = store.origins(name)
+        click.echo(f"  {name} may be sent to: {', '.join(approved) or 'no server yet'}",
+                   err=True)
     count = "no secrets" if not names else "1 secret" if len(names) == 1 else \
         f"{len(names)} secrets"
     index = (f" (names indexed in {where})" if isinstance(store, secrets_mod.KeyringStore)
