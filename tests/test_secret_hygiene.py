@@ -249,7 +249,7 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     reports: list[Path] = []
 
     # Secrets and settings, the way the README tells a user to set things up.
-    s.run("secrets", "set", SECRET_NAME, stdin=KEY + "\n", code=0)
+    s.run("secrets", "set", SECRET_NAME, "--for", server.url, stdin=KEY + "\n", code=0)
     assert SECRET_NAME in s.run("secrets", "list", code=0).stdout
     for key, value in [("openlineage.url", server.url), ("openlineage.retry.maxTime", "0.3"),
                        ("openlineage.timeout", "5"),
@@ -293,8 +293,9 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     server.mode = "accept"
 
     # The server is down.
-    s.run("settings", "set", "openlineage.url", f"http://127.0.0.1:{closed_port()}", "-w", w,
-          code=0)
+    down = f"http://127.0.0.1:{closed_port()}"
+    s.run("secrets", "allow", SECRET_NAME, down, code=0)
+    s.run("settings", "set", "openlineage.url", down, "-w", w, code=0)
     s.run("export", "-w", w, code=4)
     s.run("settings", "set", "openlineage.url", server.url, "-w", w, code=0)
 
@@ -347,10 +348,10 @@ def test_a_real_process_with_debug_logging_keeps_the_key_to_itself(
         ws: WorkspaceMaker, server: Server, tmp_path: Path) -> None:
     """The same through a real process: its stdout, stderr (logging to it at DEBUG) and exit."""
     ws.segment("000001.jsonl", [run_record("r1")])
-    ws.settings({"openlineage.url": server.url, "openlineage.retry.maxTime": 0.3})
+    ws.settings({"openlineage.retry.maxTime": 0.3})
     server.mode = "refuse"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    env.update({"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s"),
+    env.update({"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_URL": server.url, "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s"),
                 "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "c")})
     verbose = ("import logging, sys; logging.basicConfig(level=logging.DEBUG); "
                "from openlineage_export.cli import main; "
@@ -409,7 +410,7 @@ def test_the_key_never_goes_over_plain_http_to_another_machine_unless_allowed(
     try:
         ws.segment("000001.jsonl", [run_record("r1")])
         s = Session(tmp_path)
-        s.run("secrets", "set", SECRET_NAME, stdin=KEY, code=0)
+        s.run("secrets", "set", SECRET_NAME, "--for", remote.url, stdin=KEY, code=0)
         ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME})
         refused = s.run("export", "-w", str(ws.root), code=2)
         assert f"refusing to send the API key over plain http to {address}" in refused.stderr
@@ -421,9 +422,9 @@ def test_the_key_never_goes_over_plain_http_to_another_machine_unless_allowed(
         assert remote.seen and all("authorization" not in r.headers for r in remote.seen)
         # With the key, only once the user says this network is trusted.
         remote.seen.clear()
-        ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME,
-                     "openlineage.allowInsecureKey": True})
-        s.run("export", "-w", str(ws.root), "--full", code=0)
+        ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME})
+        s.run("export", "-w", str(ws.root), "--full", code=0,
+              env={"OPENLINEAGE_ALLOW_INSECURE_KEY": "true"})
         assert remote.seen[0].headers["authorization"] == f"Bearer {KEY}"
         assert not leaks("".join(s.said))
     finally:
@@ -469,7 +470,7 @@ def test_tls_certificates_are_verified_unless_the_ca_bundle_vouches_for_them(
     try:
         ws.segment("000001.jsonl", [run_record("r1")])
         s = Session(tmp_path)
-        s.run("secrets", "set", SECRET_NAME, stdin=KEY, code=0)
+        s.run("secrets", "set", SECRET_NAME, "--for", https.url, stdin=KEY, code=0)
         ws.settings({"openlineage.url": https.url, "openlineage.apiKey.secretRef": SECRET_NAME,
                      "openlineage.retry.maxTime": 30})
         failed = s.run("export", "-w", str(ws.root), code=4)
@@ -478,13 +479,11 @@ def test_tls_certificates_are_verified_unless_the_ca_bundle_vouches_for_them(
         assert "certificate" in stopped[0] and "openlineage.tls.caBundle" in stopped[0]
         assert https.seen == [], "a request (and the key) went to an unverified server"
         # A CA bundle that holds no certificate (here: the private key) is a setting error.
-        s.run("settings", "set", "openlineage.tls.caBundle", str(private), "-w", str(ws.root),
-              code=0)
-        wrong = s.run("export", "-w", str(ws.root), code=2)
+        wrong = s.run("export", "-w", str(ws.root), code=2,
+                      env={"OPENLINEAGE_TLS_CA_BUNDLE": str(private)})
         assert wrong.stderr.startswith("error: openlineage.tls.caBundle") and \
             wrong.stderr.count("\n") == 1, wrong.stderr
-        s.run("settings", "set", "openlineage.tls.caBundle", str(cert), "-w", str(ws.root), code=0)
-        s.run("export", "-w", str(ws.root), code=0)
+        s.run("export", "-w", str(ws.root), code=0, env={"OPENLINEAGE_TLS_CA_BUNDLE": str(cert)})
         assert https.seen and https.seen[0].headers["authorization"] == f"Bearer {KEY}"
         assert not leaks("".join(s.said))
     finally:

@@ -33,8 +33,8 @@ from ..secrecy import (
     resolve_secret,
 )
 from ..translate.events import TranslatedRun, encode
-from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
 from ..trust import check_key_destination
+from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
 from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
 from .proxy import environment_proxy
 from .retry import RetryPolicy, retry_after_seconds

@@ -28,8 +28,8 @@ from confluent_kafka import Producer as _LibrdkafkaProducer
 from ..errors import ConfigError, DestinationError, DestinationUnreachable
 from ..host.settings import SettingsGroup, setting
 from ..secrecy import Redactor, is_loopback, resolve_secret
-from ..trust import check_key_destination
 from ..translate.events import TranslatedRun, encode
+from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, RunOutcome, Supplied, Tally
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..trust import check_user_only
 from ..host.settings import Catalogue, EventSettings, SettingsGroup, setting
+from ..trust import check_user_only
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
 from .http import HttpConfig, HttpDestination, HttpSettings
