@@ -386,3 +386,46 @@ def test_a_secrets_file_of_another_user_is_refused(cli: Cli) -> None:
 def test_the_other_machine_is_not_loopback() -> None:
     """The premise of the namespace tests."""
     assert not ipaddress.ip_address(OTHER_MACHINE).is_loopback
+
+
+# -- approval on first use, at a terminal --------------------------------------------------------
+
+
+def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new(
+        ws: WorkspaceMaker, tmp_path: Path, server: FakeServer, other: FakeServer) -> None:
+    import pexpect
+
+    ws.segment("000001.jsonl", [run_record("r1")])
+    env = cli_env(tmp_path, TERM="dumb")
+    (tmp_path / "config").mkdir(mode=0o700)
+    secrets = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "secrets", "set", NAME],
+                            env=env)
+    secrets.expect("value for marquez-prod: ")
+    secrets.sendline(KEY)
+    secrets.expect("again: ")
+    secrets.sendline(KEY)
+    secrets.expect(pexpect.EOF)
+    ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME})
+
+    def export(answer: str) -> tuple[int, str]:
+        child = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "export", "-w",
+                                                 str(ws.root)], env=env, timeout=120)
+        child.expect(r"Send it there, now and from now on\? \[y/N\]: ")
+        asked = child.before.decode() + child.after.decode()
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        return int(child.exitstatus), asked + child.before.decode()
+
+    code, said = export("y")
+    assert code == 0, said
+    assert f"the secret '{NAME}' to {origin(server)} (openlineage.url, from settings.json)" \
+        in said and KEY not in said
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+    assert json.loads((tmp_path / "config" / "key-origins.json").read_text()) == {
+        NAME: [origin(server)]}
+    # Somewhere new again, and the owner says no: nothing goes, the refusal is the usual line.
+    ws.settings({"openlineage.url": other.url, "openlineage.apiKey.secretRef": NAME})
+    code, said = export("n")
+    assert code == 2 and f"secrets allow {NAME} {origin(other)}" in said, said
+    assert other.requests == []

@@ -302,6 +302,8 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         from .export import ExportRequest, run_export
         from .html_report import ReportCollector, check_writable, write_report
     settings = _settings_with_url(root, url)
+    if not dry_run and progress != "json" and sys.stdin.isatty() and sys.stderr.isatty():
+        _approve_on_first_use(root, settings)
 
     if report_path is not None:
         check_writable(report_path)
@@ -344,6 +346,36 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         click.echo(summary(report, ending), err=True)
     display.finished(exit_code)
     sys.exit(exit_code)
+
+
+def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
+    """At a terminal, a stored key this export would send to a server not approved for it:
+    ask its owner, before anything is sent. A yes is kept in the user's secrets store (never in
+    the workspace); a no (or no answer) leaves the export to refuse, as anywhere else."""
+    with held_signals():
+        from .deliver.destination import Opening
+        from .deliver.registry import KINDS, TransportSettings
+        from .errors import KeyNotApproved
+    try:
+        settings = settings or settings_mod.load_settings(root, _catalogue(), os.environ)
+        kind = KINDS[settings.of(TransportSettings).transport]
+        opening = Opening(settings, secrets_mod.LazyStore(os.environ), os.environ, root)
+        for _ in range(64):  # one question per server (a Kafka password: per broker)
+            try:
+                kind.config(opening)
+                return
+            except KeyNotApproved as exc:
+                if not click.confirm(
+                        f"This export would send the secret '{exc.secret_name}' to "
+                        f"{exc.origin} ({exc.source}), a server it is not approved for. Send "
+                        f"it there, now and from now on?", default=False, err=True):
+                    return
+                opening.secrets.allow(exc.secret_name, exc.origin)
+                click.echo(f"the secret '{exc.secret_name}' may now be sent to {exc.origin} "
+                           f"({PROG} secrets list --json shows where each secret may go)",
+                           err=True)
+    except ExportError:
+        return  # the export itself says what is wrong, in its one line
 
 
 def summary(report: ExportReport) -> str:

@@ -49,10 +49,12 @@ class MissingSecret(ConfigError):
 class KeyNotApproved(ConfigError):
     """A stored key would go to a server (origin) its owner has not approved it for."""
 
-    def __init__(self, message: str, secret_name: str, origin: str) -> None:
+    def __init__(self, message: str, secret_name: str, origin: str, source: str) -> None:
         super().__init__(message)
         self.secret_name = secret_name
         self.origin = origin
+        self.source = source
+        """Where the address comes from: ``openlineage.url, from settings.json``..."""
 
 
 class StateError(ExportError):

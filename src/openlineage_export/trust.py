@@ -90,7 +90,7 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
             raise KeyNotApproved(
                 f"the secret '{secret.name}' is not approved for {origin} ({setting}, from "
                 f"{source}): nothing was sent. If that server should have it: {PROG} secrets "
-                f"allow {secret.name} {origin}", secret.name, origin)
+                f"allow {secret.name} {origin}", secret.name, origin, f"{setting}, from {source}")
 
 
 def inside(path: Path, root: Path) -> bool:
