@@ -23,8 +23,9 @@ from typing import Any
 OTHER_MACHINE = "10.200.0.1"
 """An address of the namespace that is not loopback: "another machine" for the exporter."""
 
-_SETUP = ('ip link set lo up && ip addr add 10.200.0.1/32 dev lo && '
-          'mount --bind "$0" /etc/hosts && exec "$@"')
+_SETUP = 'mount --bind "$0" /etc/hosts && exec "$@"'
+"""Inside the namespace: the test's hosts file, then the command (unshare and mount are
+util-linux's; the addresses are set by :func:`_bring_up`, without iproute2)."""
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class Outcome:
 
 def can_make_netns() -> str | None:
     """Why :func:`in_netns` cannot work here, or None when it can."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return "no unshare(1) or ip(8) here"
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "no unshare(1) or mount(8) here"
     probe = subprocess.run(["unshare", "-rnm", "sh", "-c", _SETUP, "/etc/hosts", "true"],
                            capture_output=True, text=True)
     return None if probe.returncode == 0 else f"cannot make a network namespace: {probe.stderr}"
@@ -87,7 +88,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
 
+def _bring_up() -> None:
+    """Loopback up, and ``10.200.0.1/32`` on it (as ``lo:1``): the ioctls ``ip`` would make."""
+    import fcntl
+    import socket
+    import struct
+
+    def ifreq(name: str, data: bytes = b"") -> bytes:
+        return struct.pack("16s", name.encode()) + data.ljust(24, b"\0")
+
+    def inet(address: str) -> bytes:
+        return struct.pack("HH4s8s", socket.AF_INET, 0, socket.inet_aton(address), b"")
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        flags = struct.unpack("16sH", fcntl.ioctl(control, 0x8913, ifreq("lo"))[:18])[1]
+        fcntl.ioctl(control, 0x8914, ifreq("lo", struct.pack("H", flags | 0x1)))  # IFF_UP
+        fcntl.ioctl(control, 0x8916, ifreq("lo:1", inet(OTHER_MACHINE)))  # SIOCSIFADDR
+        fcntl.ioctl(control, 0x891C, ifreq("lo:1", inet("255.255.255.255")))  # netmask
+
+
 def _main(scenario_file: str) -> None:
+    _bring_up()
     scenario = json.loads(Path(scenario_file).read_text())
     servers = {}
     for where in scenario["listen"]:
