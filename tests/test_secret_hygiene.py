@@ -36,7 +36,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import WorkspaceMaker, run_record
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+from netns import OTHER_MACHINE, in_netns
 
 from openlineage_export.cli import main
 
@@ -390,45 +391,41 @@ def test_a_key_no_header_can_carry_is_refused_without_showing_it(
 # -- transport security -----------------------------------------------------------------------
 
 
-def other_address() -> str | None:
-    """An address of this machine that is not loopback, if it has one."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
-            address = str(probe.getsockname()[0])
-    except OSError:
-        return None
-    return None if ipaddress.ip_address(address).is_loopback else address
-
-
 def test_the_key_never_goes_over_plain_http_to_another_machine_unless_allowed(
         ws: WorkspaceMaker, tmp_path: Path) -> None:
-    address = other_address()
-    if address is None:
-        pytest.skip("this machine has no address but loopback to serve plain http on")
-    remote = Server(address)
-    try:
-        ws.segment("000001.jsonl", [run_record("r1")])
-        s = Session(tmp_path)
-        s.run("secrets", "set", SECRET_NAME, "--for", remote.url, stdin=KEY, code=0)
-        ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME})
-        refused = s.run("export", "-w", str(ws.root), code=2)
-        assert f"refusing to send the API key over plain http to {address}" in refused.stderr
-        assert "openlineage.allowInsecureKey" in refused.stderr
-        assert remote.seen == [], "the key went out in clear text"
+    """Another machine is 10.200.0.1, in a network namespace of the test's own."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    url = f"http://{OTHER_MACHINE}:8080"
+    env = cli_env(tmp_path)
+    export = cli_command("export", "--full", "-w", str(ws.root))
+    with_key = {"openlineage.url": url, "openlineage.apiKey.secretRef": SECRET_NAME}
+    settings = ws.root / ".workspace" / "settings.json"
+    keyless, keyed = tmp_path / "keyless.json", tmp_path / "keyed.json"
+    keyless.write_text(json.dumps({"openlineage.url": url}))
+    keyed.write_text(json.dumps(with_key))
+    use = [sys.executable, "-c", "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"]
+    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:8080"], runs=[
+        {"args": cli_command("secrets", "set", SECRET_NAME, "--for", url), "env": env,
+         "stdin": KEY},
+        {"args": [*use, str(keyed), str(settings)]},
+        {"args": export, "env": env},
         # Without a key, plain http to another machine is fine: nothing secret travels.
-        ws.settings({"openlineage.url": remote.url})
-        s.run("export", "-w", str(ws.root), code=0)
-        assert remote.seen and all("authorization" not in r.headers for r in remote.seen)
+        {"args": [*use, str(keyless), str(settings)]},
+        {"args": export, "env": env},
         # With the key, only once the user says this network is trusted.
-        remote.seen.clear()
-        ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME})
-        s.run("export", "-w", str(ws.root), "--full", code=0,
-              env={"OPENLINEAGE_ALLOW_INSECURE_KEY": "true"})
-        assert remote.seen[0].headers["authorization"] == f"Bearer {KEY}"
-        assert not leaks("".join(s.said))
-    finally:
-        remote.stop()
+        {"args": [*use, str(keyed), str(settings)]},
+        {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
+    ])
+    refused, keyless_run, allowed = outcome.runs[2], outcome.runs[4], outcome.runs[6]
+    assert refused["code"] == 2, refused["stderr"]
+    assert f"refusing to send the API key over plain http to {OTHER_MACHINE}" in \
+        refused["stderr"] and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    assert keyless_run["code"] == 0 and allowed["code"] == 0, outcome.runs
+    seen = outcome.seen[f"{OTHER_MACHINE}:8080"]
+    assert [s["authorization"] for s in seen] == ["", "", "", "", f"Bearer {KEY}", *[
+        f"Bearer {KEY}"] * 3], "the key went out in clear text before it was allowed"
+    said = "".join(run["stdout"] + run["stderr"] for run in outcome.runs)
+    assert not leaks(said)
 
 
 @pytest.fixture(scope="module")
