@@ -296,7 +296,8 @@ def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
     ws = Workspace.at(workspace)
     row = catalogue.declared(key, None)
     if row.user_only:
-        raise user_only_error(row, "is not stored in the workspace's settings.json")
+        raise user_only_error(row, "is not stored in the workspace's settings.json",
+                              present=False)
     # What the user wrote is stored (a relative path stays relative, 30 stays 30).
     value = _from_text(row, value_text)
     _check(row, value, key, ws.root)
@@ -361,14 +362,15 @@ def shown(row: Setting, value: object) -> object:
     return re.sub(r"^([^:/?#]*://[^/?#@]*?:)[^/?#]*@", r"\1***@", value)
 
 
-def user_only_error(row: Setting, what: str) -> ConfigError:
-    """The refusal of a user-only setting from (or into) the workspace, saying how the user
-    sets it."""
+def user_only_error(row: Setting, what: str, *, present: bool = True) -> ConfigError:
+    """The refusal of a user-only setting from (``present``) or into the workspace, saying how
+    the user sets it."""
     how = f"set {row.env} in your environment" if row.env else "it has no other source"
+    remove = (f" (and remove it from settings.json: openlineage-export settings unset "
+              f"{row.key})" if present else "")
     return ConfigError(
         f"{row.key} {what}: it weakens how keys travel, and settings.json travels with the "
-        f"workspace, so only you may set it: {how} (and remove it from settings.json: "
-        f"openlineage-export settings unset {row.key})")
+        f"workspace, so only you may set it: {how}{remove}")
 
 
 # Lower-cased endings of a key segment that would hold a credential itself.
