@@ -268,7 +268,7 @@ def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
     ws.settings({"openlineage.url": fake_server.url})
     fake_server.script(lambda req: Answer(400, body="no such facet")
                        if '"value":"r2"' in req.body.decode() else Answer(201))
-    result = cli("export", "--json", "-w", str(ws.root),
+    result = cli("export", "--json", "-w", str(ws.root), "--url", fake_server.url,
                  extra_env={"OPENLINEAGE_API_KEY": SECRET})
     summary = json.loads(result.out)
     assert summary["exitCode"] == result.code == 1, str(result)
@@ -363,7 +363,8 @@ def test_settings_unknown_key_exits_2_with_a_suggestion(cli: Run, ws: WorkspaceM
 
 def test_secrets_set_list_use_delete(cli: Run, fake_server: FakeServer, ws: WorkspaceMaker,
                                      tmp_path: Path) -> None:
-    stored = cli("secrets", "set", "prod-marquez", input=SECRET + "\n")
+    stored = cli("secrets", "set", "prod-marquez", "--for", fake_server.url,
+                 input=SECRET + "\n")
     assert stored.code == 0, str(stored)
     assert SECRET not in stored.text and SECRET not in stored.err
     file = tmp_path / "config" / "secrets.json"
@@ -539,7 +540,7 @@ def test_secrets_list_names_its_store_even_when_empty(cli: Run, tmp_path: Path) 
     assert (empty.code, empty.text) == (0, "")
     assert empty.err == f"no secrets in the file {file}\n"
     assert json.loads(as_json.out) == {"backend": "file", "store": f"the file {file}",
-                                       "file": str(file), "names": []}
+                                       "file": str(file), "names": [], "origins": {}}
 
 
 def test_url_overrides_the_setting_for_one_export_and_status(

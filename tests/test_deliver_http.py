@@ -181,6 +181,7 @@ def test_bearer_key_from_the_store_named_in_settings(
         fake_server: FakeServer, three_runs: Path, environ: dict[str, str],
         config_dir: Path) -> None:
     FileStore(config_dir).set("prod", KEY)
+    FileStore(config_dir).allow("prod", fake_server.url.rstrip("/"))
     configure(three_runs, url=fake_server.url, **{"apiKey.secretRef": "prod"})
     report = export(three_runs, environ)
     assert report.exit_code == 0, report.to_dict()
@@ -193,6 +194,7 @@ def test_bearer_key_from_a_host_store(fake_server: FakeServer, three_runs: Path,
                                       tmp_path: Path) -> None:
     store = FileStore(tmp_path / "host-secrets")
     store.set("prod", KEY)
+    store.allow("prod", fake_server.url.rstrip("/"))
     configure(three_runs, url=fake_server.url, **{"apiKey.secretRef": "prod"})
     report = run_export(ExportRequest(workspace=three_runs, secrets=store))
     assert report.exit_code == 0, report.to_dict()
@@ -211,8 +213,9 @@ def test_no_key_no_authorization_header(fake_server: FakeServer, three_runs: Pat
 def test_environment_key_wins_over_the_store(fake_server: FakeServer, three_runs: Path,
                                              environ: dict[str, str], config_dir: Path) -> None:
     FileStore(config_dir).set("prod", "stored-key-1234")
-    configure(three_runs, url=fake_server.url, **{"apiKey.secretRef": "prod"})
-    report = export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY})
+    configure(three_runs, **{"apiKey.secretRef": "prod"})
+    report = export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                                 "OPENLINEAGE_URL": fake_server.url})
     assert report.exit_code == 0
     assert {r.headers.get("authorization") for r in fake_server.requests} == {f"Bearer {KEY}"}
 
@@ -243,7 +246,8 @@ def test_key_refused_over_plain_http_to_another_host(three_runs: Path,
     transport, seen = recording_transport()
     configure(three_runs, url="http://lineage.example.invalid")
     with pytest.raises(ConfigError, match="plain http") as refused:
-        export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY}, http=transport)
+        export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                            "OPENLINEAGE_URL": "http://lineage.example.invalid"}, http=transport)
     assert KEY not in str(refused.value)
     assert seen == []
     # Without a key there is nothing to protect: the events go.
@@ -254,8 +258,9 @@ def test_key_refused_over_plain_http_to_another_host(three_runs: Path,
 def test_key_over_plain_http_when_the_user_allowed_it(three_runs: Path,
                                                       environ: dict[str, str]) -> None:
     transport, seen = recording_transport()
-    configure(three_runs, url="http://lineage.example.invalid", allowInsecureKey=True)
-    report = export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY}, http=transport)
+    report = export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                                 "OPENLINEAGE_URL": "http://lineage.example.invalid",
+                                 "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}, http=transport)
     assert report.exit_code == 0
     assert len(seen) == 12
     assert {r.headers["authorization"] for r in seen} == {f"Bearer {KEY}"}
@@ -265,8 +270,9 @@ def test_key_over_plain_http_when_the_user_allowed_it(three_runs: Path,
 def test_key_over_https_to_another_host_is_fine(three_runs: Path,
                                                 environ: dict[str, str]) -> None:
     transport, seen = recording_transport()
-    configure(three_runs, url="https://lineage.example.invalid")
-    report = export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY}, http=transport)
+    report = export(three_runs, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                                 "OPENLINEAGE_URL": "https://lineage.example.invalid"},
+                    http=transport)
     assert report.exit_code == 0
     assert {r.headers["authorization"] for r in seen} == {f"Bearer {KEY}"}
 
@@ -436,9 +442,11 @@ def test_redirect_is_not_followed(make_fake_server: Callable[[], FakeServer], on
     if host_follows:
         # Even a host client that follows redirects must not take the event (and key) away.
         with httpx.Client(follow_redirects=True) as client:
-            report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY}, http=client)
+            report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                                      "OPENLINEAGE_URL": server.url}, http=client)
     else:
-        report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY})
+        report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                                  "OPENLINEAGE_URL": server.url})
     assert elsewhere.requests == []
     assert len(server.requests) == 1
     assert report.runs_failed == 1 and report.exit_code == 1 and report.runs_sent == 0
@@ -513,7 +521,8 @@ def test_key_echoed_by_the_server_never_reported(fake_server: FakeServer, one_ru
     fake_server.script(lambda req: Answer(400, body="x" * padding + " you sent: "
                                           + req.headers.get("authorization", "")))
     configure(one_run, url=fake_server.url)
-    report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY})
+    report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                              "OPENLINEAGE_URL": fake_server.url})
     assert fake_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert report.runs_failed == 1
     said = everything_said(report)
@@ -527,7 +536,8 @@ def test_key_echoed_in_a_retried_answer_never_reported(fake_server: FakeServer, 
                                                        environ: dict[str, str]) -> None:
     fake_server.script(lambda req: Answer(503, body="busy; " + req.headers["authorization"]))
     configure(one_run, url=fake_server.url, **{"retry.maxTime": 0.5})
-    report = export_bounded(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY})
+    report = export_bounded(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY,
+                                      "OPENLINEAGE_URL": fake_server.url})
     assert report.runs_failed == 1 and "503" in report.failed[0].reason
     assert KEY not in everything_said(report)
 

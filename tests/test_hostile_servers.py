@@ -89,6 +89,7 @@ def test_a_key_the_server_refuses_stops_the_export_as_a_configuration_error(
                                                        "got": req.headers["authorization"]}))
     store = FileStore(tmp_path / "secrets")
     store.set("marquez-prod", KEY)
+    store.allow("marquez-prod", fake_server.url.rstrip("/"))
     configure(demo, url=fake_server.url, concurrency=2, **{"apiKey.secretRef": "marquez-prod"})
     with pytest.raises(ConfigError) as caught:
         export(demo, environ, secrets=store)

@@ -38,6 +38,7 @@ from openlineage_export.errors import (
     ConfigError,
     DestinationError,
     DestinationUnreachable,
+    KeyNotApproved,
     MissingSecret,
 )
 from openlineage_export.export import ExportRequest, run_export
@@ -423,14 +424,20 @@ def test_a_kafka_password_in_the_settings_is_refused_pointing_at_the_secret_ref(
     assert PASSWORD not in str(raised.value)
 
 
+BROKERS = ("kafka://broker-1:9092", "kafka://broker-2:9092", "kafka://localhost:9092",
+           "kafka://127.0.0.1:9093")
+"""The brokers the test passwords are approved for."""
+
+
 class Store:
     """A secrets store in memory."""
 
     description = "the test store"
 
-    def __init__(self, **secrets: str) -> None:
+    def __init__(self, approved: tuple[str, ...] = BROKERS, **secrets: str) -> None:
         self.secrets = secrets
         self.asked: list[str] = []
+        self.approved = approved
 
     def get(self, name: str) -> str | None:
         self.asked.append(name)
@@ -444,6 +451,12 @@ class Store:
 
     def names(self) -> list[str]:
         return sorted(self.secrets)
+
+    def origins(self, name: str) -> list[str]:
+        return sorted(self.approved)
+
+    def allow(self, name: str, origin: str) -> None:
+        self.approved = (*self.approved, origin)
 
 
 def opened(settings: Settings, store: Store, environ: dict[str, str] | None = None
@@ -502,6 +515,32 @@ def test_a_clear_text_password_goes_to_loopback_or_with_scram_or_when_allowed(
     opened(kafka_settings(tmp_path, **sasl, **{
         "openlineage.kafka.sasl.mechanism": "SCRAM-SHA-256"}), store)
     opened(kafka_settings(tmp_path, **sasl, **{"openlineage.allowInsecureKey": True}), store)
+
+
+def test_a_stored_password_goes_only_to_the_brokers_approved_for_it(tmp_path: Path) -> None:
+    """A workspace naming another broker does not get the stored password; a password from
+    the environment goes only to brokers the user named."""
+    sasl = {"openlineage.kafka.securityProtocol": "SASL_SSL",
+            "openlineage.kafka.sasl.username": "u",
+            "openlineage.kafka.sasl.password.secretRef": "pw"}
+    settings = kafka_settings(tmp_path, **sasl)
+    store = Store(approved=("kafka://broker-1:9092",), pw=PASSWORD)
+    with pytest.raises(KeyNotApproved, match="'pw' is not approved for kafka://broker-2:9092"):
+        opened(settings, store)
+    store.allow("pw", "kafka://broker-2:9092")
+    assert opened(settings, store).config.sasl_password == PASSWORD
+    (tmp_path / ".workspace").mkdir()
+    (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
+        "openlineage.transport": "kafka", "openlineage.kafka.topic": "t",
+        "openlineage.kafka.bootstrapServers": "broker-1:9092", **sasl}))
+    from_workspace = load_settings(tmp_path, CATALOGUE, {})
+    with pytest.raises(ConfigError, match="Kafka password in the environment variable "
+                       "OPENLINEAGE_KAFKA_SASL_PASSWORD goes only to a server you name"):
+        opened(from_workspace, Store(), {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"})
+    named = load_settings(tmp_path, CATALOGUE, {
+        "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": "broker-1:9092"})
+    assert opened(named, Store(), {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"}
+                  ).config.sasl_password == "from-ci"
 
 
 def test_the_producer_is_idempotent_waits_for_all_replicas_and_times_out_when_told(
