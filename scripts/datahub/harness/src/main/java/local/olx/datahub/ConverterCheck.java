@@ -31,6 +31,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.Method;
 import java.net.URISyntaxException;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Enumeration;
 import java.util.List;
@@ -48,8 +49,8 @@ import java.util.jar.JarFile;
  * <p>Prints one JSON line per input line: {@code ok}, the {@code error} when the converter threw
  * (its class and message, as the endpoint's 500 would carry), the URNs of the DataFlow, DataJob
  * and DataProcessInstance, the input and output dataset URNs, the aspects made, and the
- * {@code invalid} ones (aspect or proposal not valid against its schema, or a URN that does not
- * parse back to itself).
+ * {@code invalid} ones (aspect or proposal not valid against its schema as DataHub's server
+ * validates it, or a URN that does not parse back to itself or that the server would refuse).
  *
  * <p>Usage: {@code java -cp 'LIB/*' local.olx.datahub.ConverterCheck [--orchestrator NAME]}:
  * NAME is the server's {@code DATAHUB_OPENLINEAGE_ORCHESTRATOR} (converters that have it).
@@ -177,6 +178,7 @@ public final class ConverterCheck {
       validate(where, aspect, DataTemplateUtil.getSchema(type), invalid);
     }
     for (String urn : datasetUrns(job)) {
+      checkUrn(urn, invalid);
       if (DatasetUrn.createFromString(urn).getDatasetNameEntity().isEmpty()) {
         invalid.add(urn + ": empty dataset name");
       }
@@ -202,15 +204,49 @@ public final class ConverterCheck {
     }
   }
 
-  /** A URN is stored by its string: it must parse back to the same string. */
+  /**
+   * A URN is stored by its string: it must parse back to the same string, and pass the checks
+   * DataHub's server makes before it writes an entity (UrnValidationUtil.validateUrn): no
+   * leading or trailing whitespace, at most 512 bytes URL-encoded, no U+241F, and no {@code (}
+   * {@code )} in a component, nor {@code ,} in a component of a tuple.
+   */
   private static void checkUrn(String urn, ArrayNode invalid) {
+    Urn parsed;
     try {
-      String again = Urn.createFromString(urn).toString();
-      if (!again.equals(urn)) {
-        invalid.add(urn + ": parses back as " + again);
-      }
+      parsed = Urn.createFromString(urn);
     } catch (URISyntaxException e) {
       invalid.add(urn + ": " + e.getMessage());
+      return;
+    }
+    if (!parsed.toString().equals(urn)) {
+      invalid.add(urn + ": parses back as " + parsed);
+    }
+    if (!urn.trim().equals(urn)) {
+      invalid.add(urn + ": leading or trailing whitespace");
+    }
+    if (!"schemaField".equals(parsed.getEntityType())
+        && URLEncoder.encode(urn, StandardCharsets.UTF_8).length() > 512) {
+      invalid.add(urn + ": longer than 512 bytes URL-encoded");
+    }
+    if (urn.contains("\u241f")) {
+      invalid.add(urn + ": holds U+241F");
+    }
+    illegalParts(parsed, invalid, urn);
+  }
+
+  private static void illegalParts(Urn urn, ArrayNode invalid, String whole) {
+    List<String> parts = urn.getEntityKey().getParts();
+    for (String part : parts) {
+      if (part.startsWith("urn:li:")) {
+        try {
+          illegalParts(Urn.createFromString(part), invalid, whole);
+        } catch (URISyntaxException e) {
+          invalid.add(whole + ": component " + part + ": " + e.getMessage());
+        }
+      } else if (part.contains("(") || part.contains(")")
+          || (parts.size() > 1 && part.contains(","))) {
+        invalid.add(whole + ": component '" + part + "' holds ( ) or ,");
+      }
     }
   }
 
