@@ -107,7 +107,7 @@ classpath() {
     if ! (cd "$tmp" && mvn -B -U -ntp -Dstyle.color=never $DATAHUB_MVN_ARGS -f "$POM" \
             -Ddatahub.source="$src" -Ddatahub.build="$tmp" \
             -Dopenlineage.version="$(openlineage_version "$name")" \
-            package dependency:copy-dependencies) >"$build_log" 2>&1 9>&-; then
+            package dependency:copy-dependencies) </dev/null >"$build_log" 2>&1 9>&-; then
       show_maven_errors "$build_log"
       rm -rf "$tmp"
       die "Maven could not build DataHub's converter $name from $src (log: $build_log)"

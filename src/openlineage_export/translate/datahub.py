@@ -5,6 +5,8 @@ makes a DataFlow ``(orchestrator, job name up to its first dot, namespace)``, a 
 name, a DataProcessInstance per run id and a dataset per input and output. Events shaped for
 every other server lose data there, silently (see docs/datahub.md). In DataHub mode:
 
+- the ``processing_engine`` is named ``lineage-hub`` (the engine becomes its version), so that
+  every run of a pipeline lands in one DataFlow, whatever engine ran it;
 - a pipeline id is written with ``%`` and ``.`` percent-encoded in job names, so the flow (the
   job name up to its first dot) is the whole pipeline id and no two jobs share a name;
 - URN components carry no ``,``, ``(``, ``)`` or ``␟`` (DataHub's server refuses them, and
@@ -26,6 +28,7 @@ Pure, like the rest of ``translate/``.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from openlineage.client.constants import DEFAULT_PRODUCER
@@ -112,11 +115,18 @@ def dataset(namespace: str, name: str) -> tuple[str, str]:
     return platform, urn_part(where)
 
 
+ORCHESTRATOR = "lineage-hub"
+"""The ``processing_engine`` name in DataHub mode: DataHub makes it the DataFlow's orchestrator
+(its platform), so it is the same for every run of a pipeline, whatever engine ran it."""
+
+
+@lru_cache(maxsize=256)
 def processing_engine(engine: Engine | None) -> dict[str, Any]:
-    """``processing_engine``, its name fit to be the DataFlow's orchestrator (a platform)."""
+    """``processing_engine`` named :data:`ORCHESTRATOR`; the engine (name and version) is its
+    version, which DataHub shows among the flow's and job's properties."""
     facet = facets.processing_engine(engine)
-    safe = urn_part(facet["name"])
-    return facet if safe == facet["name"] else {**facet, "name": safe}
+    version = f"{engine.name} {engine.version or 'unknown'}" if engine else "unknown"
+    return {**facet, "name": ORCHESTRATOR, "version": version}
 
 
 class DataHubTranslator(Translator):

@@ -37,7 +37,6 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 
@@ -177,11 +176,11 @@ public final class ConverterCheck {
           CODEC.stringToMap(mcp.getAspect().getValue().asString(StandardCharsets.UTF_8));
       validate(where, aspect, DataTemplateUtil.getSchema(type), invalid);
     }
-    for (String urn : datasetUrns(job)) {
-      checkUrn(urn, invalid);
-      if (DatasetUrn.createFromString(urn).getDatasetNameEntity().isEmpty()) {
-        invalid.add(urn + ": empty dataset name");
-      }
+    for (DatahubDataset dataset : job.getInSet()) {
+      checkDataset(dataset.getUrn(), invalid);
+    }
+    for (DatahubDataset dataset : job.getOutSet()) {
+      checkDataset(dataset.getUrn(), invalid);
     }
     result.put("ok", invalid.isEmpty());
     if (!invalid.isEmpty()) {
@@ -190,11 +189,16 @@ public final class ConverterCheck {
     return result;
   }
 
-  private static TreeSet<String> datasetUrns(DatahubJob job) {
-    TreeSet<String> urns = new TreeSet<>();
-    job.getInSet().forEach(d -> urns.add(d.getUrn().toString()));
-    job.getOutSet().forEach(d -> urns.add(d.getUrn().toString()));
-    return urns;
+  /** A dataset's URN must be one DataHub can read back as a dataset, with a name. */
+  private static void checkDataset(DatasetUrn urn, ArrayNode invalid) {
+    checkUrn(urn.toString(), invalid);
+    try {
+      if (DatasetUrn.createFromString(urn.toString()).getDatasetNameEntity().isEmpty()) {
+        invalid.add(urn + ": empty dataset name");
+      }
+    } catch (URISyntaxException e) {
+      invalid.add(urn + ": not readable as a dataset URN: " + e.getMessage());
+    }
   }
 
   private static void validate(String where, DataMap data, DataSchema schema, ArrayNode invalid) {
