@@ -70,7 +70,8 @@ def test_datahub_events_keep_run_ids_times_and_types() -> None:
     assert shaped == events(DEMO, OPENLINEAGE_ENDPOINT=ENDPOINT)  # same bytes, whichever way
     for event in shaped:
         engine = event["run"]["facets"]["processing_engine"]
-        assert engine["name"] == "lineage-hub" and engine["version"].startswith("hub-engine 4.")
+        assert engine["name"] == "lineage-hub"
+        assert engine["version"] in ("hub-engine 4.2.0", "hub-engine 4.1.3", "unknown")
         parent = event["run"]["facets"].get("parent")
         if parent is not None:
             assert parent["_producer"].startswith("https://github.com/OpenLineage/OpenLineage/")
