@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -37,8 +38,11 @@ DB_SCHEMES = {"postgres", "mysql", "redshift", "sqlserver", "oracle", "db2", "tr
 @pytest.fixture(scope="module")
 def converters() -> dict[str, str]:
     """NAME -> classpath of each converter, built (once, cached) by scripts/datahub.sh."""
+    # The user's own HOME (tests get a private one): its Maven repository and build cache.
+    home = pwd.getpwuid(os.getuid()).pw_dir
     build = subprocess.run(["bash", str(ROOT / "scripts" / "datahub.sh"), "build"],
-                           capture_output=True, text=True, timeout=1800)
+                           capture_output=True, text=True, timeout=1800,
+                           env={**os.environ, "HOME": home})
     if build.returncode != 0:
         message = f"scripts/datahub.sh could not build DataHub's converters:\n{build.stderr}"
         if os.environ.get("OLX_REQUIRE_DATAHUB") == "1" or any(SHARED.glob("third_party/datahub-*")):
