@@ -33,9 +33,9 @@ from typing import Any
 
 from openlineage.client.constants import DEFAULT_PRODUCER
 
-from ..hub.model import DataAccess, Engine, Run
+from ..hub.model import DataAccess, Engine, Graph, Run
 from . import facets
-from .datasets import _DB_SCHEMES
+from .datasets import DB_SCHEMES
 from .events import TranslationConfig, Translator
 
 ENDPOINT = "openapi/openlineage/api/v1/lineage"
@@ -46,7 +46,7 @@ PARENT_PRODUCER = DEFAULT_PRODUCER
 that defines the facet (DataHub 2025-10 takes the parent's orchestrator from it and knows only
 OpenLineage's own integrations)."""
 
-KEEP_NAMESPACE = _DB_SCHEMES | {"kafka"}
+KEEP_NAMESPACE = DB_SCHEMES | {"kafka"}
 """Schemes whose dataset keeps ``scheme://host:port``: DataHub's connector names it without the
 host (``db.schema.table``, the topic), and its newest converter maps the namespace to a
 platform instance."""
@@ -132,7 +132,7 @@ def processing_engine(engine: Engine | None) -> dict[str, Any]:
 class DataHubTranslator(Translator):
     """The :class:`Translator` whose events DataHub's converter keeps whole (module docstring)."""
 
-    def __init__(self, graph: Any, config: TranslationConfig) -> None:
+    def __init__(self, graph: Graph, config: TranslationConfig) -> None:
         super().__init__(graph, config)
         self._datahub_names: dict[tuple[str, str], tuple[str, str]] = {}
 
