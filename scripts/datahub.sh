@@ -11,9 +11,9 @@
 #           when none is given) and print "NAME<TAB>CLASSPATH" for each, one per line. Each
 #           build is made once per content of its source, our pom and our harness: with Maven
 #           (scripts/datahub/pom.xml: Pegasus's generator, then javac) into
-#           $DATAHUB_HOME/build/NAME-<hash>/, about 30 s each the first time (plus ~30 MB of
-#           dependencies into the local Maven repository), then reused at once. Nothing is
-#           written into the source tree.
+#           $DATAHUB_HOME/build/NAME-<hash>/, about 50 s each the first time (and 65 MB of
+#           dependencies into an empty local Maven repository: 3.5 minutes for all three), then
+#           reused at once. Nothing is written into the source tree.
 #   check   run JSON Lines of OpenLineage run events (standard input) through converter NAME,
 #           configured as DataHub's REST endpoint configures it, and print one JSON line per
 #           event (scripts/datahub/harness: ok, error, the DataFlow, DataJob, DataProcessInstance
@@ -98,7 +98,7 @@ classpath() {
     command -v javac >/dev/null || die "javac not found (a JDK 17 builds DataHub's converter $name, once)"
     build_log="$DATAHUB_HOME/$name-build.log"
     log "building DataHub's converter $name from its source ($src) with Maven, once for this"
-    log "  source: about 30 s, more while Maven downloads its dependencies (log: $build_log)"
+    log "  source: about 50 s, more while Maven downloads its dependencies (log: $build_log)"
     tmp="$DATAHUB_HOME/build/.unfinished-$name"
     rm -rf "$tmp"
     mkdir -p "$tmp"

@@ -65,7 +65,7 @@ else
   echo "test.sh: Kafka could not be started (above); its end-to-end tests will be skipped" >&2
 fi
 # DataHub's own OpenLineage converter (three points of its history), which the DataHub-mode tests
-# run every event through: built with Maven from ../shared/third_party/datahub-* (once: about 2
+# run every event through: built with Maven from ../shared/third_party/datahub-* (once: about 3
 # minutes). With that source here (always in CI), a converter that does not build fails the run;
 # without it, those tests are skipped, each saying why.
 if compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null; then
