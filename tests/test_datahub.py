@@ -10,6 +10,7 @@ import io
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_plus
 
 import pytest
 from helpers import DEMO, GRAPH, WorkspaceMaker, run_record, stage_record
@@ -116,3 +117,17 @@ def test_urn_parts_stay_distinct() -> None:
     assert len({datahub.urn_part(t) for t in texts}) == len(texts)
     assert len({datahub.flow_id(t) for t in texts}) == len(texts)
     assert all(c not in datahub.flow_id(t) for t in texts for c in ",().\u241f")
+
+
+def test_a_name_too_long_for_datahub_is_shortened_with_a_hash_of_it() -> None:
+    long = "data/" + "日本語のデータ" * 10
+    a = datahub.dataset("workspace://ws", long + ".csv")
+    b = datahub.dataset("workspace://ws", long + ".tsv")
+    assert a != b and a == datahub.dataset("workspace://ws", long + ".csv")
+    for platform, name in (a, b):
+        urn = f"urn:li:dataset:(urn:li:dataPlatform:{platform},{name},PROD)"
+        assert len(quote_plus(urn, safe="*")) <= datahub.URN_LIMIT < 512
+        assert name.startswith("ws/data/日本語") and name[-17] == "~"
+    escaped = datahub.dataset("s3://b", "x" * 380 + ",,,,,,")[1]
+    assert "~" in escaped and not escaped.split("~")[0].endswith(("%", "%2"))
+    assert datahub.dataset("s3://b", "k.csv") == ("s3", "b/k.csv")  # short names stay whole

@@ -113,6 +113,9 @@ SCHEMES = [
     "data/répertoire/données ünïcode.csv",
     "data/with,comma (and parens)/x.csv",
     "data/100%/y.csv",
+    "data/" + "日本語のデータ" * 10 + ".csv",                  # URNs DataHub finds too long
+    "data/" + "日本語のデータ" * 10 + ".tsv",
+    "s3://acme-lake/" + "deep/" * 100 + "x.parquet",
 ]
 """Every dataset scheme of the mapping (tests/test_datasets.py) and names a URI, a URN or
 DataHub's server would not take as they are."""

@@ -16,7 +16,8 @@ every other server lose data there, silently (see docs/datahub.md). In DataHub m
   table DataHub's own connector catalogs (a server setting maps hosts to platform instances);
   every other dataset is given as DataHub's platform and a name that keeps its bucket, host or
   workspace, so that nothing merges and nothing goes through the converter's ``new URI(...)``,
-  which drops names a URI cannot hold (a space);
+  which drops names a URI cannot hold (a space); a name whose URN DataHub would find too long is
+  shortened, with a hash of the whole name;
 - the ``parent`` facet is stamped with openlineage-python's own producer, the only kind of
   producer the converter of 2025-10 can take a parent's orchestrator from;
 - a schema field without a type gets the empty type, as the newest converter reads it.
@@ -27,6 +28,8 @@ Pure, like the rest of ``translate/``.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import unicodedata
 from functools import lru_cache
 from typing import Any
@@ -105,14 +108,53 @@ def dataset(namespace: str, name: str) -> tuple[str, str]:
     """An OpenLineage dataset (as named for every server) named for DataHub's converter."""
     scheme, sep, authority = namespace.partition("://")
     if not sep:
-        return scheme, urn_part(name)  # a platform already: file, bigquery, an opaque scheme
+        # A platform already: file, bigquery, an opaque scheme.
+        return scheme, fit(scheme, urn_part(name))
     if scheme == "workspace":
-        return WORKSPACE_PLATFORM, f"{authority.replace('/', '%2F')}/{urn_part(name)}"
+        where = f"{authority.replace('/', '%2F')}/{urn_part(name)}"
+        return WORKSPACE_PLATFORM, fit(WORKSPACE_PLATFORM, where)
     if scheme in KEEP_NAMESPACE and authority:
-        return namespace, _uri_safe(name)
+        return namespace, fit(CONVERTER_PLATFORMS.get(scheme, scheme), _uri_safe(name))
     platform = PLATFORMS.get(scheme, scheme)
     where = f"{authority}{name}" if name.startswith("/") else f"{authority}/{name}"
-    return platform, urn_part(where)
+    return platform, fit(platform, urn_part(where))
+
+
+URN_LIMIT = 448
+"""The longest dataset URN (URL-encoded) sent as it is. DataHub's server refuses a URN over 512
+bytes URL-encoded; the rest is room for a platform instance the server may put before the name."""
+
+CONVERTER_PLATFORMS = {"sqlserver": "mssql", "awsathena": "athena"}
+"""The platform DataHub's converter gives a ``scheme://`` namespace, where it is not the scheme."""
+
+_URL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-*_ ")
+"""What ``java.net.URLEncoder`` writes as one character (a space as ``+``)."""
+
+
+def _url_encoded_length(text: str) -> int:
+    return sum(1 if c in _URL_SAFE else 3 * len(c.encode()) for c in text)
+
+
+def fit(platform: str, name: str) -> str:
+    """``name``, or when its dataset URN would be too long for DataHub (:data:`URN_LIMIT`), its
+    longest beginning that fits followed by ``~`` and a hash of the whole name (two names stay
+    two, and the same name is always shortened alike)."""
+    overhead = _url_encoded_length(f"urn:li:dataset:(urn:li:dataPlatform:{platform},,PROD)")
+    if overhead + _url_encoded_length(name) <= URN_LIMIT:
+        return name
+    digest = "~" + hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
+    budget = URN_LIMIT - overhead - _url_encoded_length(digest)
+    kept: list[str] = []
+    for c in name:
+        budget -= _url_encoded_length(c)
+        if budget < 0:
+            break
+        kept.append(c)
+    # Never end on half a percent-escape (a name may hold %2C...).
+    return _HALF_ESCAPE.sub("", "".join(kept)) + digest
+
+
+_HALF_ESCAPE = re.compile(r"%[0-9A-Fa-f]?$")
 
 
 ORCHESTRATOR = "lineage-hub"
