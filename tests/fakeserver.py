@@ -43,6 +43,8 @@ class Answer:
     """bytes/str as they are; a dict or list as JSON (with Content-Type application/json)."""
     delay: float = 0.0
     """Seconds to wait before answering (cut short when the server stops)."""
+    hold: threading.Event | None = None
+    """Answer only once this is set (or the server stops): the test decides when."""
     reset: bool = False
     """Reset the connection (TCP RST) instead of answering."""
     trickle: float = 0.0
@@ -152,7 +154,7 @@ class FakeServer:
         """The decoded JSON bodies, in arrival order."""
         return [r.json() for r in self.requests]
 
-    def wait_for(self, count: int, timeout: float = 10.0) -> bool:
+    def wait_for(self, count: int, timeout: float = 120.0) -> bool:
         """Wait until at least ``count`` requests arrived; False on timeout."""
         deadline = time.monotonic() + timeout
         with self._arrived:
@@ -264,6 +266,9 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 if answer.delay and server._stopping.wait(answer.delay):
                     self.close_connection = True
                     return
+                if answer.hold is not None and not _held(answer.hold, server._stopping):
+                    self.close_connection = True
+                    return
                 if answer.reset:
                     self._reset()
                     return
@@ -314,6 +319,14 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             self.connection.close()
 
     return Handler
+
+
+def _held(until: threading.Event, stopping: threading.Event) -> bool:
+    """Wait until ``until`` is set (True) or the server stops (False)."""
+    while not until.wait(0.05):
+        if stopping.is_set():
+            return False
+    return True
 
 
 def _decode(raw: bytes, encoding: str) -> bytes:

@@ -177,3 +177,17 @@ def can_drop_privileges() -> str | None:
                                capture_output=True)
         Path(folder).chmod(0o700)
     return None if probe.returncode != 0 else "file permissions do not hold for this user"
+
+
+def delivered_runs(ledger: Path) -> int:
+    """Runs the ledger file holds as delivered, read as ``status`` reads it (0 while it has
+    none, or there is no file yet)."""
+    import contextlib
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT count(*) FROM runs WHERE state = 'delivered'")
+                       .fetchone()[0])
+    except sqlite3.Error:
+        return 0

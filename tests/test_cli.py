@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -268,7 +268,7 @@ def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
     ws.settings({"openlineage.url": fake_server.url})
     fake_server.script(lambda req: Answer(400, body="no such facet")
                        if '"value":"r2"' in req.body.decode() else Answer(201))
-    result = cli("export", "--json", "-w", str(ws.root),
+    result = cli("export", "--json", "-w", str(ws.root), "--url", fake_server.url,
                  extra_env={"OPENLINEAGE_API_KEY": SECRET})
     summary = json.loads(result.out)
     assert summary["exitCode"] == result.code == 1, str(result)
@@ -281,21 +281,29 @@ def test_export_to_a_server_json_summary(cli: Run, fake_server: FakeServer,
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_exits_130(env: dict[str, str], fake_server: FakeServer, demo: Path,
                           presses: int) -> None:
-    fake_server.script(lambda req: Answer(201, delay=0.2))
+    release = threading.Event()  # requests after the third wait until the test is done
+    fake_server.script(lambda req: Answer(201, hold=None if len(fake_server.requests) <= 3
+                                          else release))
     set_settings(demo, {"openlineage.url": fake_server.url, "openlineage.concurrency": 2})
     proc = subprocess.Popen([sys.executable, "-m", "openlineage_export", "export", "-w", str(demo)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert fake_server.wait_for(3, timeout=60), "the export never reached the server"
-        for _ in range(presses):
+        assert fake_server.wait_for(4), "the export never reached the server"
+        proc.send_signal(signal.SIGINT)
+        assert proc.stderr is not None
+        said = [""]
+        while not said[-1].startswith("interrupting (Ctrl-C): "):  # the first one was handled
+            said.append(proc.stderr.readline().decode())
+            assert said[-1], f"the export ended without saying what Ctrl-C does: {said}"
+        if presses == 2:
             proc.send_signal(signal.SIGINT)
-            time.sleep(0.05)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=120)
     finally:
+        release.set()
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    text = err.decode()
+    text = "".join(said) + err.decode()
     assert proc.returncode == 130, text
     assert "Traceback" not in text and "interrupted" in text and out == b""
     assert len(fake_server.requests) < 236
@@ -355,7 +363,8 @@ def test_settings_unknown_key_exits_2_with_a_suggestion(cli: Run, ws: WorkspaceM
 
 def test_secrets_set_list_use_delete(cli: Run, fake_server: FakeServer, ws: WorkspaceMaker,
                                      tmp_path: Path) -> None:
-    stored = cli("secrets", "set", "prod-marquez", input=SECRET + "\n")
+    stored = cli("secrets", "set", "prod-marquez", "--for", fake_server.url,
+                 input=SECRET + "\n")
     assert stored.code == 0, str(stored)
     assert SECRET not in stored.text and SECRET not in stored.err
     file = tmp_path / "config" / "secrets.json"
@@ -531,7 +540,7 @@ def test_secrets_list_names_its_store_even_when_empty(cli: Run, tmp_path: Path) 
     assert (empty.code, empty.text) == (0, "")
     assert empty.err == f"no secrets in the file {file}\n"
     assert json.loads(as_json.out) == {"backend": "file", "store": f"the file {file}",
-                                       "file": str(file), "names": []}
+                                       "file": str(file), "names": [], "origins": {}}
 
 
 def test_url_overrides_the_setting_for_one_export_and_status(

@@ -1,7 +1,9 @@
 """The delivery engine, against scripted destinations: order, bounds, cancel, stops.
 
 What a real server does with the events is in tests/e2e; here the destination is a stand-in
-whose timing the test controls, so every promise of the engine can be checked exactly.
+whose timing the test controls, so every promise of the engine can be checked exactly: the
+engine runs on an event loop with a virtual clock (``virtual_clock.py``), so a send scripted
+to take 0.5 s takes exactly that, on a fast idle machine and a slow busy one alike.
 """
 
 from __future__ import annotations
@@ -9,15 +11,15 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-import time
 from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
 import pytest
+from virtual_clock import run_on_virtual_clock
 
 from openlineage_export.deliver.destination import RunOutcome, Tally
-from openlineage_export.deliver.engine import deliver
+from openlineage_export.deliver.engine import deliver_async
 from openlineage_export.errors import ConfigError, DestinationUnreachable
 from openlineage_export.secrecy import Redactor
 from openlineage_export.translate.events import TranslatedRun
@@ -54,6 +56,8 @@ class Scripted:
         self.events: list[tuple[str, int]] = []
         self.opened = self.closed = 0
         self.raise_for: dict[str, Exception] = {}
+        self.cancel_at: tuple[str, threading.Event] | None = None
+        """Set this cancel as that run starts."""
         self.refuse: dict[str, int] = {}
         """Run id -> the number of the event the destination refuses."""
         self.hang: set[str] = set()
@@ -62,7 +66,10 @@ class Scripted:
         self.opened += 1
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
-        self.started[run.run_id] = time.monotonic()
+        clock = asyncio.get_running_loop().time
+        self.started[run.run_id] = clock()
+        if self.cancel_at is not None and self.cancel_at[0] == run.run_id:
+            self.cancel_at[1].set()
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
@@ -75,18 +82,30 @@ class Scripted:
                     return RunOutcome(tally.accepted, f"event {event['n']} refused")
                 if run.run_id in self.hang:
                     await asyncio.Event().wait()  # a request that never gets an answer
-                began = time.monotonic()
+                began = clock()
                 await asyncio.sleep(self.seconds.get(run.run_id, self.default) / len(run.events))
                 self.events.append((run.run_id, event["n"]))
-                self.spans.append((run.run_id, event["n"], began, time.monotonic()))
+                self.spans.append((run.run_id, event["n"], began, clock()))
                 tally.accepted += 1
             return RunOutcome(tally.accepted)
         finally:
             self.in_flight -= 1
-            self.finished[run.run_id] = time.monotonic()
+            self.finished[run.run_id] = clock()
 
     async def close(self) -> None:
         self.closed += 1
+
+
+def deliver(runs: Iterator[tuple[TranslatedRun, str]], destination: Scripted,
+            on_outcome: Any, cancel: threading.Event) -> None:
+    """What ``engine.deliver`` does (start, send every run, close), on the virtual clock."""
+    async def whole() -> None:
+        try:
+            await deliver_async(runs, destination, on_outcome, cancel)
+        finally:
+            await destination.close()
+
+    run_on_virtual_clock(whole())
 
 
 def send_all(destination: Scripted, runs: list[TranslatedRun],
@@ -190,16 +209,8 @@ def test_a_cancel_abandons_requests_that_never_get_an_answer() -> None:
     destination = Scripted(concurrency=3, default=0.01)
     destination.hang = {"r5", "r6"}
     cancel = threading.Event()
-    result: dict[str, RunOutcome] = {}
-    worker = threading.Thread(target=lambda: result.update(
-        send_all(destination, [run(f"r{i}") for i in range(40)], cancel)), daemon=True)
-    worker.start()
-    deadline = time.monotonic() + 20
-    while "r6" not in destination.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    cancel.set()
-    worker.join(20)
-    assert not worker.is_alive(), "the delivery did not return after the cancel"
+    destination.cancel_at = ("r6", cancel)  # the host cancels once r6 is waiting too
+    result = send_all(destination, [run(f"r{i}") for i in range(40)], cancel)
     assert not result["r5"].delivered and not result["r6"].delivered
     assert "interrupted" in (result["r5"].error or "")
     assert len(result) < 40 and all(o.delivered for k, o in result.items() if int(k[1:]) < 5)

@@ -70,13 +70,14 @@ def test_a_cancel_stops_requests_in_flight(fake_server: FakeServer, demo: Path,
     fake_server.script(lambda req: Answer(201, body="x" * 100, trickle=1.5))
     configure(demo, url=fake_server.url, timeout=30, concurrency=4)
     cancel = threading.Event()
-    threading.Thread(target=lambda: fake_server.wait_for(4, 30) and cancel.set(),
+    threading.Thread(target=lambda: fake_server.wait_for(4) and cancel.set(),
                      daemon=True).start()
-    report = export_bounded(demo, environ, limit=20, cancel=cancel)
+    # Each answer would take 150 s: the export returns long before, without them.
+    report = export_bounded(demo, environ, limit=120, cancel=cancel)
     assert report.cancelled and report.exit_code == 130
     assert report.runs_failed == 0 and report.runs_sent == 0
     count = len(fake_server.requests)
-    time.sleep(0.5)
+    fake_server.stop()
     assert len(fake_server.requests) == count, "requests went on after the export returned"
 
 
@@ -88,6 +89,7 @@ def test_a_key_the_server_refuses_stops_the_export_as_a_configuration_error(
                                                        "got": req.headers["authorization"]}))
     store = FileStore(tmp_path / "secrets")
     store.set("marquez-prod", KEY)
+    store.allow("marquez-prod", fake_server.url.rstrip("/"))
     configure(demo, url=fake_server.url, concurrency=2, **{"apiKey.secretRef": "marquez-prod"})
     with pytest.raises(ConfigError) as caught:
         export(demo, environ, secrets=store)
@@ -136,7 +138,7 @@ def test_a_huge_answer_is_not_downloaded(fake_server: FakeServer, one_run: Path,
     report = export_bounded(one_run, environ)
     assert report.runs_failed == 1 and report.failed[0].reason.startswith("HTTP 400")
     assert len(report.failed[0].reason) < 600
-    time.sleep(0.2)
+    fake_server.stop()  # its sending thread has seen the connection closed
     # What the socket buffers held, not the 100 MB.
     assert fake_server.huge_bytes_sent < 16 * 1024 * 1024
 

@@ -311,6 +311,7 @@ class Opened:
 
     def __init__(self, browser: Any, path: Path, width: int = 1280) -> None:
         self.page = browser.new_page()
+        self.page.set_default_timeout(180_000)  # a wait's limit, for 2 busy cores; not a speed
         self.page.set_viewport_size({"width": width, "height": 900})
         self.errors: list[str] = []
         self.requests: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,16 +58,19 @@ def test_an_index_a_killed_export_left_behind_is_removed_by_the_next_one(
     temp = tmp_path / "temp"
     temp.mkdir()
     (temp / "someone-elses").mkdir()
+    unheld = threading.Event()
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, delay=30 if len(server.requests) > 2 else 0))
+        server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 2
+                                             else None))
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url, TMPDIR=str(temp))
         killed = subprocess.Popen(cli_command("export", "-w", str(ws.root)), env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert server.wait_for(3, timeout=60)
+        assert server.wait_for(3)
         left = [p.name for p in temp.iterdir() if p.name.startswith(f"olx-index-{killed.pid}-")]
         assert len(left) == 1
         killed.send_signal(signal.SIGKILL)
         killed.wait()
+        unheld.set()
         assert (temp / left[0]).exists()
         dry = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
                                          str(tmp_path / "events.jsonl")),
@@ -76,7 +80,7 @@ def test_an_index_a_killed_export_left_behind_is_removed_by_the_next_one(
 
 
 def test_an_index_of_an_export_still_running_is_left_alone(tmp_path: Path) -> None:
-    sleeper = subprocess.Popen(["sleep", "30"])
+    sleeper = subprocess.Popen(["sleep", "3600"])  # alive until killed below
     try:
         theirs = tmp_path / f"olx-index-{sleeper.pid}-abc"
         theirs.mkdir()

@@ -6,6 +6,7 @@ import collections
 import json
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -54,14 +55,15 @@ def test_two_exports_of_one_workspace_to_one_server_send_each_event_once(
 def test_a_second_export_is_refused_naming_the_first_and_a_dry_run_still_runs(
         ws: WorkspaceMaker, tmp_path: Path) -> None:
     ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(20)])
+    unheld = threading.Event()  # the holder's 4th event waits (it never times out) till the end
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, delay=30 if len(server.requests) > 3
-                                             else 0))
-        ws.settings({"openlineage.concurrency": 1})
+        server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 3
+                                             else None))
+        ws.settings({"openlineage.concurrency": 1, "openlineage.timeout": 3600})
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
         holder = start(ws.root, env)
         try:
-            assert server.wait_for(4, timeout=60)
+            assert server.wait_for(4)
             code, _, err = finish(start(ws.root, env))
             assert code == 5, err
             assert err == (f"error: another export of {ws.root.resolve()} to {server.url}"
@@ -79,20 +81,26 @@ def test_a_second_export_is_refused_naming_the_first_and_a_dry_run_still_runs(
             assert other.returncode == 0, other.stderr  # another destination: its own lock
         finally:
             holder.send_signal(signal.SIGINT)
-            assert finish(holder)[0] == 130
+            code = finish(holder)[0]
+            unheld.set()
+        assert code == 130
 
 
 def test_a_killed_export_leaves_no_lock_behind(ws: WorkspaceMaker, tmp_path: Path) -> None:
     ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(10)])
+    unheld = threading.Event()
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, delay=30 if len(server.requests) > 2
-                                             else 0))
+        server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 2
+                                             else None))
         ws.settings({"openlineage.concurrency": 1})
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
         holder = start(ws.root, env)
-        assert server.wait_for(3, timeout=60)
-        holder.send_signal(signal.SIGKILL)
-        holder.wait()
+        try:
+            assert server.wait_for(3)
+        finally:
+            holder.send_signal(signal.SIGKILL)
+            holder.wait()
+        unheld.set()
         server.script(lambda request: Answer(201))
         code, out, err = finish(start(ws.root, env, "--json"))
     assert code == 0, err

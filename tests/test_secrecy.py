@@ -88,7 +88,7 @@ def test_a_key_a_header_cannot_carry_is_refused_without_showing_it(value: str) -
 
 @pytest.mark.parametrize(("url", "loopback"), [
     ("http://localhost:5000", True), ("http://127.0.0.9/x", True), ("http://[::1]:5000", True),
-    ("http://api.localhost", True), ("http://marquez.example.com", False),
+    ("http://[::ffff:127.0.0.1]:5000", True), ("http://marquez.example.com", False),
     ("http://10.0.0.1", False), ("kafka://127.0.0.1:9092", True),
 ])
 def test_loopback_is_this_machine_only(url: str, loopback: bool) -> None:

@@ -36,7 +36,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import WorkspaceMaker, run_record
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+from netns import OTHER_MACHINE, in_netns
 
 from openlineage_export.cli import main
 
@@ -249,7 +250,7 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     reports: list[Path] = []
 
     # Secrets and settings, the way the README tells a user to set things up.
-    s.run("secrets", "set", SECRET_NAME, stdin=KEY + "\n", code=0)
+    s.run("secrets", "set", SECRET_NAME, "--for", server.url, stdin=KEY + "\n", code=0)
     assert SECRET_NAME in s.run("secrets", "list", code=0).stdout
     for key, value in [("openlineage.url", server.url), ("openlineage.retry.maxTime", "0.3"),
                        ("openlineage.timeout", "5"),
@@ -293,8 +294,9 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     server.mode = "accept"
 
     # The server is down.
-    s.run("settings", "set", "openlineage.url", f"http://127.0.0.1:{closed_port()}", "-w", w,
-          code=0)
+    down = f"http://127.0.0.1:{closed_port()}"
+    s.run("secrets", "allow", SECRET_NAME, down, code=0)
+    s.run("settings", "set", "openlineage.url", down, "-w", w, code=0)
     s.run("export", "-w", w, code=4)
     s.run("settings", "set", "openlineage.url", server.url, "-w", w, code=0)
 
@@ -347,10 +349,10 @@ def test_a_real_process_with_debug_logging_keeps_the_key_to_itself(
         ws: WorkspaceMaker, server: Server, tmp_path: Path) -> None:
     """The same through a real process: its stdout, stderr (logging to it at DEBUG) and exit."""
     ws.segment("000001.jsonl", [run_record("r1")])
-    ws.settings({"openlineage.url": server.url, "openlineage.retry.maxTime": 0.3})
+    ws.settings({"openlineage.retry.maxTime": 0.3})
     server.mode = "refuse"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    env.update({"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s"),
+    env.update({"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_URL": server.url, "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s"),
                 "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "c")})
     verbose = ("import logging, sys; logging.basicConfig(level=logging.DEBUG); "
                "from openlineage_export.cli import main; "
@@ -389,45 +391,41 @@ def test_a_key_no_header_can_carry_is_refused_without_showing_it(
 # -- transport security -----------------------------------------------------------------------
 
 
-def other_address() -> str | None:
-    """An address of this machine that is not loopback, if it has one."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
-            address = str(probe.getsockname()[0])
-    except OSError:
-        return None
-    return None if ipaddress.ip_address(address).is_loopback else address
-
-
 def test_the_key_never_goes_over_plain_http_to_another_machine_unless_allowed(
         ws: WorkspaceMaker, tmp_path: Path) -> None:
-    address = other_address()
-    if address is None:
-        pytest.skip("this machine has no address but loopback to serve plain http on")
-    remote = Server(address)
-    try:
-        ws.segment("000001.jsonl", [run_record("r1")])
-        s = Session(tmp_path)
-        s.run("secrets", "set", SECRET_NAME, stdin=KEY, code=0)
-        ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME})
-        refused = s.run("export", "-w", str(ws.root), code=2)
-        assert f"refusing to send the API key over plain http to {address}" in refused.stderr
-        assert "openlineage.allowInsecureKey" in refused.stderr
-        assert remote.seen == [], "the key went out in clear text"
+    """Another machine is 10.200.0.1, in a network namespace of the test's own."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    url = f"http://{OTHER_MACHINE}:8080"
+    env = cli_env(tmp_path)
+    export = cli_command("export", "--full", "-w", str(ws.root))
+    with_key = {"openlineage.url": url, "openlineage.apiKey.secretRef": SECRET_NAME}
+    settings = ws.root / ".workspace" / "settings.json"
+    keyless, keyed = tmp_path / "keyless.json", tmp_path / "keyed.json"
+    keyless.write_text(json.dumps({"openlineage.url": url}))
+    keyed.write_text(json.dumps(with_key))
+    use = [sys.executable, "-c", "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"]
+    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:8080"], runs=[
+        {"args": cli_command("secrets", "set", SECRET_NAME, "--for", url), "env": env,
+         "stdin": KEY},
+        {"args": [*use, str(keyed), str(settings)]},
+        {"args": export, "env": env},
         # Without a key, plain http to another machine is fine: nothing secret travels.
-        ws.settings({"openlineage.url": remote.url})
-        s.run("export", "-w", str(ws.root), code=0)
-        assert remote.seen and all("authorization" not in r.headers for r in remote.seen)
+        {"args": [*use, str(keyless), str(settings)]},
+        {"args": export, "env": env},
         # With the key, only once the user says this network is trusted.
-        remote.seen.clear()
-        ws.settings({"openlineage.url": remote.url, "openlineage.apiKey.secretRef": SECRET_NAME,
-                     "openlineage.allowInsecureKey": True})
-        s.run("export", "-w", str(ws.root), "--full", code=0)
-        assert remote.seen[0].headers["authorization"] == f"Bearer {KEY}"
-        assert not leaks("".join(s.said))
-    finally:
-        remote.stop()
+        {"args": [*use, str(keyed), str(settings)]},
+        {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
+    ])
+    refused, keyless_run, allowed = outcome.runs[2], outcome.runs[4], outcome.runs[6]
+    assert refused["code"] == 2, refused["stderr"]
+    assert f"refusing to send the API key over plain http to {OTHER_MACHINE}" in \
+        refused["stderr"] and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    assert keyless_run["code"] == 0 and allowed["code"] == 0, outcome.runs
+    seen = outcome.seen[f"{OTHER_MACHINE}:8080"]
+    assert [s["authorization"] for s in seen] == ["", "", "", "", f"Bearer {KEY}", *[
+        f"Bearer {KEY}"] * 3], "the key went out in clear text before it was allowed"
+    said = "".join(run["stdout"] + run["stderr"] for run in outcome.runs)
+    assert not leaks(said)
 
 
 @pytest.fixture(scope="module")
@@ -469,7 +467,7 @@ def test_tls_certificates_are_verified_unless_the_ca_bundle_vouches_for_them(
     try:
         ws.segment("000001.jsonl", [run_record("r1")])
         s = Session(tmp_path)
-        s.run("secrets", "set", SECRET_NAME, stdin=KEY, code=0)
+        s.run("secrets", "set", SECRET_NAME, "--for", https.url, stdin=KEY, code=0)
         ws.settings({"openlineage.url": https.url, "openlineage.apiKey.secretRef": SECRET_NAME,
                      "openlineage.retry.maxTime": 30})
         failed = s.run("export", "-w", str(ws.root), code=4)
@@ -478,13 +476,11 @@ def test_tls_certificates_are_verified_unless_the_ca_bundle_vouches_for_them(
         assert "certificate" in stopped[0] and "openlineage.tls.caBundle" in stopped[0]
         assert https.seen == [], "a request (and the key) went to an unverified server"
         # A CA bundle that holds no certificate (here: the private key) is a setting error.
-        s.run("settings", "set", "openlineage.tls.caBundle", str(private), "-w", str(ws.root),
-              code=0)
-        wrong = s.run("export", "-w", str(ws.root), code=2)
+        wrong = s.run("export", "-w", str(ws.root), code=2,
+                      env={"OPENLINEAGE_TLS_CA_BUNDLE": str(private)})
         assert wrong.stderr.startswith("error: openlineage.tls.caBundle") and \
             wrong.stderr.count("\n") == 1, wrong.stderr
-        s.run("settings", "set", "openlineage.tls.caBundle", str(cert), "-w", str(ws.root), code=0)
-        s.run("export", "-w", str(ws.root), code=0)
+        s.run("export", "-w", str(ws.root), code=0, env={"OPENLINEAGE_TLS_CA_BUNDLE": str(cert)})
         assert https.seen and https.seen[0].headers["authorization"] == f"Bearer {KEY}"
         assert not leaks("".join(s.said))
     finally:

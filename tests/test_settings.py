@@ -372,18 +372,15 @@ def test_set_replaces_a_key_in_its_place(tmp_path: Path) -> None:
 
 def test_set_writes_two_space_json(tmp_path: Path) -> None:
     set_setting(tmp_path, "openlineage.url", "http://localhost:5000")
-    set_setting(tmp_path, "openlineage.tls.verify", "no")
+    set_setting(tmp_path, "openlineage.concurrency", "4")
     assert settings_text(tmp_path) == (
-        '{\n  "openlineage.url": "http://localhost:5000",\n  "openlineage.tls.verify": false\n}\n')
+        '{\n  "openlineage.url": "http://localhost:5000",\n  "openlineage.concurrency": 4\n}\n')
     assert unset_setting(tmp_path, "openlineage.url") is True
-    assert unset_setting(tmp_path, "openlineage.tls.verify") is True
+    assert unset_setting(tmp_path, "openlineage.concurrency") is True
     assert settings_text(tmp_path) == "{}\n"
 
 
 @pytest.mark.parametrize(("key", "text", "stored"), [
-    ("openlineage.tls.verify", "No", False),
-    ("openlineage.allowInsecureKey", "1", True),
-    ("openlineage.tls.verify", "on", True),
     ("openlineage.concurrency", "16", 16),
     ("openlineage.timeout", "2.5", 2.5),
     ("openlineage.retry.maxTime", "0", 0),
@@ -398,14 +395,15 @@ def test_set_parses_text_by_the_declared_type(
 
 
 @pytest.mark.parametrize(("key", "text", "expected"), [
-    ("openlineage.tls.verify", "maybe", "true or false"),
+    ("openlineage.tls.verify", "false", "only you may set it: set OPENLINEAGE_TLS_VERIFY"),
+    ("openlineage.allowInsecureKey", "true", "only you may set it"),
     ("openlineage.concurrency", "eight", "an integer"),
     ("openlineage.concurrency", "100", "from 1 to 64"),
     ("openlineage.timeout", "soon", "a number"),
     ("openlineage.timeout", "nan", "finite"),
     ("openlineage.compression", "brotli", "one of: none, gzip"),
     ("openlineage.url", "marquez:5000", "http:// or https://"),
-    ("openlineage.tls.caBundle", "nope.pem", "no file at"),
+    ("openlineage.tls.caBundle", "nope.pem", "only you may set it"),
 ])
 def test_set_refuses_a_bad_value_and_leaves_the_file_alone(
         tmp_path: Path, key: str, text: str, expected: str) -> None:
@@ -413,6 +411,30 @@ def test_set_refuses_a_bad_value_and_leaves_the_file_alone(
     with pytest.raises(ConfigError, match=expected):
         set_setting(tmp_path, key, text)
     assert settings_text(tmp_path) == FOREIGN
+
+
+@pytest.mark.parametrize(("variable", "text", "expected"), [
+    ("OPENLINEAGE_TLS_VERIFY", "No", False), ("OPENLINEAGE_TLS_VERIFY", "on", True),
+    ("OPENLINEAGE_ALLOW_INSECURE_KEY", "1", True), ("OPENLINEAGE_ALLOW_INSECURE_KEY", "off", False),
+])
+def test_the_user_only_settings_come_from_the_environment(
+        tmp_path: Path, variable: str, text: str, expected: bool) -> None:
+    settings = settings_mod.load_settings(tmp_path, CATALOGUE, {variable: text})
+    key = CATALOGUE.get("openlineage.tls.verify" if "TLS" in variable
+                        else "openlineage.allowInsecureKey")
+    assert key is not None and key.user_only
+    assert settings.value(key.key) is expected
+    assert settings.source(key.key) == f"environment ({variable})"
+
+
+@pytest.mark.parametrize(("variable", "text", "expected"), [
+    ("OPENLINEAGE_TLS_VERIFY", "maybe", "OPENLINEAGE_TLS_VERIFY .* must be true or false"),
+    ("OPENLINEAGE_TLS_CA_BUNDLE", "nope.pem", "no file at"),
+])
+def test_a_bad_user_only_value_in_the_environment_is_named(
+        tmp_path: Path, variable: str, text: str, expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        settings_mod.load_settings(tmp_path, CATALOGUE, {variable: text})
 
 
 def test_set_refuses_an_unknown_key_with_a_suggestion(tmp_path: Path) -> None:

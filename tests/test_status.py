@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
+import threading
 from pathlib import Path
 
 from fakeserver import Answer, FakeServer
-from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+from helpers import WorkspaceMaker, cli_command, cli_env, delivered_runs, run_record
+from holds import wait_until
 from test_ledger import Server, dry_run_ids, export, trail
 
 from openlineage_export.status import export_status
@@ -52,18 +53,25 @@ def test_an_export_that_was_killed_shows_as_such_and_its_runs_as_pending(
         ws: WorkspaceMaker, tmp_path: Path) -> None:
     ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(6)])
     ws.settings({"openlineage.concurrency": 1})
+    never = threading.Event()  # the 9th event and later are never answered
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, delay=30 if len(server.requests) > 8 else 0))
+        server.script(lambda request: Answer(201, hold=never if len(server.requests) > 8
+                                             else None))
         killed = subprocess.Popen(cli_command("export", "-w", str(ws.root)),
                                   env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert server.wait_for(9, timeout=60)
-        time.sleep(1.5)  # a delivered run reaches the ledger within a second
-        killed.send_signal(signal.SIGKILL)
-        killed.wait()
+        try:
+            assert server.wait_for(9)
+            # The two runs whose events were all accepted reach the ledger within a second.
+            wait_until(lambda: delivered_runs(tmp_path / "state" / "ledger.sqlite") == 2,
+                       "the ledger to hold the two runs accepted")
+        finally:
+            killed.send_signal(signal.SIGKILL)
+            killed.communicate()
         lines = status(ws, tmp_path).splitlines()
     assert lines[0] == "6 runs on the trail"
     assert lines[1].startswith(f"{server.url}/api/v1/lineage: 2 of 6 runs exported; 4 pending")
     assert lines[2].startswith("  last export: started ")
     assert lines[2].endswith("not finished: still running, or killed (the next export sends "
                              "what it did not record)")
+

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pyte
 import pytest
 from fakeserver import closed_port
 from helpers import DEMO
+from holds import DEADLINE, BuildingHold, hold_reading, holding, segments, wait_until
 from synth_trail import write_workspace
 
 COLUMNS, ROWS = 400, 50
@@ -59,22 +61,36 @@ class Terminal:
     frames: list[str] = field(default_factory=list)
     """The line the cursor was on after each chunk of output: the bar as it moved."""
 
-    def pump(self, until: str | None = None, timeout: float = 120) -> bool:
-        """Read output until ``until`` appears on the cursor's line (True), or the end."""
+    def pump(self, until: str | None = None, timeout: float = DEADLINE) -> bool:
+        """Read output until ``until`` appears on the screen (True), or the end (False)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            try:
-                data = self.child.read_nonblocking(65536, timeout=1)
-            except pexpect.TIMEOUT:
-                continue
-            except pexpect.EOF:
+            if not self.read_some(1):
                 return False
-            self.stream.feed(data)
-            line = self.screen.display[self.screen.cursor.y]
-            self.frames.append(line)
             if until is not None and any(until in row for row in self.screen.display):
                 return True
         raise AssertionError(f"timed out; screen:\n{self.text()}\n{self._signals()}")
+
+    def read_some(self, wait: float = 0.02) -> bool:
+        """Feed what the child printed within ``wait`` seconds to the screen; False at its end.
+        The child never blocks on a full terminal while a test waits with this."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=wait)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.stream.feed(data)
+        self.frames.append(self.screen.display[self.screen.cursor.y])
+        return True
+
+    def show(self, what: str, frame: Callable[[str], bool]) -> str:
+        """Read output until a frame (the cursor's line) satisfies ``frame``; that frame."""
+        def seen() -> bool:
+            return any(frame(f) for f in self.frames)
+        wait_until(seen, lambda: f"{what}; screen:\n{self.text()}\n{self._signals()}",
+                   while_waiting=self.read_some)
+        return next(f for f in self.frames if frame(f))
 
     def _signals(self) -> str:
         """The child's signal state, for a timeout's message."""
@@ -122,8 +138,22 @@ def on_terminal(args: list[str], env: dict[str, str], cwd: Path | None = None) -
 def test_bad_entries_print_above_the_bar_and_every_phase_shows_progress(
         big_trail: Path, env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "events.jsonl"
-    term = on_terminal(["export", "--dry-run", "-o", str(out), "-w", str(big_trail)], env)
-    assert term.finish() == 1, term.text()
+    with holding() as holds:
+        reading = hold_reading(holds, big_trail)
+        building = BuildingHold(holds, big_trail)
+        term = on_terminal(["export", "--dry-run", "-o", str(out), "-w", str(big_trail)], env)
+        # Held while reading (the first segment read): the bar shows megabytes read.
+        reading.wait("reading the trail", term.read_some)
+        term.show("the reading bar in megabytes",
+                  lambda f: f.startswith("reading the trail") and " MB" in f)
+        reading.release()
+        # Held while building (the first segment's runs built): runs, rate and ETA.
+        building.wait(term.read_some)
+        term.show("the building bar with rate and ETA",
+                  lambda f: f.startswith("building events") and "runs/s" in f
+                  and "/4,000 runs" in f and "ETA" in f)
+        holds.release_all()
+        assert term.finish() == 1, term.text()
     lines = term.lines()
     # Each bad entry is one clean line; no bar was printed into them, none stays behind.
     bad = [line for line in lines if "bad entry:" in line]
@@ -134,11 +164,6 @@ def test_bad_entries_print_above_the_bar_and_every_phase_shows_progress(
                    for line in lines), term.text()
     assert lines[-1].endswith("bad entries on the audit trail were skipped (listed above)")
     assert any(line.startswith("dry run: 4000 runs") for line in lines)
-    # While it ran: the reading pass in megabytes, then the runs with rate and ETA.
-    reading = [f for f in term.frames if f.startswith("reading the trail") and " MB" in f]
-    building = [f for f in term.frames if f.startswith("building events") and "runs/s" in f
-                and "/4,000 runs" in f and "ETA" in f]
-    assert reading and building, "\n".join(term.frames)
     assert len(out.read_bytes().splitlines()) > 4000
 
 
@@ -201,15 +226,23 @@ def test_ctrl_c_of_a_dry_run_leaves_no_half_written_file_and_says_what_it_did(
         big_trail: Path, env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "events.jsonl"
     out.write_text("the previous events\n")
-    term = on_terminal(["export", "--dry-run", "-o", str(out), "-w", str(big_trail)], env)
-    assert term.pump(until="building events"), term.text()
-    term.child.sendintr()
-    assert term.finish() == 130, term.text()
+    with holding() as holds:
+        building = BuildingHold(holds, big_trail)
+        term = on_terminal(["export", "--dry-run", "-o", str(out), "-w", str(big_trail)], env)
+        building.wait(term.read_some)  # events of the first segment's runs written, not all
+        term.child.sendintr()
+        wait_until(lambda: "interrupting (Ctrl-C)" in term.text(),
+                   lambda: f"the export to say what Ctrl-C does; screen:\n{term.text()}",
+                   while_waiting=term.read_some)
+        holds.release_all()
+        assert term.finish() == 130, term.text()
     text = term.text()
     assert "requests in flight" not in text and "what was accepted" not in text, text
     assert "interrupting (Ctrl-C): stopping after the run being built" in text
     ended = [line for line in term.lines() if line.startswith("interrupted (Ctrl-C): ")]
     assert len(ended) == 1 and " of 4000 runs built (" in ended[0], text
+    built = int(ended[0].removeprefix("interrupted (Ctrl-C): ").split()[0].replace(",", ""))
+    assert 0 < built < 4000, text
     assert ended[0].endswith(f"nothing was written to {out}; nothing was sent")
     assert out.read_text() == "the previous events\n"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
@@ -218,29 +251,40 @@ def test_ctrl_c_of_a_dry_run_leaves_no_half_written_file_and_says_what_it_did(
 def wait_for_our_code(pid: int) -> None:
     """Wait until the interpreter runs our first line: it then catches SIGTERM (the
     interpreter's own start, before any code of ours, is not ours to make interruptible)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def caught() -> bool:
         status = Path(f"/proc/{pid}/status").read_text()
-        caught = int(next(line for line in status.splitlines()
-                          if line.startswith("SigCgt:")).split()[1], 16)
-        if caught & (1 << (signal.SIGTERM - 1)):
-            return
-        time.sleep(0.002)
-    raise AssertionError("the command never started")
+        mask = int(next(line for line in status.splitlines()
+                        if line.startswith("SigCgt:")).split()[1], 16)
+        return bool(mask & (1 << (signal.SIGTERM - 1)))
+    wait_until(caught, "the command to start (to catch SIGTERM)")
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2, 1.7])
+@pytest.mark.parametrize("moment", ["starting", "reading", "building"])
 def test_ctrl_c_at_any_moment_is_exit_130_without_a_traceback(
-        big_trail: Path, env: dict[str, str], tmp_path: Path, delay: float) -> None:
+        big_trail: Path, env: dict[str, str], tmp_path: Path, moment: str) -> None:
+    """Each moment is one the export is held at until the signal was sent: its code just
+    started (the trail's first segment held); reading the trail (a segment read, the next one
+    held); building events (a segment's runs built, the next one held)."""
     out = tmp_path / "events.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "openlineage_export", "export", "--dry-run",
-                             "-o", str(out), "-w", str(big_trail)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for_our_code(proc.pid)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    with holding() as holds:
+        if moment == "starting":
+            holds.take(segments(big_trail)[0])
+        reading = hold_reading(holds, big_trail) if moment == "reading" else None
+        building = BuildingHold(holds, big_trail) if moment == "building" else None
+        proc = subprocess.Popen([sys.executable, "-m", "openlineage_export", "export",
+                                 "--dry-run", "-o", str(out), "-w", str(big_trail)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for_our_code(proc.pid)
+            if reading is not None:
+                reading.wait("reading the trail")
+            if building is not None:
+                building.wait()
+            proc.send_signal(signal.SIGINT)
+        finally:
+            holds.release_all()
+            _, err = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Aborted" not in err, err
     assert "interrupted" in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -241,7 +242,7 @@ def test_a_line_the_hub_finishes_while_it_is_read_is_left_for_the_next_export(
         while read_position(export.pid, newest) != size:
             assert export.poll() is None and time.monotonic() < deadline, export.communicate()
             time.sleep(0.0002)
-        time.sleep(0.002)  # the export is looking at the half line now
+        # The export has read up to the half line: what it reads now would be the rest.
         with newest.open("ab") as out:
             out.write(big[half:])
             out.write(b"".join(json.dumps(run_record(f"later-{i}")).encode() + b"\n"
@@ -278,19 +279,26 @@ def test_a_segment_rotated_during_the_export_is_followed_to_its_compressed_form(
     # and start a new segment. An export under way reads the same lines from the .gz.
     ws.segment("000001.jsonl", [run_record(f"one-{i}") for i in range(40)])
     closed = ws.segment("000002.jsonl", [run_record(f"two-{i}") for i in range(40)])
-    with FakeServer(Answer(201, delay=0.02)) as server:
+    rotated = threading.Event()
+    with FakeServer() as server:
+        # Past the 10th event the server answers once the rotation is done: the export, with
+        # at most 4 runs built ahead, is still in the first segment until then.
+        server.script(lambda req: Answer(201, hold=None if len(server.requests) <= 10
+                                         else rotated))
         ws.settings({"openlineage.concurrency": 2})
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
         export = subprocess.Popen(cli_command("export", "-w", str(ws.root)), env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            assert server.wait_for(10, timeout=60), export.communicate()
+            assert server.wait_for(11), export.communicate()
             # Still in the first segment: rotate the second one, as the hub does.
             (ws.audit / "000002.jsonl.gz").write_bytes(gzip.compress(closed.read_bytes()))
             closed.unlink()
             ws.segment("000003.jsonl", [run_record(f"three-{i}") for i in range(5)])
+            rotated.set()
             _, err = export.communicate(timeout=120)
         finally:
+            rotated.set()
             if export.poll() is None:
                 export.kill()
         assert export.returncode == 0, err

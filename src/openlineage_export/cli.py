@@ -302,6 +302,8 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         from .export import ExportRequest, run_export
         from .html_report import ReportCollector, check_writable, write_report
     settings = _settings_with_url(root, url)
+    if not dry_run and progress != "json" and sys.stdin.isatty() and sys.stderr.isatty():
+        _approve_on_first_use(root, settings)
 
     if report_path is not None:
         check_writable(report_path)
@@ -344,6 +346,36 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         click.echo(summary(report, ending), err=True)
     display.finished(exit_code)
     sys.exit(exit_code)
+
+
+def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
+    """At a terminal, a stored key this export would send to a server not approved for it:
+    ask its owner, before anything is sent. A yes is kept in the user's secrets store (never in
+    the workspace); a no (or no answer) leaves the export to refuse, as anywhere else."""
+    with held_signals():
+        from .deliver.destination import Opening
+        from .deliver.registry import KINDS, TransportSettings
+        from .errors import KeyNotApproved
+    try:
+        settings = settings or settings_mod.load_settings(root, _catalogue(), os.environ)
+        kind = KINDS[settings.of(TransportSettings).transport]
+        opening = Opening(settings, secrets_mod.LazyStore(os.environ), os.environ, root)
+        for _ in range(64):  # one question per server (a Kafka password: per broker)
+            try:
+                kind.config(opening)
+                return
+            except KeyNotApproved as exc:
+                if not click.confirm(
+                        f"This export would send the secret '{exc.secret_name}' to "
+                        f"{exc.origin} ({exc.source}), a server it is not approved for. Send "
+                        f"it there, now and from now on?", default=False, err=True):
+                    return
+                opening.secrets.allow(exc.secret_name, exc.origin)
+                click.echo(f"the secret '{exc.secret_name}' may now be sent to {exc.origin} "
+                           f"({PROG} secrets list --json shows where each secret may go)",
+                           err=True)
+    except ExportError:
+        return  # the export itself says what is wrong, in its one line
 
 
 def summary(report: ExportReport) -> str:
@@ -649,13 +681,22 @@ def secrets() -> None:
 @secrets.command("set", short_help="Store a secret under NAME: read from stdin when piped, else "
                                    "asked for twice without echo.",
                  examples=f"""\
-{PROG} secrets set marquez-prod
-printf %s "$MARQUEZ_KEY" | {PROG} secrets set marquez-prod
+{PROG} secrets set marquez-prod --for https://marquez.example.com
+printf %s "$MARQUEZ_KEY" | {PROG} secrets set marquez-prod --for https://marquez.example.com
 {PROG} settings set openlineage.apiKey.secretRef marquez-prod   # then point at it""")
 @click.argument("name")
-def secrets_set(name: str) -> None:
-    """Store a secret under NAME: read from stdin when piped, else prompted without echo."""
+@click.option("--for", "servers", metavar="ORIGIN", multiple=True,
+              help="A server the secret may be sent to (scheme://host[:port]; repeat for more). "
+                   "A stored key goes to no other, whatever a workspace's settings say.")
+def secrets_set(name: str, servers: tuple[str, ...]) -> None:
+    """Store a secret under NAME: read from stdin when piped, else prompted without echo.
+
+    It is sent only to the servers approved for it (--for here, or later with secrets allow).
+    """
+    from .trust import origin_of
+
     secrets_mod.check_secret_name(name)  # before asking for the value
+    origins = [origin_of(server) for server in servers]
     store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
         value = click.prompt(f"value for {name}", hide_input=True,
@@ -664,9 +705,35 @@ def secrets_set(name: str) -> None:
     else:
         value = sys.stdin.read().strip("\r\n")
     store.set(name, value)
-    click.echo(f"stored secret {name!r} in {store.description}; point "
+    for origin in origins:
+        store.allow(name, origin)
+    where = (f"; it may be sent to {', '.join(origins)}" if origins else
+             f"; approve the server it may be sent to with: {PROG} secrets allow {name} ORIGIN")
+    click.echo(f"stored secret {name!r} in {store.description}{where}; point "
                f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
                f"openlineage.apiKey.secretRef {name}")
+
+
+@secrets.command("allow", short_help="Approve sending the secret NAME to a server (ORIGIN: "
+                                     "scheme://host[:port]).",
+                 examples=f"""\
+{PROG} secrets allow marquez-prod https://marquez.example.com
+{PROG} secrets allow kafka-prod kafka://broker1.example.com:9093""")
+@click.argument("name")
+@click.argument("server", metavar="ORIGIN")
+def secrets_allow(name: str, server: str) -> None:
+    """Approve sending the secret NAME to ORIGIN (scheme://host[:port]; for Kafka,
+    kafka://host:port for each broker). A stored secret goes to no server not approved."""
+    from .trust import origin_of
+
+    secrets_mod.check_secret_name(name)
+    origin = origin_of(server)
+    store = secrets_mod.default_store(os.environ)
+    if store.get(name) is None:
+        raise ConfigError(f"no secret named {name!r} in {store.description}; store it with: "
+                          f"{PROG} secrets set {name} --for {origin}")
+    store.allow(name, origin)
+    click.echo(f"the secret {name!r} may be sent to: {', '.join(store.origins(name))}")
 
 
 @secrets.command("list", short_help="The names of the stored secrets (never their values), and "
@@ -687,10 +754,15 @@ def secrets_list(as_json: bool) -> None:
     if as_json:
         click.echo(orjson.dumps({"backend": backend, "store": store.description,
                                  "file": None if where is None else str(where),
-                                 "names": names}, option=orjson.OPT_INDENT_2).decode())
+                                 "names": names,
+                                 "origins": {name: store.origins(name) for name in names}},
+                                option=orjson.OPT_INDENT_2).decode())
         return
     for name in names:
         click.echo(name)
+        approved = store.origins(name)
+        click.echo(f"  {name} may be sent to: {', '.join(approved) or 'no server yet'}",
+                   err=True)
     count = "no secrets" if not names else "1 secret" if len(names) == 1 else \
         f"{len(names)} secrets"
     index = (f" (names indexed in {where})" if isinstance(store, secrets_mod.KeyringStore)

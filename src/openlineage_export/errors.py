@@ -5,7 +5,9 @@ branch to an exit code in one place (``cli.py``) and prints its message, never a
 
     ExportError                      exit code
     ├── ConfigError                  2   a setting, a secret reference or an option is wrong
-    │   └── MissingSecret            2   a secretRef names no stored secret
+    │   ├── MissingSecret            2   a secretRef names no stored secret
+    │   └── KeyNotApproved           2   a stored key would go to a server its owner did not
+    │                                    approve it for (docs/security.md)
     ├── StateError                   2   the state folder (ledger) or the temporary folder cannot
     │                                    be used: full, read-only, not a folder, damaged
     ├── WorkspaceError               3   not a workspace, graph.json missing or unreadable,
@@ -42,6 +44,17 @@ class ConfigError(ExportError):
 
 class MissingSecret(ConfigError):
     """A ``secretRef`` setting names a secret that the secrets store does not hold."""
+
+
+class KeyNotApproved(ConfigError):
+    """A stored key would go to a server (origin) its owner has not approved it for."""
+
+    def __init__(self, message: str, secret_name: str, origin: str, source: str) -> None:
+        super().__init__(message)
+        self.secret_name = secret_name
+        self.origin = origin
+        self.source = source
+        """Where the address comes from: ``openlineage.url, from settings.json``..."""
 
 
 class StateError(ExportError):

@@ -21,6 +21,7 @@ import contextlib
 import ipaddress
 import logging
 import re
+import socket
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -41,6 +42,10 @@ class Secret:
     """E.g. ``the environment variable OPENLINEAGE_API_KEY`` or ``the secret 'marquez-prod'``."""
     fix: str
     """How the user replaces it, for a message about a value we cannot use."""
+    name: str | None = None
+    """The secrets-store entry it was read from; None when it came from the environment."""
+    env: str | None = None
+    """The environment variable it came from, when it did."""
 
 
 def resolve_secret(environ: Mapping[str, str], secret_ref: str | None, env_var: str, *,
@@ -52,7 +57,8 @@ def resolve_secret(environ: Mapping[str, str], secret_ref: str | None, env_var: 
     """
     from_env = environ.get(env_var)
     if from_env:
-        return Secret(from_env, f"the environment variable {env_var}", f"set {env_var} again")
+        return Secret(from_env, f"the environment variable {env_var}", f"set {env_var} again",
+                      env=env_var)
     if secret_ref is None:
         return None
     value = store.get(secret_ref)
@@ -61,7 +67,8 @@ def resolve_secret(environ: Mapping[str, str], secret_ref: str | None, env_var: 
             f"the secret '{secret_ref}' named by {setting} is not in the secrets store "
             f"({store.description}); store it with: openlineage-export secrets set {secret_ref}")
     return Secret(value, f"the secret '{secret_ref}'",
-                  f"store it again with: openlineage-export secrets set {secret_ref}")
+                  f"store it again with: openlineage-export secrets set {secret_ref}",
+                  name=secret_ref)
 
 
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
@@ -80,22 +87,59 @@ def check_header_safe(secret: Secret) -> None:
 
 
 def is_loopback(url: str) -> bool:
-    """True when the URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
+    """True when the URL's host is this machine: an address in 127.0.0.0/8 or ::1, or the name
+    ``localhost`` (or ``*.localhost``) when every address it resolves to is one of those.
+
+    A name is judged by what it resolves to, never by how it reads: ``h2evil.localhost`` may
+    well be mapped to another machine. Other names are not loopback (they are not looked up:
+    no lookup leaves the machine for this), nor is a name that does not resolve.
+    """
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    literal = _loopback_address(host)
+    if literal is not None:
+        return literal
+    if host != "localhost" and not host.endswith(".localhost"):
         return False
+    try:
+        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    return bool(found) and all(_loopback_address(str(entry[4][0])) for entry in found)
 
 
-def check_key_transport(url: str, has_key: bool, allow_insecure: bool) -> None:
-    """Refuse to send a key in clear text to another machine unless the user opted in."""
-    if has_key and urlsplit(url).scheme == "http" and not is_loopback(url) and not allow_insecure:
+def _loopback_address(host: str) -> bool | None:
+    """Whether the IP address ``host`` is loopback; None when ``host`` is no address."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def check_key_transport(url: str, has_key: bool, allow_insecure: bool,
+                        proxy: str | None = None) -> None:
+    """Refuse to send a key in clear text off this machine unless the user opted in.
+
+    Over plain http the key is readable on every hop it takes: the server's, and the proxy's
+    (``proxy``, the one the request really goes through) when there is one; each must be
+    loopback. Over https through a proxy the key travels inside the tunnel.
+    """
+    if not has_key or allow_insecure or urlsplit(url).scheme != "http":
+        return
+    if proxy is not None and not is_loopback(proxy):
         raise ConfigError(
-            f"refusing to send the API key over plain http to {urlsplit(url).hostname}: use https, "
-            "or set openlineage.allowInsecureKey to true if this network is trusted")
+            f"refusing to send the API key over plain http through the proxy "
+            f"{urlsplit(proxy).hostname} (from the environment: HTTP_PROXY, ALL_PROXY): it "
+            "would cross the network in clear; use https, add the server to NO_PROXY, or set "
+            "OPENLINEAGE_ALLOW_INSECURE_KEY=true if this network is trusted")
+    if not is_loopback(url):
+        raise ConfigError(
+            f"refusing to send the API key over plain http to {urlsplit(url).hostname}, which "
+            "is not this machine (every address it resolves to must be loopback): use https, "
+            "or set openlineage.allowInsecureKey (OPENLINEAGE_ALLOW_INSECURE_KEY=true) if this "
+            "network is trusted")
 
 
 class Redactor:

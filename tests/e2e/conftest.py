@@ -22,7 +22,7 @@ class Marquez:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.http = httpx.Client(base_url=url, timeout=30)
+        self.http = httpx.Client(base_url=url, timeout=120)
 
     def get(self, path: str, **params: Any) -> Any:
         response = self.http.get(path, params=params)

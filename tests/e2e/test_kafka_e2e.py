@@ -222,6 +222,7 @@ def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_s
         password: str) -> None:
     store = FileStore(tmp_path / "secrets")
     store.set("kafka-test", password)
+    store.allow("kafka-test", f"kafka://{SASL_BOOTSTRAP}")
     settings = load_settings(DEMO, CATALOGUE, env).with_values({
         "openlineage.kafka.bootstrapServers": SASL_BOOTSTRAP,
         "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",

@@ -141,13 +141,18 @@ class DeliverySettings(SettingsGroup):
     concurrency: int = setting(
         "openlineage.concurrency", "integer", 16,
         "Editor runs sending at once, each one event at a time (1 to 64).", minimum=1, maximum=64)
+    # Who may set the three below: the user only, never the workspace (docs/security.md).
     tls_ca_bundle: Path | None = setting(
         "openlineage.tls.caBundle", "path", None,
         "CA bundle file to verify the server's certificate with (relative paths start at the "
-        "workspace folder).")
+        "workspace folder). Yours to set, never the workspace's.",
+        env="OPENLINEAGE_TLS_CA_BUNDLE", user_only=True)
     tls_verify: bool = setting(
         "openlineage.tls.verify", "boolean", True,
-        "Verify the server's TLS certificate.")
+        "Verify the server's TLS certificate. Yours to set, never the workspace's.",
+        env="OPENLINEAGE_TLS_VERIFY", user_only=True)
     allow_insecure_key: bool = setting(
         "openlineage.allowInsecureKey", "boolean", False,
-        "Allow sending a key or password in clear text to a host that is not this machine.")
+        "Allow sending a key or password in clear text to a host that is not this machine. "
+        "Yours to set, never the workspace's.",
+        env="OPENLINEAGE_ALLOW_INSECURE_KEY", user_only=True)

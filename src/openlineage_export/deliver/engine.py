@@ -103,7 +103,7 @@ class _Delivery(Generic[T]):
         window = 2 * max(1, self.destination.concurrency)
         try:
             for run, tag in runs:  # translation happens here, between sends
-                if self.stop.is_set():
+                if self._stopping():
                     break
                 legs = self.order.legs(run, split=self.split)
                 task = asyncio.create_task(self._one(run, tag, legs))
@@ -128,7 +128,7 @@ class _Delivery(Generic[T]):
             for leg in legs:
                 await leg.ticket.ready()
                 async with self.slots:
-                    if self.stop.is_set():
+                    if self._stopping():
                         if accepted:
                             outcome = RunOutcome(accepted, "cancelled before every event was sent")
                         break
@@ -187,6 +187,14 @@ class _Delivery(Generic[T]):
                 task.cancel()
             if late:
                 await asyncio.wait(late)
+
+    def _stopping(self) -> bool:
+        """Whether to start nothing new: a fatal error, or the host's cancel, looked at here
+        too (not only by the watcher), so nothing starts once a cancel was set."""
+        if not self.stop.is_set() and self.cancel.is_set():
+            self.stop.set()
+            self.changed.set()
+        return self.stop.is_set()
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)

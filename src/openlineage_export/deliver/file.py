@@ -21,6 +21,7 @@ from ..errors import ConfigError, DestinationError
 from ..host.settings import SettingsGroup, setting
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
+from ..trust import confine, inside
 from .destination import Opening, RunOutcome, Tally
 
 _ROTATED = re.compile(r"events-(\d{6,})\.jsonl")
@@ -52,6 +53,9 @@ class FileConfig:
     folder: bool = False
     max_bytes: int = 64 * 1024 * 1024
     stream: BinaryIO | None = None
+    confined_to: Path | None = None
+    """The folder every file written must stay inside, links followed (the workspace, when
+    the path came from its settings.json); None: the user chose the path."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> FileConfig:
@@ -63,8 +67,10 @@ class FileConfig:
         path = Path(values.path).expanduser()
         if not path.is_absolute():
             path = opening.workspace / path
+        confined_to = confine(path, opening.settings, "openlineage.file.path", opening.workspace)
         folder = values.path.endswith(("/", os.sep)) or path.is_dir()
-        return cls(path=path.absolute(), folder=folder, max_bytes=values.max_bytes)
+        return cls(path=path.absolute(), folder=folder, max_bytes=values.max_bytes,
+                   confined_to=confined_to)
 
     @property
     def name(self) -> str:
@@ -146,7 +152,7 @@ class FileDestination:
                 self._number = max(numbers, default=1)
             else:
                 self.config.path.parent.mkdir(parents=True, exist_ok=True)
-            stream = self._where().open("ab")
+            stream = self._open(self._where())
         except OSError as exc:
             raise ConfigError(f"openlineage.file.path: cannot write to {self._where()} "
                               f"({exc.strerror or exc})") from None
@@ -158,5 +164,17 @@ class FileDestination:
             assert self._file is not None
             self._file.close()
             self._number += 1
-            self._file = self._where().open("ab")
+            self._file = self._open(self._where())
             self._size = 0
+
+    def _open(self, path: Path) -> IO[bytes]:
+        """``path`` to append to; a file the workspace chose stays inside it, whatever links
+        it (or a folder on its way) is."""
+        root = self.config.confined_to
+        if root is not None and not inside(path, root):
+            raise ConfigError(
+                f"openlineage.file.path in the workspace's settings.json leads outside the "
+                f"workspace through a link ({self.config.name}): nothing more was written. A "
+                f"workspace may only write inside itself; to write there, set "
+                f"OPENLINEAGE_FILE_PATH in your environment")
+        return path.open("ab")

@@ -35,8 +35,10 @@ from ..secrecy import (
 )
 from ..translate.datahub import ENDPOINT as DATAHUB_ENDPOINT
 from ..translate.events import TranslatedRun, encode
+from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
 from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
+from .proxy import environment_proxy
 from .retry import RetryPolicy, retry_after_seconds
 
 USER_AGENT_PREFIX = "openlineage-export"
@@ -68,7 +70,9 @@ class HttpSettings(SettingsGroup):
         "Path appended to openlineage.url. Marquez: api/v1/lineage; DataHub: "
         "openapi/openlineage/api/v1/lineage; Atlan: "
         "events/openlineage/<connector>/api/v1/lineage.",
-        env="OPENLINEAGE_ENDPOINT")
+        env="OPENLINEAGE_ENDPOINT", pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
+        pattern_help="a path: no query (?...) or fragment (#...), no spaces; an API key goes "
+                     "in the secrets store, not in the address")
     api_key_secret_ref: str | None = setting(
         "openlineage.apiKey.secretRef", "string", None,
         "NAME of the entry in the secrets store that holds the API key (never the key "
@@ -146,7 +150,11 @@ class HttpConfig:
                              store=opening.secrets, setting="openlineage.apiKey.secretRef")
         if key is not None:
             check_header_safe(key)
-        check_key_transport(url, key is not None, delivery.allow_insecure_key)
+            check_key_destination(key, [url], opening.settings, opening.secrets,
+                                  setting="openlineage.url")
+        # The proxy our client will really use (a host's own client picks its own).
+        proxy = environment_proxy(url) if opening.supplied.http is None else None
+        check_key_transport(url, key is not None, delivery.allow_insecure_key, proxy)
         return cls(url, api_key=key.value if key else None,
                    gzip_body=http.compression == "gzip", timeout=delivery.timeout,
                    concurrency=delivery.concurrency,

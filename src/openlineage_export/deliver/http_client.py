@@ -7,6 +7,9 @@
 - :class:`HttpxPoster`, the slower path for hosts built on httpx: an ``httpx.AsyncClient``, or
   an ``httpx.Client`` / transport whose blocking calls run in worker threads.
 
+The proxy of a request is :func:`environment_proxy`'s answer (``proxy.py``; importable from
+here too), the same one the rules for keys check.
+
 Each client's exceptions are translated here, once, into three of ours (:class:`NoAnswer`,
 :class:`BadCertificate`, :class:`TransportFailure`); a deadline is the caller's
 (``asyncio.timeout``). Only a bounded prefix of any answer's body is read: a server that
@@ -19,14 +22,13 @@ import asyncio
 import os
 import socket
 import ssl
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from .proxy import environment_proxy
 
 if TYPE_CHECKING:
     import aiohttp
@@ -159,15 +161,6 @@ class AiohttpPoster:
         if self._owned and self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def environment_proxy(url: str) -> str | None:
-    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``, with
-    ``NO_PROXY``), as httpx and curl read them; None for none."""
-    parts = urlsplit(url)
-    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
-        return None
-    return urllib.request.getproxies().get(parts.scheme)
 
 
 async def _read_prefix(stream: aiohttp.StreamReader) -> bytes:

@@ -29,6 +29,7 @@ from ..errors import ConfigError, DestinationError, DestinationUnreachable
 from ..host.settings import SettingsGroup, setting
 from ..secrecy import Redactor, is_loopback, resolve_secret
 from ..translate.events import TranslatedRun, encode
+from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, RunOutcome, Supplied, Tally
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -172,6 +173,12 @@ class KafkaConfig:
         password = resolve_secret(opening.environ, kafka.sasl_password_secret_ref, PASSWORD_ENV,
                                   store=opening.secrets,
                                   setting="openlineage.kafka.sasl.password.secretRef")
+        if password is not None:
+            servers = [f"kafka://{s.strip()}" for s in kafka.bootstrap_servers.split(",")
+                       if s.strip()]
+            check_key_destination(password, servers, opening.settings, opening.secrets,
+                                  setting="openlineage.kafka.bootstrapServers",
+                                  what="Kafka password")
         return cls(
             kafka.bootstrap_servers, kafka.topic, client_id=kafka.client_id,
             security_protocol=kafka.security_protocol, sasl_mechanism=kafka.sasl_mechanism,
@@ -211,7 +218,7 @@ class KafkaConfig:
                 raise ConfigError(
                     "refusing to send the Kafka password in clear text (SASL PLAIN over "
                     "SASL_PLAINTEXT) to a broker that is not on this machine: use SASL_SSL or a "
-                    "SCRAM mechanism, or set openlineage.allowInsecureKey to true if this "
+                    "SCRAM mechanism, or set OPENLINEAGE_ALLOW_INSECURE_KEY=true if this "
                     "network is trusted")
         elif self.sasl_username or self.sasl_password:
             raise ConfigError(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..host.settings import Catalogue, EventSettings, SettingsGroup, setting
+from ..trust import check_user_only
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
 from .http import HttpConfig, HttpDestination, HttpSettings
@@ -59,7 +60,9 @@ CATALOGUE = Catalogue((EventSettings, TransportSettings, DeliverySettings,
 
 
 def open_destination(opening: Opening) -> Destination:
-    """The destination ``openlineage.transport`` names, configured from the settings."""
+    """The destination ``openlineage.transport`` names, configured from the settings; what the
+    workspace may not decide is refused first (``trust.py``)."""
+    check_user_only(opening.settings)
     kind = KINDS[opening.settings.of(TransportSettings).transport]
     config = kind.config(opening)
     return kind.destination(config, opening.supplied)

@@ -5,6 +5,11 @@ value is kept by a :class:`SecretStore`: the system keyring (:class:`KeyringStor
 real one runs, else a private file in the user's config folder (:class:`FileStore`).
 :func:`default_store` picks one; ``secrecy.resolve_secret`` finds the one to send.
 
+A store also keeps, per secret, the servers (origins) its owner approved it for
+(``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``): ``trust.py`` sends a
+stored key nowhere else. They are kept in ``key-origins.json`` beside the secrets, in the
+user's folder, never in a workspace.
+
 No secret value ever appears in an exception message, a repr or a log line: messages name
 secrets, never show them.
 """
@@ -15,7 +20,6 @@ import json
 import logging
 import os
 import re
-import stat
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,15 +31,16 @@ import keyring.errors
 from ..errors import ConfigError
 from .jsonfile import too_deep, write_file_atomically
 from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
-
-SERVICE = "openlineage-export"
-"""The keyring service under which every secret is stored."""
+from .userconfig import (  # noqa: F401 - config_dir and the names are used from here too
+    CONFIG_DIR_ENV,
+    SERVICE,
+    check_users_file,
+    check_users_folder,
+    config_dir,
+)
 
 BACKEND_ENV = "OPENLINEAGE_EXPORT_SECRETS"
 """Environment variable forcing a store: ``file`` or ``keyring``."""
-
-CONFIG_DIR_ENV = "OPENLINEAGE_EXPORT_CONFIG_DIR"
-"""Environment variable naming the user config folder outright."""
 
 _NAME = re.compile(SECRET_NAME_PATTERN)
 _log = logging.getLogger(__name__)
@@ -66,6 +71,14 @@ class SecretStore(Protocol):
         """The names of the stored secrets, sorted (never their values)."""
         ...
 
+    def origins(self, name: str) -> list[str]:
+        """The servers (``scheme://host[:port]``) the secret ``name`` may be sent to, sorted."""
+        ...
+
+    def allow(self, name: str, origin: str) -> None:
+        """Approve sending the secret ``name`` to ``origin`` (``scheme://host[:port]``)."""
+        ...
+
 
 def check_secret_name(name: str) -> str:
     """Return ``name`` if it can name a secret, else raise ConfigError."""
@@ -85,20 +98,6 @@ def _check_value(value: str) -> None:
         raise ConfigError("a secret must be one line (it contains a line break or NUL)")
 
 
-def config_dir(environ: Mapping[str, str]) -> Path:
-    """The user config folder: ``$OPENLINEAGE_EXPORT_CONFIG_DIR``, else
-    ``${XDG_CONFIG_HOME:-~/.config}/openlineage-export`` (empty or relative values are ignored,
-    as the XDG spec asks)."""
-    explicit = environ.get(CONFIG_DIR_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = environ.get("XDG_CONFIG_HOME")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / SERVICE
-    home = environ.get("HOME")
-    return (Path(home) if home else Path.home()) / ".config" / SERVICE
-
-
 def _private_folder(folder: Path) -> None:
     # Only a folder we create is narrowed to 0700: an existing one was chosen by the user.
     if not folder.is_dir():
@@ -107,13 +106,12 @@ def _private_folder(folder: Path) -> None:
 
 
 def _read_private_json(path: Path, what: str) -> object | None:
-    """The JSON in ``path`` (None when missing), refusing a file others can read or change."""
+    """The JSON in ``path`` (None when missing), refusing a file others can read or change, a
+    file of another user's, or one in a folder others can change."""
+    check_users_folder(path.parent, what)
     try:
         with open(path, "rb") as f:
-            mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
-            if os.name == "posix" and mode & 0o077:
-                raise ConfigError(f"{what} {path} can be read or changed by other users (mode "
-                                  f"{mode:04o}); make it private to you: chmod 600 {path}")
+            check_users_file(os.fstat(f.fileno()), path, what)
             data = f.read()
     except FileNotFoundError:
         return None
@@ -133,12 +131,58 @@ def _read_private_json(path: Path, what: str) -> object | None:
 
 
 def _write_private_json(path: Path, value: object, what: str) -> None:
+    check_users_folder(path.parent, what)
     try:
         _private_folder(path.parent)
         data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         write_file_atomically(path, data, mode=0o600)
     except OSError as exc:
         raise ConfigError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^\s/?#@]+")
+
+
+class KeyOrigins:
+    """The servers each secret may be sent to: ``key-origins.json``, an object of name: list
+    of origins, private to the user like the secrets themselves."""
+
+    FILE_NAME = "key-origins.json"
+
+    def __init__(self, folder: Path) -> None:
+        """The approvals kept in ``folder`` (nothing is touched yet)."""
+        self.path = folder / self.FILE_NAME
+
+    def _read(self) -> dict[str, list[str]]:
+        data = _read_private_json(self.path, "the file of approved servers")
+        if data is None:
+            return {}
+        if not isinstance(data, dict) or not all(
+                isinstance(v, list) and all(isinstance(o, str) for o in v)
+                for v in data.values()):
+            raise ConfigError(f"the file of approved servers {self.path} is damaged: it must "
+                              "hold one JSON object of name: list of origins")
+        return data
+
+    def of(self, name: str) -> list[str]:
+        """The origins ``name`` may go to, sorted."""
+        return sorted(self._read().get(check_secret_name(name), []))
+
+    def allow(self, name: str, origin: str) -> None:
+        """Add ``origin`` to those of ``name``."""
+        check_secret_name(name)
+        if not _ORIGIN.fullmatch(origin):
+            raise ConfigError("an approved server must be an origin: scheme://host[:port]")
+        approved = self._read()
+        if origin not in approved.get(name, []):
+            approved[name] = sorted([*approved.get(name, []), origin])
+            _write_private_json(self.path, approved, "the file of approved servers")
+
+    def forget(self, name: str) -> None:
+        """Forget every origin of ``name``."""
+        approved = self._read()
+        if approved.pop(name, None) is not None:
+            _write_private_json(self.path, approved, "the file of approved servers")
 
 
 class Keyring(Protocol):
@@ -173,6 +217,7 @@ class FileStore:
     def __init__(self, folder: Path) -> None:
         """A store in ``folder`` (usually :func:`config_dir`); nothing is touched yet."""
         self.path = folder / self.FILE_NAME
+        self._origins = KeyOrigins(folder)
 
     def __repr__(self) -> str:
         return f"FileStore({str(self.path)!r})"
@@ -209,11 +254,20 @@ class FileStore:
         if secrets.pop(check_secret_name(name), None) is None:
             return False
         _write_private_json(self.path, secrets, "the secrets file")
+        self._origins.forget(name)
         return True
 
     def names(self) -> list[str]:
         """The stored names, sorted."""
         return sorted(self._read())
+
+    def origins(self, name: str) -> list[str]:
+        """The servers ``name`` may be sent to."""
+        return self._origins.of(name)
+
+    def allow(self, name: str, origin: str) -> None:
+        """Approve sending ``name`` to ``origin``."""
+        self._origins.allow(name, origin)
 
 
 class KeyringStore:
@@ -230,6 +284,7 @@ class KeyringStore:
         """A store using ``backend`` (default: keyring's active one), indexed in ``folder``."""
         self._backend: Keyring = backend if backend is not None else keyring.get_keyring()
         self.index_path = folder / self.INDEX_FILE
+        self._origins = KeyOrigins(folder)
 
     def __repr__(self) -> str:
         return f"KeyringStore({self._backend_name()!r}, index={str(self.index_path)!r})"
@@ -302,11 +357,20 @@ class KeyringStore:
         if name in names:
             _write_private_json(self.index_path, [n for n in names if n != name],
                                 "the keyring index")
+        self._origins.forget(name)
         return existed
 
     def names(self) -> list[str]:
         """The names in the index, sorted."""
         return sorted(self._index())
+
+    def origins(self, name: str) -> list[str]:
+        """The servers ``name`` may be sent to."""
+        return self._origins.of(name)
+
+    def allow(self, name: str, origin: str) -> None:
+        """Approve sending ``name`` to ``origin``."""
+        self._origins.allow(name, origin)
 
 
 def is_usable_keyring(backend: Keyring) -> bool:
@@ -401,3 +465,11 @@ class LazyStore:
     def names(self) -> list[str]:
         """The stored names, sorted."""
         return self._found().names()
+
+    def origins(self, name: str) -> list[str]:
+        """The servers ``name`` may be sent to."""
+        return self._found().origins(name)
+
+    def allow(self, name: str, origin: str) -> None:
+        """Approve sending ``name`` to ``origin``."""
+        self._found().allow(name, origin)

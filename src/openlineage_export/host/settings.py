@@ -10,6 +10,9 @@ beside what they configure (the events here, each destination kind in ``deliver/
 ``settings.json`` travels with the workspace (it is committed and shared), so it may only
 *name* a secret (``...secretRef``); the value lives in the secrets store. A key that looks like
 it holds a secret is refused, and no message here ever repeats a value that could be one.
+Each value in force knows its source (:meth:`Settings.source`): a setting declared
+``user_only`` (it weakens how keys travel) is the user's alone, and ``trust.py`` refuses it
+from the workspace (see docs/security.md).
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ file or folder to write (it may not exist yet)."""
 PREFIX = "openlineage."
 """Every key of this exporter starts so; the other keys belong to other extensions."""
 
+WORKSPACE_SOURCE = "settings.json"
+"""The source of a value read from the workspace's settings.json: written by whoever last
+pushed to the repository, not necessarily the user."""
+
 SECRET_NAME_PATTERN = r"[A-Za-z0-9._-]{1,128}"
 """What a secret's name may be: the rule of the secrets store and of ``secretRef``."""
 
@@ -59,6 +66,9 @@ class Setting:
     maximum: float | None = None
     pattern: str | None = None
     pattern_help: str = "letters, digits, '.', '_', '-'; at most 128"
+    user_only: bool = False
+    """Only the user may set it (environment, command line), never the workspace: it weakens
+    how keys travel or which servers are trusted (``trust.py`` enforces it)."""
     attribute: str = ""
 
 
@@ -140,7 +150,8 @@ class Settings:
     catalogue: Catalogue
     values: Mapping[str, object] = dataclasses.field(default_factory=dict)
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False)
-    """Where each set value comes from: ``settings.json`` or ``environment (VAR)``."""
+    """Where each set value comes from: ``settings.json`` (:data:`WORKSPACE_SOURCE`),
+    ``environment (VAR)`` or ``given`` (by the host: the command line)."""
 
     def of(self, group: type[G]) -> G:
         """The values of one group of settings."""
@@ -222,12 +233,12 @@ def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
         checked = _check(catalogue.declared(key, str(file)), raw[key], f"{key} in {file}",
                          ws.root)
         if checked is not None:
-            values[key], sources[key] = checked, "settings.json"
+            values[key], sources[key] = checked, WORKSPACE_SOURCE
     for row in catalogue:
         text = environ.get(row.env) if environ is not None and row.env else None
         if text:
             subject = f"the environment variable {row.env} ({row.key})"
-            values[row.key] = _check(row, text, subject, ws.root)
+            values[row.key] = _check(row, _from_text(row, text, subject), subject, ws.root)
             sources[row.key] = f"environment ({row.env})"
     return Settings(catalogue, values, sources)
 
@@ -291,6 +302,9 @@ def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
     """
     ws = Workspace.at(workspace)
     row = catalogue.declared(key, None)
+    if row.user_only:
+        raise user_only_error(row, "is not stored in the workspace's settings.json",
+                              present=False)
     # What the user wrote is stored (a relative path stays relative, 30 stays 30).
     value = _from_text(row, value_text)
     _check(row, value, key, ws.root)
@@ -337,13 +351,33 @@ def describe(catalogue: Catalogue, workspace: Path | Workspace | None = None,
         for s in group.rows():
             value, source = s.default, "default"
             if s.key in raw and raw[s.key] is not None:
-                value, source = raw[s.key], "settings.json"
+                value, source = raw[s.key], WORKSPACE_SOURCE
             if environ is not None and s.env and environ.get(s.env):
                 value, source = environ[s.env], f"environment ({s.env})"
             rows.append({"key": s.key, "group": group.title, "type": s.type,
                          "default": s.default, "description": s.description, "env": s.env,
-                         "choices": s.choices, "value": value, "source": source})
+                         "choices": s.choices, "value": shown(s, value), "source": source})
     return rows
+
+
+def shown(row: Setting, value: object) -> object:
+    """``value`` as it may be shown: a password in an address (``user:PASSWORD@``) and the
+    query and fragment of an address (``?api_key=...``) masked, whatever the source."""
+    if not isinstance(value, str) or (row.type != "url" and not row.key.endswith("endpoint")):
+        return value
+    value = re.sub(r"\?.*|#.*", lambda m: m.group(0)[0] + "***", value, flags=re.DOTALL)
+    return re.sub(r"^([^:/?#]*://[^/?#@]*?:)[^/?#]*@", r"\1***@", value)
+
+
+def user_only_error(row: Setting, what: str, *, present: bool = True) -> ConfigError:
+    """The refusal of a user-only setting from (``present``) or into the workspace, saying how
+    the user sets it."""
+    how = f"set {row.env} in your environment" if row.env else "it has no other source"
+    remove = (f" (and remove it from settings.json: openlineage-export settings unset "
+              f"{row.key})" if present else "")
+    return ConfigError(
+        f"{row.key} {what}: it weakens how keys travel, and settings.json travels with the "
+        f"workspace, so only you may set it: {how}{remove}")
 
 
 # Lower-cased endings of a key segment that would hold a credential itself.
@@ -378,25 +412,26 @@ def _at(where: str | None) -> str:
     return f"{where}: " if where else ""
 
 
-def _from_text(row: Setting, text: str) -> object:
-    """Parse command-line text by the setting's type; checking comes after."""
+def _from_text(row: Setting, text: str, subject: str | None = None) -> object:
+    """Parse command-line (or environment) text by the setting's type; checking comes after."""
     t = row.type
+    subject = subject or row.key
     if t == "boolean":
         word = text.strip().lower()
         if word in _TRUE or word in _FALSE:
             return word in _TRUE
-        raise ConfigError(f"{row.key} must be true or false (also yes/no, 1/0, on/off)")
+        raise ConfigError(f"{subject} must be true or false (also yes/no, 1/0, on/off)")
     if t == "integer":
         if re.fullmatch(r"\s*[+-]?\d+\s*", text, re.ASCII):
             return int(text)
-        raise ConfigError(f"{row.key} must be an integer, e.g. {row.default}")
+        raise ConfigError(f"{subject} must be an integer, e.g. {row.default}")
     if t == "number":
         if re.fullmatch(r"\s*[+-]?\d+\s*", text, re.ASCII):
             return int(text)
         try:
             return float(text)
         except ValueError:
-            raise ConfigError(f"{row.key} must be a number, e.g. {row.default}") from None
+            raise ConfigError(f"{subject} must be a number, e.g. {row.default}") from None
     return text
 
 

@@ -290,6 +290,23 @@ class AuditTrail:
         on_bad(BadEntry(file, line, reason))
 
 
+def _open_regular(path: Path) -> int:
+    """Open ``path`` for reading without ever waiting on a FIFO or a device (``O_NONBLOCK``).
+
+    A regular file that another program holds a lease on (a file server, a sync tool) refuses
+    a non-blocking open until it lets go, which the kernel asks it to do and bounds by
+    ``/proc/sys/fs/lease-break-time``: that wait is taken, not reported as an unreadable
+    segment. Only regular files are leased, so the blocking open is never a FIFO's.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+    except BlockingIOError:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise
+        return os.open(path, flags)
+
+
 _POSITION_EVERY = 2048
 """Lines between two reports of how far a segment has been read."""
 
@@ -320,15 +337,14 @@ class _Segment:
         Only a regular file (or a link to one) is a segment: a FIFO or a device would never
         end. Raises :class:`SegmentProblem`.
         """
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
         try:
             try:
-                fd = os.open(path, flags)
+                fd = _open_regular(path)
             except FileNotFoundError:
                 if not path.name.endswith(_PLAIN):
                     raise
                 path = path.with_name(path.name + ".gz")
-                fd = os.open(path, flags)
+                fd = _open_regular(path)
         except OSError as exc:
             raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None
         closing = contextlib.ExitStack()

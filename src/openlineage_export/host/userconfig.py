@@ -1,0 +1,74 @@
+"""The user's own folder (outside every workspace), and what makes a file there the user's.
+
+What lives there decides where keys may go (the secrets, the servers each one is approved for),
+so a file or folder that someone else could have written is not trusted: it must belong to
+this user (or, for a folder, to root) and nobody else may change it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import ConfigError
+
+SERVICE = "openlineage-export"
+"""The name of the user's folder (and of the keyring service)."""
+
+CONFIG_DIR_ENV = "OPENLINEAGE_EXPORT_CONFIG_DIR"
+"""Environment variable naming the user config folder outright."""
+
+
+def config_dir(environ: Mapping[str, str]) -> Path:
+    """The user config folder: ``$OPENLINEAGE_EXPORT_CONFIG_DIR``, else
+    ``${XDG_CONFIG_HOME:-~/.config}/openlineage-export`` (empty or relative values are ignored,
+    as the XDG spec asks)."""
+    explicit = environ.get(CONFIG_DIR_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = environ.get("XDG_CONFIG_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / SERVICE
+    home = environ.get("HOME")
+    return (Path(home) if home else Path.home()) / ".config" / SERVICE
+
+
+def check_users_file(info: os.stat_result, path: Path, what: str) -> None:
+    """Refuse ``path`` (whose ``fstat`` is ``info``) unless it is this user's and private."""
+    if os.name != "posix":
+        return
+    if info.st_uid != os.geteuid():
+        raise ConfigError(f"{what} {path} belongs to another user (uid {info.st_uid}), who could "
+                          f"have put anything in it; it is not used. If it is yours, take it: "
+                          f"chown {os.geteuid()} {path} && chmod 600 {path}")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        raise ConfigError(f"{what} {path} can be read or changed by other users (mode "
+                          f"{mode:04o}); make it private to you: chmod 600 {path}")
+
+
+def check_users_folder(folder: Path, what: str) -> None:
+    """Refuse the folder of ``what`` when someone else could replace the files in it: it must
+    belong to this user (or root) and be writable by its owner only. A missing folder is fine
+    (it is created private)."""
+    if os.name != "posix":
+        return
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot use the folder {folder} of {what}: "
+                          f"{exc.strerror or exc}") from None
+    if info.st_uid not in (os.geteuid(), 0):
+        raise ConfigError(f"the folder {folder} of {what} belongs to another user (uid "
+                          f"{info.st_uid}), who could replace what is in it; it is not used. "
+                          f"Use a folder of your own (OPENLINEAGE_EXPORT_CONFIG_DIR), or take "
+                          f"it: chown {os.geteuid()} {folder} && chmod 700 {folder}")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o022:
+        raise ConfigError(f"the folder {folder} of {what} can be changed by other users (mode "
+                          f"{mode:04o}): anyone could replace what is in it; it is not used. "
+                          f"Make it yours alone: chmod 700 {folder}")

@@ -1,0 +1,431 @@
+"""The trust model (docs/security.md): a workspace says where events go; only the user weakens
+or redirects a key.
+
+Each test plays a hostile ``.workspace/settings.json`` (or a hostile network, in a network
+namespace of its own where ``10.200.0.1`` is "another machine") and checks that the key did not
+travel, with one line saying which setting and how the user allows it; then that the user's
+way of allowing it works.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from fakeserver import FakeServer
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+from netns import OTHER_MACHINE, in_netns
+
+from openlineage_export.cli import main
+from openlineage_export.deliver.http_client import environment_proxy
+
+KEY = "olx-Tr0st-9Qz4v7Wm2Hx8rB5"
+NAME = "marquez-prod"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as running:
+        yield running
+
+
+@pytest.fixture
+def other() -> Iterator[FakeServer]:
+    """A second server: where a hostile workspace would rather the key went."""
+    with FakeServer() as running:
+        yield running
+
+
+class Cli:
+    """Runs CLI commands in this process, with a private config folder and ledger."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.config = tmp_path / "config"
+        self.env: dict[str, str | None] = {k: None for k in os.environ
+                                           if k.startswith("OPENLINEAGE_")
+                                           or k.lower().endswith("_proxy")}
+        self.env.update({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(self.config),
+                         "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+                         "OPENLINEAGE_EXPORT_SECRETS": "file"})
+
+    def __call__(self, *args: str, code: int, stdin: str | None = None,
+                 **env: str) -> Result:
+        result = CliRunner().invoke(main, list(args), input=stdin, env={**self.env, **env})
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise AssertionError(f"{args} crashed") from result.exception
+        assert result.exit_code == code, (args, result.stdout, result.stderr)
+        return result
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path)
+
+
+def one_line(result: Result) -> str:
+    """The one error line a refusal prints (and that it is one line, without the key)."""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert KEY not in result.output
+    return lines[0]
+
+
+def origin(server: FakeServer) -> str:
+    return server.url.rstrip("/")
+
+
+# -- only the user weakens how the key travels -------------------------------------------------
+
+
+def test_allow_insecure_key_in_the_workspace_does_not_send_the_key_in_clear(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """Without the fix, the workspace's allowInsecureKey sent the key in clear to another
+    machine (here 10.200.0.1 in a namespace of the test's own)."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    url = f"http://{OTHER_MACHINE}:8080"
+    ws.settings({"openlineage.url": url, "openlineage.allowInsecureKey": True,
+                 "openlineage.apiKey.secretRef": NAME})
+    env = cli_env(tmp_path)
+    store = [cli_command("secrets", "set", NAME, "--for", url)]
+    export = cli_command("export", "-w", str(ws.root))
+    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:8080"], runs=[
+        {"args": store[0], "env": env, "stdin": KEY},
+        {"args": export, "env": env},
+        # The user's way: the environment (the workspace's own value removed first).
+        {"args": cli_command("settings", "unset", "openlineage.allowInsecureKey", "-w",
+                             str(ws.root)), "env": env},
+        {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
+    ])
+    refused, allowed = outcome.runs[1], outcome.runs[3]
+    assert refused["code"] == 2, refused["stderr"]
+    assert refused["stderr"].count("\n") == 1 and KEY not in refused["stderr"]
+    assert "openlineage.allowInsecureKey in the workspace's settings.json is not used" in \
+        refused["stderr"] and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    assert allowed["code"] == 0, allowed["stderr"]
+    seen = outcome.seen[f"{OTHER_MACHINE}:8080"]
+    assert len(seen) == 4, "only the export the user allowed reached the server"
+    assert {s["authorization"] for s in seen} == {f"Bearer {KEY}"}
+
+
+def test_tls_verify_false_in_the_workspace_is_refused(
+        ws: WorkspaceMaker, cli: Cli, server: FakeServer) -> None:
+    """The key never goes without certificate checks because a workspace said so; nothing is
+    even attempted (the server, plain http here, would otherwise get the run)."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    cli("secrets", "set", NAME, "--for", origin(server), code=0, stdin=KEY)
+    for key, value in [("openlineage.tls.verify", False),
+                       ("openlineage.tls.caBundle", ".workspace/settings.json")]:
+        ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME,
+                     key: value})
+        line = one_line(cli("export", "-w", str(ws.root), code=2))
+        assert f"{key} in the workspace's settings.json is not used" in line
+        assert "OPENLINEAGE_TLS_" in line and f"settings unset {key}" in line
+        assert server.requests == []
+        # Nor can it be written there with settings set.
+        assert "only you may set it" in one_line(
+            cli("settings", "set", key, "false", "-w", str(ws.root), code=2))
+    # The user's way (and a workspace value that weakens nothing is harmless).
+    ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME,
+                 "openlineage.tls.verify": True})
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_TLS_VERIFY="false")
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+
+
+# -- which server a key goes to ------------------------------------------------------------------
+
+
+def test_a_key_from_the_environment_goes_only_to_a_url_the_user_named(
+        ws: WorkspaceMaker, cli: Cli, server: FakeServer) -> None:
+    """CI: OPENLINEAGE_API_KEY in the job's environment, the url from the checked-out
+    settings.json (a pull request's): the key must not go."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.url": server.url})
+    line = one_line(cli("export", "-w", str(ws.root), code=2, OPENLINEAGE_API_KEY=KEY))
+    assert "OPENLINEAGE_API_KEY goes only to a server you name" in line
+    assert "OPENLINEAGE_URL" in line and "--url" in line
+    assert server.requests == []
+    # Named by the user: the environment, or the command line.
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_API_KEY=KEY,
+        OPENLINEAGE_URL=server.url)
+    cli("export", "-w", str(ws.root), "--full", "--url", server.url, code=0,
+        OPENLINEAGE_API_KEY=KEY)
+    assert len(server.requests) == 8
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+
+
+def test_a_stored_key_goes_only_to_the_servers_approved_for_it(
+        ws: WorkspaceMaker, cli: Cli, server: FakeServer, other: FakeServer) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    cli("secrets", "set", NAME, code=0, stdin=KEY)
+    ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME})
+    line = one_line(cli("export", "-w", str(ws.root), code=2))
+    assert f"the secret '{NAME}' is not approved for {origin(server)}" in line
+    assert f"secrets allow {NAME} {origin(server)}" in line
+    assert server.requests == []
+    cli("secrets", "allow", NAME, origin(server), code=0)
+    cli("export", "-w", str(ws.root), code=0)
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+    # A pushed settings.json pointing the same secret elsewhere (same host, another port):
+    ws.settings({"openlineage.url": other.url + "/collect",
+                 "openlineage.apiKey.secretRef": NAME})
+    assert f"not approved for {origin(other)}" in one_line(
+        cli("export", "-w", str(ws.root), code=2))
+    assert other.requests == []
+    # The approvals live in the user's folder, private, never in the workspace.
+    approvals = cli.config / "key-origins.json"
+    assert json.loads(approvals.read_text()) == {NAME: [origin(server)]}
+    assert stat.S_IMODE(approvals.stat().st_mode) == 0o600
+    assert not any("key-origins" in p.name for p in ws.root.rglob("*"))
+    assert json.loads(cli("secrets", "list", "--json", code=0).stdout)["origins"] == {
+        NAME: [origin(server)]}
+
+
+def test_approving_takes_an_origin_in_any_spelling(cli: Cli) -> None:
+    cli("secrets", "set", NAME, "--for", "HTTPS://Marquez.Example.com:443/api/v1?x",
+        "--for", "http://[::1]:5000", code=0, stdin=KEY)
+    listed = json.loads(cli("secrets", "list", "--json", code=0).stdout)
+    assert listed["origins"][NAME] == ["http://[::1]:5000", "https://marquez.example.com"]
+    assert "no secret named 'nope'" in one_line(
+        cli("secrets", "allow", "nope", "https://x.example.com", code=2))
+    assert "not a URL" in one_line(cli("secrets", "allow", NAME, "marquez", code=2))
+
+
+# -- a file the workspace names stays inside it --------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlinked-file", "symlinked-folder",
+                                 "symlink-in-rotating-folder"])
+def test_a_workspace_may_not_write_outside_itself(
+        ws: WorkspaceMaker, cli: Cli, tmp_path: Path, how: str) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    victim = tmp_path / "victim" / "profile"
+    victim.parent.mkdir()
+    victim.write_text("precious\n")
+    path: str
+    if how == "absolute":
+        path = str(victim)
+    elif how == "dotdot":
+        path = "../victim/profile"
+    elif how == "symlinked-file":
+        (ws.root / "events.jsonl").symlink_to(victim)
+        path = "events.jsonl"
+    elif how == "symlinked-folder":
+        (ws.root / "out").symlink_to(victim.parent)
+        path = "out/profile"
+    else:  # git keeps links: a committed folder whose first rotating file points outside
+        (ws.root / "out").mkdir()
+        (ws.root / "out" / "events-000001.jsonl").symlink_to(victim)
+        path = "out/"
+    ws.settings({"openlineage.transport": "file", "openlineage.file.path": path})
+    line = one_line(cli("export", "-w", str(ws.root), code=2))
+    assert "openlineage.file.path in the workspace's settings.json" in line
+    assert "OPENLINEAGE_FILE_PATH" in line
+    assert victim.read_text() == "precious\n"
+    # The user may write anywhere.
+    ws.settings({"openlineage.transport": "file"})
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_FILE_PATH=str(victim))
+    assert victim.read_text().startswith("precious\n{")
+
+
+def test_a_file_inside_the_workspace_is_fine(ws: WorkspaceMaker, cli: Cli) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    (ws.root / "exports").mkdir()
+    ws.settings({"openlineage.transport": "file",
+                 "openlineage.file.path": str(ws.root / "exports" / ".." / "events.jsonl")})
+    cli("export", "-w", str(ws.root), code=0)
+    assert (ws.root / "events.jsonl").read_text().count("\n") == 4
+
+
+# -- loopback is what a name resolves to, and the hop the key really takes ----------------------
+
+
+def test_a_localhost_name_mapped_to_another_machine_is_not_loopback(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """``h2evil.localhost`` reads like this machine, and resolves to another one."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    env = cli_env(tmp_path, OPENLINEAGE_API_KEY=KEY)
+    export = cli_command("export", "-w", str(ws.root))
+    outcome = in_netns(
+        tmp_path, listen=[f"{OTHER_MACHINE}:8080", "127.0.0.1:8080"],
+        hosts=(f"127.0.0.1 localhost\n{OTHER_MACHINE} h2evil.localhost\n"
+               f"127.0.0.1 good.localhost\n{OTHER_MACHINE} half.localhost\n"
+               "::1 half.localhost\n"),
+        runs=[{"args": export, "env": {**env, "OPENLINEAGE_URL": f"http://{host}:8080"}}
+              for host in ("h2evil.localhost", "half.localhost", "good.localhost")])
+    for refused in outcome.runs[:2]:
+        assert refused["code"] == 2, refused["stderr"]
+        assert "is not this machine (every address it resolves to must be loopback)" in \
+            refused["stderr"] and refused["stderr"].count("\n") == 1
+    assert outcome.seen[f"{OTHER_MACHINE}:8080"] == [], "the key went to another machine"
+    assert outcome.runs[2]["code"] == 0, outcome.runs[2]["stderr"]
+    assert {s["authorization"] for s in outcome.seen["127.0.0.1:8080"]} == {f"Bearer {KEY}"}
+
+
+def test_plain_http_through_a_proxy_on_another_machine_keeps_the_key(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """HTTP_PROXY on another machine, the server on loopback: the key would cross the network
+    in clear to the proxy. NO_PROXY=127.0.0.0/8 (a CIDR) sends it direct; ALL_PROXY counts."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    proxy = f"http://{OTHER_MACHINE}:3128"
+    env = cli_env(tmp_path, OPENLINEAGE_API_KEY=KEY, OPENLINEAGE_URL="http://127.0.0.1:8080")
+    export = cli_command("export", "--full", "-w", str(ws.root))
+    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:3128", "127.0.0.1:8080"], runs=[
+        {"args": export, "env": {**env, "HTTP_PROXY": proxy}},
+        {"args": export, "env": {**env, "ALL_PROXY": proxy}},
+        {"args": export, "env": {**env, "http_proxy": proxy, "NO_PROXY": "127.0.0.0/8"}},
+    ])
+    for refused in outcome.runs[:2]:
+        assert refused["code"] == 2, refused["stderr"]
+        assert f"through the proxy {OTHER_MACHINE}" in refused["stderr"]
+    assert outcome.seen[f"{OTHER_MACHINE}:3128"] == [], "the key went to the proxy in clear"
+    assert outcome.runs[2]["code"] == 0, outcome.runs[2]["stderr"]
+    assert len(outcome.seen["127.0.0.1:8080"]) == 4
+
+
+@pytest.mark.parametrize(("url", "environ", "expected"), [
+    ("http://127.0.0.1:5000/x", {"HTTP_PROXY": "http://p:3128"}, "http://p:3128"),
+    ("http://127.0.0.1:5000/x", {"http_proxy": "p:3128"}, "http://p:3128"),
+    ("https://h.example/x", {"ALL_PROXY": "socks5://p:1080"}, "socks5://p:1080"),
+    ("https://h.example/x", {"all_proxy": "http://a:1", "HTTPS_PROXY": "http://s:2"},
+     "http://s:2"),
+    ("http://127.0.0.1:5000/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "127.0.0.0/8"}, None),
+    ("http://127.9.9.9/x", {"ALL_PROXY": "http://p:1", "no_proxy": "10.0.0.0/8, 127.0.0.0/8"},
+     None),
+    ("http://10.1.2.3/x", {"ALL_PROXY": "http://p:1", "NO_PROXY": "127.0.0.0/8"}, "http://p:1"),
+    ("http://[::1]:5000/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "::1/128"}, None),
+    ("http://api.corp.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": ".corp.example"},
+     None),
+    ("http://api.corp.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "corp.example"},
+     None),
+    ("http://notcorp.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "corp.example"},
+     "http://p:1"),
+    ("http://h.example:8080/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "h.example:9090"},
+     "http://p:1"),
+    ("http://h.example:8080/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "h.example:8080"},
+     None),
+    ("http://h.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "*"}, None),
+    ("http://h.example/x", {"HTTP_PROXY": "http://p:1", "REQUEST_METHOD": "GET"}, None),
+])
+def test_the_proxy_for_a_url_is_read_as_requests_and_curl_read_it(
+        url: str, environ: dict[str, str], expected: str | None) -> None:
+    assert environment_proxy(url, environ) == expected
+
+
+# -- what is shown of an address ---------------------------------------------------------------
+
+
+def test_a_password_or_a_query_in_an_address_is_never_shown(
+        ws: WorkspaceMaker, cli: Cli) -> None:
+    ws.settings({"openlineage.url": f"http://user:{KEY}@marquez.example.com",
+                 "openlineage.endpoint": f"api/v1/lineage?api_key={KEY}"})
+    for args in (["settings", "get", "openlineage.url"], ["settings", "list"],
+                 ["settings", "list", "--json"], ["settings", "get", "openlineage.endpoint"],
+                 ["settings", "get", "openlineage.url", "--json"]):
+        said = cli(*args, "-w", str(ws.root), code=0)
+        assert KEY not in said.output, args
+    assert cli("settings", "get", "openlineage.url", "-w", str(ws.root),
+               code=0).stdout.strip() == "http://user:***@marquez.example.com"
+    assert cli("settings", "get", "openlineage.endpoint", "-w", str(ws.root),
+               code=0).stdout.strip() == "api/v1/lineage?***"
+    # From the environment too; and an export refuses either, without repeating it.
+    assert KEY not in cli("settings", "get", "openlineage.url", "-w", str(ws.root), code=0,
+                          OPENLINEAGE_URL=f"https://u:{KEY}@h.example").output
+    one_line(cli("export", "-w", str(ws.root), code=2))
+    ws.settings({"openlineage.url": "http://127.0.0.1:9",
+                 "openlineage.endpoint": f"api/v1/lineage?api_key={KEY}"})
+    assert "openlineage.endpoint" in one_line(cli("export", "-w", str(ws.root), code=2))
+    ws.settings({"openlineage.url": "http://127.0.0.1:9"})
+    assert "openlineage.endpoint" in one_line(
+        cli("export", "-w", str(ws.root), code=2, OPENLINEAGE_ENDPOINT=f"v1#{KEY}"))
+    assert "openlineage.endpoint" in one_line(
+        cli("settings", "set", "openlineage.endpoint", f"x?k={KEY}", "-w", str(ws.root),
+            code=2))
+
+
+# -- the user's folder must be the user's -------------------------------------------------------
+
+
+def _store_with_key(cli: Cli) -> Path:
+    cli("secrets", "set", NAME, "--for", "https://marquez.example.com", code=0, stdin=KEY)
+    return cli.config / "secrets.json"
+
+
+def test_a_secrets_folder_others_can_change_is_refused(cli: Cli) -> None:
+    store = _store_with_key(cli)
+    store.parent.chmod(0o777)
+    for args in (["secrets", "list"], ["secrets", "set", "x", "--for", "https://h.example"]):
+        line = one_line(cli(*args, code=2, stdin="v"))
+        assert f"the folder {store.parent}" in line and "can be changed by other users" in line
+        assert f"chmod 700 {store.parent}" in line
+    store.parent.chmod(0o700)
+    store.chmod(0o620)
+    assert f"chmod 600 {store}" in one_line(cli("secrets", "list", code=2))
+    store.chmod(0o600)
+    assert cli("secrets", "list", code=0).stdout == f"{NAME}\n"
+
+
+def test_a_secrets_file_of_another_user_is_refused(cli: Cli) -> None:
+    store = _store_with_key(cli)
+    assert os.geteuid() == 0, "giving a file to another user needs root (the CI runs as root)"
+    os.chown(store, 4242, -1)
+    line = one_line(cli("secrets", "list", code=2))
+    assert f"the secrets file {store} belongs to another user (uid 4242)" in line
+    assert f"chown {os.geteuid()} {store}" in line
+    os.chown(store.parent, 4242, -1)
+    os.chown(store, os.geteuid(), -1)
+    line = one_line(cli("secrets", "list", code=2))
+    assert f"the folder {store.parent} of the secrets file belongs to another user" in line
+
+
+def test_the_other_machine_is_not_loopback() -> None:
+    """The premise of the namespace tests."""
+    assert not ipaddress.ip_address(OTHER_MACHINE).is_loopback
+
+
+# -- approval on first use, at a terminal --------------------------------------------------------
+
+
+def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new(
+        ws: WorkspaceMaker, tmp_path: Path, server: FakeServer, other: FakeServer) -> None:
+    import pexpect
+
+    ws.segment("000001.jsonl", [run_record("r1")])
+    env = cli_env(tmp_path, TERM="dumb")
+    (tmp_path / "config").mkdir(mode=0o700)
+    secrets = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "secrets", "set", NAME],
+                            env=env)
+    secrets.expect("value for marquez-prod: ")
+    secrets.sendline(KEY)
+    secrets.expect("again: ")
+    secrets.sendline(KEY)
+    secrets.expect(pexpect.EOF)
+    ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME})
+
+    def export(answer: str) -> tuple[int, str]:
+        child = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "export", "-w",
+                                                 str(ws.root)], env=env, timeout=120)
+        child.expect(r"Send it there, now and from now on\? \[y/N\]: ")
+        asked = child.before.decode() + child.after.decode()
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        return int(child.exitstatus), asked + child.before.decode()
+
+    code, said = export("y")
+    assert code == 0, said
+    assert f"the secret '{NAME}' to {origin(server)} (openlineage.url, from settings.json)" \
+        in said and KEY not in said
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+    assert json.loads((tmp_path / "config" / "key-origins.json").read_text()) == {
+        NAME: [origin(server)]}
+    # Somewhere new again, and the owner says no: nothing goes, the refusal is the usual line.
+    ws.settings({"openlineage.url": other.url, "openlineage.apiKey.secretRef": NAME})
+    code, said = export("n")
+    assert code == 2 and f"secrets allow {NAME} {origin(other)}" in said, said
+    assert other.requests == []
