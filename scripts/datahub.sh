@@ -4,7 +4,8 @@
 # ../shared/third_party/datahub-*, with our harness, and run events through it.
 #
 # Usage: scripts/datahub.sh build [NAME...]
-#        scripts/datahub.sh check NAME [--orchestrator ORCHESTRATOR] <events.jsonl >results.jsonl
+#        scripts/datahub.sh check NAME [--orchestrator ORCHESTRATOR]
+#                                      [--connection NAMESPACE=INSTANCE]... <events.jsonl >results.jsonl
 #        scripts/datahub.sh list
 #
 #   build   build each converter NAME (a folder name such as datahub-2025-10-04; all of them
@@ -18,7 +19,8 @@
 #           configured as DataHub's REST endpoint configures it, and print one JSON line per
 #           event (scripts/datahub/harness: ok, error, the DataFlow, DataJob, DataProcessInstance
 #           and dataset URNs, every aspect checked against its Pegasus schema). ORCHESTRATOR is
-#           the server's DATAHUB_OPENLINEAGE_ORCHESTRATOR (the newest converter only).
+#           the server's DATAHUB_OPENLINEAGE_ORCHESTRATOR; each --connection gives a dataset
+#           namespace (postgres://host:5432) a platform instance (both: the newest converter only).
 #   list    the converters there are to build, one NAME per line.
 #
 # Environment (defaults in brackets):

@@ -58,11 +58,11 @@ CONVERTERS: dict[str, str] = {}
 """NAME -> classpath, once the ``converters`` fixture built them."""
 
 
-def convert(events: Path, name: str) -> list[dict[str, Any]]:
+def convert(events: Path, name: str, *options: str) -> list[dict[str, Any]]:
     """One result per event from converter NAME (what ``scripts/datahub.sh check`` runs)."""
     with events.open("rb") as stdin:
         done = subprocess.run(["java", "-XX:TieredStopAtLevel=1", "-cp", CONVERTERS[name],
-                               "local.olx.datahub.ConverterCheck"],
+                               "local.olx.datahub.ConverterCheck", *options],
                               stdin=stdin, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     return [json.loads(line) for line in done.stdout.splitlines()]
@@ -291,6 +291,22 @@ def test_every_pipeline_is_its_own_dataflow(
     assert flows["sales"] == {"urn:li:dataFlow:(lineage-hub,sales,shapes-a)"}
     assert flows["etl (v2), eu"] == {"urn:li:dataFlow:(lineage-hub,etl %28v2%29%2C eu,shapes-a)"}
     assert flows["ünï côdé 100%"] == {"urn:li:dataFlow:(lineage-hub,ünï côdé 100%25,shapes-a)"}
+
+
+def test_a_platform_instance_per_connection_tells_database_hosts_apart(
+        converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]) -> None:
+    """The newest converter maps a connection (the namespace the events keep for a database) to
+    the platform instance DataHub's own connector gives that server's tables."""
+    file, _, _ = sent["shapes-a"]
+    results = convert(file, ACCEPTING[-1],
+                      "--connection", "postgres://db.acme.internal:5432=pg-main",
+                      "--connection", "postgres://db-2.acme.internal:5432=pg-two")
+    assert all(r["ok"] for r in results)
+    tables = {u for r in results for u in r["inputs"] + r["outputs"] if "dataPlatform:postgres" in u}
+    assert {"urn:li:dataset:(urn:li:dataPlatform:postgres,pg-main.sales.public.orders,PROD)",
+            "urn:li:dataset:(urn:li:dataPlatform:postgres,pg-two.sales.public.orders,PROD)",
+            "urn:li:dataset:(urn:li:dataPlatform:postgres,sales.public.orders,PROD)",  # not mapped
+            } <= tables
 
 
 def test_datahub_of_2025_07_refuses_every_event_from_an_unknown_producer(

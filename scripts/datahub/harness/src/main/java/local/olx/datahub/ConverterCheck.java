@@ -34,8 +34,10 @@ import java.net.URISyntaxException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Enumeration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
@@ -51,8 +53,10 @@ import java.util.jar.JarFile;
  * {@code invalid} ones (aspect or proposal not valid against its schema as DataHub's server
  * validates it, or a URN that does not parse back to itself or that the server would refuse).
  *
- * <p>Usage: {@code java -cp 'LIB/*' local.olx.datahub.ConverterCheck [--orchestrator NAME]}:
- * NAME is the server's {@code DATAHUB_OPENLINEAGE_ORCHESTRATOR} (converters that have it).
+ * <p>Usage: {@code java -cp 'LIB/*' local.olx.datahub.ConverterCheck [--orchestrator NAME]
+ * [--connection NAMESPACE=INSTANCE]...}: NAME is the server's {@code
+ * DATAHUB_OPENLINEAGE_ORCHESTRATOR}, and each connection a dataset namespace (such as {@code
+ * postgres://host:5432}) the server gives a platform instance (the newest converter only).
  */
 public final class ConverterCheck {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -68,14 +72,22 @@ public final class ConverterCheck {
 
   public static void main(String[] args) throws Exception {
     String orchestrator = null;
+    Map<String, String> connections = new TreeMap<>();
     for (int i = 0; i < args.length; i++) {
       if ("--orchestrator".equals(args[i]) && i + 1 < args.length) {
         orchestrator = args[++i];
+      } else if ("--connection".equals(args[i]) && i + 1 < args.length
+          && args[i + 1].contains("=")) {
+        String[] pair = args[++i].split("=", 2);
+        connections.put(pair[0], pair[1]);
       } else {
-        System.err.println("usage: ConverterCheck [--orchestrator NAME] < events.jsonl");
+        System.err.println(
+            "usage: ConverterCheck [--orchestrator NAME] [--connection NAMESPACE=INSTANCE]..."
+                + " < events.jsonl");
         System.exit(2);
       }
     }
+    CONNECTIONS.putAll(connections);
     Map<String, Class<? extends RecordTemplate>> aspects = aspectClasses();
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
     BufferedReader in =
@@ -91,6 +103,12 @@ public final class ConverterCheck {
     }
     out.flush();
   }
+
+  /**
+   * Connection namespace -> platform instance ({@code --connection}): the newest converter's
+   * per-connection platform instances, for a server that sets them. Empty: as the endpoint is.
+   */
+  private static final Map<String, String> CONNECTIONS = new TreeMap<>();
 
   /** The converter configured as DataHub's REST endpoint configures it. */
   static DatahubOpenlineageConfig endpointConfig(String orchestrator) throws Exception {
@@ -112,7 +130,25 @@ public final class ConverterCheck {
     } else if (orchestrator != null) {
       throw new IllegalArgumentException("this converter has no orchestrator setting");
     }
+    if (!CONNECTIONS.isEmpty()) {
+      builder.getClass().getMethod("connectionInstanceMap", Map.class)
+          .invoke(builder, connectionInstances());
+    }
     return builder.build();
+  }
+
+  /** {@link #CONNECTIONS} as the newest converter's {@code ConnectionInstanceDetail}s. */
+  private static Map<String, Object> connectionInstances() throws Exception {
+    Class<?> detail =
+        Class.forName("io.datahubproject.openlineage.dataset.ConnectionInstanceDetail");
+    Map<String, Object> map = new HashMap<>();
+    for (Map.Entry<String, String> entry : CONNECTIONS.entrySet()) {
+      Object builder = detail.getMethod("builder").invoke(null);
+      builder.getClass().getMethod("platformInstance", Optional.class)
+          .invoke(builder, Optional.of(entry.getValue()));
+      map.put(entry.getKey(), builder.getClass().getMethod("build").invoke(builder));
+    }
+    return map;
   }
 
   static ObjectNode check(
