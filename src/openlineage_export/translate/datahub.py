@@ -36,10 +36,10 @@ from typing import Any
 
 from openlineage.client.constants import DEFAULT_PRODUCER
 
-from ..hub.model import DataAccess, Engine, Graph, Run
+from ..hub.model import DataAccess, Engine, Run
 from . import facets
 from .datasets import DB_SCHEMES
-from .events import TranslationConfig, Translator
+from .events import Translator
 
 ENDPOINT = "openapi/openlineage/api/v1/lineage"
 """The path of DataHub's OpenLineage endpoint (under its server's address)."""
@@ -104,8 +104,10 @@ def _uri_safe(text: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
 def dataset(namespace: str, name: str) -> tuple[str, str]:
-    """An OpenLineage dataset (as named for every server) named for DataHub's converter."""
+    """An OpenLineage dataset (as named for every server) named for DataHub's converter; cached,
+    as a trail names the same data over and over."""
     scheme, sep, authority = namespace.partition("://")
     if not sep:
         # A platform already: file, bigquery, an opaque scheme.
@@ -174,10 +176,6 @@ def processing_engine(engine: Engine | None) -> dict[str, Any]:
 class DataHubTranslator(Translator):
     """The :class:`Translator` whose events DataHub's converter keeps whole (module docstring)."""
 
-    def __init__(self, graph: Graph, config: TranslationConfig) -> None:
-        super().__init__(graph, config)
-        self._datahub_names: dict[tuple[str, str], tuple[str, str]] = {}
-
     def pipeline_job_name(self, pipeline: str) -> str:
         return pipeline_job(pipeline)
 
@@ -193,12 +191,7 @@ class DataHubTranslator(Translator):
         return facet
 
     def dataset_name(self, location: str) -> tuple[str, str]:
-        namespace, name = super().dataset_name(location)
-        key = (namespace, name)
-        found = self._datahub_names.get(key)
-        if found is None:
-            found = self._datahub_names[key] = dataset(namespace, name)
-        return found
+        return dataset(*super().dataset_name(location))
 
     def dataset_facets(self, access: DataAccess, *, output: bool) -> dict[str, Any]:
         found = super().dataset_facets(access, output=output)
