@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 from .deliver.destination import Destination, Opening, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
+from .deliver.http import event_server
 from .deliver.recall import SAMPLE as RECALL_SAMPLE
 from .deliver.registry import CATALOGUE, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
@@ -33,6 +34,7 @@ from .report import ExportReport, Progress, Retry, RunResult
 from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
 from .state.lock import ExportLock
+from .translate import datahub
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
@@ -163,9 +165,13 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     translation = TranslationConfig(
         namespace=namespace,
         source_repository_url=events.source_repository_url,
-        source_repository_version=events.source_repository_version)
+        source_repository_version=events.source_repository_version,
+        server=event_server(settings))
+    # The server's shape joins the fingerprint only when it is not the generic one, so that
+    # switching a destination to DataHub's shape sends every run again, and nothing else moves.
+    shape = () if translation.server == "generic" else (translation.server,)
     fingerprint = config_fingerprint(translation.namespace, translation.source_repository_url,
-                                     translation.source_repository_version, PRODUCER)
+                                     translation.source_repository_version, PRODUCER, *shape)
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
     return Opened(workspace, settings, graph, translation, fingerprint, trail,
                   graph.workspace_name if changed else None)
@@ -227,6 +233,8 @@ def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames
     would use one are refused in :func:`translate`.
     """
     pipelines = scan.pipelines
+    if opened.translation.server == "datahub":
+        return JobNames(())  # its job names encode the pipeline id's dots (translate/datahub.py)
     if not may_clash([*pipelines, *(p.id for p in opened.graph.pipelines)]):
         return JobNames(())
     names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
@@ -245,7 +253,8 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
     their events too). A run whose job name is ambiguous is refused here (a failed run,
     nothing sent); one that ends before it starts is sent as recorded, with a warning.
     """
-    translator = Translator(opened.graph, opened.translation)
+    shaped = datahub.DataHubTranslator if opened.translation.server == "datahub" else Translator
+    translator = shaped(opened.graph, opened.translation)
     for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
                                        recorder.bad_entry):
         events = translator.translate(run)

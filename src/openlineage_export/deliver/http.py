@@ -21,11 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.settings import SettingsGroup, setting
+from ..host.settings import EventSettings, Settings, SettingsGroup, setting
 from ..secrecy import (
     Redactor,
     check_header_safe,
@@ -33,6 +34,7 @@ from ..secrecy import (
     masked_logs,
     resolve_secret,
 )
+from ..translate.datahub import ENDPOINT as DATAHUB_ENDPOINT
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
@@ -90,6 +92,32 @@ class HttpSettings(SettingsGroup):
         return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
 
 
+def is_datahub_endpoint(url: str) -> bool:
+    """Whether ``url`` (an address or a path) is DataHub's OpenLineage endpoint."""
+    path = urlsplit(url).path if "://" in url else url
+    return ("/" + path.strip("/")).endswith("/" + DATAHUB_ENDPOINT)
+
+
+def event_server(settings: Settings) -> str:
+    """Whose converter the events are shaped for (``openlineage.server``): ``auto`` is
+    ``datahub`` when events are posted to DataHub's OpenLineage endpoint, else ``generic``."""
+    chosen = settings.of(EventSettings).server
+    if chosen != "auto":
+        return chosen
+    if settings.value("openlineage.transport") != "http":
+        return "generic"
+    http = settings.of(HttpSettings)
+    return "datahub" if is_datahub_endpoint(http.events_url or http.endpoint) else "generic"
+
+
+DATAHUB_REFUSAL = (
+    "HTTP 500 with an empty answer, which is how DataHub before 2025-10 (1.2 and older) refuses "
+    "events from a producer it does not know (its converter: 'Unable to determine "
+    "orchestrator'): upgrade DataHub, or on a newer DataHub set the server's "
+    "DATAHUB_OPENLINEAGE_ORCHESTRATOR; the run stays pending")
+"""The reason of a run that DataHub's endpoint answered with an empty 500 (docs/datahub.md)."""
+
+
 @dataclass(frozen=True)
 class HttpConfig:
     """Where to post, with what key, and how patiently: checked, the key resolved."""
@@ -106,6 +134,9 @@ class HttpConfig:
     """Where the API key came from (``the secret 'marquez-prod'``), for messages."""
     key_fix: str | None = None
     """How the user replaces the key, for messages."""
+    datahub: bool = False
+    """The server is DataHub (``openlineage.server``): an empty 500 is its converter refusing
+    the event, not a passing failure."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> HttpConfig:
@@ -131,7 +162,8 @@ class HttpConfig:
                    concurrency=delivery.concurrency,
                    retry=RetryPolicy(max_time=delivery.retry_max_time),
                    verify=delivery.tls_ca_bundle or delivery.tls_verify,
-                   key_origin=key.origin if key else None, key_fix=key.fix if key else None)
+                   key_origin=key.origin if key else None, key_fix=key.fix if key else None,
+                   datahub=event_server(opening.settings) == "datahub")
 
     @property
     def name(self) -> str:
@@ -240,6 +272,8 @@ class HttpDestination:
                 reason = self._describe(answer)
                 if answer.status in (401, 403):
                     self._refused_credentials(answer, reason)
+                if self.config.datahub and answer.status == 500 and not answer.body.strip():
+                    return DATAHUB_REFUSAL
                 if answer.status not in policy.status_forcelist or _says_client_error(answer):
                     return reason
                 asked = retry_after_seconds(answer.retry_after, time.time())

@@ -108,10 +108,15 @@ def interruptible(cancel: threading.Event, say: Callable[[str], None], *,
         yield interruption
     except KeyboardInterrupt:
         # The second signal (or a Ctrl-C before the handler knew of the first): quit now, with
-        # the code of the first one, not click's "Aborted!" and 1.
+        # the code of the first one, not click's "Aborted!" and 1. The export's own cleanup
+        # has run (the event loop cancelled its work, the ledger kept what was accepted); what
+        # it abandoned (a send the signal cut short) is not worth a report at exit: os._exit.
         say("interrupted: stopped at once; what was accepted is kept; run the export again "
             "to finish")
-        sys.exit(interruption.exit_code or 130)
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(interruption.exit_code or 130)
     finally:
         for sig, before in previous.items():
             signal.signal(sig, before)
