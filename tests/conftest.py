@@ -38,3 +38,10 @@ def make_workspace(tmp_path: Path) -> Callable[..., WorkspaceMaker]:
 def ws(make_workspace: Callable[..., WorkspaceMaker]) -> WorkspaceMaker:
     """One fresh workspace with the test graph and no trail yet."""
     return make_workspace()
+
+
+@pytest.fixture(params=["curl", "aiohttp", "httpx"])
+def client_kind(request: pytest.FixtureRequest) -> str:
+    """Each HTTP client a delivery promise must hold for: ours (libcurl, the default), or a
+    host's own aiohttp session or httpx client (``test_deliver_http.export(client=...)``)."""
+    return str(request.param)

@@ -1,11 +1,12 @@
 """The HTTP clients the ``http`` destination posts through, behind one small interface.
 
-- :class:`AiohttpPoster`, the default: aiohttp on the engine's event loop. Measured for this
-  workload (one small POST per event, keep-alive, tens of requests in flight) it spends about a
-  tenth of the CPU per request of a shared threaded ``httpx.Client`` (see README, Performance).
-  A host may hand in its own ``aiohttp.ClientSession`` (proxy, certificates, headers).
-- :class:`HttpxPoster`, the slower path for hosts built on httpx: an ``httpx.AsyncClient``, or
-  an ``httpx.Client`` / transport whose blocking calls run in worker threads.
+- ``CurlPoster`` (``curl_client.py``), the default: libcurl's multi interface on the engine's
+  event loop. Measured for this workload (one small POST per event, keep-alive, tens of
+  requests in flight) it spends a fraction of aiohttp's CPU per request (docs/performance.md).
+- :class:`AiohttpPoster`, for a host that hands in its own ``aiohttp.ClientSession`` (proxy,
+  certificates, headers): slower, about three times libcurl's CPU per request.
+- :class:`HttpxPoster`, the slowest path, for hosts built on httpx: an ``httpx.AsyncClient``,
+  or an ``httpx.Client`` / transport whose blocking calls run in worker threads.
 
 Each client's exceptions are translated here, once, into three of ours (:class:`NoAnswer`,
 :class:`BadCertificate`, :class:`TransportFailure`); a deadline is the caller's
@@ -19,6 +20,7 @@ import asyncio
 import os
 import socket
 import ssl
+import sys
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -90,7 +92,12 @@ def poster_for(host_http: Any, *, verify: bool | Path, concurrency: int,
                user_agent: str) -> Poster:
     """The poster for what the host handed in: nothing (ours), an aiohttp session, or httpx."""
     if host_http is None:
-        return AiohttpPoster(None, verify=verify, concurrency=concurrency, user_agent=user_agent)
+        if sys.platform == "win32":  # its proactor loop cannot watch libcurl's sockets
+            return AiohttpPoster(None, verify=verify, concurrency=concurrency,
+                                 user_agent=user_agent)
+        from .curl_client import CurlPoster
+
+        return CurlPoster(verify=verify, concurrency=concurrency, user_agent=user_agent)
     module = type(host_http).__module__
     if module.startswith("aiohttp"):
         return AiohttpPoster(host_http, verify=verify, concurrency=concurrency,
@@ -113,9 +120,13 @@ class AiohttpPoster:
         self._concurrency = concurrency
         self._user_agent = user_agent
         self._proxies: dict[str, str | None] = {}
+        self._ours: dict[str, str] = {}
+        """Headers we add to each request: our User-Agent, unless the host's session has one."""
 
     async def start(self) -> None:
         """Our session, made inside the event loop it will live on."""
+        if self._session is not None and "User-Agent" not in self._session.headers:
+            self._ours = {"User-Agent": self._user_agent}
         if self._session is None:
             import aiohttp
 
@@ -134,7 +145,9 @@ class AiohttpPoster:
         if url not in self._proxies:
             self._proxies[url] = environment_proxy(url) if self._owned else None
         try:
-            async with self._session.post(url, data=body, headers=headers,
+            async with self._session.post(url, data=body,
+                                          headers={**headers, **self._ours} if self._ours
+                                          else headers,
                                           allow_redirects=False,
                                           proxy=self._proxies[url]) as response:
                 prefix = await _read_prefix(response.content)
