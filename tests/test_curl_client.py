@@ -144,5 +144,6 @@ def test_without_epoll_the_loop_watches_each_socket(fake_server: FakeServer, one
 
 
 def test_the_default_client_is_libcurl() -> None:
-    poster = http_client.poster_for(None, verify=True, concurrency=4, user_agent="x/1")
+    poster = http_client.poster_for(None, verify=True, concurrency=4, timeout=10,
+                                    user_agent="x/1")
     assert isinstance(poster, curl_client.CurlPoster)

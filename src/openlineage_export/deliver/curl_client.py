@@ -106,10 +106,12 @@ class CurlPoster:
     """libcurl's multi interface on the running event loop, a keep-alive pool of
     ``concurrency`` connections."""
 
-    def __init__(self, *, verify: bool | Path, concurrency: int, user_agent: str) -> None:
+    def __init__(self, *, verify: bool | Path, concurrency: int, timeout: float,
+                 user_agent: str) -> None:
         if isinstance(verify, Path):
             ssl_context(verify)  # a bundle with no CA in it is a configuration error, now
         self._verify = verify
+        self._timeout_ms = max(1, round(timeout * 1000))
         self._concurrency = max(1, concurrency)
         self._user_agent = user_agent
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -213,6 +215,7 @@ class CurlPoster:
         curl.setopt(pycurl.HEADEROPT, pycurl.HEADER_SEPARATE)  # our headers never to a proxy
         curl.setopt(pycurl.USERAGENT, self._user_agent)
         curl.setopt(pycurl.NOSIGNAL, 1)
+        curl.setopt(pycurl.TIMEOUT_MS, self._timeout_ms)  # the whole request, answer included
         curl.setopt(pycurl.WRITEFUNCTION, transfer.on_body)
         curl.setopt(pycurl.HEADERFUNCTION, transfer.on_header)
         if self._verify is False:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, TypeVar
@@ -126,14 +125,17 @@ class _Delivery(Generic[T]):
         outcome: RunOutcome | None = None
         try:
             for leg in legs:
-                await leg.ticket.ready()
+                for earlier in leg.ticket.after:
+                    if not earlier.done.is_set():
+                        await earlier.done.wait()
                 async with self.slots:
                     if self.stop.is_set():
                         if accepted:
                             outcome = RunOutcome(accepted, "cancelled before every event was sent")
                         break
-                    part = run if len(legs) == 1 else dataclasses.replace(
-                        run, events=run.events[leg.start:leg.end])
+                    part = run if len(legs) == 1 else TranslatedRun(
+                        run.trace_id, run.pipeline, run.run_id, run.status,
+                        run.events[leg.start:leg.end])
                     tally = Tally()
                     sent = await self.destination.send(part, self.stop, tally)
                 self.order.finish(leg.ticket)
