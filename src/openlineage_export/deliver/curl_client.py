@@ -58,8 +58,7 @@ _NO_ANSWER = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST,
 class _Transfer:
     """One easy handle and what its current request has received so far."""
 
-    __slots__ = ("body", "curl", "done", "headers", "location", "overflow", "reason",
-                 "retry_after", "size", "url")
+    __slots__ = ("body", "curl", "done", "header_lines", "headers", "overflow", "size", "url")
 
     def __init__(self, curl: pycurl.Curl) -> None:
         self.curl = curl
@@ -69,9 +68,9 @@ class _Transfer:
         self.body: list[bytes] = []
         self.size = 0
         self.overflow = False
-        self.reason = ""
-        self.retry_after: str | None = None
-        self.location: str | None = None
+        self.header_lines: list[bytes] = []
+        """The answer's header lines as they came (``list.append`` is the callback: no Python
+        frame per line); read only when the answer is not a success."""
 
     def on_body(self, chunk: bytes) -> int | None:
         """libcurl's write callback: keep a prefix; past the limit, abort the transfer."""
@@ -84,22 +83,29 @@ class _Transfer:
             return 0  # fewer bytes than given: libcurl stops with CURLE_WRITE_ERROR
         return None
 
-    def on_header(self, line: bytes) -> None:
-        """libcurl's header callback: the status line's reason, Retry-After, Location."""
-        first = line[:1]
-        if first == b"H" and line.startswith(b"HTTP/"):
-            # A new answer (after a 100 Continue, or the next one): forget the last's.
-            parts = line.split(None, 2)
-            self.reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
-            self.retry_after = self.location = None
-        elif first in b"RrLl" and first:
+    def answer(self, status: int) -> Answer:
+        """The answer; its reason phrase, Retry-After and Location only when they may matter
+        (not for a success)."""
+        body = b"".join(self.body) if self.body else b""
+        if 200 <= status < 300:
+            return Answer(status, "", None, None, body)
+        reason = ""
+        retry_after = location = None
+        for line in self.header_lines:
+            if line.startswith(b"HTTP/"):
+                # A new answer (after a 100 Continue, or a proxy's): forget the last one's.
+                parts = line.split(None, 2)
+                reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
+                retry_after = location = None
+                continue
             name, sep, value = line.partition(b":")
             if sep:
                 lowered = name.strip().lower()
                 if lowered == b"retry-after":
-                    self.retry_after = value.decode("latin-1").strip()
+                    retry_after = value.decode("latin-1").strip()
                 elif lowered == b"location":
-                    self.location = value.decode("latin-1").strip()
+                    location = value.decode("latin-1").strip()
+        return Answer(status, reason, retry_after, location, body)
 
 
 class CurlPoster:
@@ -152,11 +158,11 @@ class CurlPoster:
                         + ["Expect:"])
             transfer.headers = headers
         curl.setopt(pycurl.POSTFIELDS, body)
-        transfer.body = []
-        transfer.size = 0
-        transfer.overflow = False
-        transfer.reason = ""
-        transfer.retry_after = transfer.location = None
+        if transfer.size:
+            transfer.body = []
+            transfer.size = 0
+            transfer.overflow = False
+        transfer.header_lines.clear()
         done = transfer.done = loop.create_future()
         self._busy[curl] = transfer
         multi.add_handle(curl)
@@ -173,8 +179,7 @@ class CurlPoster:
         self._idle.append(transfer)
         if code and not (code == pycurl.E_WRITE_ERROR and transfer.overflow):
             raise _error(code, curl)
-        return Answer(curl.getinfo(pycurl.RESPONSE_CODE), transfer.reason, transfer.retry_after,
-                      transfer.location, b"".join(transfer.body))
+        return transfer.answer(curl.getinfo(pycurl.RESPONSE_CODE))
 
     async def close(self) -> None:
         """Abort what is in flight, close every connection, stop watching the sockets."""
@@ -217,7 +222,7 @@ class CurlPoster:
         curl.setopt(pycurl.NOSIGNAL, 1)
         curl.setopt(pycurl.TIMEOUT_MS, self._timeout_ms)  # the whole request, answer included
         curl.setopt(pycurl.WRITEFUNCTION, transfer.on_body)
-        curl.setopt(pycurl.HEADERFUNCTION, transfer.on_header)
+        curl.setopt(pycurl.HEADERFUNCTION, transfer.header_lines.append)
         if self._verify is False:
             curl.setopt(pycurl.SSL_VERIFYPEER, 0)
             curl.setopt(pycurl.SSL_VERIFYHOST, 0)
