@@ -123,6 +123,7 @@ class CurlPoster:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._multi: pycurl.CurlMulti | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._soon = False
         self._watched: dict[int, int] = {}
         self._epoll: select.epoll | None = None
         self._idle: list[_Transfer] = []
@@ -276,9 +277,16 @@ class CurlPoster:
         """libcurl wants ``socket_action`` on a timeout in ``milliseconds`` (-1: never).
 
         A wake-up earlier than asked is harmless (libcurl finds nothing due and asks again),
-        so a pending one that comes sooner is kept rather than replaced."""
+        so a pending one that comes sooner is kept rather than replaced; "now" (each new
+        request asks for it) is the loop's next turn, without a timer."""
         loop = self._loop
         if loop is None or milliseconds < 0:
+            return
+        # Never socket_action from inside libcurl's own callback: on a later turn.
+        if milliseconds == 0:
+            if not self._soon:
+                self._soon = True
+                loop.call_soon(self._on_soon)
             return
         when = loop.time() + milliseconds / 1000
         timer = self._timer
@@ -286,8 +294,11 @@ class CurlPoster:
             if timer.when() <= when:
                 return
             timer.cancel()
-        # Never socket_action from inside libcurl's own callback: on a later turn.
         self._timer = loop.call_at(when, self._on_timeout)
+
+    def _on_soon(self) -> None:
+        self._soon = False
+        self._act(pycurl.SOCKET_TIMEOUT, 0)
 
     def _on_timeout(self) -> None:
         self._timer = None
