@@ -264,8 +264,13 @@ def dry_run_to_file(ws: str, output: str, namespace: str | None = None) -> dict[
 # --------------------------------------------------------------------------- Kafka
 
 
-def _fresh_topic(bootstrap: str, name: str) -> str:
+def _fresh_topic(bootstrap: str, prefix: str) -> str:
+    """A new topic of 3 partitions, named ``prefix`` and this process's id (one per repeat)."""
+    import os
+
     from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = f"{prefix}-{os.getpid()}"
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     for future in admin.create_topics([NewTopic(name, num_partitions=3,
@@ -279,7 +284,7 @@ def kafka_ours(ws: str, bootstrap: str, topic: str) -> dict[str, Any]:
     """run_export to a fresh Kafka topic: read + translate + encode + produce + ledger."""
     from openlineage_export.export import ExportRequest, run_export
 
-    _fresh_topic(bootstrap, topic)
+    topic = _fresh_topic(bootstrap, topic)
     environ = _environ(None, None)
     environ.update({"OPENLINEAGE_TRANSPORT": "kafka",
                     "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
@@ -297,7 +302,7 @@ def kafka_ol(ws: str, bootstrap: str, topic: str, flush: bool) -> dict[str, Any]
     from openlineage.client import OpenLineageClient
     from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
 
-    _fresh_topic(bootstrap, topic)
+    topic = _fresh_topic(bootstrap, topic)
     events = _plain_events(Path(ws))
     transport = KafkaTransport(KafkaConfig(config={"bootstrap.servers": bootstrap},
                                            topic=topic, flush=flush))

@@ -671,23 +671,28 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="olx-bench-"))
     try:
         with Sink(tools["sink"], 0) as fast_sink:
-            if "0" in args.parts:
-                part_clients(report, sizes, tools, scratch)
-            if "1" in args.parts:
-                part_translation(report, sizes)
-            if "2" in args.parts:
-                part_delivery(report, sizes, tools,
-                              [int(c) for c in args.concurrencies.split(",")], scratch,
-                              fast_sink)
-            if "3" in args.parts:
-                part_marquez(report, sizes, tools, args.marquez_concurrency, scratch,
-                             args.marquez_url)
-            if "4" in args.parts:
-                part_incremental(report, sizes, args.concurrency, scratch, fast_sink)
-            if "5" in args.parts:
-                part_memory(report, sizes)
-            if "6" in args.parts:
-                part_kafka(report, sizes, args.kafka)
+            parts = {
+                "0": lambda: part_clients(report, sizes, tools, scratch),
+                "1": lambda: part_translation(report, sizes),
+                "2": lambda: part_delivery(report, sizes, tools,
+                                           [int(c) for c in args.concurrencies.split(",")],
+                                           scratch, fast_sink),
+                "3": lambda: part_marquez(report, sizes, tools, args.marquez_concurrency,
+                                          scratch, args.marquez_url),
+                "4": lambda: part_incremental(report, sizes, args.concurrency, scratch,
+                                              fast_sink),
+                "5": lambda: part_memory(report, sizes),
+                "6": lambda: part_kafka(report, sizes, args.kafka),
+            }
+            for key, part in parts.items():
+                if key not in args.parts:
+                    continue
+                try:
+                    part()
+                except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                    # One broken part must not lose the others' figures.
+                    say(f"part {key} failed: {exc}")
+                    report.notes.append(f"part {key} failed: {exc}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report.load.append(f"{load_average()} at the end")
