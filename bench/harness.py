@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -247,9 +248,13 @@ def run_loadgen(binary: Path, url: str, events: Path, concurrency: int,
     if requests:
         command += ["-n", str(requests)]
     load_before = load_average()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, capture_output=True, text=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     result["load_before"], result["load_after"] = load_before, load_average()
+    # The load generator's own CPU (the only child waited for in between; startup included).
+    result["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return result
 
 

@@ -261,6 +261,178 @@ def dry_run_to_file(ws: str, output: str, namespace: str | None = None) -> dict[
     return {"events": report.events_sent, "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
 
 
+# --------------------------------------------------------------------------- Kafka
+
+
+def _fresh_topic(bootstrap: str, prefix: str) -> str:
+    """A new topic of 3 partitions, named ``prefix`` and this process's id (one per repeat)."""
+    import os
+
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = f"{prefix}-{os.getpid()}"
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    for future in admin.create_topics([NewTopic(name, num_partitions=3,
+                                                replication_factor=1)]).values():
+        future.result(30)
+    return name
+
+
+@measurement
+def kafka_ours(ws: str, bootstrap: str, topic: str) -> dict[str, Any]:
+    """run_export to a fresh Kafka topic: read + translate + encode + produce + ledger."""
+    from openlineage_export.export import ExportRequest, run_export
+
+    topic = _fresh_topic(bootstrap, topic)
+    environ = _environ(None, None)
+    environ.update({"OPENLINEAGE_TRANSPORT": "kafka",
+                    "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+                    "OPENLINEAGE_KAFKA_TOPIC": topic})
+    with Timer() as timer:
+        report = run_export(ExportRequest(Path(ws), environ=environ))
+    return {"events": report.events_sent, "runs_failed": report.runs_failed,
+            "outage": report.outage, "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+@measurement
+def kafka_ol(ws: str, bootstrap: str, topic: str, flush: bool) -> dict[str, Any]:
+    """openlineage-python's KafkaTransport: ``client.emit`` each event (prebuilt, untimed), then
+    ``close`` (which flushes); ``flush`` true is its default (a flush after every event)."""
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
+
+    topic = _fresh_topic(bootstrap, topic)
+    events = _plain_events(Path(ws))
+    transport = KafkaTransport(KafkaConfig(config={"bootstrap.servers": bootstrap},
+                                           topic=topic, flush=flush))
+    client = OpenLineageClient(transport=transport)
+    with Timer() as timer:
+        for event in events:
+            client.emit(event)
+        transport.close(timeout=60)
+    return {"events": len(events), "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+
+
+# --------------------------------------------------------------------------- HTTP clients
+
+
+def _bodies(events: str, count: int) -> list[bytes]:
+    lines = [line for line in Path(events).read_bytes().splitlines() if line]
+    return [lines[i % len(lines)] for i in range(count)]
+
+
+@measurement
+def bare_posts(client: str, url: str, events: str, requests: int,
+               concurrency: int) -> dict[str, Any]:
+    """One HTTP client alone: ``requests`` POSTs of our dry run's events (prebuilt), at most
+    ``concurrency`` in flight, nothing else (no reading, no engine, no ledger).
+
+    ``curl``, ``aiohttp``, ``httpx``: our posters (deliver/), each from ``concurrency`` asyncio
+    workers; ``curl-loop``: pycurl's multi interface in a plain loop (no asyncio: libcurl's
+    floor); ``pyreqwest``: pyreqwest's async client (if installed)."""
+    import asyncio
+
+    bodies = _bodies(events, requests)
+    headers = {"Content-Type": "application/json"}
+    if client == "curl-loop":
+        return _curl_loop(url, bodies, concurrency)
+
+    async def main() -> dict[str, Any]:
+        post: Any
+        closing: Any = None
+        if client == "pyreqwest":
+            from pyreqwest.client import ClientBuilder
+
+            http = ClientBuilder().max_connections(concurrency).build()
+
+            async def post(body: bytes) -> int:
+                response = await http.post(url).body_bytes(body).header(
+                    "Content-Type", "application/json").build().send()
+                return int(response.status)
+            closing = http.close
+        else:
+            from openlineage_export.deliver.http_client import AiohttpPoster, HttpxPoster
+
+            poster: Any
+            if client == "curl":
+                from openlineage_export.deliver.curl_client import CurlPoster
+
+                poster = CurlPoster(verify=True, concurrency=concurrency, timeout=30,
+                                    user_agent="bench/1")
+            elif client == "aiohttp":
+                poster = AiohttpPoster(None, verify=True, concurrency=concurrency, timeout=30,
+                                       user_agent="bench/1")
+            else:
+                import httpx
+
+                limits = httpx.Limits(max_connections=concurrency)
+                poster = HttpxPoster(httpx.AsyncClient(limits=limits, timeout=30),
+                                     verify=True, concurrency=concurrency, timeout=30,
+                                     user_agent="bench/1")
+            await poster.start()
+
+            async def post(body: bytes) -> int:
+                return int((await poster.post(url, body, headers)).status)
+            closing = poster.close
+        queue = iter(bodies)
+        failed = 0
+
+        async def worker() -> None:
+            nonlocal failed
+            for body in queue:
+                if not 200 <= await post(body) < 300:
+                    failed += 1
+
+        with Timer() as timer:
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        result = closing()
+        if asyncio.iscoroutine(result):
+            await result
+        return {"events": len(bodies), "failed": failed, "wall_s": timer.wall_s,
+                "cpu_s": timer.cpu_s}
+
+    return asyncio.run(main())
+
+
+def _curl_loop(url: str, bodies: list[bytes], concurrency: int) -> dict[str, Any]:
+    import pycurl
+
+    multi = pycurl.CurlMulti()
+    idle = []
+    for _ in range(concurrency):
+        curl = pycurl.Curl()
+        curl.setopt(pycurl.URL, url)
+        curl.setopt(pycurl.POST, 1)
+        curl.setopt(pycurl.HTTPHEADER, ["Content-Type: application/json", "Expect:"])
+        curl.setopt(pycurl.WRITEFUNCTION, lambda chunk: None)
+        idle.append(curl)
+    queue = iter(bodies)
+    done = failed = 0
+    with Timer() as timer:
+        for curl, body in zip(idle, queue, strict=False):
+            curl.setopt(pycurl.POSTFIELDS, body)
+            multi.add_handle(curl)
+        while done < len(bodies):
+            multi.select(1.0)
+            while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
+                pass
+            while True:
+                queued, ok, errors = multi.info_read()
+                for curl in [*ok, *(e[0] for e in errors)]:
+                    multi.remove_handle(curl)
+                    done += 1
+                    failed += curl.getinfo(pycurl.RESPONSE_CODE) // 100 != 2
+                    body = next(queue, None)
+                    if body is not None:
+                        curl.setopt(pycurl.POSTFIELDS, body)
+                        multi.add_handle(curl)
+                if not queued:
+                    break
+    return {"events": len(bodies), "failed": failed, "wall_s": timer.wall_s,
+            "cpu_s": timer.cpu_s}
+
+
 # --------------------------------------------------------------------------- memory
 
 

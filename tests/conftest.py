@@ -40,6 +40,13 @@ def ws(make_workspace: Callable[..., WorkspaceMaker]) -> WorkspaceMaker:
     return make_workspace()
 
 
+@pytest.fixture(params=["curl", "aiohttp", "httpx"])
+def client_kind(request: pytest.FixtureRequest) -> str:
+    """Each HTTP client a delivery promise must hold for: ours (libcurl, the default), or a
+    host's own aiohttp session or httpx client (``test_deliver_http.export(client=...)``)."""
+    return str(request.param)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Under ``OLX_NO_SKIPS=1`` (scripts/test.sh sets it in CI) a skipped test fails the run:
     in CI every proof runs, and a skipped one is a missing one."""

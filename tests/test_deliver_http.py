@@ -6,6 +6,7 @@ is scripted here; tests/e2e/ covers what a real server does with the events.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io
 import json
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 import pytest
 from fakeserver import (
@@ -29,7 +31,7 @@ from helpers import DEMO, WorkspaceMaker, run_record
 
 from openlineage_export.deliver.http import DATAHUB_REFUSAL
 from openlineage_export.errors import ConfigError, MissingSecret
-from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.export import ExportRequest, run_export, run_export_async
 from openlineage_export.host.secrets import FileStore
 from openlineage_export.report import ExportReport
 from openlineage_export.translate.events import TranslatedRun, encode
@@ -94,8 +96,22 @@ def dry_lines(root: Path) -> list[bytes]:
     return out.getvalue().splitlines()
 
 
-def export(root: Path, environ: dict[str, str], **kw: Any) -> ExportReport:
-    return run_export(ExportRequest(workspace=root, environ=environ, **kw))
+def export(root: Path, environ: dict[str, str], client: str = "curl",
+           **kw: Any) -> ExportReport:
+    """run_export through ``client``: ours, or a host's session made (and closed) for it."""
+    if client == "curl":
+        return run_export(ExportRequest(workspace=root, environ=environ, **kw))
+    if client == "httpx":
+        with httpx.Client(timeout=None, trust_env=False) as http:
+            return run_export(ExportRequest(workspace=root, environ=environ, http=http, **kw))
+    assert client == "aiohttp", client
+
+    async def host() -> ExportReport:
+        async with aiohttp.ClientSession() as session:
+            return await run_export_async(ExportRequest(workspace=root, environ=environ,
+                                                        http=session, **kw))
+
+    return asyncio.run(host())
 
 
 def export_bounded(root: Path, environ: dict[str, str], limit: float = 60.0,
@@ -144,12 +160,12 @@ def everything_said(report: ExportReport) -> str:
 ])
 def test_posts_each_event_as_json_to_url_plus_endpoint(
         fake_server: FakeServer, three_runs: Path, environ: dict[str, str],
-        url_tail: str, endpoint: str | None, path: str) -> None:
+        url_tail: str, endpoint: str | None, path: str, client_kind: str) -> None:
     settings: dict[str, Any] = {"url": fake_server.url + url_tail, "concurrency": 1}
     if endpoint is not None:
         settings["endpoint"] = endpoint
     configure(three_runs, **settings)
-    report = export(three_runs, environ)
+    report = export(three_runs, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     assert report.destination.endswith(path)
     requests = fake_server.requests
@@ -160,13 +176,13 @@ def test_posts_each_event_as_json_to_url_plus_endpoint(
     # Byte for byte the dry run's lines, in the dry run's order (one run at a time).
     assert [r.raw for r in requests] == dry_lines(three_runs)
     assert report.events_sent == 12 and report.runs_sent == 3 and report.runs_total == 3
-    assert requests[0].headers["user-agent"].startswith("openlineage-export/")
+    assert requests[0].headers["user-agent"].startswith("openlineage-export/"), client_kind
 
 
 def test_gzip_setting_compresses_each_body(fake_server: FakeServer, three_runs: Path,
-                                           environ: dict[str, str]) -> None:
+                                           environ: dict[str, str], client_kind: str) -> None:
     configure(three_runs, url=fake_server.url, compression="gzip", concurrency=1)
-    report = export(three_runs, environ)
+    report = export(three_runs, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     requests = fake_server.requests
     assert {r.headers.get("content-encoding") for r in requests} == {"gzip"}
@@ -180,11 +196,11 @@ def test_gzip_setting_compresses_each_body(fake_server: FakeServer, three_runs: 
 
 def test_bearer_key_from_the_store_named_in_settings(
         fake_server: FakeServer, three_runs: Path, environ: dict[str, str],
-        config_dir: Path) -> None:
+        config_dir: Path, client_kind: str) -> None:
     FileStore(config_dir).set("prod", KEY)
     FileStore(config_dir).allow("prod", fake_server.url.rstrip("/"))
     configure(three_runs, url=fake_server.url, **{"apiKey.secretRef": "prod"})
-    report = export(three_runs, environ)
+    report = export(three_runs, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     assert len(fake_server.requests) == 12
     assert {r.headers.get("authorization") for r in fake_server.requests} == {f"Bearer {KEY}"}
@@ -350,10 +366,10 @@ def one_run(ws: WorkspaceMaker) -> Path:
 
 
 def test_503_then_accepted_is_delivered_once(fake_server: FakeServer, one_run: Path,
-                                             environ: dict[str, str]) -> None:
+                                             environ: dict[str, str], client_kind: str) -> None:
     fake_server.script([Answer(503, body="busy"), Answer(201)])
     configure(one_run, url=fake_server.url)
-    report = export(one_run, environ)
+    report = export(one_run, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     assert (report.runs_sent, report.events_sent, report.runs_failed) == (1, 4, 0)
     raws = [r.raw for r in fake_server.requests]
@@ -362,10 +378,10 @@ def test_503_then_accepted_is_delivered_once(fake_server: FakeServer, one_run: P
 
 
 def test_connection_reset_is_retried(fake_server: FakeServer, one_run: Path,
-                                     environ: dict[str, str]) -> None:
+                                     environ: dict[str, str], client_kind: str) -> None:
     fake_server.script([Answer(reset=True), Answer(201), Answer(reset=True)])
     configure(one_run, url=fake_server.url)
-    report = export(one_run, environ)
+    report = export(one_run, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     assert (report.runs_sent, report.events_sent) == (1, 4)
     lines = dry_lines(one_run)
@@ -373,10 +389,10 @@ def test_connection_reset_is_retried(fake_server: FakeServer, one_run: Path,
 
 
 def test_429_retry_after_is_honoured(fake_server: FakeServer, one_run: Path,
-                                     environ: dict[str, str]) -> None:
+                                     environ: dict[str, str], client_kind: str) -> None:
     fake_server.script([Answer(429, headers={"Retry-After": "1"}, body="slow down")])
     configure(one_run, url=fake_server.url)
-    report = export(one_run, environ)
+    report = export(one_run, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     first, second = fake_server.requests[:2]
     assert first.raw == second.raw
@@ -440,7 +456,7 @@ def test_empty_500_elsewhere_is_retried(fake_server: FakeServer, one_run: Path,
 
 @pytest.mark.parametrize("status", [400, 422])
 def test_client_error_refuses_that_run_only(fake_server: FakeServer, three_runs: Path,
-                                            environ: dict[str, str], status: int) -> None:
+                                            environ: dict[str, str], status: int, client_kind: str) -> None:
     refused_run = next(r for r in dry_run(three_runs) if r.trace_id == "run-2")
 
     def answer(req: Recorded) -> Answer:
@@ -450,7 +466,7 @@ def test_client_error_refuses_that_run_only(fake_server: FakeServer, three_runs:
 
     fake_server.script(answer)
     configure(three_runs, url=fake_server.url, concurrency=2)
-    report = export(three_runs, environ)
+    report = export(three_runs, environ, client=client_kind)
     assert report.runs_failed == 1 and report.exit_code == 1
     assert report.runs_sent == 2 and report.events_sent == 8
     failed = report.failed[0]
@@ -490,10 +506,10 @@ def test_redirect_is_not_followed(make_fake_server: Callable[[], FakeServer], on
 # -- outages, slowness, cancellation ----------------------------------------------------------
 
 
-def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str, str]) -> None:
+def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str, str], client_kind: str) -> None:
     port = closed_port()
     configure(demo, url=f"http://127.0.0.1:{port}", **{"retry.maxTime": 1})
-    report = export_bounded(demo, environ)
+    report = export_bounded(demo, environ, client=client_kind)
     assert report.outage is not None and report.exit_code == 4
     assert "\n" not in report.outage and str(port) in report.outage
     assert report.outage.count(". ") == 0  # one sentence
@@ -511,10 +527,10 @@ def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str]) -> No
 
 
 def test_slow_server_is_retried_then_failed_not_an_outage(
-        fake_server: FakeServer, one_run: Path, environ: dict[str, str]) -> None:
+        fake_server: FakeServer, one_run: Path, environ: dict[str, str], client_kind: str) -> None:
     fake_server.script(lambda req: Answer(201, delay=1.0))
     configure(one_run, url=fake_server.url, timeout=0.2, **{"retry.maxTime": 3})
-    report = export_bounded(one_run, environ)
+    report = export_bounded(one_run, environ, client=client_kind)
     assert report.outage is None
     assert report.runs_failed == 1 and report.exit_code == 1
     assert "timeout" in report.failed[0].reason
@@ -523,7 +539,7 @@ def test_slow_server_is_retried_then_failed_not_an_outage(
 
 
 def test_cancel_mid_export_stops_soon(fake_server: FakeServer, demo: Path,
-                                      environ: dict[str, str]) -> None:
+                                      environ: dict[str, str], client_kind: str) -> None:
     """Past the 12th event every request is held unanswered: the export, cancelled then,
     returns all the same (the requests in flight are abandoned after their grace)."""
     unheld = threading.Event()
@@ -534,7 +550,7 @@ def test_cancel_mid_export_stops_soon(fake_server: FakeServer, demo: Path,
     threading.Thread(target=lambda: fake_server.wait_for(13) and cancel.set(),
                      daemon=True).start()
     try:
-        report = export_bounded(demo, environ, cancel=cancel, limit=120)
+        report = export_bounded(demo, environ, cancel=cancel, limit=120, client=client_kind)
         count = len(fake_server.requests)
     finally:
         unheld.set()
@@ -550,13 +566,13 @@ def test_cancel_mid_export_stops_soon(fake_server: FakeServer, demo: Path,
 
 @pytest.mark.parametrize("padding", [0, 470, 2000])
 def test_key_echoed_by_the_server_never_reported(fake_server: FakeServer, one_run: Path,
-                                                 environ: dict[str, str], padding: int) -> None:
+                                                 environ: dict[str, str], padding: int, client_kind: str) -> None:
     # padding 470: the key straddles the point where a long error body is cut.
     fake_server.script(lambda req: Answer(400, body="x" * padding + " you sent: "
                                           + req.headers.get("authorization", "")))
     configure(one_run, url=fake_server.url)
     report = export(one_run, {**environ, "OPENLINEAGE_API_KEY": KEY,
-                              "OPENLINEAGE_URL": fake_server.url})
+                              "OPENLINEAGE_URL": fake_server.url}, client=client_kind)
     assert fake_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert report.runs_failed == 1
     said = everything_said(report)
@@ -577,10 +593,10 @@ def test_key_echoed_in_a_retried_answer_never_reported(fake_server: FakeServer, 
 
 
 def test_an_answer_that_cannot_be_decoded_is_retried(fake_server: FakeServer, one_run: Path,
-                                                     environ: dict[str, str]) -> None:
+                                                     environ: dict[str, str], client_kind: str) -> None:
     # Content-Encoding gzip over a body that is not gzip: httpx cannot read the answer.
     fake_server.script([Answer(502, headers={"Content-Encoding": "gzip"}, body=b"not gzip")])
     configure(one_run, url=fake_server.url)
-    report = export_bounded(one_run, environ)
+    report = export_bounded(one_run, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     assert (report.runs_sent, report.events_sent) == (1, 4) and len(fake_server.requests) == 5

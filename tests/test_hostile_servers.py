@@ -56,24 +56,24 @@ def one_run(ws: WorkspaceMaker) -> Path:
 
 
 def test_a_trickling_answer_is_cut_at_the_deadline(fake_server: FakeServer, one_run: Path,
-                                                   environ: dict[str, str]) -> None:
+                                                   environ: dict[str, str], client_kind: str) -> None:
     # One byte every 1.5 s: each read is quick, the whole answer never comes in time.
     fake_server.script(lambda req: Answer(201, body="accepted" * 8, trickle=1.5))
     configure(one_run, url=fake_server.url, timeout=2, **{"retry.maxTime": 5})
-    report = export_bounded(one_run, environ, limit=60)
+    report = export_bounded(one_run, environ, limit=60, client=client_kind)
     assert report.runs_failed == 1 and report.exit_code == 1
     assert "within the timeout (2 s, openlineage.timeout)" in report.failed[0].reason
 
 
 def test_a_cancel_stops_requests_in_flight(fake_server: FakeServer, demo: Path,
-                                           environ: dict[str, str]) -> None:
+                                           environ: dict[str, str], client_kind: str) -> None:
     fake_server.script(lambda req: Answer(201, body="x" * 100, trickle=1.5))
     configure(demo, url=fake_server.url, timeout=30, concurrency=4)
     cancel = threading.Event()
     threading.Thread(target=lambda: fake_server.wait_for(4) and cancel.set(),
                      daemon=True).start()
     # Each answer would take 150 s: the export returns long before, without them.
-    report = export_bounded(demo, environ, limit=120, cancel=cancel)
+    report = export_bounded(demo, environ, limit=120, cancel=cancel, client=client_kind)
     assert report.cancelled and report.exit_code == 130
     assert report.runs_failed == 0 and report.runs_sent == 0
     count = len(fake_server.requests)
@@ -132,10 +132,10 @@ def test_retry_after_never_crashes_nor_shortens_the_backoff(
 
 
 def test_a_huge_answer_is_not_downloaded(fake_server: FakeServer, one_run: Path,
-                                         environ: dict[str, str]) -> None:
+                                         environ: dict[str, str], client_kind: str) -> None:
     fake_server.script(lambda req: Answer(400, huge=100 * 1024 * 1024))
     configure(one_run, url=fake_server.url)
-    report = export_bounded(one_run, environ)
+    report = export_bounded(one_run, environ, client=client_kind)
     assert report.runs_failed == 1 and report.failed[0].reason.startswith("HTTP 400")
     assert len(report.failed[0].reason) < 600
     fake_server.stop()  # its sending thread has seen the connection closed

@@ -10,6 +10,9 @@ as room frees up: at most twice the concurrency are translated and waiting. A de
 that takes runs whole (``event_legs`` false: Kafka, files), or a concurrency of 1, makes each
 run one leg, waiting for every earlier run it shares a dataset with.
 
+A destination whose ``send`` never waits (``never_waits``: a file, the dry run's stream) is
+handed the runs one after the other, without a task each.
+
 A cancel (the host's ``threading.Event``) stops new runs and new events at once; requests
 still in flight get :data:`CANCEL_GRACE` seconds to be answered, then they are abandoned, so
 the export returns within about a second. Abandoned and cut-short runs are reported as not
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, TypeVar
@@ -28,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import ExportError
 from ..translate.events import TranslatedRun
 from .destination import Destination, RunOutcome, Tally
-from .order import CausalOrder, Leg
+from .order import CausalOrder, Leg, Ticket
 
 T = TypeVar("T")
 """What the caller attaches to each run and gets back with its outcome (e.g. its ledger key)."""
@@ -91,7 +93,8 @@ class _Delivery(Generic[T]):
         self.stop = asyncio.Event()
         self.slots = asyncio.Semaphore(max(1, destination.concurrency))
         self.order = CausalOrder()
-        self.split = destination.event_legs and destination.concurrency > 1
+        self.concurrent = destination.concurrency > 1
+        self.split = destination.event_legs and self.concurrent
         """Send runs in legs; with one run at a time there is nothing to gain."""
         self.tasks: set[asyncio.Task[None]] = set()
         self.failure: ExportError | None = None
@@ -99,13 +102,18 @@ class _Delivery(Generic[T]):
         """Set when a run finishes or the delivery must stop: time to look again."""
 
     async def run(self, runs: Iterable[tuple[TranslatedRun, T]]) -> None:
+        if getattr(self.destination, "never_waits", False):
+            await self._one_after_another(runs)
+            return
         watcher = asyncio.create_task(self._watch_cancel())
         window = 2 * max(1, self.destination.concurrency)
         try:
             for run, tag in runs:  # translation happens here, between sends
                 if self._stopping():
                     break
-                legs = self.order.legs(run, split=self.split)
+                # One run at a time is in trail order already: no dataset to keep track of.
+                legs = (self.order.legs(run, split=self.split) if self.concurrent
+                        else [Leg(0, len(run.events), Ticket([]))])
                 task = asyncio.create_task(self._one(run, tag, legs))
                 self.tasks.add(task)
                 task.add_done_callback(self._finished)
@@ -119,6 +127,26 @@ class _Delivery(Generic[T]):
         if self.failure is not None:
             raise self.failure
 
+    async def _one_after_another(self, runs: Iterable[tuple[TranslatedRun, T]]) -> None:
+        """A destination whose ``send`` never waits (a file, the dry run's stream) gains
+        nothing from a task per run: each run is sent here, in trail order, and the cancel
+        looked at between runs."""
+        for run, tag in runs:
+            if self.cancel.is_set():
+                self.stop.set()
+                break
+            tally = Tally()
+            try:
+                outcome = await self.destination.send(run, self.stop, tally)
+            except ExportError as exc:
+                self.failure = exc
+                break
+            self._report(run, tag, outcome)
+            if self.failure is not None:
+                break
+        if self.failure is not None:
+            raise self.failure
+
     async def _one(self, run: TranslatedRun, tag: T, legs: list[Leg]) -> None:
         accepted = 0  # events of the legs done
         done = 0  # legs done
@@ -126,14 +154,17 @@ class _Delivery(Generic[T]):
         outcome: RunOutcome | None = None
         try:
             for leg in legs:
-                await leg.ticket.ready()
+                for earlier in leg.ticket.after:
+                    if not earlier.done.is_set():
+                        await earlier.done.wait()
                 async with self.slots:
                     if self._stopping():
                         if accepted:
                             outcome = RunOutcome(accepted, "cancelled before every event was sent")
                         break
-                    part = run if len(legs) == 1 else dataclasses.replace(
-                        run, events=run.events[leg.start:leg.end])
+                    part = run if len(legs) == 1 else TranslatedRun(
+                        run.trace_id, run.pipeline, run.run_id, run.status,
+                        run.events[leg.start:leg.end])
                     tally = Tally()
                     sent = await self.destination.send(part, self.stop, tally)
                 self.order.finish(leg.ticket)

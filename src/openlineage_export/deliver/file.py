@@ -85,6 +85,8 @@ class FileDestination:
 
     concurrency = 1
     event_legs = False
+    never_waits = True
+    """``send`` writes and returns: the engine needs no task per run (see engine.py)."""
     redact = Redactor()
 
     def __init__(self, config: FileConfig, supplied: object = None) -> None:

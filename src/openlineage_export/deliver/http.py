@@ -190,7 +190,7 @@ class HttpDestination:
         self.redact = Redactor(config.api_key)
         self._on_retry = supplied.on_retry
         self._poster = poster_for(supplied.http, verify=config.verify,
-                                  concurrency=config.concurrency,
+                                  concurrency=config.concurrency, timeout=config.timeout,
                                   user_agent=f"{USER_AGENT_PREFIX}/{__version__}")
         self._headers = {"Content-Type": "application/json"}
         if config.gzip_body:
@@ -248,8 +248,7 @@ class HttpDestination:
             # time, met an outage.
             unreachable = False
             try:
-                async with asyncio.timeout(self.config.timeout):
-                    answer = await self._poster.post(self.url, body, self._headers)
+                answer = await self._poster.post(self.url, body, self._headers)
             except BadCertificate as exc:  # no retry will make it trusted: stop now
                 raise DestinationUnreachable(self.redact(
                     f"the server at {self.url} could not be reached securely: its TLS "

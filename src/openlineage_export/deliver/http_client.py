@@ -1,19 +1,20 @@
 """The HTTP clients the ``http`` destination posts through, behind one small interface.
 
-- :class:`AiohttpPoster`, the default: aiohttp on the engine's event loop. Measured for this
-  workload (one small POST per event, keep-alive, tens of requests in flight) it spends about a
-  tenth of the CPU per request of a shared threaded ``httpx.Client`` (see README, Performance).
-  A host may hand in its own ``aiohttp.ClientSession`` (proxy, certificates, headers).
-- :class:`HttpxPoster`, the slower path for hosts built on httpx: an ``httpx.AsyncClient``, or
-  an ``httpx.Client`` / transport whose blocking calls run in worker threads.
+- ``CurlPoster`` (``curl_client.py``), the default: libcurl's multi interface on the engine's
+  event loop. Measured for this workload (one small POST per event, keep-alive, tens of
+  requests in flight) it spends a fraction of aiohttp's CPU per request (docs/performance.md).
+- :class:`AiohttpPoster`, for a host that hands in its own ``aiohttp.ClientSession`` (proxy,
+  certificates, headers): slower, about three times libcurl's CPU per request.
+- :class:`HttpxPoster`, the slowest path, for hosts built on httpx: an ``httpx.AsyncClient``,
+  or an ``httpx.Client`` / transport whose blocking calls run in worker threads.
 
 The proxy of a request is :func:`environment_proxy`'s answer (``proxy.py``; importable from
 here too), the same one the rules for keys check.
 
 Each client's exceptions are translated here, once, into three of ours (:class:`NoAnswer`,
-:class:`BadCertificate`, :class:`TransportFailure`); a deadline is the caller's
-(``asyncio.timeout``). Only a bounded prefix of any answer's body is read: a server that
-answers with 100 MB costs us :data:`BODY_LIMIT` bytes.
+:class:`BadCertificate`, :class:`TransportFailure`); a request that outlasts the poster's
+``timeout`` (answer included) raises :class:`TimeoutError`. Only a bounded prefix of any
+answer's body is read: a server that answers with 100 MB costs us :data:`BODY_LIMIT` bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import asyncio
 import os
 import socket
 import ssl
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +71,7 @@ class Poster(Protocol):
         ...
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """POST ``body``; never follows a redirect."""
+        """POST ``body``; never follows a redirect; :class:`TimeoutError` past the deadline."""
         ...
 
     async def close(self) -> None:
@@ -88,17 +90,24 @@ def ssl_context(verify: bool | Path) -> ssl.SSLContext | bool:
                           f"use ({getattr(exc, 'reason', None) or exc})") from None
 
 
-def poster_for(host_http: Any, *, verify: bool | Path, concurrency: int,
+def poster_for(host_http: Any, *, verify: bool | Path, concurrency: int, timeout: float,
                user_agent: str) -> Poster:
-    """The poster for what the host handed in: nothing (ours), an aiohttp session, or httpx."""
+    """The poster for what the host handed in: nothing (ours), an aiohttp session, or httpx;
+    each request's deadline is ``timeout`` seconds, the answer included."""
     if host_http is None:
-        return AiohttpPoster(None, verify=verify, concurrency=concurrency, user_agent=user_agent)
+        if sys.platform == "win32":  # its proactor loop cannot watch libcurl's sockets
+            return AiohttpPoster(None, verify=verify, concurrency=concurrency,
+                                 timeout=timeout, user_agent=user_agent)
+        from .curl_client import CurlPoster
+
+        return CurlPoster(verify=verify, concurrency=concurrency, timeout=timeout,
+                          user_agent=user_agent)
     module = type(host_http).__module__
     if module.startswith("aiohttp"):
         return AiohttpPoster(host_http, verify=verify, concurrency=concurrency,
-                             user_agent=user_agent)
+                             timeout=timeout, user_agent=user_agent)
     if module.startswith("httpx"):
-        return HttpxPoster(host_http, verify=verify, concurrency=concurrency,
+        return HttpxPoster(host_http, verify=verify, concurrency=concurrency, timeout=timeout,
                            user_agent=user_agent)
     raise ConfigError(f"the host's HTTP client must be an aiohttp.ClientSession, an httpx "
                       f"client or an httpx transport, not {type(host_http).__name__}")
@@ -108,16 +117,21 @@ class AiohttpPoster:
     """aiohttp: ours (a keep-alive pool sized to the concurrency), or the host's session."""
 
     def __init__(self, session: aiohttp.ClientSession | None, *, verify: bool | Path,
-                 concurrency: int, user_agent: str) -> None:
+                 concurrency: int, timeout: float, user_agent: str) -> None:
         self._session = session
+        self._timeout = timeout
         self._owned = session is None
         self._ssl = ssl_context(verify)
         self._concurrency = concurrency
         self._user_agent = user_agent
         self._proxies: dict[str, str | None] = {}
+        self._ours: dict[str, str] = {}
+        """Headers we add to each request: our User-Agent, unless the host's session has one."""
 
     async def start(self) -> None:
         """Our session, made inside the event loop it will live on."""
+        if self._session is not None and "User-Agent" not in self._session.headers:
+            self._ours = {"User-Agent": self._user_agent}
         if self._session is None:
             import aiohttp
 
@@ -136,7 +150,9 @@ class AiohttpPoster:
         if url not in self._proxies:
             self._proxies[url] = environment_proxy(url) if self._owned else None
         try:
-            async with self._session.post(url, data=body, headers=headers,
+            async with asyncio.timeout(self._timeout), self._session.post(url, data=body,
+                                          headers={**headers, **self._ours} if self._ours
+                                          else headers,
                                           allow_redirects=False,
                                           proxy=self._proxies[url]) as response:
                 prefix = await _read_prefix(response.content)
@@ -186,9 +202,10 @@ class HttpxPoster:
 
     def __init__(self, client: httpx.Client | httpx.AsyncClient | httpx.BaseTransport
                  | httpx.AsyncBaseTransport, *, verify: bool | Path, concurrency: int,
-                 user_agent: str) -> None:
+                 timeout: float, user_agent: str) -> None:
         import httpx
 
+        self._timeout = timeout
         self._owned: httpx.Client | httpx.AsyncClient | None = None
         if isinstance(client, httpx.BaseTransport):
             client = self._owned = httpx.Client(transport=client)
@@ -215,18 +232,8 @@ class HttpxPoster:
 
         sent = {"User-Agent": self._user_agent, **headers}
         try:
-            if isinstance(self._client, httpx.AsyncClient):
-                async with self._client.stream("POST", url, content=body, headers=sent,
-                                               follow_redirects=False) as response:
-                    prefix = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        prefix += chunk
-                        if len(prefix) >= BODY_LIMIT:
-                            break
-                    return _httpx_answer(response, bytes(prefix[:BODY_LIMIT]))
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._threads, self._blocking_post, url, body,
-                                              sent)
+            async with asyncio.timeout(self._timeout):
+                return await self._post(url, body, sent)
         except httpx.TimeoutException:
             raise TimeoutError from None
         except (httpx.ConnectError, httpx.ReadError, httpx.WriteError,
@@ -237,6 +244,22 @@ class HttpxPoster:
             raise NoAnswer(_detail(exc)) from None
         except httpx.HTTPError as exc:
             raise TransportFailure(_detail(exc)) from None
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> Answer:
+        import httpx
+
+        if isinstance(self._client, httpx.AsyncClient):
+            async with self._client.stream("POST", url, content=body, headers=headers,
+                                           follow_redirects=False) as response:
+                prefix = bytearray()
+                async for chunk in response.aiter_bytes():
+                    prefix += chunk
+                    if len(prefix) >= BODY_LIMIT:
+                        break
+                return _httpx_answer(response, bytes(prefix[:BODY_LIMIT]))
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, self._blocking_post, url, body,
+                                          headers)
 
     def _blocking_post(self, url: str, body: bytes, headers: dict[str, str]) -> Answer:
         import httpx

@@ -72,22 +72,29 @@ class CausalOrder:
 
     def legs(self, run: TranslatedRun, *, split: bool = True) -> list[Leg]:
         """The next run on the trail, in legs: one per event that touches a dataset (with the
-        events after it that touch none), or the whole run as one leg unless ``split``."""
+        events after it that touch none), or the whole run as one leg unless ``split``.
+
+        An event that touches the very datasets the event before it touched (a stage's end
+        after its start) stays in that event's leg: everything it could wait for, that one
+        waited for, and later runs wait for the run's last event on a dataset either way."""
         own: list[Ticket] = []
         legs: list[Leg] = []
         ticket = Ticket([])
         start = 0
+        last: tuple[set[Dataset], set[Dataset]] | None = None
         for index, event in enumerate(run.events):
-            reads, writes = _touches(event)
+            reads, writes = touched = _touches(event)
             if not reads and not writes:
                 continue
+            same = touched == last
+            last = (set(reads), set(writes))
             first = reads - self._seen
             if first:  # the first read of a dataset makes its first version: a write, in effect
                 writes |= first
                 self._seen.update(first)
             self._seen.update(writes)
             after = self._conflicts(reads, writes, own)
-            if split and index > start:
+            if split and index > start and not same:
                 legs.append(Leg(start, index, ticket))
                 ticket = Ticket([])
                 start = index
@@ -152,7 +159,9 @@ def datasets(run: TranslatedRun) -> tuple[frozenset[Dataset], frozenset[Dataset]
 
 
 def _touches(event: Event) -> tuple[set[Dataset], set[Dataset]]:
-    return set(_named(event.get("inputs"))), set(_named(event.get("outputs")))
+    inputs, outputs = event.get("inputs"), event.get("outputs")
+    return (set(_named(inputs)) if inputs else set(),
+            set(_named(outputs)) if outputs else set())
 
 
 def _named(group: object) -> Iterable[Dataset]:

@@ -34,17 +34,15 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from openlineage.client.constants import DEFAULT_PRODUCER
-
 from ..hub.model import DataAccess, Engine, Run
-from . import facets
+from . import facets, spec
 from .datasets import DB_SCHEMES
 from .events import Translator
 
 ENDPOINT = "openapi/openlineage/api/v1/lineage"
 """The path of DataHub's OpenLineage endpoint (under its server's address)."""
 
-PARENT_PRODUCER = DEFAULT_PRODUCER
+PARENT_PRODUCER = spec.LIBRARY_PRODUCER
 """The ``_producer`` of the parent facet in DataHub mode: openlineage-python's own, the library
 that defines the facet (DataHub 2025-10 takes the parent's orchestrator from it and knows only
 OpenLineage's own integrations)."""

@@ -1,9 +1,10 @@
 """Dataset naming: where the data lives -> OpenLineage (namespace, name).
 
-Follows the OpenLineage dataset naming conventions, through openlineage-python's naming
-helpers where the location has their shape. Credentials, query strings and fragments in a
-location never reach a name. A path relative to the workspace root is named in the namespace
-``workspace://<workspace name>``, so it is the same dataset on every machine.
+Follows the OpenLineage dataset naming conventions, as openlineage-python's naming helpers
+build them where the location has their shape (``spec.py``, checked against them).
+Credentials, query strings and fragments in a location never reach a name. A path relative to
+the workspace root is named in the namespace ``workspace://<workspace name>``, so it is the
+same dataset on every machine.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
-from openlineage.client.naming import dataset as naming
+from . import spec
 
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
 """What Marquez keeps in a namespace as it is (``OpenLineageDao.formatNamespaceName``; its
@@ -102,8 +103,7 @@ def _opaque(scheme: str, rest: str) -> tuple[str, str]:
     if scheme == "bigquery":
         parts = rest.split(".")
         if len(parts) == 3 and all(part.strip() for part in parts):
-            d = naming.BigQuery(project_id=parts[0], dataset_name=parts[1], table_name=parts[2])
-            return d.get_namespace(), d.get_name()
+            return spec.bigquery(parts[0], parts[1], parts[2])
         return "bigquery", rest
     return scheme, rest
 
@@ -120,33 +120,26 @@ def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
 
 def _conventional(scheme: str, authority: str, host: str, port: int | None,
                   path: str) -> tuple[str, str]:
-    """The naming convention of ``scheme``, through openlineage-python's helpers."""
+    """The naming convention of ``scheme``, as openlineage-python's helpers name it."""
     stripped = path.lstrip("/")
     if scheme == "file":
         if host in ("", "localhost"):
             return "file", posixpath.normpath("/" + stripped) if stripped else "/"
-        remote = naming.RemoteFileSystem(host=host, path=path or "/")
-        return remote.get_namespace(), remote.get_name()
+        return spec.remote_file(host, path or "/")
     if scheme in ("s3", "gs") and host and stripped:
-        store = (naming.S3(bucket_name=authority, object_key=stripped) if scheme == "s3"
-                 else naming.GCS(bucket_name=authority, object_key=stripped))
-        return store.get_namespace(), store.get_name()
+        return (spec.s3(authority, stripped) if scheme == "s3"
+                else spec.gcs(authority, stripped))
     if scheme == "kafka" and host:
-        kafka = naming.Kafka(bootstrap_server_host=host, port=str(port or DEFAULT_PORTS["kafka"]),
-                             topic=stripped or "-")
-        return kafka.get_namespace(), kafka.get_name()
+        return spec.kafka(host, str(port or DEFAULT_PORTS["kafka"]), stripped or "-")
     if scheme == "postgres" and host:
         pieces = stripped.replace("/", ".").split(".")
         if len(pieces) == 3 and all(piece.strip() for piece in pieces):
-            pg = naming.Postgres(host=host, port=str(port or DEFAULT_PORTS["postgres"]),
-                                 database=pieces[0], schema=pieces[1], table=pieces[2])
-            return pg.get_namespace(), pg.get_name()
+            return spec.postgres(host, str(port or DEFAULT_PORTS["postgres"]), pieces[0],
+                                 pieces[1], pieces[2])
     if scheme == "mysql" and host:
         pieces = stripped.replace("/", ".").split(".")
         if len(pieces) == 2 and all(piece.strip() for piece in pieces):
-            my = naming.MySQL(host=host, port=str(port or DEFAULT_PORTS["mysql"]),
-                              database=pieces[0], table=pieces[1])
-            return my.get_namespace(), my.get_name()
+            return spec.mysql(host, str(port or DEFAULT_PORTS["mysql"]), pieces[0], pieces[1])
     if scheme in DB_SCHEMES and host:
         default = DEFAULT_PORTS.get(scheme)
         where = f"{host}:{port or default}" if (port or default) else host

@@ -1,8 +1,9 @@
 """The facets we emit, as plain dicts shaped exactly like openlineage-python's facet classes.
 
-Schema URLs come from the library's generated classes, so a library upgrade moves them with
-the spec; ``tests/test_translate.py`` rebuilds the demo's events with those classes and
-``Serde`` and checks they are equal, so the shapes cannot drift either. Building dicts rather
+Schema URLs are the library's generated classes' (``spec.py``, checked against them by
+``tests/test_spec.py``, so a library upgrade that moves them fails the tests);
+``tests/test_translate.py`` rebuilds the demo's events with those classes and ``Serde`` and
+checks they are equal, so the shapes cannot drift either. Building dicts rather
 than attrs objects is what keeps translation near the JSON encoder's speed (see bench/).
 """
 
@@ -14,23 +15,10 @@ from typing import Any
 
 import msgspec
 import orjson
-from openlineage.client.generated import (
-    dataset_version_dataset,
-    documentation_job,
-    error_message_run,
-    execution_parameters_run,
-    job_type_job,
-    output_statistics_output_dataset,
-    parent_run,
-    processing_engine_run,
-    schema_dataset,
-    source_code_location_job,
-    tags_run,
-)
-from openlineage.client.generated.base import RunEvent
 
 from .. import DISTRIBUTION, __version__
 from ..hub.model import DataAccess, Engine, ErrorInfo
+from . import spec
 
 PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
 """Our producer URI: names this package and its version, on every event and every facet."""
@@ -41,7 +29,7 @@ INTEGRATION = "LINEAGE_HUB"
 UNKNOWN_LANGUAGE = "unknown"
 """``errorMessage.programmingLanguage`` when neither the trail nor the stage's source tells."""
 
-RUN_EVENT_SCHEMA = RunEvent._get_schema()
+RUN_EVENT_SCHEMA = spec.RUN_EVENT
 
 _LANGUAGES = {
     ".py": "python", ".ipynb": "python", ".sql": "sql", ".scala": "scala", ".java": "java",
@@ -57,26 +45,26 @@ def _facet(schema_url: str, **fields: Any) -> dict[str, Any]:
 
 
 # Schema URLs of the facets built once per event or dataset, looked up once.
-_VERSION_URL = dataset_version_dataset.DatasetVersionDatasetFacet._get_schema()
-_SCHEMA_URL = schema_dataset.SchemaDatasetFacet._get_schema()
-_STATS_URL = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet._get_schema()
-_PARENT_URL = parent_run.ParentRunFacet._get_schema()
+_VERSION_URL = spec.DATASET_VERSION
+_SCHEMA_URL = spec.SCHEMA
+_STATS_URL = spec.OUTPUT_STATISTICS
+_PARENT_URL = spec.PARENT
 
 
 def job_type(kind: str) -> dict[str, Any]:
     """``jobType``: BATCH, our integration, ``DAG`` for a pipeline and ``TASK`` for a stage."""
-    return _facet(job_type_job.JobTypeJobFacet._get_schema(),
+    return _facet(spec.JOB_TYPE,
                   processingType="BATCH", integration=INTEGRATION, jobType=kind)
 
 
 def documentation(description: str) -> dict[str, Any]:
     """``documentation`` from a pipeline's or stage's description in the graph."""
-    return _facet(documentation_job.DocumentationJobFacet._get_schema(), description=description)
+    return _facet(spec.DOCUMENTATION, description=description)
 
 
 def source_code_location(repo_url: str, path: str, version: str | None) -> dict[str, Any]:
     """``sourceCodeLocation``: the repository, the stage's source path in it and its version."""
-    return _facet(source_code_location_job.SourceCodeLocationJobFacet._get_schema(),
+    return _facet(spec.SOURCE_CODE_LOCATION,
                   type="git", url=repo_url, repoUrl=repo_url, path=path, version=version)
 
 
@@ -88,7 +76,7 @@ def processing_engine(engine: Engine | None) -> dict[str, Any]:
     """
     name, version = (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION,
                                                                                 __version__)
-    return _facet(processing_engine_run.ProcessingEngineRunFacet._get_schema(),
+    return _facet(spec.PROCESSING_ENGINE,
                   version=version, name=name, openlineageAdapterVersion=__version__)
 
 
@@ -105,20 +93,20 @@ def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
     language = error.programming_language
     if language is None and source:
         language = _LANGUAGES.get(posixpath.splitext(source)[1].lower())
-    return _facet(error_message_run.ErrorMessageRunFacet._get_schema(),
+    return _facet(spec.ERROR_MESSAGE,
                   message=error.message, programmingLanguage=language or UNKNOWN_LANGUAGE,
                   stackTrace=error.stack_trace)
 
 
 def tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """``tags`` on a run: the editor's trace id and trigger, findable in the lineage tool."""
-    return _facet(tags_run.TagsRunFacet._get_schema(),
+    return _facet(spec.TAGS,
                   tags=[{"key": k, "value": v, "source": INTEGRATION} for k, v in pairs])
 
 
 def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     """``executionParameters`` from the trail's ``parameters`` (values as strings)."""
-    return _facet(execution_parameters_run.ExecutionParametersRunFacet._get_schema(),
+    return _facet(spec.EXECUTION_PARAMETERS,
                   parameters=[{"key": str(k), "value": _as_text(v)} for k, v in parameters.items()])
 
 

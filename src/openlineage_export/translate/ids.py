@@ -1,6 +1,7 @@
 """Run ids: a trace id that is a UUID *is* the run id; every other id is derived, never minted.
 
-Derived ids are UUIDv7 built by openlineage-python's ``generate_static_uuid``: the time part
+Derived ids are UUIDv7 built as openlineage-python's ``generate_static_uuid`` builds them
+(``spec.static_uuid``, the same bits, checked against it by the tests): the time part
 is the run's (or stage attempt's) start, the rest a hash of what identifies it. Same trail,
 same ids, on any machine and in any later export, so re-exporting updates the same runs.
 """
@@ -9,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-from openlineage.client.uuid import generate_static_uuid
-
 from ..hub.records import parse_time
+from .spec import static_uuid
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -29,10 +29,10 @@ def pipeline_run_id(namespace: str, pipeline: str, trace_id: str, started_at: st
     if as_uuid is not None:
         return as_uuid
     data = "\x00".join(("lineage-hub/run", namespace, pipeline, trace_id)).encode()
-    return str(generate_static_uuid(parse_time(started_at), data))
+    return static_uuid(parse_time(started_at), data)
 
 
 def stage_run_id(pipeline_run: str, stage: str, attempt: int, started_at: str) -> str:
     """The run id of one stage attempt, derived from its pipeline run, stage id and attempt."""
     data = "\x00".join(("lineage-hub/stage", pipeline_run, stage, str(attempt))).encode()
-    return str(generate_static_uuid(parse_time(started_at), data))
+    return static_uuid(parse_time(started_at), data)

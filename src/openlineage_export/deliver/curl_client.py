@@ -1,0 +1,384 @@
+"""The default HTTP client: libcurl (through pycurl's multi interface) on the engine's loop.
+
+Measured for this workload (one ~2 KB POST per event, keep-alive, tens in flight; see
+docs/performance.md) libcurl spends about a fifth of aiohttp's CPU per request: the request is
+built, sent, parsed and pooled in C, and Python only sees a callback per header line and one
+when the transfer is done.
+
+How it is driven: libcurl tells us which sockets to watch (``CURLMOPT_SOCKETFUNCTION``) and
+when to wake it (``CURLMOPT_TIMERFUNCTION``); we hand those to the event loop
+(``add_reader``/``add_writer``, ``call_later``) and call ``socket_action`` when they fire. No
+thread, no polling. A request that is cancelled (its deadline, a cancel) is taken out of the
+multi handle at once, which closes its connection.
+
+What libcurl is told, so that it does nothing on its own: no redirects (``FOLLOWLOCATION``
+off), HTTP and HTTPS only, no ``~/.netrc``, no proxy but the one :func:`environment_proxy`
+names (``CURLOPT_PROXY`` and ``CURLOPT_NOPROXY`` always set, so it never reads the environment
+itself), custom headers never sent to a proxy, the system's CAs (as Python's ``ssl`` finds
+them) or the ``caBundle``, and no decoding of answers. Only :data:`BODY_LIMIT` bytes of an
+answer are read: past that the transfer is aborted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import select
+import ssl
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pycurl
+
+from .http_client import (
+    BODY_LIMIT,
+    Answer,
+    BadCertificate,
+    NoAnswer,
+    TransportFailure,
+    ssl_context,
+)
+from .proxy import environment_proxy
+
+_TIMEOUT = frozenset({pycurl.E_OPERATION_TIMEDOUT})
+_CERTIFICATE = frozenset({pycurl.E_PEER_FAILED_VERIFICATION, pycurl.E_SSL_CACERT_BADFILE,
+                          getattr(pycurl, "E_SSL_PINNEDPUBKEYNOTMATCH", -1)})
+_READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLRDHUP if hasattr(select, "epoll") else 0
+_EPOLL = {pycurl.POLL_IN: select.EPOLLIN | select.EPOLLRDHUP,
+          pycurl.POLL_OUT: select.EPOLLOUT,
+          pycurl.POLL_INOUT: select.EPOLLIN | select.EPOLLRDHUP | select.EPOLLOUT} \
+    if hasattr(select, "epoll") else {}
+_NO_ANSWER = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST,
+                        pycurl.E_COULDNT_RESOLVE_PROXY, pycurl.E_GOT_NOTHING,
+                        pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR, pycurl.E_SSL_CONNECT_ERROR})
+
+
+class _Transfer:
+    """One easy handle and what its current request has received so far."""
+
+    __slots__ = ("body", "curl", "done", "header_lines", "headers", "overflow", "size", "url")
+
+    def __init__(self, curl: pycurl.Curl) -> None:
+        self.curl = curl
+        self.url: str | None = None
+        self.headers: Mapping[str, str] | None = None
+        self.done: asyncio.Future[int] | None = None
+        self.body: list[bytes] = []
+        self.size = 0
+        self.overflow = False
+        self.header_lines: list[bytes] = []
+        """The answer's header lines as they came (``list.append`` is the callback: no Python
+        frame per line); read only when the answer is not a success."""
+
+    def on_body(self, chunk: bytes) -> int | None:
+        """libcurl's write callback: keep a prefix; past the limit, abort the transfer."""
+        room = BODY_LIMIT - self.size
+        if room > 0:
+            self.body.append(chunk[:room])
+            self.size += min(room, len(chunk))
+        if self.size >= BODY_LIMIT:
+            self.overflow = True
+            return 0  # fewer bytes than given: libcurl stops with CURLE_WRITE_ERROR
+        return None
+
+    def answer(self, status: int) -> Answer:
+        """The answer; its reason phrase, Retry-After and Location only when they may matter
+        (not for a success)."""
+        body = b"".join(self.body) if self.body else b""
+        if 200 <= status < 300:
+            return Answer(status, "", None, None, body)
+        reason = ""
+        retry_after = location = None
+        for line in self.header_lines:
+            if line.startswith(b"HTTP/"):
+                # A new answer (after a 100 Continue, or a proxy's): forget the last one's.
+                parts = line.split(None, 2)
+                reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
+                retry_after = location = None
+                continue
+            name, sep, value = line.partition(b":")
+            if sep:
+                lowered = name.strip().lower()
+                if lowered == b"retry-after":
+                    retry_after = value.decode("latin-1").strip()
+                elif lowered == b"location":
+                    location = value.decode("latin-1").strip()
+        return Answer(status, reason, retry_after, location, body)
+
+
+class CurlPoster:
+    """libcurl's multi interface on the running event loop, a keep-alive pool of
+    ``concurrency`` connections."""
+
+    def __init__(self, *, verify: bool | Path, concurrency: int, timeout: float,
+                 user_agent: str) -> None:
+        if isinstance(verify, Path):
+            ssl_context(verify)  # a bundle with no CA in it is a configuration error, now
+        self._verify = verify
+        self._timeout_ms = max(1, round(timeout * 1000))
+        self._concurrency = max(1, concurrency)
+        self._user_agent = user_agent
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._multi: pycurl.CurlMulti | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._soon = False
+        self._watched: dict[int, int] = {}
+        self._epoll: select.epoll | None = None
+        self._idle: list[_Transfer] = []
+        self._busy: dict[pycurl.Curl, _Transfer] = {}
+        self._proxies: dict[str, str] = {}
+
+    async def start(self) -> None:
+        """The multi handle, bound to the running loop."""
+        self._loop = asyncio.get_running_loop()
+        multi = pycurl.CurlMulti()
+        multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket_change)
+        multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer_change)
+        multi.setopt(pycurl.M_MAXCONNECTS, self._concurrency)
+        self._multi = multi
+        if _EPOLL and _loop_watches_fds(self._loop):
+            self._epoll = select.epoll()
+            self._loop.add_reader(self._epoll.fileno(), self._on_epoll)
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        """One POST; the body prefix is read, the rest is never downloaded."""
+        multi, loop = self._multi, self._loop
+        assert multi is not None and loop is not None, "start() first"
+        transfer = self._idle.pop() if self._idle else self._new_transfer()
+        curl = transfer.curl
+        if transfer.url != url:
+            curl.setopt(pycurl.URL, url)
+            if url not in self._proxies:
+                self._proxies[url] = environment_proxy(url) or ""
+            curl.setopt(pycurl.PROXY, self._proxies[url])
+            transfer.url = url
+        if transfer.headers is not headers:
+            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()]
+                        + ["Expect:"])
+            transfer.headers = headers
+        curl.setopt(pycurl.POSTFIELDS, body)
+        if transfer.size:
+            transfer.body = []
+            transfer.size = 0
+            transfer.overflow = False
+        transfer.header_lines.clear()
+        done = transfer.done = loop.create_future()
+        self._busy[curl] = transfer
+        multi.add_handle(curl)
+        finished = False
+        try:
+            code = await done
+            finished = True
+        finally:
+            if not finished:  # cancelled: its deadline, or the export's cancel
+                if self._busy.pop(curl, None) is not None and self._multi is not None:
+                    multi.remove_handle(curl)  # aborts the transfer, closes its connection
+                if self._multi is not None:
+                    self._idle.append(transfer)
+        self._idle.append(transfer)
+        if code and not (code == pycurl.E_WRITE_ERROR and transfer.overflow):
+            raise _error(code, curl)
+        return transfer.answer(curl.getinfo(pycurl.RESPONSE_CODE))
+
+    async def close(self) -> None:
+        """Abort what is in flight, close every connection, stop watching the sockets."""
+        multi, loop = self._multi, self._loop
+        if multi is None or loop is None:
+            return
+        for curl, transfer in list(self._busy.items()):
+            multi.remove_handle(curl)
+            if transfer.done is not None and not transfer.done.done():
+                transfer.done.cancel()
+        self._busy.clear()
+        for transfer in self._idle:
+            transfer.curl.close()
+        self._idle.clear()
+        multi.close()
+        self._multi = None
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._epoll is not None:
+            loop.remove_reader(self._epoll.fileno())
+            self._epoll.close()
+            self._epoll = None
+        else:
+            for fd in self._watched:
+                loop.remove_reader(fd)
+                loop.remove_writer(fd)
+        self._watched.clear()
+
+    def _new_transfer(self) -> _Transfer:
+        curl = pycurl.Curl()
+        transfer = _Transfer(curl)
+        curl.setopt(pycurl.POST, 1)
+        curl.setopt(pycurl.FOLLOWLOCATION, 0)
+        curl.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
+        curl.setopt(pycurl.NETRC, pycurl.NETRC_IGNORED)
+        curl.setopt(pycurl.NOPROXY, "")  # "" = the proxy we set is used; no_proxy is not read
+        curl.setopt(pycurl.PROXY, "")
+        curl.setopt(pycurl.HEADEROPT, pycurl.HEADER_SEPARATE)  # our headers never to a proxy
+        curl.setopt(pycurl.USERAGENT, self._user_agent)
+        curl.setopt(pycurl.NOSIGNAL, 1)
+        curl.setopt(pycurl.TIMEOUT_MS, self._timeout_ms)  # the whole request, answer included
+        curl.setopt(pycurl.WRITEFUNCTION, transfer.on_body)
+        curl.setopt(pycurl.HEADERFUNCTION, transfer.header_lines.append)
+        if self._verify is False:
+            curl.setopt(pycurl.SSL_VERIFYPEER, 0)
+            curl.setopt(pycurl.SSL_VERIFYHOST, 0)
+        elif isinstance(self._verify, Path):
+            curl.setopt(pycurl.CAINFO, str(self._verify))
+            curl.setopt(pycurl.CAPATH, "")
+        else:
+            _system_cas(curl)
+        return transfer
+
+    # -- libcurl's wishes, turned into the loop's callbacks --------------------------------
+
+    def _on_socket_change(self, what: int, fd: int, multi: Any, data: Any) -> None:
+        """libcurl wants ``fd`` watched for reading/writing, or no more."""
+        if self._epoll is not None:
+            # One epoll of our own, watched by the loop as one reader: changing what it
+            # watches is a system call, not a loop registration (a socket is added and
+            # removed once per request, as libcurl parks idle connections).
+            flags = _EPOLL.get(what, 0)
+            before = self._watched.get(fd)
+            if not flags:
+                if before is not None:
+                    del self._watched[fd]
+                    with contextlib.suppress(OSError):
+                        self._epoll.unregister(fd)
+            elif before is None:
+                self._watched[fd] = flags
+                self._epoll.register(fd, flags)
+            elif before != flags:
+                self._watched[fd] = flags
+                self._epoll.modify(fd, flags)
+            return
+        loop = self._loop
+        assert loop is not None
+        old = self._watched.get(fd, 0)
+        want = 0 if what == pycurl.POLL_REMOVE else what
+        if old & pycurl.POLL_IN and not want & pycurl.POLL_IN:
+            loop.remove_reader(fd)
+        if old & pycurl.POLL_OUT and not want & pycurl.POLL_OUT:
+            loop.remove_writer(fd)
+        if want & pycurl.POLL_IN and not old & pycurl.POLL_IN:
+            loop.add_reader(fd, self._act, fd, pycurl.CSELECT_IN)
+        if want & pycurl.POLL_OUT and not old & pycurl.POLL_OUT:
+            loop.add_writer(fd, self._act, fd, pycurl.CSELECT_OUT)
+        if want:
+            self._watched[fd] = want
+        else:
+            self._watched.pop(fd, None)
+
+    def _on_timer_change(self, milliseconds: int) -> None:
+        """libcurl wants ``socket_action`` on a timeout in ``milliseconds`` (-1: never).
+
+        A wake-up earlier than asked is harmless (libcurl finds nothing due and asks again),
+        so a pending one that comes sooner is kept rather than replaced; "now" (each new
+        request asks for it) is the loop's next turn, without a timer."""
+        loop = self._loop
+        if loop is None or milliseconds < 0:
+            return
+        # Never socket_action from inside libcurl's own callback: on a later turn.
+        if milliseconds == 0:
+            if not self._soon:
+                self._soon = True
+                loop.call_soon(self._on_soon)
+            return
+        when = loop.time() + milliseconds / 1000
+        timer = self._timer
+        if timer is not None:
+            if timer.when() <= when:
+                return
+            timer.cancel()
+        self._timer = loop.call_at(when, self._on_timeout)
+
+    def _on_soon(self) -> None:
+        self._soon = False
+        self._act(pycurl.SOCKET_TIMEOUT, 0)
+
+    def _on_timeout(self) -> None:
+        self._timer = None
+        self._act(pycurl.SOCKET_TIMEOUT, 0)
+
+    def _on_epoll(self) -> None:
+        """Our epoll is readable: hand each ready socket to libcurl."""
+        epoll, multi = self._epoll, self._multi
+        if epoll is None or multi is None:
+            return
+        for fd, events in epoll.poll(0):
+            mask = 0
+            if events & _READABLE:
+                mask |= pycurl.CSELECT_IN
+            if events & select.EPOLLOUT:
+                mask |= pycurl.CSELECT_OUT
+            if events & select.EPOLLERR:
+                mask |= pycurl.CSELECT_ERR
+            multi.socket_action(fd, mask)
+        self._collect(multi)
+
+    def _act(self, fd: int, events: int) -> None:
+        multi = self._multi
+        if multi is None:
+            return
+        multi.socket_action(fd, events)
+        self._collect(multi)
+
+    def _collect(self, multi: Any) -> None:
+        """Hand the finished transfers' results to their requests."""
+        busy = self._busy
+        while True:
+            queued, ok, failed = multi.info_read()
+            for curl in ok:
+                self._finish(multi, busy.pop(curl), 0)
+            for curl, code, _ in failed:
+                self._finish(multi, busy.pop(curl), code)
+            if not queued:
+                return
+
+    @staticmethod
+    def _finish(multi: Any, transfer: _Transfer, code: int) -> None:
+        multi.remove_handle(transfer.curl)
+        done = transfer.done
+        if done is not None and not done.done():
+            done.set_result(code)
+
+
+def _loop_watches_fds(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the loop can watch a file descriptor (a selector loop can; Windows' proactor
+    cannot)."""
+    return isinstance(loop, asyncio.SelectorEventLoop) or type(loop).__module__.startswith(
+        "uvloop")
+
+
+def _system_cas(curl: pycurl.Curl) -> None:
+    """The CAs Python's ``ssl`` trusts here (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` included):
+    the wheel's libcurl was built elsewhere and would look in that system's places."""
+    paths = ssl.get_default_verify_paths()
+    if paths.cafile and os.path.exists(paths.cafile):
+        curl.setopt(pycurl.CAINFO, paths.cafile)
+    if paths.capath and os.path.isdir(paths.capath):
+        curl.setopt(pycurl.CAPATH, paths.capath)
+
+
+def _error(code: int, curl: pycurl.Curl) -> Exception:
+    """libcurl's failure as one of ours (a deadline as :class:`TimeoutError`)."""
+    message = curl.errstr() or f"libcurl error {code}"
+    if code in _TIMEOUT:
+        return TimeoutError()
+    if code in _CERTIFICATE:
+        return BadCertificate(message)
+    if code in _NO_ANSWER:
+        errno = curl.getinfo(pycurl.OS_ERRNO)
+        if code == pycurl.E_COULDNT_RESOLVE_HOST:
+            return NoAnswer(f"its host name cannot be resolved: {message}")
+        if errno > 0 and code in (pycurl.E_COULDNT_CONNECT, pycurl.E_SEND_ERROR,
+                                  pycurl.E_RECV_ERROR):
+            return NoAnswer(os.strerror(errno).lower())
+        if code == pycurl.E_GOT_NOTHING:
+            return NoAnswer("the server closed the connection without answering")
+        return NoAnswer(message)
+    return TransportFailure(message)
