@@ -132,7 +132,7 @@ def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
     assert settings.of(HttpSettings) == HttpSettings(
         url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, compression="none")
     assert settings.of(DeliverySettings) == DeliverySettings(
-        timeout=10.0, retry_max_time=30.0, concurrency=16, tls_ca_bundle=None, tls_verify=True,
+        timeout=10.0, retry_max_time=30.0, concurrency=32, tls_ca_bundle=None, tls_verify=True,
         allow_insecure_key=False)
     assert settings.of(EventSettings) == EventSettings(None, None, None)
     assert settings.of(TransportSettings).transport == "http"

@@ -1,9 +1,9 @@
 """The default HTTP client: libcurl (through pycurl's multi interface) on the engine's loop.
 
 Measured for this workload (one ~2 KB POST per event, keep-alive, tens in flight; see
-docs/performance.md) libcurl spends about a fifth of aiohttp's CPU per request: the request is
-built, sent, parsed and pooled in C, and Python only sees a callback per header line and one
-when the transfer is done.
+docs/performance.md) libcurl spends about 40 % of aiohttp's CPU per request and half of
+pyreqwest's: the request is built, sent, parsed and pooled in C, and Python only sees the
+socket and timer changes and the transfer's end.
 
 How it is driven: libcurl tells us which sockets to watch (``CURLMOPT_SOCKETFUNCTION``) and
 when to wake it (``CURLMOPT_TIMERFUNCTION``); we hand those to the event loop

@@ -139,7 +139,7 @@ class DeliverySettings(SettingsGroup):
         "Total seconds spent retrying one event before giving up and declaring the server "
         "unreachable (0: a single attempt).", minimum=0)
     concurrency: int = setting(
-        "openlineage.concurrency", "integer", 16,
+        "openlineage.concurrency", "integer", 32,
         "Editor runs sending at once, each one event at a time (1 to 64).", minimum=1, maximum=64)
     # Who may set the three below: the user only, never the workspace (docs/security.md).
     tls_ca_bundle: Path | None = setting(

@@ -126,7 +126,7 @@ class HttpConfig:
     api_key: str | None = field(default=None, repr=False)
     gzip_body: bool = False
     timeout: float = 10.0
-    concurrency: int = 16
+    concurrency: int = 32
     retry: RetryPolicy = RetryPolicy()
     verify: bool | Path = True
     """Verify the server's certificate: with the system's CAs (True), a CA bundle, or not."""

@@ -4,7 +4,7 @@
   event loop. Measured for this workload (one small POST per event, keep-alive, tens of
   requests in flight) it spends a fraction of aiohttp's CPU per request (docs/performance.md).
 - :class:`AiohttpPoster`, for a host that hands in its own ``aiohttp.ClientSession`` (proxy,
-  certificates, headers): slower, about three times libcurl's CPU per request.
+  certificates, headers): slower, about two and a half times libcurl's CPU per request.
 - :class:`HttpxPoster`, the slowest path, for hosts built on httpx: an ``httpx.AsyncClient``,
   or an ``httpx.Client`` / transport whose blocking calls run in worker threads.
 

@@ -163,7 +163,7 @@ class KafkaConfig:
     """Seconds to wait for one produce request."""
     delivery_timeout: float = 30.0
     """Seconds from producing a message until librdkafka gives up on it (retries included)."""
-    concurrency: int = 16
+    concurrency: int = 32
     """How many runs are produced at once."""
     allow_insecure_password: bool = False
     """Allow a SASL PLAIN password in clear text (SASL_PLAINTEXT) to a host not on loopback."""
