@@ -147,7 +147,7 @@ class DeliverySettings(SettingsGroup):
         "workspace folder).")
     tls_verify: bool = setting(
         "openlineage.tls.verify", "boolean", True,
-        "Verify the server's TLS certificate.")
+        "Verify the server's TLS certificate.", env="OPENLINEAGE_TLS_VERIFY")
     allow_insecure_key: bool = setting(
         "openlineage.allowInsecureKey", "boolean", False,
         "Allow sending a key or password in clear text to a host that is not this machine.")

@@ -220,7 +220,13 @@ def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
         text = environ.get(row.env) if environ is not None and row.env else None
         if text:
             subject = f"the environment variable {row.env} ({row.key})"
-            values[row.key] = _check(row, text, subject, ws.root)
+            value: object = text
+            if row.type in ("boolean", "integer", "number"):
+                try:
+                    value = _from_text(row, text)
+                except ConfigError as exc:
+                    raise ConfigError(f"{subject}: {exc}") from None
+            values[row.key] = _check(row, value, subject, ws.root)
             sources[row.key] = f"environment ({row.env})"
     return Settings(catalogue, values, sources)
 
