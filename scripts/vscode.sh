@@ -157,8 +157,14 @@ package_extension() {
       -w "$EXTENSION/wheel" "$ROOT" >>"$package_log" 2>&1 ||
     fail_with_log "building the wheel failed" "$package_log"
   rm -rf "$ROOT/build"
-  (cd "$EXTENSION" && "$NPM" ci --no-fund --no-audit --loglevel=warn) >>"$package_log" 2>&1 ||
-    fail_with_log "npm ci in editor/vscode failed" "$package_log"
+  # npm ci once per package-lock.json (it empties node_modules first: a minute or two).
+  local stamp="$EXTENSION/node_modules/.olx-package-lock" lock_sum
+  lock_sum=$(sha256sum "$EXTENSION/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
+    (cd "$EXTENSION" && "$NPM" ci --no-fund --no-audit --loglevel=warn) >>"$package_log" 2>&1 ||
+      fail_with_log "npm ci in editor/vscode failed" "$package_log"
+    echo "$lock_sum" >"$stamp"
+  fi
   (cd "$EXTENSION" && "$NPM" run --silent compile) >>"$package_log" 2>&1 ||
     fail_with_log "tsc failed" "$package_log"
   local version vsix
