@@ -31,8 +31,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from fakeserver import Answer, FakeServer, Recorded
-from fakeserver import fake_server_fixture  # noqa: F401 - registers fake_server
+from fakeserver import (
+    Answer,
+    FakeServer,
+    Recorded,
+    fake_server_fixture,  # noqa: F401 - registers fake_server
+)
 from helpers import DEMO, ROOT
 
 pytestmark = pytest.mark.e2e
@@ -200,11 +204,20 @@ class Workbench:
         """Run ``title`` from the command palette (F1), as typed by a person."""
         self.palette()
         self.page.keyboard.type(title)
+        # The row of that title (its label ends with its key binding, if any); clicked.
         self.page.wait_for_function(
-            """title => { const row = document.querySelector(
-                 '.quick-input-list .monaco-list-row.focused');
-               return row && row.getAttribute('aria-label') === title; }""", arg=title)
-        self.page.keyboard.press("Enter")
+            """title => [...document.querySelectorAll('.quick-input-list .monaco-list-row')]
+                 .some(r => [title, title + ','].some(t =>
+                   (r.getAttribute('aria-label') || '').startsWith(t)) &&
+                   ((r.getAttribute('aria-label') || '').length === title.length ||
+                    r.getAttribute('aria-label')[title.length] === ','))""", arg=title)
+        rows = self.page.locator(".quick-input-list .monaco-list-row")
+        for i in range(rows.count()):
+            label = rows.nth(i).get_attribute("aria-label") or ""
+            if label == title or label.startswith(title + ","):
+                rows.nth(i).click()
+                return
+        pytest.fail(f"no command {title!r} in the palette")
 
     def answer(self, text: str, *, password: bool = False) -> None:
         """Type ``text`` into the input box the extension asks with, and press Enter."""
@@ -419,7 +432,7 @@ def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
     done = window.toast(r"OpenLineage Export: cancelled after")
     first = [r.raw for r in fake_server.requests]
     assert len(first) == held, "nothing was sent after the cancel"
-    kept = delivered(code_server.home / "state", root)
+    kept = delivered(code_server.home / "state", root, f"{fake_server.url}/api/v1/lineage")
     assert kept and len(kept) < len(expected)
     assert f"cancelled after {len(kept)} of 31 runs" in done
     received = by_run(first)
@@ -435,14 +448,14 @@ def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
     assert all(rest[run_id] == expected[run_id] for run_id in rest)
 
 
-def delivered(state: Path, root: Path) -> set[str]:
-    """The runs the ledger holds as delivered for the workspace ``root``."""
+def delivered(state: Path, root: Path, destination: str) -> set[str]:
+    """The runs the ledger holds as delivered to ``destination`` for the workspace ``root``."""
     with sqlite3.connect(f"file:{state / 'ledger.sqlite'}?mode=ro", uri=True) as db:
-        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-        query = "SELECT run_id FROM runs WHERE state = 'delivered'"
-        if "workspace" in columns:
-            query += f" AND workspace = '{root}'"
-        return {row[0] for row in db.execute(query)}
+        rows = db.execute(
+            "SELECT r.run_id FROM runs r JOIN destinations d ON d.id = r.destination_id "
+            "WHERE d.workspace = ? AND d.destination = ? AND r.state = 'delivered'",
+            (str(root.resolve()), destination)).fetchall()
+    return {row[0] for row in rows}
 
 
 def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
@@ -457,36 +470,58 @@ def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
     window.command("OpenLineage: Export Lineage Runs (Dry Run)")
     window.toast(r"1 bad trail entries in Problems")
     window.command("View: Focus Problems (Errors, Warnings, Infos)")
-    row = window.page.wait_for_selector(".markers-panel .monaco-list-row[aria-label*='exploded']")
-    label = row.get_attribute("aria-label") or ""
-    assert "Ln 7" in label or "line 7" in label.lower(), label
-    file_row = window.page.wait_for_selector(".markers-panel .monaco-list-row[aria-label*='000002.jsonl']")
-    assert file_row is not None
+    panel = ".markers-panel .monaco-list-row"
+    window.page.wait_for_selector(
+        f"{panel}[aria-label*='000002.jsonl of folder .workspace/lineage/audit']")
+    entry = window.page.wait_for_selector(f"{panel}[aria-label*='exploded']")
+    label = entry.get_attribute("aria-label") or ""
+    assert label.startswith("Warning: bad entry, not exported: run 'run-bad-1': status "
+                            "'exploded'"), label
+    assert "at line 7 and character 1" in label, label
 
 
 def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_uses(
         open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, fake_server: FakeServer) -> None:
-    keys = list(json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())
-                ["contributes"]["configuration"]["properties"])
+        code_server: CodeServer) -> None:
+    properties = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())[
+        "contributes"]["configuration"]["properties"]
     root = workspace()
     window = open_window(root)
+    window.page.set_viewport_size({"width": 1400, "height": 130 * len(properties) + 600})
     window.command("Preferences: Open Workspace Settings")
-    search = window.page.wait_for_selector(".settings-editor .suggest-input-container textarea, "
-                                           ".settings-editor .search-container textarea")
-    search.type("@ext:openlineage-export.openlineage-export")
-    seen: set[str] = set()
-    window.page.wait_for_selector(".settings-editor .setting-item-contents")
-    # The list is virtual: scroll it through, noting every setting it draws.
-    for _ in range(200):
-        seen |= set(window.page.evaluate("""() => [...document.querySelectorAll(
-            '.settings-editor .setting-item-contents .setting-item-label')].map(
-            e => e.closest('.setting-item-contents').getAttribute('data-key') ||
-                 e.innerText)"""))
-        if not window.page.evaluate("""() => { const list = document.querySelector(
-            '.settings-editor .settings-tree-container .monaco-scrollable-element');
-            const before = list.scrollTop; list.scrollTop += 300; return list.scrollTop !== before; }"""):
-            break
-    print(sorted(seen))
-    assert len(seen) >= len(keys)
-    del fake_server
+    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
+    window.page.keyboard.type("@ext:openlineage-export.openlineage-export")
+    window.page.wait_for_selector(".settings-editor .monaco-list-row[aria-label='OpenLineage "
+                                  "Export, group']")
+    shown = window.page.wait_for_function(
+        """keys => { const shown = [...document.querySelectorAll(
+             '.settings-editor .setting-item-contents[data-key]')].map(
+             e => e.getAttribute('data-key'));
+           return keys.every(k => shown.includes(k)) && shown; }""", arg=list(properties))
+    assert sorted(shown.json_value()) == sorted(properties)
+
+    # A value typed there is the one the CLI (a CI job on this workspace) uses next.
+    url = "http://127.0.0.1:5999"
+    box = window.page.locator(".settings-editor input[aria-label='openlineage.url']")
+    box.click()
+    window.page.keyboard.type(url)
+    settings = root / ".workspace" / "settings.json"
+    wait_until("openlineage.url in .workspace/settings.json",
+               lambda: json.loads(settings.read_text()).get("openlineage.url") == url)
+    got = code_server.cli("settings", "get", "openlineage.url", "-w", str(root))
+    assert (got.returncode, got.stdout.strip()) == (0, url), got.stderr
+
+    # A key typed where a secret's name belongs is refused with the CLI's own words, and
+    # stays in no settings file.
+    key = "sk-live-4f9Kx2Lp8Qw3Zr7Tb6Nc"
+    box = window.page.locator(".settings-editor input[aria-label='openlineage.apiKey.secretRef']")
+    box.click()
+    window.page.keyboard.type(key)
+    refused = window.toast(r"openlineage.apiKey.secretRef was not changed")
+    assert "looks like a key itself, not the name of one, and was not stored" in refused
+    assert key not in refused
+    vscode_settings = root / ".vscode" / "settings.json"
+    wait_until("the refused value to leave .vscode/settings.json",
+               lambda: key not in vscode_settings.read_text())
+    assert key not in settings.read_text()
+    assert "openlineage.apiKey.secretRef" not in json.loads(settings.read_text())
