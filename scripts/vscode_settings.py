@@ -25,10 +25,22 @@ TITLE = "OpenLineage Export"
 sys.path.insert(0, str(ROOT / "src"))
 
 from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
-from openlineage_export.host.settings import Setting  # noqa: E402
+from openlineage_export.host.settings import _KEY_PREFIXES, Setting  # noqa: E402
 
 _JSON_TYPES = {"string": "string", "url": "string", "path": "string", "output": "string",
                "integer": "integer", "number": "number", "boolean": "boolean"}
+
+
+_T = "[A-Za-z0-9]"
+KEY_SHAPE = (
+    "(?=.{16})(?:" + "|".join(p.replace(".", "\\.") for p in _KEY_PREFIXES) + ")"
+    "|eyJ[^.]*\\.[^.]*\\.[^.]*$"
+    f"|(?:.*[-_.])?(?:(?={_T}{{32}})(?={_T}*\\d)(?={_T}*[A-Za-z])"
+    f"|(?={_T}{{20}})(?=(?:{_T}*?(?:[A-Za-z](?=\\d)|\\d(?=[A-Za-z]))){{3}}))")
+"""The tool's ``looks_like_credential`` for a secret's name (letters, digits, '.', '_', '-'), as
+a regular expression VS Code checks as it is typed: a known key prefix (16 characters or more),
+a JSON web token, or a run of letters and digits of 32 or more with both, or of 20 or more that
+switches between them three times. tests/test_vscode_settings.py checks that they agree."""
 
 
 def property_of(row: Setting, order: int) -> dict[str, Any]:
@@ -54,7 +66,14 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
         prop["minimum"] = row.minimum
     if row.maximum is not None:
         prop["maximum"] = row.maximum
-    if row.pattern is not None:
+    if row.pattern is not None and row.key.lower().endswith("secretref"):
+        # The name of a secret, never a key: refused as it is typed, before VS Code stores it.
+        prop["pattern"] = f"^(?:(?!{KEY_SHAPE}){row.pattern})?$"
+        prop["patternErrorMessage"] = (
+            f"The NAME of a secret ({row.pattern_help}), never the key itself: this looks like a "
+            "key. Keys never go in settings (they travel with the workspace): store it with "
+            "OpenLineage: Store API Key, and put its name here.")
+    elif row.pattern is not None:
         # Python's fullmatch, as a JavaScript pattern; empty stays allowed (not set).
         prop["pattern"] = f"^(?:{row.pattern})?$"
         prop["patternErrorMessage"] = f"Must match {row.pattern} ({row.pattern_help})."
