@@ -35,7 +35,9 @@ from fakeserver import (
     Answer,
     FakeServer,
     Recorded,
+    closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
+    make_fake_server_fixture,  # noqa: F401 - registers make_fake_server
 )
 from helpers import DEMO, ROOT
 
@@ -163,6 +165,21 @@ new MutationObserver(() => {
 """Records the text of every notification shown (they hide themselves after a while)."""
 
 
+PALETTE = """([query, wanted]) => {
+  const widget = document.querySelector('.quick-input-widget');
+  if (!widget || getComputedStyle(widget).display === 'none') return {closed: true};
+  const input = widget.querySelector('.quick-input-box input');
+  if (!input || input.value !== '>' + query) return false;
+  const rows = [...widget.querySelectorAll('.quick-input-list .monaco-list-row')];
+  const labels = rows.map(r => r.getAttribute('aria-label') || '');
+  if (!wanted.every(w => labels.some(l => l === w || l.startsWith(w + ',')))) return false;
+  const focused = rows.find(r => r.classList.contains('focused'));
+  return {closed: false, rows: labels, focused: focused ? focused.getAttribute('aria-label') : null};
+}"""
+"""The command palette's state once it lists every wanted title for the query typed (false
+until then): its rows' labels and the focused one; or closed (something took the focus)."""
+
+
 class Workbench:
     """A VS Code window on one folder, driven with the keyboard and mouse."""
 
@@ -200,33 +217,37 @@ class Workbench:
         self.page.wait_for_function("() => document.activeElement && document.activeElement"
                                     ".closest('.quick-input-widget')")
 
-    def palette_rows(self) -> list[str]:
-        """What the palette shows: its input, then the label of each row."""
-        return list(self.page.evaluate("""() => [
-            (document.querySelector('.quick-input-widget .quick-input-box input') || {}).value,
-            ...[...document.querySelectorAll('.quick-input-list .monaco-list-row')].map(
-              r => r.getAttribute('aria-label'))]"""))
+    def search(self, query: str, wanted: list[str]) -> dict[str, Any]:
+        """Type ``query`` into the palette until it lists every one of ``wanted``: the rows'
+        labels and the focused one. The palette is opened again if something took the focus
+        (and so closed it) meanwhile."""
+        deadline = time.monotonic() + DEADLINE_MS / 1000
+        while time.monotonic() < deadline:
+            self.palette()
+            self.page.keyboard.type(query)
+            state = self.page.wait_for_function(PALETTE, arg=[query, wanted]).json_value()
+            if not state["closed"]:
+                return dict(state)
+        pytest.fail(f"the palette never listed {wanted} for {query!r}")
 
     def command(self, title: str) -> None:
-        """Run ``title`` from the command palette (F1), as typed by a person."""
-        self.palette()
-        self.page.keyboard.type(title)
-        # The row of that title (its label ends with its key binding, if any) is chosen with
-        # the arrow keys, as the focused one, then Enter.
-        match = """title => { const rows = [...document.querySelectorAll(
-            '.quick-input-widget .quick-input-list .monaco-list-row')];
-          const mine = r => { const label = r.getAttribute('aria-label') || '';
-            return label === title || label.startsWith(title + ','); };
-          const focused = rows.find(r => r.classList.contains('focused'));
-          if (focused && mine(focused)) return 'focused';
-          return rows.some(mine) ? 'listed' : ''; }"""
-        for _ in range(30):
-            where = self.page.wait_for_function(match, arg=title).json_value()
-            if where == "focused":
-                self.page.keyboard.press("Enter")
-                return
-            self.page.keyboard.press("ArrowDown")
-        pytest.fail(f"no command {title!r} in the palette")
+        """Run ``title`` from the command palette (F1), as typed by a person: its row (whose
+        label ends with its key binding, if any) is chosen with the arrow keys, then Enter."""
+        def mine(label: str | None) -> bool:
+            return label is not None and (label == title or label.startswith(title + ","))
+
+        deadline = time.monotonic() + DEADLINE_MS / 1000
+        while time.monotonic() < deadline:
+            state = self.search(title, [title])
+            for _ in range(len(state["rows"])):
+                if state["closed"]:
+                    break
+                if mine(state["focused"]):
+                    self.page.keyboard.press("Enter")
+                    return
+                self.page.keyboard.press("ArrowDown")
+                state = self.page.wait_for_function(PALETTE, arg=[title, [title]]).json_value()
+        pytest.fail(f"could not run {title!r} from the palette")
 
     def answer(self, text: str, *, password: bool = False) -> None:
         """Type ``text`` into the input box the extension asks with, and press Enter."""
@@ -318,15 +339,7 @@ def wait_until(what: str, check: Callable[[], bool], seconds: float = DEADLINE_M
 def test_the_palette_has_the_five_commands_under_openlineage(
         open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]) -> None:
     window = open_window(workspace())
-    window.palette()
-    window.page.keyboard.type("OpenLineage")
-    try:
-        window.page.wait_for_function(
-            """titles => { const rows = [...document.querySelectorAll(
-                 '.quick-input-list .monaco-list-row')].map(r => r.getAttribute('aria-label'));
-               return titles.every(t => rows.includes(t)); }""", arg=TITLES)
-    finally:
-        shown = window.palette_rows()
+    shown = window.search("OpenLineage", TITLES)["rows"]
     assert sorted(t for t in shown if t.startswith("OpenLineage:")) == sorted(TITLES), shown
     window.page.keyboard.press("Escape")
 
@@ -547,3 +560,25 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
     wait_until("VS Code's openlineage.url back to the one in force", lambda: json.loads(
         vscode_settings.read_text()).get("openlineage.url") == url)
     assert json.loads(settings.read_text())["openlineage.url"] == url
+
+
+def test_the_editors_http_proxy_carries_the_export(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, make_fake_server: Callable[[], FakeServer]) -> None:
+    """http.proxy of the editor's settings is the export's proxy: the server's address has
+    nothing listening, so only the proxy (a loopback server taking absolute-form requests) can
+    take the events."""
+    proxy = make_fake_server()
+    target = f"http://127.0.0.1:{closed_port()}"
+    root = workspace(**{"openlineage.url": target})
+    user_settings = code_server.user_data / "User" / "settings.json"
+    user_settings.write_text(json.dumps({**USER_SETTINGS, "http.proxy": proxy.url}))
+    try:
+        window = open_window(root)  # a new window reads the user settings as they are now
+        window.command("OpenLineage: Export Lineage Runs")
+        done = window.toast(r"OpenLineage Export: exported to ")
+    finally:
+        user_settings.write_text(json.dumps(USER_SETTINGS))
+    assert f"exported to {target}/api/v1/lineage: 31 of 31 runs sent" in done
+    assert proxy.requests
+    assert {r.path for r in proxy.requests} == {f"{target}/api/v1/lineage"}

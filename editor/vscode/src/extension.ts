@@ -148,6 +148,12 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showErrorMessage(`${NAME}: ${error ?? cliError(done)}`);
       return;
     }
+    if (dryRun && !result.cancelled && fs.existsSync(events)) {
+      // The events and the report first: the notification below is the last thing shown.
+      const document = await vscode.workspace.openTextDocument(vscode.Uri.file(events));
+      await vscode.window.showTextDocument(document, { preview: false });
+      showReport(report);
+    }
     for (const failed of result.failedRuns) {
       log(`refused: ${failed.traceId} (${failed.pipeline}): ${failed.reason}`);
     }
@@ -169,11 +175,6 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showInformationMessage(`${NAME}: exported to ${result.destination}: ` +
         `${result.runs.sent} of ${result.runs.total} runs sent (${result.events.sent} events)` +
         (result.runs.unchanged ? `, ${result.runs.unchanged} unchanged` : "") + problemsNote);
-    }
-    if (dryRun && !result.cancelled && fs.existsSync(events)) {
-      const document = await vscode.workspace.openTextDocument(vscode.Uri.file(events));
-      await vscode.window.showTextDocument(document, { preview: false });
-      showReport(report);
     }
   };
 

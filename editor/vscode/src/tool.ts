@@ -4,6 +4,7 @@
 // Nothing of the export is written here: the extension only runs `python -m openlineage_export`.
 
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -92,8 +93,10 @@ async function install(context: vscode.ExtensionContext,
   const wheel = path.join(context.extensionPath, "wheel", wheels[0]);
   const venv = path.join(context.globalStorageUri.fsPath, "venv");
   const python = path.join(venv, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
+  // The wheel's digest, not its name: a rebuilt wheel of the same version is installed too.
+  const digest = `${wheels[0]} ${createHash("sha256").update(fs.readFileSync(wheel)).digest("hex")}`;
   const marker = path.join(venv, "installed-wheel");
-  if (fs.existsSync(python) && readOr(marker) === wheels[0]) {
+  if (fs.existsSync(python) && readOr(marker) === digest) {
     return { python };
   }
   return vscode.window.withProgress({
@@ -112,7 +115,7 @@ async function install(context: vscode.ExtensionContext,
       throw new ToolMissing(`${NEEDS}. Installing the exporter with ${base} failed: ` +
         `${firstLine(error)} (the Output panel, OpenLineage Export, has the whole message)`);
     }
-    fs.writeFileSync(marker, wheels[0]);
+    fs.writeFileSync(marker, digest);
     log(`installed ${wheels[0]}`);
     return { python };
   });
