@@ -493,7 +493,7 @@ def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
     segment.write_text("".join([*lines[:6], bad, *lines[6:]]))  # line 7
     window = open_window(root)
     window.command("OpenLineage: Export Lineage Runs (Dry Run)")
-    window.toast(r"1 bad trail entries in Problems")
+    window.toast(r"1 bad trail entry in Problems")
     window.command("View: Focus Problems (Errors, Warnings, Infos)")
     panel = ".markers-panel .monaco-list-row"
     window.page.wait_for_selector(
@@ -582,3 +582,36 @@ def test_the_editors_http_proxy_carries_the_export(
     assert f"exported to {target}/api/v1/lineage: 31 of 31 runs sent" in done
     assert proxy.requests
     assert {r.path for r in proxy.requests} == {f"{target}/api/v1/lineage"}
+
+
+def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    root = workspace(**{"openlineage.url": fake_server.url})
+    expected = by_run(dry_run_events(code_server, root, tmp_path / "events.jsonl"))
+    refused = next(iter(expected))
+
+    def refuse_one(request: Recorded) -> Answer:
+        if pipeline_run(json.loads(request.body)) == refused:
+            return Answer(400, body="namespace acme-analytics is closed by policy")
+        return Answer(201)
+
+    fake_server.script(refuse_one)
+    window = open_window(root)
+    window.command("OpenLineage: Export Lineage Runs")
+    done = window.toast(r"OpenLineage Export: 1 run refused by ")
+    assert f"refused by {fake_server.url}/api/v1/lineage" in done
+    assert "namespace acme-analytics is closed by policy" in done
+    wait_until("the refused run in the output channel", lambda: any(
+        "namespace acme-analytics is closed by policy" in log.read_text()
+        and "refused: " in log.read_text() for log in code_server.output_logs()))
+
+    window.command("OpenLineage: Show Export Status")
+    status = window.toast(r"OpenLineage Export: 31 runs on the trail")
+    assert "30 of 31 runs exported; 1 pending (1 refused last time)" in status
+
+    window.command("OpenLineage: Open Export Report")
+    window.page.wait_for_selector(".tabs-container .tab[aria-label^='OpenLineage Export Report']")
+    report = window.page.frame_locator("iframe.webview").frame_locator("iframe#active-frame")
+    header = report.locator("header").inner_text()
+    assert "Dry run" not in header and "31 runs on the trail" in header, header

@@ -158,7 +158,8 @@ export function activate(context: vscode.ExtensionContext): void {
       log(`refused: ${failed.traceId} (${failed.pipeline}): ${failed.reason}`);
     }
     const badCount = [...bad.values()].reduce((n, list) => n + list.length, 0);
-    const problemsNote = badCount ? `; ${badCount} bad trail entries in Problems` : "";
+    const problemsNote = !badCount ? "" :
+      `; ${badCount === 1 ? "1 bad trail entry" : `${badCount} bad trail entries`} in Problems`;
     if (result.cancelled) {
       void vscode.window.showWarningMessage(`${NAME}: cancelled after ${result.runs.sent} of ` +
         `${result.runs.total} runs; what was accepted is kept, the next export sends the rest`);
@@ -166,7 +167,8 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showErrorMessage(`${NAME}: ${result.outage}`);
     } else if (result.failedRuns.length) {
       const first = result.failedRuns[0];
-      void vscode.window.showWarningMessage(`${NAME}: ${result.runs.failed} runs refused by ` +
+      const runs = result.runs.failed === 1 ? "1 run" : `${result.runs.failed} runs`;
+      void vscode.window.showWarningMessage(`${NAME}: ${runs} refused by ` +
         `${result.destination}: ${first.reason}${problemsNote}`);
     } else if (dryRun) {
       void vscode.window.showInformationMessage(`${NAME}: dry run: ${result.runs.total} runs, ` +
