@@ -12,7 +12,8 @@
 #   MARQUEZ_WEB_URL   Marquez's web UI the browser tests open [http://127.0.0.1:$MARQUEZ_WEB_PORT]
 #   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
-#   and those of scripts/marquez.sh, scripts/kafka.sh and scripts/datahub.sh (see their --help)
+#   and those of scripts/marquez.sh, scripts/kafka.sh, scripts/datahub.sh and scripts/vscode.sh
+#   (see their --help)
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -93,6 +94,19 @@ fi
 if [ "${CI:-}" = true ]; then
   export OLX_NO_SKIPS=1
 fi
+# The VS Code extension's tests run it in a real VS Code: code-server from npm (once: about a
+# minute, ~300 MB) and the extension packaged as a .vsix with the package's wheel inside. Both are
+# made here, on every machine: one that cannot fails the run with its log, never a skip.
+export OLX_REQUIRE_VSCODE=1
+if ! scripts/vscode.sh install >/dev/null; then
+  echo "test.sh: code-server could not be installed (above): failing" >&2
+  exit 1
+fi
+if ! OLX_VSCODE_VSIX=$(scripts/vscode.sh package); then
+  echo "test.sh: the VS Code extension could not be packaged (above): failing" >&2
+  exit 1
+fi
+export OLX_VSCODE_VSIX
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

@@ -330,6 +330,20 @@ def test_environment_variables_override_the_file(tmp_path: Path) -> None:
     assert load_settings(tmp_path).url == "http://file:1", "no environ, no override"
 
 
+def test_a_boolean_setting_is_read_from_its_variable_as_text(tmp_path: Path) -> None:
+    """OPENLINEAGE_TLS_VERIFY=false: how an editor whose proxy is not strict about TLS
+    (http.proxyStrictSSL) tells one export, without changing the workspace's settings."""
+    write_settings(tmp_path, {"openlineage.tls.verify": True})
+    catalogue_settings = settings_mod.load_settings(tmp_path, CATALOGUE,
+                                                    {"OPENLINEAGE_TLS_VERIFY": "false"})
+    assert catalogue_settings.value("openlineage.tls.verify") is False
+    assert catalogue_settings.source("openlineage.tls.verify") == (
+        "environment (OPENLINEAGE_TLS_VERIFY)")
+    with pytest.raises(ConfigError) as caught:
+        settings_mod.load_settings(tmp_path, CATALOGUE, {"OPENLINEAGE_TLS_VERIFY": "maybe"})
+    assert "the environment variable OPENLINEAGE_TLS_VERIFY" in str(caught.value)
+
+
 def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path, {"OPENLINEAGE_URL": "localhost:5000"})

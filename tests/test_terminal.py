@@ -313,6 +313,10 @@ def test_progress_json_is_one_object_a_line_for_a_host(big_trail: Path, env: dic
     last = progress[-1]
     assert last["runsDone"] == last["runsTotal"] == 4000
     assert last["eventsSent"] == summary["events"]["sent"]
+    # The summary in the CLI's own words, for a host to show (the editor's output channel).
+    assert lines[-2]["event"] == "summary"
+    assert lines[-2]["text"].startswith(f"dry run: 4000 runs, {summary['events']['sent']} events")
+    assert f"{BAD_LINES[big_trail]:,} bad entries on the audit trail" in lines[-2]["text"]
     assert lines[-1] == {"event": "finished", "exitCode": 1}
 
 

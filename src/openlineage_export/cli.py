@@ -367,6 +367,13 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
             display.warning(written.warning)
         if not quiet:
             display.message(f"report written to {report_path}")
+    ending = Ending(stop_signal=interruption.name if interruption.signal else None,
+                    events_file=None if to_stdout else str(output),
+                    bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
+                    outage_hint=_outage_hint(root, settings) if report.outage else None)
+    if display.mode == "json":
+        # A host shows the summary in the CLI's own words (the JSON lists every bad entry).
+        display.summary(summary(report, ending))
     if as_json:
         result = report.to_dict()
         result["exitCode"] = exit_code
@@ -383,10 +390,6 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         if display.bad_entries_hidden:
             display.message(more_bad_entries_line(display.bad_entries_hidden))
     else:
-        ending = Ending(stop_signal=interruption.name if interruption.signal else None,
-                        events_file=None if to_stdout else str(output),
-                        bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
-                        outage_hint=_outage_hint(root, settings) if report.outage else None)
         write_err(summary(report, ending))  # each line shown already
     display.finished(exit_code)
     sys.exit(exit_code)

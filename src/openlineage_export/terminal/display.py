@@ -6,7 +6,8 @@
   one clean line and no stale copy of the bar stays in the scrollback;
 - ``json``: for a host running the CLI as a child process, one JSON object a line on stderr
   (``{"event": "progress", "phase": ..., "runsDone": ...}``, ``badEntry``, ``retry``,
-  ``warning``, ``message``, and ``finished`` with the exit code);
+  ``warning``, ``message``, ``summary`` with the summary's text, and ``finished`` with the exit
+  code);
 - ``plain``: messages only, one a line (stderr is no terminal, or ``--progress none``).
 
 Bad entries are capped (the first :data:`BAD_ENTRIES_SHOWN`, or :data:`BAD_ENTRIES_QUIET`
@@ -124,6 +125,12 @@ class Display:
             self._retry_shown = (max(attempt, retry.attempt), now)
         self._say(f"retrying: {plain_reason(retry)} (attempt {retry.attempt}, giving up in "
                   f"{retry.seconds_left:.0f} s)", None)
+
+    def summary(self, text: str) -> None:
+        """The summary of the export, for a host to show (JSON only: a terminal's is printed
+        by the command)."""
+        if self.mode == "json":
+            self._json({"event": "summary", "text": text})
 
     def finished(self, exit_code: int) -> None:
         """The command is about to exit (JSON: the last line)."""

@@ -1,0 +1,396 @@
+// OpenLineage Export in VS Code: a thin host over the Python tool (openlineage-export), which
+// does every part of the export; the extension runs it with `--progress json --json` and shows
+// what it says: a cancellable progress notification, the summary in the "OpenLineage Export"
+// output channel, bad trail entries in the Problems panel, refused runs with the server's
+// reason, a dry run's events in an editor tab and its report in a webview.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { Finished, ProgressLine, runTool } from "./child";
+import { SettingsMirror, Property } from "./settingsMirror";
+import { ensureTool, Tool, ToolMissing } from "./tool";
+
+const NAME = "OpenLineage Export";
+const SECRET_REFS: Record<string, string> = {
+  "openlineage.apiKey.secretRef": "OPENLINEAGE_API_KEY",
+  "openlineage.kafka.sasl.password.secretRef": "OPENLINEAGE_KAFKA_SASL_PASSWORD",
+};
+const SECRET_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+const LAST_REPORT = "openlineage.lastReport";
+
+interface ExportResult {
+  destination: string;
+  dryRun: boolean;
+  runs: { total: number; sent: number; unchanged: number; failed: number };
+  events: { sent: number };
+  failedRuns: { traceId: string; pipeline: string; reason: string }[];
+  cancelled: boolean;
+  outage: string | null;
+  exitCode: number;
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel(NAME);
+  const problems = vscode.languages.createDiagnosticCollection("openlineage-export");
+  const log = (line: string) => output.appendLine(line);
+  const root = workspaceRoot();
+  const properties = (context.extension.packageJSON.contributes.configuration.properties ??
+    {}) as Record<string, Property>;
+  const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
+  context.subscriptions.push(output, problems);
+
+  const tool = async (): Promise<Tool | undefined> => {
+    try {
+      return await ensureTool(context, log);
+    } catch (error) {
+      const message = error instanceof ToolMissing ? error.message : `${NAME}: ${error}`;
+      void vscode.window.showErrorMessage(message);
+      return undefined;
+    }
+  };
+
+  /** `settings set KEY VALUE` (or `settings unset KEY`) by the CLI: its checks, its file. */
+  const writeSetting = async (key: string, value: string | undefined): Promise<void> => {
+    const found = await tool();
+    if (!found || !root) {
+      throw new Error("the exporter is not available");
+    }
+    const args = value === undefined ? ["settings", "unset", key] : ["settings", "set", key, value];
+    const done = await runTool(found, [...args, "-w", root], { cwd: root, env: baseEnvironment() });
+    if (done.code !== 0) {
+      throw new Error(cliError(done));
+    }
+  };
+
+  const mirror = root ? new SettingsMirror(root, properties, writeSetting, log) : undefined;
+  if (mirror) {
+    context.subscriptions.push(mirror);
+    void mirror.enqueue(() => mirror.pullFromFile());
+  }
+
+  const needRoot = (): string | undefined => {
+    if (!root) {
+      void vscode.window.showErrorMessage(`${NAME}: open a workspace folder (the one holding ` +
+        ".workspace/) first");
+    }
+    return root;
+  };
+
+  const exportRuns = async (dryRun: boolean): Promise<void> => {
+    const folder = needRoot();
+    const found = folder && await tool();
+    if (!folder || !found) {
+      return;
+    }
+    await mirror?.settled();
+    fs.mkdirSync(storage, { recursive: true });
+    const report = path.join(storage, dryRun ? "dry-run-report.html" : "export-report.html");
+    const events = path.join(storage, "dry-run-events.jsonl");
+    const args = ["export", "-w", folder, "--json", "--progress", "json", "--report", report];
+    if (dryRun) {
+      args.push("--dry-run", "-o", events);
+    }
+    const env = await exportEnvironment(context.secrets, mirror?.readFile() ?? {});
+    const bad = new Map<string, vscode.Diagnostic[]>();
+    let error: string | undefined;
+    problems.clear();
+    log(`${dryRun ? "dry run" : "export"} of ${folder} (${new Date().toISOString()})`);
+    const done = await vscode.window.withProgress({
+      location: vscode.ProgressLocation.Notification,
+      title: dryRun ? "OpenLineage: dry run" : "OpenLineage: exporting",
+      cancellable: true,
+    }, (progress, token) => {
+      const shown = new ProgressText();
+      const onLine = (line: ProgressLine) => {
+        switch (line.event) {
+          case "progress": {
+            const { message, percent } = shown.update(line);
+            progress.report({ message, increment: percent - shown.reported });
+            shown.reported = percent;
+            break;
+          }
+          case "badEntry":
+            addBadEntry(bad, folder, line);
+            break;
+          case "retry":
+            progress.report({ message: `retrying: ${line.reason} (attempt ${line.attempt})` });
+            log(`retrying: ${line.reason} (attempt ${line.attempt})`);
+            break;
+          case "warning":
+            log(`warning: ${line.message}`);
+            break;
+          case "message":
+            log(String(line.message));
+            progress.report({ message: String(line.message) });
+            break;
+          case "summary":
+            log(String(line.text));
+            break;
+          case "error":
+            error = String(line.message);
+            log(`error: ${error}`);
+            break;
+        }
+      };
+      token.onCancellationRequested(() => log("cancel: stopping as Ctrl-C does (the requests " +
+        "in flight are answered, what was accepted is kept)"));
+      return runTool(found, args, { cwd: folder, env, onLine, token });
+    });
+    done.messages.forEach(log);
+    problems.set([...bad].map(([file, list]) => [vscode.Uri.file(file), list]));
+    const result = parseResult(done);
+    if (fs.existsSync(report)) {
+      await context.workspaceState.update(LAST_REPORT, report);
+    }
+    output.show(true);
+    if (!result) {
+      void vscode.window.showErrorMessage(`${NAME}: ${error ?? cliError(done)}`);
+      return;
+    }
+    if (dryRun && !result.cancelled && fs.existsSync(events)) {
+      // The events and the report first: the notification below is the last thing shown.
+      const document = await vscode.workspace.openTextDocument(vscode.Uri.file(events));
+      await vscode.window.showTextDocument(document, { preview: false });
+      showReport(report);
+    }
+    for (const failed of result.failedRuns) {
+      log(`refused: ${failed.traceId} (${failed.pipeline}): ${failed.reason}`);
+    }
+    const badCount = [...bad.values()].reduce((n, list) => n + list.length, 0);
+    const problemsNote = !badCount ? "" :
+      `; ${badCount === 1 ? "1 bad trail entry" : `${badCount} bad trail entries`} in Problems`;
+    if (result.cancelled) {
+      void vscode.window.showWarningMessage(`${NAME}: cancelled after ${result.runs.sent} of ` +
+        `${result.runs.total} runs; what was accepted is kept, the next export sends the rest`);
+    } else if (result.outage) {
+      void vscode.window.showErrorMessage(`${NAME}: ${result.outage}`);
+    } else if (result.failedRuns.length) {
+      const first = result.failedRuns[0];
+      const runs = result.runs.failed === 1 ? "1 run" : `${result.runs.failed} runs`;
+      void vscode.window.showWarningMessage(`${NAME}: ${runs} refused by ` +
+        `${result.destination}: ${first.reason}${problemsNote}`);
+    } else if (dryRun) {
+      void vscode.window.showInformationMessage(`${NAME}: dry run: ${result.runs.total} runs, ` +
+        `${result.events.sent} events built; nothing was sent${problemsNote}`);
+    } else {
+      void vscode.window.showInformationMessage(`${NAME}: exported to ${result.destination}: ` +
+        `${result.runs.sent} of ${result.runs.total} runs sent (${result.events.sent} events)` +
+        (result.runs.unchanged ? `, ${result.runs.unchanged} unchanged` : "") + problemsNote);
+    }
+  };
+
+  const storeApiKey = async (): Promise<void> => {
+    const folder = needRoot();
+    if (!folder || !mirror) {
+      return;
+    }
+    await mirror.settled();
+    let name = mirror.readFile()["openlineage.apiKey.secretRef"];
+    if (typeof name !== "string" || !name) {
+      name = await vscode.window.showInputBox({
+        title: "OpenLineage: Store API Key",
+        prompt: "A name for the key, saying what it is for (e.g. marquez-prod): " +
+          "openlineage.apiKey.secretRef will hold this name, never the key",
+        ignoreFocusOut: true,
+        validateInput: (text) => SECRET_NAME.test(text) ? undefined :
+          "1 to 128 letters, digits, '.', '_' or '-'",
+      });
+      if (!name) {
+        return;
+      }
+      try {
+        await writeSetting("openlineage.apiKey.secretRef", name as string);
+      } catch (error) {
+        void vscode.window.showErrorMessage(`${NAME}: ${error instanceof Error ? error.message : error}`);
+        return;
+      }
+      await mirror.enqueue(() => mirror.pullFromFile());
+    }
+    const key = await vscode.window.showInputBox({
+      title: "OpenLineage: Store API Key",
+      prompt: `The API key for '${name}' (kept in VS Code's secret storage; exports pass it to ` +
+        "the exporter in its environment only)",
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (text) => !text ? "the key cannot be empty" :
+        /[\s\x00-\x1f\x7f]/.test(text) ? "one line, without spaces" : undefined,
+    });
+    if (!key) {
+      return;
+    }
+    await context.secrets.store(name as string, key);
+    log(`API key stored in VS Code's secret storage as '${name}'`);
+    void vscode.window.showInformationMessage(`${NAME}: API key stored as '${name}' in VS Code's ` +
+      "secret storage; exports send it");
+  };
+
+  const showStatus = async (): Promise<void> => {
+    const folder = needRoot();
+    const found = folder && await tool();
+    if (!folder || !found) {
+      return;
+    }
+    await mirror?.settled();
+    const done = await runTool(found, ["status", "-w", folder], {
+      cwd: folder, env: baseEnvironment(),
+    });
+    if (done.code !== 0) {
+      void vscode.window.showErrorMessage(`${NAME}: ${cliError(done)}`);
+      return;
+    }
+    const text = done.stdout.trim();
+    log(`status of ${folder}:`);
+    log(text);
+    output.show(true);
+    void vscode.window.showInformationMessage(`${NAME}: ${text.split("\n").slice(0, 3).join("; ")}`);
+  };
+
+  const openReport = async (): Promise<void> => {
+    const report = context.workspaceState.get<string>(LAST_REPORT);
+    if (!report || !fs.existsSync(report)) {
+      void vscode.window.showInformationMessage(`${NAME}: no report yet: run OpenLineage: ` +
+        "Export Lineage Runs (or its Dry Run) first");
+      return;
+    }
+    showReport(report);
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("openlineage.export", () => exportRuns(false)),
+    vscode.commands.registerCommand("openlineage.exportDryRun", () => exportRuns(true)),
+    vscode.commands.registerCommand("openlineage.storeApiKey", storeApiKey),
+    vscode.commands.registerCommand("openlineage.showStatus", showStatus),
+    vscode.commands.registerCommand("openlineage.openReport", openReport),
+  );
+}
+
+export function deactivate(): void {
+  // Everything is disposed through the context's subscriptions.
+}
+
+/** The first workspace folder holding .workspace/, else the first folder. */
+function workspaceRoot(): string | undefined {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const withHub = folders.find((f) => fs.existsSync(path.join(f.uri.fsPath, ".workspace")));
+  return (withHub ?? folders[0])?.uri.fsPath;
+}
+
+/** The editor's environment with its HTTP surface: http.proxy, http.noProxy and
+ * http.proxyStrictSSL apply to the export as they apply to the editor. */
+function baseEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const http = vscode.workspace.getConfiguration("http");
+  const proxy = http.get<string>("proxy");
+  if (proxy && http.get<string>("proxySupport") !== "off") {
+    for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]) {
+      env[name] = proxy;
+    }
+  }
+  const noProxy = http.get<string[]>("noProxy") ?? [];
+  if (noProxy.length) {
+    const before = env.NO_PROXY ?? env.no_proxy;
+    env.NO_PROXY = env.no_proxy = [...(before ? [before] : []), ...noProxy].join(",");
+  }
+  const proxied = env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy;
+  if (proxied && http.get<boolean>("proxyStrictSSL") === false) {
+    env.OPENLINEAGE_TLS_VERIFY = "false";
+  }
+  return env;
+}
+
+/** The export's environment: the keys the settings name, from VS Code's secret storage (the
+ * only way a key reaches the exporter: never an argument, a file or a setting). */
+async function exportEnvironment(secrets: vscode.SecretStorage,
+  settings: Record<string, unknown>): Promise<NodeJS.ProcessEnv> {
+  const env = baseEnvironment();
+  for (const [setting, variable] of Object.entries(SECRET_REFS)) {
+    const name = settings[setting];
+    if (typeof name === "string" && SECRET_NAME.test(name)) {
+      const value = await secrets.get(name);
+      if (value) {
+        env[variable] = value;
+      }
+    }
+  }
+  return env;
+}
+
+function addBadEntry(bad: Map<string, vscode.Diagnostic[]>, root: string, line: ProgressLine) {
+  const file = path.resolve(root, String(line.file));
+  const at = Math.max(0, Number(line.line ?? 1) - 1);
+  const diagnostic = new vscode.Diagnostic(new vscode.Range(at, 0, at, 10_000),
+    `bad entry, not exported: ${line.reason}`, vscode.DiagnosticSeverity.Warning);
+  diagnostic.source = NAME;
+  bad.set(file, [...(bad.get(file) ?? []), diagnostic]);
+}
+
+function parseResult(done: Finished): ExportResult | undefined {
+  try {
+    return JSON.parse(done.stdout) as ExportResult;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CLI's own error line (without its "error: " prefix). */
+function cliError(done: Finished): string {
+  const lines = done.messages.length ? done.messages : [done.stdout.trim()];
+  const text = lines.filter(Boolean).join(" ").replace(/^error: /, "");
+  return text || `the exporter exited with code ${done.code}`;
+}
+
+let reportPanel: vscode.WebviewPanel | undefined;
+
+function showReport(file: string): void {
+  if (!reportPanel) {
+    reportPanel = vscode.window.createWebviewPanel("openlineageReport",
+      "OpenLineage Export Report", vscode.ViewColumn.Beside, { enableScripts: true });
+    reportPanel.onDidDispose(() => { reportPanel = undefined; });
+  }
+  reportPanel.webview.html = fs.readFileSync(file, "utf8");
+  reportPanel.reveal();
+}
+
+/** Progress lines -> the notification's text (phase, runs done, ETA) and percentage. */
+class ProgressText {
+  reported = 0;
+  private phase = "";
+  private phaseStarted = 0;
+
+  update(line: ProgressLine): { message: string; percent: number } {
+    const phase = String(line.phase);
+    const elapsed = Number(line.elapsed ?? 0);
+    if (phase !== this.phase) {
+      this.phase = phase;
+      this.phaseStarted = elapsed;
+    }
+    if (phase === "reading") {
+      const total = Number(line.bytesTotal ?? 0);
+      const share = total ? Number(line.bytesDone ?? 0) / total : 0;
+      return { message: `reading the trail (${Math.round(share * 100)}%)`, percent: share * 10 };
+    }
+    const done = Number(line.runsDone ?? 0);
+    const total = Number(line.runsTotal ?? 0);
+    const spent = elapsed - this.phaseStarted;
+    let eta = "";
+    if (done > 0 && total > done && spent > 0) {
+      eta = ` · ETA ${duration(((total - done) * spent) / done)}`;
+    }
+    const verb = phase === "building" ? "building" : "sending";
+    const failed = Number(line.runsFailed ?? 0);
+    const message = `${verb}: ${done} of ${total} runs · ${line.eventsSent ?? 0} events` +
+      (failed ? ` · ${failed} failed` : "") + eta;
+    return { message, percent: Math.max(this.reported, 10 + (total ? (90 * done) / total : 0)) };
+  }
+}
+
+function duration(seconds: number): string {
+  if (seconds < 60) {
+    return `${Math.max(1, Math.round(seconds))}s`;
+  }
+  if (seconds < 3600) {
+    return `${Math.round(seconds / 60)}m`;
+  }
+  return `${Math.floor(seconds / 3600)}h ${Math.round((seconds % 3600) / 60)}m`;
+}

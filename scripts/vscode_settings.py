@@ -1,0 +1,116 @@
+"""Write the VS Code extension's settings (editor/vscode/package.json, contributes.configuration)
+from the tool's own declarations (the settings catalogue), so the two cannot drift apart.
+
+Usage: python scripts/vscode_settings.py [--check]
+
+    --check   change nothing; exit 1 (saying so) when package.json is not what it would write
+
+Every setting of ``openlineage-export settings list`` becomes one property of the section
+"OpenLineage Export": its type, default, allowed values, bounds and description. A setting with
+no default (``None``) is a string whose empty value means "not set", as the Settings UI shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_JSON = ROOT / "editor" / "vscode" / "package.json"
+TITLE = "OpenLineage Export"
+
+sys.path.insert(0, str(ROOT / "src"))
+
+from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
+from openlineage_export.host.settings import _KEY_PREFIXES, Setting  # noqa: E402
+
+_JSON_TYPES = {"string": "string", "url": "string", "path": "string", "output": "string",
+               "integer": "integer", "number": "number", "boolean": "boolean"}
+
+
+_T = "[A-Za-z0-9]"
+KEY_SHAPE = (
+    "(?=.{16})(?:" + "|".join(p.replace(".", "\\.") for p in _KEY_PREFIXES) + ")"
+    "|eyJ[^.]*\\.[^.]*\\.[^.]*$"
+    f"|(?:.*[-_.])?(?:(?={_T}{{32}})(?={_T}*\\d)(?={_T}*[A-Za-z])"
+    f"|(?={_T}{{20}})(?=(?:{_T}*?(?:[A-Za-z](?=\\d)|\\d(?=[A-Za-z]))){{3}}))")
+"""The tool's ``looks_like_credential`` for a secret's name (letters, digits, '.', '_', '-'), as
+a regular expression VS Code checks as it is typed: a known key prefix (16 characters or more),
+a JSON web token, or a run of letters and digits of 32 or more with both, or of 20 or more that
+switches between them three times. tests/test_vscode_settings.py checks that they agree."""
+
+
+def property_of(row: Setting, order: int) -> dict[str, Any]:
+    """The JSON-schema property VS Code shows for one setting."""
+    kind = _JSON_TYPES[row.type]
+    prop: dict[str, Any] = {"type": kind, "order": order}
+    default = row.default
+    if default is None:
+        default = ""  # not set: the Settings UI shows an empty box
+    prop["default"] = default
+    description = row.description
+    if row.default is None and kind == "string":
+        description += " Empty: not set."
+    if row.key == "openlineage.apiKey.secretRef":
+        description += (" In VS Code, OpenLineage: Store API Key keeps the key in VS Code's "
+                        "secret storage under this name.")
+    if row.env:
+        description += f" The environment variable {row.env} overrides it."
+    prop["description"] = description
+    if row.choices is not None:
+        prop["enum"] = list(row.choices)
+    if row.minimum is not None:
+        prop["minimum"] = row.minimum
+    if row.maximum is not None:
+        prop["maximum"] = row.maximum
+    if row.pattern is not None and row.key.lower().endswith("secretref"):
+        # The name of a secret, never a key: refused as it is typed, before VS Code stores it.
+        prop["pattern"] = f"^(?:(?!{KEY_SHAPE}){row.pattern})?$"
+        prop["patternErrorMessage"] = (
+            f"The NAME of a secret ({row.pattern_help}), never the key itself: this looks like a "
+            "key. Keys never go in settings (they travel with the workspace): store it with "
+            "OpenLineage: Store API Key, and put its name here.")
+    elif row.pattern is not None:
+        # Python's fullmatch, as a JavaScript pattern; empty stays allowed (not set).
+        prop["pattern"] = f"^(?:{row.pattern})?$"
+        prop["patternErrorMessage"] = f"Must match {row.pattern} ({row.pattern_help})."
+    elif row.type == "url":
+        prop["pattern"] = "^(?:https?://.+)?$"
+        prop["patternErrorMessage"] = "Must start with http:// or https://."
+    return prop
+
+
+def configuration() -> dict[str, Any]:
+    """contributes.configuration: one section, every setting in the tool's order."""
+    return {"title": TITLE,
+            "properties": {row.key: property_of(row, i) for i, row in enumerate(CATALOGUE)}}
+
+
+def rendered(package: dict[str, Any]) -> str:
+    package["contributes"]["configuration"] = configuration()
+    return json.dumps(package, indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when package.json's settings are not the tool's")
+    args = parser.parse_args(argv)
+    current = PACKAGE_JSON.read_text(encoding="utf-8")
+    wanted = rendered(json.loads(current))
+    if current == wanted:
+        return 0
+    if args.check:
+        print(f"{PACKAGE_JSON.relative_to(ROOT)}: contributes.configuration is not the tool's "
+              "settings; write it with: python scripts/vscode_settings.py", file=sys.stderr)
+        return 1
+    PACKAGE_JSON.write_text(wanted, encoding="utf-8")
+    print(f"wrote {PACKAGE_JSON.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,617 @@
+"""The VS Code extension in a real VS Code, used through its command palette as a person uses it.
+
+VS Code is code-server (scripts/vscode.sh installs it from npm and starts it on loopback with
+the extension's .vsix installed; scripts/test.sh packages the .vsix once and sets
+OLX_VSCODE_VSIX and OLX_REQUIRE_VSCODE), opened in Debian's Chromium (headless, Playwright).
+The extension installs its own copy of the tool from the wheel inside the .vsix on first use,
+as it does for a user, so the export is the packaged one.
+
+Every wait observes something: a notification, a tab, a row of the Problems panel, a request the
+fake server received, a file's content; each with a generous deadline and a message saying
+what it waited for. Nothing here sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from fakeserver import (
+    Answer,
+    FakeServer,
+    Recorded,
+    closed_port,
+    fake_server_fixture,  # noqa: F401 - registers fake_server
+    make_fake_server_fixture,  # noqa: F401 - registers make_fake_server
+)
+from helpers import DEMO, ROOT
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+DEADLINE_MS = 300_000
+"""How long any one thing may take to appear (installing the tool on first use: a minute or
+more; an export to a busy Marquez: as long)."""
+SCREENSHOT = ROOT / "docs" / "vscode-screenshot.png"
+TITLES = ["OpenLineage: Export Lineage Runs", "OpenLineage: Export Lineage Runs (Dry Run)",
+          "OpenLineage: Store API Key", "OpenLineage: Show Export Status",
+          "OpenLineage: Open Export Report"]
+USER_SETTINGS = {"workbench.startupEditor": "none", "workbench.tips.enabled": False,
+                 "telemetry.telemetryLevel": "off", "workbench.enableExperiments": False,
+                 "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
+                 "security.workspace.trust.enabled": False, "update.mode": "none",
+                 "workbench.settings.editor": "ui"}
+API_KEY = "olx-e2e-Kf83hQ2pLw9ZtR4v"
+"""The key a person stores in the test (shaped like a key: letters and digits mixed)."""
+
+
+def require(variable: str, why: str) -> None:
+    """Fail where scripts/test.sh made the thing available (``variable`` is 1), else skip."""
+    if os.environ.get(variable) == "1":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+# ------------------------------------------------------------------ code-server, Chromium
+
+
+@dataclass
+class CodeServer:
+    url: str
+    home: Path
+    run_dir: Path
+    env: dict[str, str]
+    """The environment code-server (and so the extension's exports) runs with."""
+
+    @property
+    def user_data(self) -> Path:
+        return self.run_dir / "user-data"
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The CLI on the same machine, as a CI job runs it (same state and secrets folders)."""
+        return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
+                              env=self.env, capture_output=True, text=True, timeout=300)
+
+    def output_logs(self) -> list[Path]:
+        """Every file VS Code wrote for the "OpenLineage Export" output channel, oldest first."""
+        return sorted(self.user_data.glob("logs/**/*OpenLineage Export.log"),
+                      key=lambda p: p.stat().st_mtime)
+
+
+@pytest.fixture(scope="module")
+def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer]:
+    """code-server on 127.0.0.1 (a free port) with the extension installed, private state."""
+    base = tmp_path_factory.mktemp("vscode")
+    home, run_dir = base / "home", base / "run"
+    (run_dir / "user-data" / "User").mkdir(parents=True)
+    (run_dir / "user-data" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME is a test's own
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENLINEAGE", "XDG_")) and k.lower() not in
+           ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+    env.update({
+        "HOME": str(home), "OPENLINEAGE_EXPORT_CONFIG_DIR": str(home / "config"),
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(home / "state"),
+        "OPENLINEAGE_EXPORT_SECRETS": "file",
+        # Installed once per machine, not per test home; pip's downloads are reused too.
+        "VSCODE_HOME": os.environ.get("VSCODE_HOME",
+                                      str(real_home / ".cache" / "openlineage-export" / "vscode")),
+        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(real_home / ".cache" / "pip"))})
+    command = [str(ROOT / "scripts" / "vscode.sh"), "start", "--dir", str(run_dir)]
+    vsix = os.environ.get("OLX_VSCODE_VSIX")
+    if vsix:
+        command += ["--vsix", vsix]
+    started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+    if started.returncode != 0:
+        require("OLX_REQUIRE_VSCODE", "code-server with the extension could not be started "
+                f"(scripts/vscode.sh start):\n{started.stderr}")
+    server = CodeServer(started.stdout.strip().splitlines()[-1], home, run_dir, env)
+    try:
+        yield server
+    finally:
+        subprocess.run([str(ROOT / "scripts" / "vscode.sh"), "stop", "--dir", str(run_dir)],
+                       env=env, capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Debian's Chromium, headless, with a fresh profile."""
+    if not CHROMIUM.exists():
+        require("OLX_REQUIRE_BROWSER", f"Chromium is not installed ({CHROMIUM}); "
+                "scripts/browser.sh installs it")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require("OLX_REQUIRE_BROWSER",
+                "Playwright for Python is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM),
+            headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 900},
+            locale="en-US", timezone_id="UTC")
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+TOASTS = """
+window.__toasts = [];
+new MutationObserver(() => {
+  for (const el of document.querySelectorAll('.notifications-toasts .notification-list-item')) {
+    const text = el.innerText.replace(/\\s+/g, ' ').trim();
+    if (text && !window.__toasts.includes(text)) window.__toasts.push(text);
+  }
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+"""Records the text of every notification shown (they hide themselves after a while)."""
+
+
+PALETTE = """([query, wanted]) => {
+  const widget = document.querySelector('.quick-input-widget');
+  if (!widget || getComputedStyle(widget).display === 'none') return {closed: true};
+  const input = widget.querySelector('.quick-input-box input');
+  if (!input || input.value !== '>' + query) return false;
+  const rows = [...widget.querySelectorAll('.quick-input-list .monaco-list-row')];
+  const labels = rows.map(r => r.getAttribute('aria-label') || '');
+  if (!wanted.every(w => labels.some(l => l === w || l.startsWith(w + ',')))) return false;
+  const focused = rows.find(r => r.classList.contains('focused'));
+  return {closed: false, rows: labels, focused: focused ? focused.getAttribute('aria-label') : null};
+}"""
+"""The command palette's state once it lists every wanted title for the query typed (false
+until then): its rows' labels and the focused one; or closed (something took the focus)."""
+
+
+class Workbench:
+    """A VS Code window on one folder, driven with the keyboard and mouse."""
+
+    def __init__(self, browser: Any, server: CodeServer, folder: Path) -> None:
+        self.server = server
+        self.page = browser.new_page()
+        self.outside: set[str] = set()
+        self.page.add_init_script(TOASTS)
+        here = re.escape(urlsplit(server.url).netloc)
+        self.page.route(re.compile(rf"^https?://(?!{here}/)"), self._offline)
+        self.page.set_default_timeout(DEADLINE_MS)
+        self.page.goto(f"{server.url}/?folder={folder}")
+        self.page.wait_for_selector(".monaco-workbench .part.statusbar")
+        # The folder is open once the explorer shows it.
+        self.page.wait_for_selector(".explorer-folders-view .monaco-list-row")
+
+    def _offline(self, route: Any) -> None:
+        """Nothing leaves the machine."""
+        self.outside.add(urlsplit(route.request.url).hostname or route.request.url)
+        route.abort("internetdisconnected")
+
+    def palette(self) -> None:
+        """Open the command palette with F1 (pressed again while the workbench, still
+        loading, lets the key go by)."""
+        deadline = time.monotonic() + DEADLINE_MS / 1000
+        box = self.page.locator(".quick-input-widget .quick-input-box input[type=text]")
+        while True:
+            self.page.keyboard.press("F1")
+            try:
+                box.wait_for(state="visible", timeout=5_000)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+        self.page.wait_for_function("() => document.activeElement && document.activeElement"
+                                    ".closest('.quick-input-widget')")
+
+    def search(self, query: str, wanted: list[str]) -> dict[str, Any]:
+        """Type ``query`` into the palette until it lists every one of ``wanted``: the rows'
+        labels and the focused one. The palette is opened again if something took the focus
+        (and so closed it) meanwhile."""
+        deadline = time.monotonic() + DEADLINE_MS / 1000
+        while time.monotonic() < deadline:
+            self.palette()
+            self.page.keyboard.type(query)
+            state = self.page.wait_for_function(PALETTE, arg=[query, wanted]).json_value()
+            if not state["closed"]:
+                return dict(state)
+        pytest.fail(f"the palette never listed {wanted} for {query!r}")
+
+    def command(self, title: str) -> None:
+        """Run ``title`` from the command palette (F1), as typed by a person: its row (whose
+        label ends with its key binding, if any) is chosen with the arrow keys, then Enter."""
+        def mine(label: str | None) -> bool:
+            return label is not None and (label == title or label.startswith(title + ","))
+
+        deadline = time.monotonic() + DEADLINE_MS / 1000
+        while time.monotonic() < deadline:
+            state = self.search(title, [title])
+            for _ in range(len(state["rows"])):
+                if state["closed"]:
+                    break
+                if mine(state["focused"]):
+                    self.page.keyboard.press("Enter")
+                    return
+                self.page.keyboard.press("ArrowDown")
+                state = self.page.wait_for_function(PALETTE, arg=[title, [title]]).json_value()
+        pytest.fail(f"could not run {title!r} from the palette")
+
+    def answer(self, text: str, *, password: bool = False) -> None:
+        """Type ``text`` into the input box the extension asks with, and press Enter."""
+        kind = "password" if password else "text"
+        self.page.wait_for_selector(f".quick-input-widget .quick-input-box input[type={kind}]")
+        self.page.keyboard.type(text)
+        self.page.keyboard.press("Enter")
+
+    def toast(self, pattern: str) -> str:
+        """The first notification whose text matches ``pattern`` (waiting for it)."""
+        found = self.page.wait_for_function(
+            """pattern => window.__toasts.find(t => new RegExp(pattern).test(t))""",
+            arg=pattern)
+        return str(found.json_value())
+
+    def toasts(self) -> list[str]:
+        return list(self.page.evaluate("window.__toasts"))
+
+    def close(self) -> None:
+        assert not self.outside, f"the page asked the internet for {self.outside}"
+        self.page.close()
+
+
+@pytest.fixture
+def open_window(browser: Any, code_server: CodeServer) -> Iterator[Callable[[Path], Workbench]]:
+    """Opens VS Code windows on folders; closes them after the test."""
+    windows: list[Workbench] = []
+
+    def open_(folder: Path) -> Workbench:
+        windows.append(Workbench(browser, code_server, folder))
+        return windows[-1]
+
+    yield open_
+    for window in windows:
+        window.close()
+
+
+# ------------------------------------------------------------------ workspaces, events
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, code_server: CodeServer) -> Callable[..., Path]:
+    """A copy of the demo workspace with these settings, set with the CLI."""
+
+    def make(**settings: str) -> Path:
+        root = tmp_path / "acme-analytics"
+        shutil.copytree(DEMO, root)
+        (root / ".workspace" / "settings.json").write_text("{}\n")
+        for key, value in settings.items():
+            done = code_server.cli("settings", "set", key, value, "-w", str(root))
+            assert done.returncode == 0, done.stderr
+        return root
+
+    return make
+
+
+def dry_run_events(server: CodeServer, root: Path, out: Path) -> list[bytes]:
+    """Every event the workspace's export sends, as the CLI builds them (one JSON line each)."""
+    done = server.cli("export", "--dry-run", "-w", str(root), "-o", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    return out.read_bytes().splitlines()
+
+
+def pipeline_run(event: dict[str, Any]) -> str:
+    parent = event["run"]["facets"].get("parent")
+    return str(parent["run"]["runId"] if parent else event["run"]["runId"])
+
+
+def by_run(bodies: list[bytes]) -> dict[str, list[bytes]]:
+    """Events grouped by the editor run (pipeline run id) they belong to, in order."""
+    runs: dict[str, list[bytes]] = defaultdict(list)
+    for body in bodies:
+        runs[pipeline_run(json.loads(body))].append(body)
+    return dict(runs)
+
+
+def wait_until(what: str, check: Callable[[], bool], seconds: float = DEADLINE_MS / 1000) -> None:
+    """Until ``check()`` holds; fails saying ``what`` it waited for."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {seconds:.0f} s for {what}")
+        time.sleep(0.05)  # polling a condition, not a premise
+
+
+# ------------------------------------------------------------------ the tests
+
+
+def test_the_palette_has_the_five_commands_under_openlineage(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]) -> None:
+    window = open_window(workspace())
+    shown = window.search("OpenLineage", TITLES)["rows"]
+    assert sorted(t for t in shown if t.startswith("OpenLineage:")) == sorted(TITLES), shown
+    window.page.keyboard.press("Escape")
+
+
+def test_export_to_marquez_from_the_palette(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, marquez: Any, empty_marquez: Callable[[], None],
+        namespace: str, tmp_path: Path) -> None:
+    """Step by step as the product page says: url in the settings, Export Lineage Runs; then
+    the demo's jobs, runs and lineage are in Marquez."""
+    root = workspace(**{"openlineage.url": marquez.url})
+    expected = [json.loads(line) for line in dry_run_events(code_server, root,
+                                                            tmp_path / "events.jsonl")]
+    empty_marquez()
+    try:
+        window = open_window(root)
+        window.command("OpenLineage: Export Lineage Runs")
+        done = window.toast(r"OpenLineage Export: exported to ")
+        assert f"exported to {marquez.url}/api/v1/lineage: 31 of 31 runs sent " \
+               f"({len(expected)} events)" in done
+        runs: dict[str, set[str]] = defaultdict(set)
+        for event in expected:
+            runs[event["job"]["name"]].add(event["run"]["runId"])
+        jobs = marquez.jobs(namespace)
+        assert set(jobs) == set(runs)
+        for job, run_ids in runs.items():
+            assert {run["id"] for run in marquez.runs(namespace, job)} == run_ids, job
+        stage = jobs["daily-sales.clean"]
+        # Lineage: the stage reads what extract wrote and writes what build_mart reads.
+        assert "data/raw/orders.parquet" in {d["name"] for d in stage["inputs"]}
+        assert "data/staged/orders_clean.parquet" in {d["name"] for d in stage["outputs"]}
+        # The screenshot of docs/vscode.md: the export, its notification and its summary.
+        window.page.wait_for_selector(".notifications-toasts .notification-list-item")
+        window.page.screenshot(path=str(SCREENSHOT))
+    finally:
+        empty_marquez()
+
+
+def test_a_dry_run_shows_the_events_and_the_report_and_sends_nothing(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    root = workspace(**{"openlineage.url": fake_server.url})
+    expected = dry_run_events(code_server, root, tmp_path / "events.jsonl")
+    window = open_window(root)
+    window.command("OpenLineage: Export Lineage Runs (Dry Run)")
+    done = window.toast(r"OpenLineage Export: dry run: ")
+    assert f"dry run: 31 runs, {len(expected)} events built; nothing was sent" in done
+    # The events in an editor tab, the report in a webview beside it.
+    window.page.wait_for_selector(".tabs-container .tab[aria-label^='dry-run-events.jsonl']")
+    window.page.wait_for_selector(".tabs-container .tab[aria-label^='OpenLineage Export Report']")
+    report = window.page.frame_locator("iframe.webview").frame_locator("iframe#active-frame")
+    assert "Dry run: 31 runs on the trail" in report.locator("header").inner_text()
+    # The tab shows the same bytes the CLI's dry run writes (same trail, same bytes).
+    shown = next(code_server.user_data.glob("User/workspaceStorage/*/*/dry-run-events.jsonl"))
+    assert shown.read_bytes().splitlines() == expected
+    assert fake_server.requests == []
+
+
+def test_store_api_key_then_export_sends_it_as_bearer_and_keeps_it_nowhere_else(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, fake_server: FakeServer) -> None:
+    root = workspace(**{"openlineage.url": fake_server.url})
+    window = open_window(root)
+    window.command("OpenLineage: Store API Key")
+    window.answer("marquez-e2e")  # no secretRef yet: the key's name first
+    window.answer(API_KEY, password=True)
+    window.toast(r"API key stored as 'marquez-e2e'")
+    settings = json.loads((root / ".workspace" / "settings.json").read_text())
+    assert settings["openlineage.apiKey.secretRef"] == "marquez-e2e"
+
+    window.command("OpenLineage: Export Lineage Runs")
+    window.toast(r"OpenLineage Export: exported to .*: 31 of 31 runs sent")
+    requests = fake_server.requests
+    assert requests and {r.headers.get("authorization") for r in requests} == {
+        f"Bearer {API_KEY}"}
+    # Nowhere else: no settings file, no output channel, no log, not the CLI's own secrets
+    # file (the key went to the export through its environment only), nothing in the folder.
+    places = [*root.rglob("*"), *code_server.user_data.glob("logs/**/*"),
+              *code_server.user_data.glob("User/*.json"),
+              *code_server.user_data.glob("User/workspaceStorage/**/*"),
+              *code_server.home.rglob("*")]
+    for place in places:
+        if place.is_file() and "/venv/" not in str(place):
+            assert API_KEY.encode() not in place.read_bytes(), place
+    assert not (code_server.home / "config" / "secrets.json").exists()
+    assert API_KEY not in " ".join(window.toasts())
+
+
+def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    root = workspace(**{"openlineage.url": fake_server.url, "openlineage.concurrency": "1"})
+    expected = by_run(dry_run_events(code_server, root, tmp_path / "events.jsonl"))
+    held, release = 6, threading.Event()
+
+    def hold_one(request: Recorded) -> Answer:
+        if len(fake_server.requests) == held:  # this request is the held one
+            release.wait(DEADLINE_MS / 1000)
+        return Answer(201)
+
+    fake_server.script(hold_one)
+    window = open_window(root)
+    window.command("OpenLineage: Export Lineage Runs")
+    wait_until(f"the server to hold request {held}", lambda: len(fake_server.requests) >= held)
+    try:
+        progress = window.page.locator(".notifications-toasts .notification-list-item",
+                                       has_text="OpenLineage: exporting")
+        progress.get_by_role("button", name="Cancel").click()
+        # Cancel is Ctrl-C: the export says it finishes the request in flight.
+        wait_until("the export to say it finishes the requests in flight", lambda: any(
+            "finishing the requests in flight" in log.read_text()
+            for log in code_server.output_logs()))
+    finally:
+        release.set()
+    done = window.toast(r"OpenLineage Export: cancelled after")
+    first = [r.raw for r in fake_server.requests]
+    assert len(first) < sum(len(events) for events in expected.values()), "not cut short"
+    kept = delivered(code_server.home / "state", root, f"{fake_server.url}/api/v1/lineage")
+    assert kept and len(kept) < len(expected)
+    assert f"cancelled after {len(kept)} of 31 runs" in done
+    received = by_run(first)
+    for run_id in kept:  # the ledger agrees with the server: every event of each kept run
+        assert received[run_id] == expected[run_id]
+
+    fake_server.script([])  # every request answered at once again
+    window.command("OpenLineage: Export Lineage Runs")
+    again = window.toast(r"OpenLineage Export: exported to ")
+    assert f"{31 - len(kept)} of 31 runs sent" in again and f"{len(kept)} unchanged" in again
+    rest = by_run([r.raw for r in fake_server.requests[held:]])
+    assert set(rest) == set(expected) - set(kept)
+    assert all(rest[run_id] == expected[run_id] for run_id in rest)
+
+
+def delivered(state: Path, root: Path, destination: str) -> set[str]:
+    """The runs the ledger holds as delivered to ``destination`` for the workspace ``root``."""
+    with sqlite3.connect(f"file:{state / 'ledger.sqlite'}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT r.run_id FROM runs r JOIN destinations d ON d.id = r.destination_id "
+            "WHERE d.workspace = ? AND d.destination = ? AND r.state = 'delivered'",
+            (str(root.resolve()), destination)).fetchall()
+    return {row[0] for row in rows}
+
+
+def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]) -> None:
+    root = workspace()
+    segment = root / ".workspace" / "lineage" / "audit" / "000002.jsonl"
+    lines = segment.read_text().splitlines(keepends=True)
+    bad = ('{"kind": "run", "traceId": "run-bad-1", "pipeline": "daily-sales", '
+           '"status": "exploded", "startedAt": "2026-11-02T02:00:00Z"}\n')
+    segment.write_text("".join([*lines[:6], bad, *lines[6:]]))  # line 7
+    window = open_window(root)
+    window.command("OpenLineage: Export Lineage Runs (Dry Run)")
+    window.toast(r"1 bad trail entry in Problems")
+    window.command("View: Focus Problems (Errors, Warnings, Infos)")
+    panel = ".markers-panel .monaco-list-row"
+    window.page.wait_for_selector(
+        f"{panel}[aria-label*='000002.jsonl of folder .workspace/lineage/audit']")
+    entry = window.page.wait_for_selector(f"{panel}[aria-label*='exploded']")
+    label = entry.get_attribute("aria-label") or ""
+    assert label.startswith("Warning: bad entry, not exported: run 'run-bad-1': status "
+                            "'exploded'"), label
+    assert "at line 7 and character 1" in label, label
+
+
+def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_uses(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer) -> None:
+    properties = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())[
+        "contributes"]["configuration"]["properties"]
+    root = workspace()
+    window = open_window(root)
+    window.page.set_viewport_size({"width": 1400, "height": 130 * len(properties) + 600})
+    window.command("Preferences: Open Workspace Settings")
+    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
+    window.page.keyboard.type("@ext:openlineage-export.openlineage-export")
+    window.page.wait_for_selector(".settings-editor .monaco-list-row[aria-label='OpenLineage "
+                                  "Export, group']")
+    shown = window.page.wait_for_function(
+        """keys => { const shown = [...document.querySelectorAll(
+             '.settings-editor .setting-item-contents[data-key]')].map(
+             e => e.getAttribute('data-key'));
+           return keys.every(k => shown.includes(k)) && shown; }""", arg=list(properties))
+    assert sorted(shown.json_value()) == sorted(properties)
+
+    settings = root / ".workspace" / "settings.json"
+    vscode_settings = root / ".vscode" / "settings.json"
+
+    # A key typed where a secret's name belongs is refused as it is typed (the CLI's rule, in
+    # the setting's schema), so VS Code stores it nowhere.
+    key = "sk-live-4f9Kx2Lp8Qw3Zr7Tb6Nc"
+    window.page.locator(".settings-editor input[aria-label='openlineage.apiKey.secretRef']").click()
+    window.page.keyboard.type(key)
+    window.page.wait_for_selector(".settings-editor .setting-item-contents"
+                                  "[data-key='openlineage.apiKey.secretRef'] "
+                                  ".setting-item-validation-message:has-text('never the key')")
+
+    # A value typed there is the one the CLI (a CI job on this workspace) uses next.
+    url = "http://127.0.0.1:5999"
+    box = window.page.locator(".settings-editor input[aria-label='openlineage.url']")
+    box.click()
+    window.page.keyboard.type(url)
+    wait_until("openlineage.url in .workspace/settings.json",
+               lambda: json.loads(settings.read_text()).get("openlineage.url") == url)
+    got = code_server.cli("settings", "get", "openlineage.url", "-w", str(root))
+    assert (got.returncode, got.stdout.strip()) == (0, url), got.stderr
+    for file in (settings, vscode_settings):
+        assert key not in file.read_text()
+
+    # A value the CLI refuses is refused with its own words, and VS Code's goes back to the
+    # one in force.
+    box.click()
+    window.page.keyboard.press("Control+A")
+    window.page.keyboard.type("http://olx:hunter2@127.0.0.1:5999")
+    refused = window.toast(r"openlineage.url was not changed")
+    assert "carries credentials (user or password before '@')" in refused
+    assert "hunter2" not in refused
+    wait_until("VS Code's openlineage.url back to the one in force", lambda: json.loads(
+        vscode_settings.read_text()).get("openlineage.url") == url)
+    assert json.loads(settings.read_text())["openlineage.url"] == url
+
+
+def test_the_editors_http_proxy_carries_the_export(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, make_fake_server: Callable[[], FakeServer]) -> None:
+    """http.proxy of the editor's settings is the export's proxy: the server's address has
+    nothing listening, so only the proxy (a loopback server taking absolute-form requests) can
+    take the events."""
+    proxy = make_fake_server()
+    target = f"http://127.0.0.1:{closed_port()}"
+    root = workspace(**{"openlineage.url": target})
+    user_settings = code_server.user_data / "User" / "settings.json"
+    user_settings.write_text(json.dumps({**USER_SETTINGS, "http.proxy": proxy.url}))
+    try:
+        window = open_window(root)  # a new window reads the user settings as they are now
+        window.command("OpenLineage: Export Lineage Runs")
+        done = window.toast(r"OpenLineage Export: exported to ")
+    finally:
+        user_settings.write_text(json.dumps(USER_SETTINGS))
+    assert f"exported to {target}/api/v1/lineage: 31 of 31 runs sent" in done
+    assert proxy.requests
+    assert {r.path for r in proxy.requests} == {f"{target}/api/v1/lineage"}
+
+
+def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    root = workspace(**{"openlineage.url": fake_server.url})
+    expected = by_run(dry_run_events(code_server, root, tmp_path / "events.jsonl"))
+    refused = next(iter(expected))
+
+    def refuse_one(request: Recorded) -> Answer:
+        if pipeline_run(json.loads(request.body)) == refused:
+            return Answer(400, body="namespace acme-analytics is closed by policy")
+        return Answer(201)
+
+    fake_server.script(refuse_one)
+    window = open_window(root)
+    window.command("OpenLineage: Export Lineage Runs")
+    done = window.toast(r"OpenLineage Export: 1 run refused by ")
+    assert f"refused by {fake_server.url}/api/v1/lineage" in done
+    assert "namespace acme-analytics is closed by policy" in done
+    wait_until("the refused run in the output channel", lambda: any(
+        "namespace acme-analytics is closed by policy" in log.read_text()
+        and "refused: " in log.read_text() for log in code_server.output_logs()))
+
+    window.command("OpenLineage: Show Export Status")
+    status = window.toast(r"OpenLineage Export: 31 runs on the trail")
+    assert "30 of 31 runs exported; 1 pending (1 refused last time)" in status
+
+    window.command("OpenLineage: Open Export Report")
+    window.page.wait_for_selector(".tabs-container .tab[aria-label^='OpenLineage Export Report']")
+    report = window.page.frame_locator("iframe.webview").frame_locator("iframe#active-frame")
+    header = report.locator("header").inner_text()
+    assert "Dry run" not in header and "31 runs on the trail" in header, header
