@@ -39,3 +39,18 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
     assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "236 valid, 0 invalid", ok.stdout
     wrong = subprocess.run([*command, str(bad)], capture_output=True, text=True)
     assert wrong.returncode == 1 and "'BEGIN' is not one of" in wrong.stdout, wrong.stdout
+
+
+def test_demo_sh_says_what_it_does_on_first_run(tmp_path: Path) -> None:
+    # A checkout with no .venv yet; the Python that would make it fails at once, so the test
+    # sees what a newcomer sees before the (long) setup, without installing anything.
+    (tmp_path / "scripts").mkdir()
+    for script in ("demo.sh", "setup.sh"):
+        (tmp_path / "scripts" / script).write_bytes((ROOT / "scripts" / script).read_bytes())
+    result = subprocess.run(["bash", str(tmp_path / "scripts" / "demo.sh")], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                 "PYTHON": "false"})
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[0].startswith(
+        "demo.sh: first run: creating .venv and installing openlineage-export"), result.stderr

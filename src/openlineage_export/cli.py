@@ -2,7 +2,8 @@
 
 Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
 entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
-not be reached; 130 interrupted (Ctrl-C); 143 stopped by SIGTERM.
+not be reached; 5 another export of the same workspace to the same destination is running;
+130 interrupted (Ctrl-C); 143 stopped by SIGTERM.
 
 The export's terminal side (progress, messages, signals, the events file, the summary) is in
 ``terminal/``.
@@ -10,6 +11,7 @@ The export's terminal side (progress, messages, signals, the events file, the su
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import sys
@@ -44,6 +46,7 @@ EXIT_CODES = """\
 2    usage or configuration error (an option, a setting, a missing secret)
 3    workspace error: not a workspace, graph.json missing or not JSON
 4    the server could not be reached for openlineage.retry.maxTime seconds
+5    another export of this workspace to this destination is running: nothing was sent
 130  interrupted by Ctrl-C (what was accepted is kept)
 143  stopped by SIGTERM (the same: what was accepted is kept)"""
 
@@ -124,7 +127,7 @@ class _Commands(click.Group):
         except KeyboardInterrupt:
             exit_interrupted("\ninterrupted")
         except click.ClickException as exc:
-            exc.show()
+            _show_click_error(exc)
             sys.exit(exc.exit_code)
         except OSError as exc:
             if exc.errno != errno.EPIPE:
@@ -149,6 +152,19 @@ class _Commands(click.Group):
             with formatter.section("Examples"):
                 for line in self.examples.splitlines():
                     formatter.write(" " * formatter.current_indent + line + "\n")
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    """Click's own errors (a bad option, a missing argument) in the tool's one style: the usage
+    and how to get help, then ``error: ...`` as every other error of the tool says it."""
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        help_option = next(iter(ctx.help_option_names), None)
+        click.echo(ctx.get_usage(), err=True)
+        if help_option is not None and ctx.command.get_help_option(ctx) is not None:
+            click.echo(f"Try '{ctx.command_path} {help_option}' for help.", err=True)
+        click.echo("", err=True)
+    click.echo(f"error: {exc.format_message()}", err=True)
 
 
 # -- the workspace: -w before or after the subcommand, else found like git finds a repository --
@@ -205,7 +221,8 @@ def _settings_with_url(root: Path, url: str | None) -> Settings | None:
     if transport != "http":
         raise ConfigError(f"--url goes with the http transport; openlineage.transport is "
                           f"{transport} (from {settings.source('openlineage.transport')})")
-    return settings.with_values({"openlineage.url": url}, base=root)
+    return settings.with_values({"openlineage.url": url}, base=root,
+                                subjects={"openlineage.url": "--url"})
 
 
 # -- the group ----------------------------------------------------------------------------------
@@ -444,10 +461,18 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
     settings = _settings_with_url(root, url)
     standing = export_status(root, os.environ, settings=settings)
     destinations = standing.destinations
+    never = DestinationState("", standing.runs, 0, standing.runs, 0, None, None, None)
     if settings is not None:
         wanted = settings.of(HttpSettings).events_url or ""
         destinations = [s for s in destinations if s.destination == wanted] or [
-            DestinationState(wanted, standing.runs, 0, standing.runs, 0, None, None, None)]
+            dataclasses.replace(never, destination=wanted)]
+    else:
+        # The server the settings name is listed even before anything went to it.
+        in_force = settings_mod.load_settings(root, _catalogue(), os.environ)
+        configured = (in_force.of(HttpSettings).events_url
+                      if in_force.value("openlineage.transport") == "http" else None)
+        if configured and all(s.destination != configured for s in destinations):
+            destinations = [*destinations, dataclasses.replace(never, destination=configured)]
     if as_json:
         click.echo(orjson.dumps({"runs": standing.runs, "badEntries": standing.bad_entries,
                                  "destinations": [
@@ -458,7 +483,8 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
             option=orjson.OPT_INDENT_2).decode())
         return
     bad = standing.bad_entries
-    click.echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
+    click.echo(f"{standing.runs} runs on the trail"
+               + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else ""))
     if not destinations:
         click.echo("never exported (a dry run does not count)")
     for state in destinations:
@@ -468,6 +494,8 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
 
 def _standing(state: DestinationState) -> str:
     """Exported, then pending with the refused ones as a part of it."""
+    if state.last_export_started is None and not state.exported:
+        return f"never exported; {state.pending} runs pending"
     refused = min(state.failed, state.pending)
     parts = [f"{state.exported} of {state.runs} runs exported"]
     if state.pending:
@@ -539,7 +567,8 @@ def settings() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 def settings_list(as_json: bool) -> None:
     """Every setting: its value in force, where it comes from, and what it does."""
-    rows = settings_mod.describe(_catalogue(), _workspace(), os.environ)
+    root = _workspace()
+    rows = [_in_force(root, row) for row in settings_mod.describe(_catalogue(), root, os.environ)]
     if as_json:
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
         return
@@ -596,9 +625,8 @@ def settings_get(key: str, as_json: bool) -> None:
     rows = {row["key"]: row for row in settings_mod.describe(_catalogue(), root, os.environ)}
     if key not in rows:
         _catalogue().declared(key, None)  # unknown (with a suggestion) or secret-looking
-    value, source = rows[key]["value"], str(rows[key]["source"])
-    if value is None and key == "openlineage.namespace":
-        value, source = _namespace_from_graph(root)
+    row = _in_force(root, rows[key], strict=True)
+    value, source = row["value"], str(row["source"])
     if as_json:
         click.echo(orjson.dumps({"key": key, "value": value, "source": source},
                                 default=str).decode())
@@ -609,6 +637,21 @@ def settings_get(key: str, as_json: bool) -> None:
         click.echo(f"{key} is not set, and has no default", err=True)
     if value is None:
         sys.exit(1)
+
+
+def _in_force(root: Path, row: dict[str, object], *, strict: bool = False) -> dict[str, object]:
+    """``row`` of :func:`~.host.settings.describe` with the value in force where the export
+    derives one (the namespace, from graph.json) rather than leaving it unset. ``strict``: a
+    graph.json that cannot be read is an error (else the row stays as it is)."""
+    if row["key"] != "openlineage.namespace" or row["value"] is not None:
+        return row
+    try:
+        value, source = _namespace_from_graph(root)
+    except ExportError:
+        if strict:
+            raise
+        return row
+    return {**row, "value": value, "source": source}
 
 
 def _namespace_from_graph(root: Path) -> tuple[str | None, str]:

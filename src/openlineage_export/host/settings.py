@@ -168,10 +168,14 @@ class Settings:
         """Where the value in force of ``key`` comes from."""
         return self.sources.get(key, "default")
 
-    def with_values(self, values: Mapping[str, object], *, base: Path | None = None) -> Settings:
-        """These settings with ``values`` (as settings.json would hold them) set on top."""
+    def with_values(self, values: Mapping[str, object], *, base: Path | None = None,
+                    subjects: Mapping[str, str] | None = None) -> Settings:
+        """These settings with ``values`` (as settings.json would hold them) set on top;
+        ``subjects`` names a value in errors by what the user typed (``--url``), not its key."""
         origin = Path.cwd() if base is None else base
-        checked = {key: _check(self.catalogue.declared(key, None), value, key, origin)
+        named = subjects or {}
+        checked = {key: _check(self.catalogue.declared(key, None), value, named.get(key, key),
+                               origin)
                    for key, value in values.items()}
         merged = {**self.values, **{k: v for k, v in checked.items() if v is not None}}
         for key, value in checked.items():
@@ -491,7 +495,11 @@ def _check_url(value: str, subject: str) -> None:
     except ValueError:
         raise ConfigError(f"{subject} is not a valid URL (bad host or port)") from None
     if parts.scheme not in ("http", "https") or not value.lower().startswith(parts.scheme + "://"):
-        raise ConfigError(f"{subject} must start with http:// or https://")
+        # A bare host[:port] (localhost:5000) is the usual slip: show what was meant. Only
+        # then is the value repeated: it has no room for a credential.
+        bare = "://" not in value and re.fullmatch(r"[A-Za-z0-9.-]+(:\d{1,5})?(/[\w./-]*)?", value)
+        meant = f"; did you mean http://{value}?" if bare else ""
+        raise ConfigError(f"{subject} must start with http:// or https://{meant}")
     if not host:
         raise ConfigError(f"{subject} has no host")
     if parts.username is not None or parts.password is not None:

@@ -159,6 +159,8 @@ class Display:
             "runsFailed": progress.runs_failed, "elapsed": round(now - self._started, 2)}
         if progress.phase == "reading":
             line.update(bytesDone=progress.bytes_done, bytesTotal=progress.bytes_total)
+        elif progress.phase == "building":  # a dry run: built, none sent
+            line.update(eventsSent=0, eventsBuilt=progress.events_sent)
         self._json(line)
 
     def _start_bar(self) -> None:
