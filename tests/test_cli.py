@@ -259,7 +259,8 @@ def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path) -> None:
     summary = [line for line in error_lines(text) if not line.startswith("retrying: ")]
     assert summary[0] == stopped[0], "the summary opens with what happened"
     assert "failed:" not in text.err and "exported to" not in text.err, str(text)
-    assert "is the server running? check openlineage.url" in text.err
+    assert ("hint: is the server running, and is openlineage.url (from settings.json) the "
+            "address?") in text.err
     summary = json.loads(as_json.out)
     assert summary["exitCode"] == as_json.code == 4 and summary["outage"]
 

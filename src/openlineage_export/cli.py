@@ -418,17 +418,18 @@ def _outage_hint(root: Path, settings: Settings | None) -> str | None:
         settings = settings or settings_mod.load_settings(root, _catalogue(), os.environ)
     except ExportError:
         return None
+    # One hint, naming where the address came from; the address itself is in the line above.
     if settings.value("openlineage.transport") == "kafka":
-        key, what = "openlineage.kafka.bootstrapServers", "are the brokers running?"
+        key, question = "openlineage.kafka.bootstrapServers", "are the brokers running"
     elif settings.value("openlineage.transport") == "http":
-        key, what = "openlineage.url", "is the server running?"
+        key, question = "openlineage.url", "is the server running"
     else:
         return None
     source = settings.source(key)
-    source = "--url" if source == "given" else source
-    return (f"{what} check {key} ({settings.value(key)}, from {source})"
-            + (", or try another server for one export with --url" if key.endswith("url")
-               else ""))
+    if source == "given":
+        return f"hint: {question}, and is --url its address?"
+    other = "; --url tries another server for one export" if key.endswith("url") else ""
+    return f"hint: {question}, and is {key} (from {source}) the address?{other}"
 
 
 # -- status -------------------------------------------------------------------------------------

@@ -274,10 +274,13 @@ class HttpDestination:
         :class:`DestinationUnreachable` when that is already so."""
         quiet_for = time.monotonic() - self._last_success
         if quiet_for >= window:
+            # The address once: the reason names it too ("no answer from URL (refused)").
+            cause = reason.replace(f" from {self.url}", "").replace(f" to {self.url}", "")
+            if cause.startswith("no answer (") and cause.endswith(")"):
+                cause = cause.removeprefix("no answer (")[:-1]
             raise DestinationUnreachable(
                 f"the server at {self.url} could not be reached for {window:.0f} s "
-                f"({reason}); nothing more was sent: check that the server is running and "
-                "that openlineage.url is its address")
+                f"({cause}); nothing more was sent")
         return window - quiet_for
 
     def _describe(self, answer: Answer) -> str:
