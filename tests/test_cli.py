@@ -704,3 +704,76 @@ def test_w_on_a_folder_above_workspaces_lists_them(cli: Run, tmp_path: Path,
     assert error_lines(result) == [
         f"error: {above} is not a workspace: it has no .workspace/ folder (workspaces below "
         "it: projects/team/alpha, projects/team/beta; name one with -w DIR)"], str(result)
+
+
+# -- the ecosystem's own configuration (openlineage-python's variables and openlineage.yml) ----
+
+
+def test_openlineage_python_variables_are_read_and_named_as_the_source(
+        cli: Run, ws: WorkspaceMaker) -> None:
+    w = ("-w", str(ws.root))
+    env = {"OPENLINEAGE__TRANSPORT__TYPE": "http",
+           "OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:5999",
+           "OPENLINEAGE__TRANSPORT__ENDPOINT": "api/v2/lineage",
+           "OPENLINEAGE__TRANSPORT__TIMEOUT": "7"}
+    url, endpoint, timeout = (cli("settings", "get", key, *w, extra_env=env) for key in (
+        "openlineage.url", "openlineage.endpoint", "openlineage.timeout"))
+    assert (url.text, url.err) == ("http://127.0.0.1:5999\n",
+                                   "(environment (OPENLINEAGE__TRANSPORT__URL))\n"), str(url)
+    assert endpoint.text == "api/v2/lineage\n" and timeout.text == "7\n", str(timeout)
+    listed = cli("settings", "list", *w, extra_env=env)
+    assert ("openlineage.url = http://127.0.0.1:5999  [environment (OPENLINEAGE__TRANSPORT__URL)]"
+            in listed.text.splitlines()), listed.text
+    status = cli("status", *w, extra_env=env)
+    assert "http://127.0.0.1:5999/api/v2/lineage: never exported" in status.text, str(status)
+
+
+def test_openlineage_yml_wins_over_the_variables_and_a_disagreement_is_warned_once(
+        cli: Run, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    config = tmp_path / "ol" / "my.yml"
+    config.parent.mkdir()
+    config.write_text("transport:\n  type: http\n  url: http://127.0.0.1:5111\n")
+    env = {"OPENLINEAGE_CONFIG": str(config),
+           "OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:5222"}
+    got = cli("settings", "get", "openlineage.url", "-w", str(ws.root), extra_env=env)
+    assert got.text == "http://127.0.0.1:5111\n", str(got)
+    assert error_lines(got) == [
+        f"warning: openlineage.url: openlineage.yml ({config}) and environment "
+        f"(OPENLINEAGE__TRANSPORT__URL) disagree; the value from openlineage.yml ({config}) is "
+        "used", f"(openlineage.yml ({config}))"], str(got)
+    # Our own variable is more particular than the ecosystem's, and the workspace weaker.
+    ws.settings({"openlineage.url": "http://127.0.0.1:5333"})
+    ours = cli("settings", "get", "openlineage.url", "-w", str(ws.root),
+               extra_env={**env, "OPENLINEAGE_URL": "http://127.0.0.1:5444"})
+    assert ours.text == "http://127.0.0.1:5444\n", str(ours)
+    assert len([line for line in error_lines(ours) if line.startswith("warning:")]) == 1
+
+
+def test_an_openlineage_yml_inside_the_workspace_is_not_read(cli: Run,
+                                                             ws: WorkspaceMaker) -> None:
+    (ws.root / "openlineage.yml").write_text("transport:\n  url: http://127.0.0.1:5111\n")
+    got = cli("settings", "get", "openlineage.url", cwd=ws.root)
+    assert got.code == 1 and got.text == "", str(got)
+    assert "openlineage.yml is inside the workspace, so it travels with it and is not read" \
+        in got.err, str(got)
+
+
+def test_the_ecosystem_api_key_goes_only_to_a_server_the_user_named(
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    key = {"OPENLINEAGE__TRANSPORT__AUTH__TYPE": "api_key",
+           "OPENLINEAGE__TRANSPORT__AUTH__API_KEY": SECRET}
+    # The workspace names the server: the key from the user's environment does not go there.
+    ws.settings({"openlineage.url": fake_server.url})
+    refused = cli("export", "-w", str(ws.root), extra_env=key)
+    assert refused.code == 2 and fake_server.requests == [], str(refused)
+    assert ("the API key in the environment variable OPENLINEAGE__TRANSPORT__AUTH__API_KEY "
+            "goes only to a server you name") in refused.err
+    assert SECRET not in refused.err + refused.text
+    # The user names it (openlineage-python's variable): the key goes with the events.
+    ws.settings({})
+    sent = cli("export", "-q", "-w", str(ws.root),
+               extra_env={**key, "OPENLINEAGE__TRANSPORT__URL": fake_server.url})
+    assert sent.code == 0, str(sent)
+    assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
+    assert SECRET not in sent.err + sent.text

@@ -56,6 +56,10 @@ OTHER_ENVIRONMENT = {
     "OPENLINEAGE_EXPORT_STATE_DIR": "folder of the ledger [~/.local/state/openlineage-export]",
     "OPENLINEAGE_EXPORT_CONFIG_DIR": "folder of the secrets file [~/.config/openlineage-export]",
     "OPENLINEAGE_EXPORT_SECRETS": "file or keyring: force a secrets store",
+    "OPENLINEAGE__TRANSPORT__*": "openlineage-python's configuration (URL, ENDPOINT, TYPE, "
+                                 "AUTH__API_KEY...)",
+    "OPENLINEAGE_CONFIG": "openlineage-python's openlineage.yml [./openlineage.yml, "
+                          "~/.openlineage/openlineage.yml]",
 }
 """Environment variables besides the settings' own (those come from the catalogue)."""
 
@@ -318,7 +322,8 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     with held_signals():
         from .export import ExportRequest, run_export
         from .html_report import ReportCollector, check_writable, write_report
-    settings = _settings_with_url(root, url)
+    settings = _settings_with_url(root, url) or settings_mod.load_settings(
+        root, _catalogue(), os.environ)
     if not dry_run and progress != "json" and sys.stdin.isatty() and sys.stderr.isatty():
         _approve_on_first_use(root, settings)
 
@@ -331,6 +336,8 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
                 if dry_run else "finishing the requests in flight")
     with display, interruptible(cancel, display.message, stopping=stopping) as interruption, \
             (events_file(output) if dry_run else nullcontext()) as events:
+        for warning in settings.warnings:  # said once, before anything is sent
+            display.warning(warning)
         report = run_export(ExportRequest(
             workspace=root, settings=settings, dry_run=dry_run,
             output=events.stream if events is not None else None, environ=os.environ,
@@ -570,6 +577,8 @@ def settings_list(as_json: bool) -> None:
     """Every setting: its value in force, where it comes from, and what it does."""
     root = _workspace()
     rows = [_in_force(root, row) for row in settings_mod.describe(_catalogue(), root, os.environ)]
+    for warning in _settings_warnings(root):
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
         return
@@ -628,6 +637,9 @@ def settings_get(key: str, as_json: bool) -> None:
         _catalogue().declared(key, None)  # unknown (with a suggestion) or secret-looking
     row = _in_force(root, rows[key], strict=True)
     value, source = row["value"], str(row["source"])
+    for warning in _settings_warnings(root):
+        if not warning.startswith("openlineage.") or warning.startswith(f"{key}: "):
+            click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(orjson.dumps({"key": key, "value": value, "source": source},
                                 default=str).decode())
@@ -638,6 +650,15 @@ def settings_get(key: str, as_json: bool) -> None:
         click.echo(f"{key} is not set, and has no default", err=True)
     if value is None:
         sys.exit(1)
+
+
+def _settings_warnings(root: Path) -> tuple[str, ...]:
+    """What reading the settings found worth telling (two sources that disagree...); none when
+    they cannot be read (``settings`` shows them as they are, to mend them)."""
+    try:
+        return settings_mod.load_settings(root, _catalogue(), os.environ).warnings
+    except ExportError:
+        return ()
 
 
 def _in_force(root: Path, row: dict[str, object], *, strict: bool = False) -> dict[str, object]:

@@ -24,9 +24,10 @@ from typing import ClassVar
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.settings import SettingsGroup, setting
+from ..host.settings import ECOSYSTEM_API_KEY, SettingsGroup, setting
 from ..secrecy import (
     Redactor,
+    Secret,
     check_header_safe,
     check_key_transport,
     masked_logs,
@@ -88,6 +89,28 @@ class HttpSettings(SettingsGroup):
         return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
 
 
+def ecosystem_api_key(opening: Opening) -> Secret | None:
+    """The API key openlineage-python's configuration holds (``OPENLINEAGE__TRANSPORT__AUTH__
+    API_KEY``, or ``openlineage.yml``): the user's, so it goes, as ``OPENLINEAGE_API_KEY``
+    does, only to a server the user named (``check_key_destination``)."""
+    from ..host.ecosystem import read_ecosystem
+
+    ecosystem = read_ecosystem(opening.environ, opening.workspace)
+    for path in ECOSYSTEM_API_KEY:
+        found = ecosystem.get(path)
+        if found is None:
+            continue
+        value, source = found
+        if not isinstance(value, str) or not value:
+            continue
+        if source.startswith("environment ("):
+            env = source.removeprefix("environment (").removesuffix(")")
+            return Secret(value, f"the environment variable {env}", f"set {env} again",
+                          env=env)
+        return Secret(value, f"the {source}", f"correct it in the {source}")
+    return None
+
+
 @dataclass(frozen=True)
 class HttpConfig:
     """Where to post, with what key, and how patiently: checked, the key resolved."""
@@ -115,8 +138,9 @@ class HttpConfig:
             raise ConfigError("openlineage.url is not set: set it with "
                               "'openlineage-export settings set openlineage.url "
                               "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run")
-        key = resolve_secret(opening.environ, http.api_key_secret_ref, API_KEY_ENV,
-                             store=opening.secrets, setting="openlineage.apiKey.secretRef")
+        key = None if opening.environ.get(API_KEY_ENV) else ecosystem_api_key(opening)
+        key = key or resolve_secret(opening.environ, http.api_key_secret_ref, API_KEY_ENV,
+                                    store=opening.secrets, setting="openlineage.apiKey.secretRef")
         if key is not None:
             check_header_safe(key)
             check_key_destination(key, [url], opening.settings, opening.secrets,
