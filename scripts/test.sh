@@ -12,7 +12,7 @@
 #   MARQUEZ_WEB_URL   Marquez's web UI the browser tests open [http://127.0.0.1:$MARQUEZ_WEB_PORT]
 #   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
-#   and those of scripts/marquez.sh and scripts/kafka.sh (see their --help)
+#   and those of scripts/marquez.sh, scripts/kafka.sh and scripts/datahub.sh (see their --help)
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -58,18 +58,40 @@ else
     "(../shared/third_party/marquez-*/web) is not here to build it; its browser tests will be skipped" >&2
 fi
 # The kafka transport's end-to-end tests need a real broker (Apache Kafka from Maven Central, KRaft
-# mode, loopback): skipped, each saying why, where it cannot be had; where it starts, they must pass.
+# mode, loopback). Maven Central is always reachable here: a broker that cannot be fetched or
+# started fails the run (its log above), never a skipped proof.
 if KAFKA_BOOTSTRAP_SERVERS=$(scripts/kafka.sh start); then
   export KAFKA_BOOTSTRAP_SERVERS OLX_REQUIRE_KAFKA=1
 else
-  echo "test.sh: Kafka could not be started (above); its end-to-end tests will be skipped" >&2
+  echo "test.sh: Kafka could not be started (above), and the tests require it: failing" >&2
+  exit 1
+fi
+# DataHub's own OpenLineage converter (three points of its history), which the DataHub-mode tests
+# run every event through: built with Maven from ../shared/third_party/datahub-* (once: about 3
+# minutes). With that source here (always in CI), a converter that does not build fails the run;
+# without it, those tests are skipped, each saying why.
+if compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null; then
+  if scripts/datahub.sh build >/dev/null; then
+    export OLX_REQUIRE_DATAHUB=1
+  else
+    echo "test.sh: DataHub's converter could not be built (above), and the tests require it: failing" >&2
+    exit 1
+  fi
+else
+  echo "test.sh: DataHub's converter source (../shared/third_party/datahub-*) is not here to build;" \
+    "its tests will be skipped" >&2
 fi
 # The HTML report's tests draw with Graphviz and open the page in Debian's Chromium: installed
 # here when missing; where they are, those tests must run, not skip.
 if scripts/browser.sh >/dev/null; then
   export OLX_REQUIRE_BROWSER=1
 else
-  echo "test.sh: Chromium or Graphviz could not be installed (above); the browser tests will be skipped" >&2
+  echo "test.sh: Chromium or Graphviz could not be installed (above), and the tests require them: failing" >&2
+  exit 1
+fi
+# In CI a skipped test is a missing proof: it fails the run (tests/conftest.py).
+if [ "${CI:-}" = true ]; then
+  export OLX_NO_SKIPS=1
 fi
 set +e
 .venv/bin/python -m pytest "$@"

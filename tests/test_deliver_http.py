@@ -27,6 +27,7 @@ from fakeserver import (
 )
 from helpers import DEMO, WorkspaceMaker, run_record
 
+from openlineage_export.deliver.http import DATAHUB_REFUSAL
 from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.host.secrets import FileStore
@@ -399,6 +400,39 @@ def test_marquez_500_saying_400_is_a_refusal(fake_server: FakeServer, one_run: P
 def test_plain_500_is_retried(fake_server: FakeServer, one_run: Path,
                               environ: dict[str, str]) -> None:
     fake_server.script([Answer(500, body={"code": 500, "message": "boom"}), Answer(201)])
+    configure(one_run, url=fake_server.url)
+    report = export(one_run, environ)
+    assert report.exit_code == 0 and len(fake_server.requests) == 5
+
+
+def test_datahub_empty_500_is_explained_and_kept_pending(fake_server: FakeServer,
+                                                         three_runs: Path,
+                                                         environ: dict[str, str]) -> None:
+    """DataHub of 2025-07 (1.2) answers every event of a producer it does not know with an empty
+    500 (its converter: "Unable to determine orchestrator"): each run is refused by the server
+    (not retried, not an outage), with one line saying what to do, and stays pending."""
+    endpoint = "openapi/openlineage/api/v1/lineage"
+    fake_server.script(lambda req: Answer(500) if req.path == "/" + endpoint else Answer(201))
+    configure(three_runs, url=fake_server.url, endpoint=endpoint)
+    report = export(three_runs, environ)
+    assert len(fake_server.requests) == 3  # one event per run: refused, not retried
+    assert report.runs_failed == 3 and report.runs_sent == 0 and report.outage is None
+    assert report.exit_code == 1
+    assert {f.reason for f in report.failed} == {DATAHUB_REFUSAL}
+    assert "\n" not in DATAHUB_REFUSAL and "DATAHUB_OPENLINEAGE_ORCHESTRATOR" in DATAHUB_REFUSAL
+    assert "upgrade DataHub" in DATAHUB_REFUSAL
+    # Kept pending: the next export sends them again.
+    again = export(three_runs, environ)
+    assert again.runs_failed == 3 and len(fake_server.requests) == 6
+    # Once DataHub takes them (upgraded), they go.
+    fake_server.script(lambda req: Answer(201))
+    done = export(three_runs, environ)
+    assert done.exit_code == 0 and done.runs_sent == 3
+
+
+def test_empty_500_elsewhere_is_retried(fake_server: FakeServer, one_run: Path,
+                                        environ: dict[str, str]) -> None:
+    fake_server.script([Answer(500), Answer(201)])
     configure(one_run, url=fake_server.url)
     report = export(one_run, environ)
     assert report.exit_code == 0 and len(fake_server.requests) == 5

@@ -186,3 +186,105 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
     assert set(rest) == set(expected) - set(kept)
     assert all(rest[run_id] == expected[run_id] for run_id in rest)
     assert set(delivered(tmp_path / "state")) == set(expected)
+
+
+
+def _let_go(process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` ended, or points its standard error at /dev/null (it found its
+    terminal gone)."""
+    try:
+        return os.readlink(f"/proc/{process.pid}/fd/2") == os.devnull
+    except OSError:
+        return process.poll() is not None
+
+
+def _on_a_terminal_of_its_own(command: list[str], env: dict[str, str]
+                              ) -> tuple[subprocess.Popen[bytes], int]:
+    """``command`` as the session leader of a new pseudo-terminal (its controlling terminal,
+    as a shell's command in a terminal window or over ssh); returns it and the master side."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(command, env={**env, "TERM": "xterm-256color"}, stdin=slave,
+                            stdout=slave, stderr=slave, start_new_session=True,
+                            preexec_fn=controlling_terminal)
+    os.close(slave)
+    return proc, master
+
+
+@pytest.mark.parametrize("how", ["terminal closed", "kill -HUP"])
+def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
+        tmp_path: Path, how: str) -> None:
+    """The terminal closes (its window, or the ssh connection) while requests are in flight:
+    the kernel sends SIGHUP, and every write to the terminal fails from then on. The requests
+    in flight are answered and recorded all the same, the exit code is 129, and the next
+    export sends exactly the rest. The server holds every request until the signal was
+    taken."""
+    from fakeserver import Answer, FakeServer
+
+    root = tmp_path / "ws"
+    write_workspace(root, 40, seed=99)
+    dry = io.BytesIO()
+    assert run_export(ExportRequest(root, dry_run=True, output=dry)).exit_code == 0
+    expected = by_run(dry.getvalue().splitlines())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
+    env["OPENLINEAGE_EXPORT_STATE_DIR"] = str(tmp_path / "state")
+    command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(root)]
+    total = sum(len(events) for events in expected.values())
+    release = threading.Event()
+    with FakeServer() as server:
+        # A third of the events answered at once; from then on each is held until released.
+        server.script(lambda request: Answer(201) if len(server.requests) <= total // 3
+                      or release.wait(120) else Answer(503))
+        env["OPENLINEAGE_URL"] = server.url
+        err = ""
+        if how == "terminal closed":
+            export, master = _on_a_terminal_of_its_own(command, env)
+        else:
+            export = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+        try:
+            assert server.wait_for(total // 3 + 1, timeout=120), "the requests did not come"
+            if how == "terminal closed":
+                os.close(master)  # the kernel hangs up: SIGHUP, and EIO for every write
+                # Observed: its first message failed, so it let go of the terminal.
+                wait_until(lambda: _let_go(export), "the export to give up its terminal")
+            else:
+                export.send_signal(signal.SIGHUP)
+                assert export.stderr is not None
+                line = export.stderr.readline()
+                assert line.startswith("interrupting (SIGHUP): finishing the requests in "
+                                       "flight"), line
+            release.set()
+            if how == "terminal closed":
+                export.wait(timeout=120)
+            else:
+                _, err = export.communicate(timeout=120)
+        finally:
+            release.set()
+            if export.poll() is None:
+                export.kill()
+        assert export.returncode == 129, err
+        assert "Traceback" not in err
+        if how == "kill -HUP":
+            assert "interrupted (SIGHUP): what was accepted is kept; run the export again" in err
+        received = by_run([r.body for r in server.requests])
+
+        kept = delivered(tmp_path / "state")
+        assert kept and len(kept) < len(expected), "the export was not cut short, or kept nothing"
+        for run_id, events in kept.items():
+            assert received[run_id] == expected[run_id] and events == len(expected[run_id])
+        standing = subprocess.run([*command[:-3], "status", "-w", str(root), "--json"], env=env,
+                                  capture_output=True, text=True, timeout=120)
+        assert json.loads(standing.stdout)["destinations"][0]["lastExportOutcome"] == \
+            "interrupted"
+        server.script([])  # the next export sends exactly the rest
+        again = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True,
+                               timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["runs"]["unchanged"] == len(kept)

@@ -4,12 +4,13 @@ keep what belongs to others byte for byte, and keep a link a link."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import WorkspaceMaker, cli_command, cli_env
+from helpers import DEMO, WorkspaceMaker, cli_command, cli_env
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.host.jsonfile import (
@@ -98,3 +99,39 @@ def test_a_settings_file_that_is_a_fifo_is_one_line_not_a_hang(ws: WorkspaceMake
     assert done.returncode == 2, done.stderr
     assert done.stderr == (f"error: cannot read {settings}: it is a named pipe (FIFO), not a "
                            "file\n")
+
+
+@pytest.mark.parametrize("file", ["settings.json", "secrets.json"])
+def test_a_number_of_5000_digits_is_one_line_naming_the_file_and_key(
+        tmp_path: Path, file: str) -> None:
+    """Python refuses to turn more than 4,300 digits into an int (a ValueError, not a JSON
+    error): one line naming the file and the key, never the number, exit 2."""
+    root = tmp_path / "ws"
+    shutil.copytree(DEMO, root)
+    env = cli_env(tmp_path)
+    number = "7" * 5000
+    if file == "settings.json":
+        path = root / ".workspace" / "settings.json"
+        path.write_text('{"openlineage.url": "http://localhost:5000",\n'
+                        f' "openlineage.retry.maxTime": {number}}}')
+        where = "openlineage.retry.maxTime"
+        commands = [["export", "--dry-run", "-o", str(tmp_path / "ev.jsonl")],
+                    ["settings", "list"], ["settings", "set", "openlineage.namespace", "x"]]
+    else:
+        folder = tmp_path / "config"
+        folder.mkdir(mode=0o700)
+        path = folder / "secrets.json"
+        path.write_text(f'{{"marquez": "sk-1", "other": {{"list": [1, -{number}]}}}}')
+        path.chmod(0o600)
+        where = "other.list[1]"
+        commands = [["secrets", "list"], ["secrets", "set", "x"]]
+    for command in commands:
+        proc = subprocess.run(cli_command(*command, "-w", str(root)) if command[0] != "secrets"
+                              else cli_command(*command), env=env, capture_output=True,
+                              text=True, input="value", timeout=120)
+        assert proc.returncode == 2, (command, proc.stderr)
+        lines = proc.stderr.splitlines()
+        assert lines == [f"error: {'the secrets file ' if file == 'secrets.json' else ''}"
+                         f"{path}: {where} is a number of 5,000 digits, longer than any "
+                         "setting or secret (and than Python reads); fix or remove it"], lines
+        assert "7777" not in proc.stdout + proc.stderr

@@ -257,6 +257,69 @@ def test_a_refused_event_fails_its_run_with_the_brokers_reason_and_not_the_other
     assert other.delivered
 
 
+class BatchingProducer(FakeProducer):
+    """Reports what is due as one batch, as a broker answers a produce request: a batch with
+    a message larger than ``limit`` is refused whole (MSG_SIZE_TOO_LARGE for each of its
+    messages, none written). Nothing is reported until ``first_batch`` messages were
+    produced: the first batch holds the events of every run sent at once."""
+
+    def __init__(self, limit: int, first_batch: int) -> None:
+        super().__init__()
+        self.limit = limit
+        self.first_batch = first_batch
+        self.batches: list[list[Produced]] = []
+        self.written: list[Produced] = []
+
+    def poll(self, timeout: float) -> int:
+        with self._lock:
+            due = [] if len(self.produced) < self.first_batch else self._queue
+            self._queue = self._queue if not due else []
+        if not due:
+            time.sleep(min(timeout, 0.005))
+            return 0
+        batch = [message for _, message, _ in due]
+        self.batches.append(batch)
+        too_large = any(len(message.value) > self.limit for message in batch)
+        if not too_large:
+            self.written += batch
+        for _, message, on_delivery in due:
+            error = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE) if too_large else None
+            self.reported.append((message, error))
+            on_delivery(error, None)
+        return len(due)
+
+
+def test_an_event_too_large_for_the_broker_fails_its_own_run_not_those_batched_with_it(
+        ) -> None:
+    """One event larger than the broker takes, in one batch with three small runs: the broker
+    refuses the batch whole. The small runs are sent again, each event alone, and delivered;
+    the large one is refused with its reason; every event written once, in its run's order."""
+    small = [a_run(f"0190b4f6-3333-7000-8000-00000000000{n}") for n in range(3)]
+    large = a_run("0190b4f6-4444-7000-8000-000000000004")
+    large.events[1]["blob"] = "x" * 60_000
+    runs = [small[0], large, small[1], small[2]]
+    producer = BatchingProducer(limit=20_000, first_batch=sum(len(r.events) for r in runs))
+    kafka = destination(producer, concurrency=4)
+    outcomes: dict[str, RunOutcome] = {}
+    try:
+        deliver(((run, None) for run in runs), kafka,
+                lambda run, _tag, o: outcomes.__setitem__(run.run_id, o), threading.Event())
+    finally:
+        kafka.close_now()
+    assert len(producer.batches[0]) == 16, "the premise: every run's events in one batch"
+    assert all(outcomes[run.run_id].delivered for run in small), outcomes
+    refused = outcomes[large.run_id]
+    assert not refused.delivered and refused.accepted == 1
+    assert refused.error is not None and refused.error.startswith(
+        "event 2 of 4 is 60,") and "more than the broker takes" in refused.error
+    written: dict[bytes, list[bytes]] = defaultdict(list)
+    for message in producer.written:
+        written[message.key].append(message.value)
+    assert written == {**{run.run_id.encode(): [encode(e) for e in run.events]
+                          for run in small},
+                       large.run_id.encode(): [encode(large.events[0])]}
+
+
 def test_a_broker_that_answers_nothing_for_the_whole_timeout_is_an_outage(
         never: threading.Event) -> None:
     producer = FakeProducer(lambda _m: KafkaError(KafkaError._MSG_TIMED_OUT), delay=0.4)

@@ -408,3 +408,67 @@ def test_a_ledger_damaged_in_its_middle_is_one_line_saying_to_move_it_away(
         (line,) = err.splitlines()
         assert line.startswith(f"error: the export ledger {ledger} cannot be used ("), line
         assert line.endswith(advice), line
+
+
+def _three_runs_exported(ws: WorkspaceMaker, tmp_path: Path, server: Any) -> dict[str, str]:
+    import subprocess
+
+    from helpers import cli_command, cli_env
+
+    ws.segment("000001.jsonl", [run_record("a"), run_record("b"), run_record("c")])
+    env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
+    first = subprocess.run(cli_command("export", "-w", str(ws.root)), env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    return env
+
+
+def test_a_damaged_ledger_is_said_in_one_line_and_nothing_is_sent_again(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """The destinations' page overwritten (its index intact): the export's own reads found no
+    destination and sent every run again, exit 0. SQLite's check at opening finds it."""
+    import random
+    import subprocess
+
+    from fakeserver import FakeServer
+    from helpers import cli_command
+
+    with FakeServer() as server:
+        env = _three_runs_exported(ws, tmp_path, server)
+        sent = len(server.requests)
+        ledger = tmp_path / "state" / "ledger.sqlite"
+        assert not ledger.with_name("ledger.sqlite-wal").exists()  # all of it in the file
+        with sqlite3.connect(ledger) as db:
+            page, size = (db.execute("SELECT rootpage FROM sqlite_master WHERE name = "
+                                     "'destinations'").fetchone()[0],
+                          db.execute("PRAGMA page_size").fetchone()[0])
+        db.close()
+        with ledger.open("r+b") as file:  # the end of the page, where its row is
+            file.seek(page * size - 200)
+            file.write(random.Random(7).randbytes(200))
+        for command in (["export"], ["status"]):
+            again = subprocess.run(cli_command(*command, "-w", str(ws.root)), env=env,
+                                   capture_output=True, text=True, timeout=300)
+            assert again.returncode == 2, (command, again.stderr)
+            assert again.stderr.splitlines() == [
+                f"error: the export ledger {ledger} cannot be used (damaged: On tree page "
+                f"{page} cell 0: Extends off end of page); the file is damaged: move it away "
+                f"(mv {ledger} {ledger}.damaged); the next export then starts a new ledger "
+                "and sends every run again"], again.stderr
+        assert len(server.requests) == sent, "runs were sent again"
+
+
+def test_status_with_an_unusable_state_folder_says_it_cannot_read_the_ledger(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    import subprocess
+
+    from helpers import cli_command, cli_env
+
+    ws.segment("000001.jsonl", [run_record("a")])
+    (tmp_path / "state").write_text("a file where the state folder should be")
+    proc = subprocess.run(cli_command("status", "-w", str(ws.root)), env=cli_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "never exported" not in proc.stdout
+    assert proc.stderr.startswith(f"error: cannot read the export ledger {tmp_path}/state/"
+                                  "ledger.sqlite (Not a directory); check that ")

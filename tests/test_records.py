@@ -53,6 +53,27 @@ def test_a_second_60_that_is_no_leap_second_is_refused(value: str) -> None:
         normalise_time(value, "startedAt")
 
 
+@pytest.mark.parametrize("value", ["2026-11-02T02:00:00+18:30", "2026-11-02t02:00:00.5-19:00",
+                                   "2026-11-02 02:00:00+23:59", "2026-11-02T02:00:00-18:01"])
+def test_an_offset_beyond_18_hours_is_a_bad_entry_named_with_file_and_line(
+        ws: WorkspaceMaker, value: str) -> None:
+    """java.time reads offsets up to ±18:00 only (Marquez answers such an event with a 500):
+    the line is a bad entry, named; the other runs are exported; ±18:00 itself is good."""
+    ws.segment("000001.jsonl", [
+        run_record("a", startedAt="2026-11-02T02:00:00+18:00"),
+        run_record("b", stages=[stage_record(startedAt=value)]),
+        run_record("c", startedAt="2026-11-02T02:00:00-18:00")])
+    out = io.BytesIO()
+    bad: list[object] = []
+    report = run_export(ExportRequest(ws.root, dry_run=True, output=out,
+                                      on_bad_entry=bad.append))
+    assert report.exit_code == 1 and report.runs_total == 2
+    assert [str(entry) for entry in bad] == [
+        f".workspace/lineage/audit/000001.jsonl:2: run 'b': stages[0].startedAt {value!r} has "
+        f"a UTC offset ({value[-6:]}) beyond ±18:00, which no time zone has and the lineage "
+        "servers cannot read"]
+
+
 def test_a_leap_second_gives_the_same_run_id_everywhere(ws: WorkspaceMaker) -> None:
     ws.segment("000001.jsonl", [run_record("leap-run", startedAt="2016-12-31T23:59:60Z",
                                            endedAt="2017-01-01T00:00:01Z", stages=[])])

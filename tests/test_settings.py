@@ -83,7 +83,7 @@ def settings_text(workspace: Path) -> str:
 def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> None:
     groups: dict[type[SettingsGroup], list[str]] = {
         EventSettings: ["openlineage.namespace", "openlineage.sourceRepository.url",
-                        "openlineage.sourceRepository.version"],
+                        "openlineage.sourceRepository.version", "openlineage.server"],
         TransportSettings: ["openlineage.transport"],
         DeliverySettings: ["openlineage.timeout", "openlineage.retry.maxTime",
                            "openlineage.concurrency", "openlineage.tls.caBundle",
@@ -104,7 +104,7 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
         assert [row.attribute for row in rows] == [f.name for f in dataclasses.fields(group)]
         assert all(row.description.strip() for row in rows)
     keys = [row.key for row in CATALOGUE]
-    assert len(keys) == len(set(keys)) == 24
+    assert len(keys) == len(set(keys)) == 25
     transport = CATALOGUE.get("openlineage.transport")
     assert transport is not None and transport.choices == tuple(KINDS) == ("http", "kafka", "file")
 

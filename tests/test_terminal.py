@@ -20,8 +20,8 @@ from pathlib import Path
 import pexpect
 import pyte
 import pytest
-from fakeserver import closed_port
-from helpers import DEMO
+from fakeserver import Answer, FakeServer, closed_port
+from helpers import DEMO, GRAPH, WorkspaceMaker, run_record
 from holds import DEADLINE, BuildingHold, hold_reading, holding, segments, wait_until
 from synth_trail import write_workspace
 
@@ -347,3 +347,56 @@ def test_progress_json_is_one_object_a_line_for_a_host(big_trail: Path, env: dic
     assert last["eventsBuilt"] == summary["events"]["built"] > 0, "a dry run builds events"
     assert last["eventsSent"] == summary["events"]["sent"] == 0, "and sends none"
     assert lines[-1] == {"event": "finished", "exitCode": 1}
+
+
+TITLE = "\x1b]0;pwned\x07"
+CLEAR = "\x1b[2J\x1b[H"
+RED = "\x1b[31m"
+FORGED = "exported to https://prod.example.com/api/v1/lineage: 9 of 9 runs sent (27 events)"
+
+
+def test_what_strangers_wrote_reaches_the_terminal_escaped_never_acting_on_it(
+        env: dict[str, str], tmp_path: Path) -> None:
+    """A pipeline id (from the workspace), a trace id (from the trail) and a server's error
+    body carrying escape sequences and line breaks: printed with them escaped. The title stays,
+    the screen is not cleared, no colour changes, and no line is forged."""
+    ws = WorkspaceMaker(tmp_path / "ws")
+    pipeline = f"sales{TITLE}\n{FORGED}\r"
+    graph = json.loads(json.dumps(GRAPH))
+    graph["pipelines"][0]["id"] = pipeline
+    graph["pipelines"][1]["id"] = f"never{CLEAR}"
+    ws.graph(graph)
+    ws.segment("2026-11-02.jsonl", [run_record(f"run-1{RED}", pipeline=pipeline)])
+    with FakeServer(Answer(400, body=f"bad event {TITLE}{CLEAR}{RED}\x9b2J done")) as server:
+        ws.settings({"openlineage.url": server.url})
+        term = on_terminal(["export", "--progress", "none", "-w", str(ws.root)], env)
+        code = term.finish()
+    text = term.text()
+    assert code == 1, text
+    screen = term.screen
+    assert screen.title == "", f"the title was set to {screen.title!r}"
+    # Nothing was cleared: the first line the command printed is still the first one.
+    lines = term.lines()
+    assert lines[0].startswith("exported to http://127.0.0.1:"), text
+    assert not any(line.startswith("exported to https://prod") for line in lines), text
+    # Every character drawn in the default colour.
+    colours = {char.fg for row in screen.buffer.values() for char in row.values()}
+    assert colours <= {"default"}, colours
+    escaped = "sales\\x1b]0;pwned\\x07\\nexported to https://prod.example.com"
+    assert any(escaped in line for line in lines), text
+    assert any("bad event \\x1b]0;pwned\\x07\\x1b[2J\\x1b[H\\x1b[31m\\x9b2J done" in line
+               for line in lines), text
+    assert any("run-1\\x1b[31m" in line for line in lines), text
+    assert any(line.startswith("never run: never\\x1b[2J") for line in lines), text
+
+    # status and settings list print the stranger's values escaped too.
+    (ws.root / ".workspace" / "settings.json").write_text(json.dumps(
+        {"openlineage.url": server.url, "openlineage.namespace": f"ns{TITLE}\n{FORGED}"}))
+    for command in (["status"], ["settings", "list"], ["settings", "get",
+                                                       "openlineage.namespace"]):
+        term = on_terminal([*command, "-w", str(ws.root)], env)
+        term.finish()
+        assert term.screen.title == "", (command, term.screen.title)
+        assert not any(line.startswith("exported to https://prod") for line in term.lines()), \
+            term.text()
+    assert any("ns\\x1b]0;pwned\\x07\\nexported" in line for line in term.lines()), term.text()

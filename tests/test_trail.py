@@ -312,3 +312,27 @@ def test_a_segment_rotated_during_the_export_is_followed_to_its_compressed_form(
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["runs"] == {"total": 85, "sent": 5, "unchanged": 80,
                                                     "failed": 0}
+
+
+def test_blank_lines_are_no_entries_and_a_flood_of_them_is_read_in_bulk(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """Blank lines (an editor's, or 16 MiB of line breaks in a 16 KB gzip) are passed over
+    without a word: 0 bad entries, exit 0; the lines after them keep their numbers."""
+    flood = b"\n" * (16 << 20)
+    (ws.audit / "000001.jsonl.gz").write_bytes(gzip.compress(
+        json.dumps(run_record("a")).encode() + b"\n" + flood + b"  \r\n\t\n"
+        + json.dumps(run_record("b")).encode() + b"\n" + flood + b"{oops\n", mtime=0))
+    ws.segment("000002.jsonl", ["", json.dumps(run_record("c")), "   ", ""])
+    runs, bad, _ = read(ws)
+    assert [r.trace_id for r in runs] == ["a", "b", "c"]
+    flood_lines = 16 << 20
+    assert [(b.file, b.line) for b in bad] == [
+        (".workspace/lineage/audit/000001.jsonl.gz", 2 * flood_lines + 5)]
+
+    (ws.audit / "000001.jsonl.gz").write_bytes(gzip.compress(flood, mtime=0))
+    proc = subprocess.run(cli_command("export", "--dry-run", "-o", str(tmp_path / "ev.jsonl"),
+                                      "--json", "-w", str(ws.root)),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["badEntries"]["count"] == 0 and report["runs"]["total"] == 1

@@ -2,8 +2,9 @@
 
 Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
 entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
-not be reached; 5 another export of the same workspace to the same destination is running;
-130 interrupted (Ctrl-C); 143 stopped by SIGTERM.
+not be reached; 5 another export of the same workspace to the same destination is
+running; 129 stopped by SIGHUP; 130 interrupted (Ctrl-C); 141 standard output's
+reader went away; 143 stopped by SIGTERM.
 
 The export's terminal side (progress, messages, signals, the events file, the summary) is in
 ``terminal/``.
@@ -26,11 +27,13 @@ import orjson
 from click.shell_completion import CompletionItem
 
 from . import __version__
-from .errors import ConfigError, ExportError
+from .errors import ConfigError, ExportError, OutputError
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
 from .host.workspace import Workspace
 from .terminal.signals import exit_interrupted, held_signals
+from .terminal.streams import STDOUT, detach, write_err, write_out
+from .terminal.text import shown
 
 if TYPE_CHECKING:  # the export stack is imported by the commands that use it, so that
     # --help, settings and secrets start fast
@@ -47,8 +50,13 @@ EXIT_CODES = """\
 3    workspace error: not a workspace, graph.json missing or not JSON
 4    the server could not be reached for openlineage.retry.maxTime seconds
 5    another export of this workspace to this destination is running: nothing was sent
+129  stopped by SIGHUP, the terminal closed (the same: what was accepted is kept)
 130  interrupted by Ctrl-C (what was accepted is kept)
+141  standard output's reader went away (| head): the command ended quietly
 143  stopped by SIGTERM (the same: what was accepted is kept)"""
+
+EXIT_READER_GONE = 141
+"""128 + SIGPIPE: what a shell reports for a command whose output's reader went away."""
 
 OTHER_ENVIRONMENT = {
     "OPENLINEAGE_API_KEY": "the API key (instead of openlineage.apiKey.secretRef)",
@@ -62,6 +70,20 @@ OTHER_ENVIRONMENT = {
                           "~/.openlineage/openlineage.yml]",
 }
 """Environment variables besides the settings' own (those come from the catalogue)."""
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """Print one line for a person: a stranger's control characters in it (a setting's value,
+    a server's reply, a pipeline id) are shown escaped (``terminal/text.py``). Standard output
+    that cannot be written is an OutputError; standard error, nothing (``terminal/streams.py``).
+    """
+    (write_err if err else write_out)(shown(text))
+
+
+def _echo_json(value: object, *, indent: bool = True) -> None:
+    """Print a JSON document on standard output (JSON escapes control characters itself)."""
+    write_out(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0,
+                           default=str).decode())
 
 
 # -- the command classes: one error boundary, help with examples -------------------------------
@@ -106,13 +128,23 @@ class _Commands(click.Group):
         """Run the command; an ExportError is one line (JSON with --progress json)."""
         try:
             return super().invoke(ctx)
+        except OutputError as exc:
+            detach(STDOUT)  # nothing more goes out, nor fails at the interpreter's last flush
+            if exc.errno == errno.EPIPE:
+                ctx.exit(EXIT_READER_GONE)  # | head -1: the reader had what it wanted
+            self._error(ctx, exc)
         except ExportError as exc:
-            if ctx.meta.get("json_progress"):
-                click.echo(orjson.dumps({"event": "error", "message": str(exc),
-                                         "exitCode": exc.exit_code}).decode(), err=True)
-            else:
-                click.echo(f"error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            self._error(ctx, exc)
+
+    @staticmethod
+    def _error(ctx: click.Context, exc: ExportError) -> None:
+        """One line on stderr (JSON with --progress json), and the error's exit code."""
+        if ctx.meta.get("json_progress"):
+            write_err(orjson.dumps({"event": "error", "message": str(exc),
+                                    "exitCode": exc.exit_code}).decode())
+        else:
+            _echo(f"error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -126,18 +158,18 @@ class _Commands(click.Group):
             cause = exc.__cause__ or exc.__context__
             if isinstance(cause, KeyboardInterrupt):
                 exit_interrupted("interrupted")
-            click.echo("aborted: no input", err=True)
+            _echo("aborted: no input", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             exit_interrupted("\ninterrupted")
         except click.ClickException as exc:
             _show_click_error(exc)
             sys.exit(exc.exit_code)
-        except OSError as exc:
+        except OSError as exc:  # click's own output (--help, a usage error) to a closed pipe
             if exc.errno != errno.EPIPE:
                 raise
-            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away
-            sys.exit(1)
+            detach(STDOUT)
+            sys.exit(EXIT_READER_GONE)
         sys.exit(code if isinstance(code, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -164,11 +196,11 @@ def _show_click_error(exc: click.ClickException) -> None:
     ctx = getattr(exc, "ctx", None)
     if isinstance(exc, click.UsageError) and ctx is not None:
         help_option = next(iter(ctx.help_option_names), None)
-        click.echo(ctx.get_usage(), err=True)
+        _echo(ctx.get_usage(), err=True)
         if help_option is not None and ctx.command.get_help_option(ctx) is not None:
-            click.echo(f"Try '{ctx.command_path} {help_option}' for help.", err=True)
-        click.echo("", err=True)
-    click.echo(f"error: {exc.format_message()}", err=True)
+            _echo(f"Try '{ctx.command_path} {help_option}' for help.", err=True)
+        _echo("", err=True)
+    _echo(f"error: {exc.format_message()}", err=True)
 
 
 # -- the workspace: -w before or after the subcommand, else found like git finds a repository --
@@ -334,18 +366,24 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     cancel = threading.Event()
     stopping = ("stopping after the run being built; nothing is written to the output file"
                 if dry_run else "finishing the requests in flight")
-    with display, interruptible(cancel, display.message, stopping=stopping) as interruption, \
-            (events_file(output) if dry_run else nullcontext()) as events:
-        for warning in settings.warnings:  # said once, before anything is sent
-            display.warning(warning)
-        report = run_export(ExportRequest(
-            workspace=root, settings=settings, dry_run=dry_run,
-            output=events.stream if events is not None else None, environ=os.environ,
-            on_bad_entry=display.bad_entry, on_progress=display.progress,
-            on_retry=display.retry, on_warning=display.warning, cancel=cancel, full=full,
-            on_run=collector.add if collector is not None else None))
-        if events is not None:
-            events.keep = not report.cancelled
+    try:
+        with display, interruptible(cancel, display.message,
+                                    stopping=stopping) as interruption, \
+                (events_file(output) if dry_run else nullcontext()) as events:
+            for warning in settings.warnings:  # said once, before anything is sent
+                display.warning(warning)
+            report = run_export(ExportRequest(
+                workspace=root, settings=settings, dry_run=dry_run,
+                output=events.stream if events is not None else None, environ=os.environ,
+                on_bad_entry=display.bad_entry, on_progress=display.progress,
+                on_retry=display.retry, on_warning=display.warning, cancel=cancel, full=full,
+                on_run=collector.add if collector is not None else None))
+            if events is not None:
+                events.keep = not report.cancelled
+    except OutputError as exc:
+        where = "standard output" if to_stdout else str(output)
+        raise OutputError(f"cannot write the events to {where}: {exc.reason}", exc.errno,
+                          exc.reason) from None
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
         written = write_report(report_path, collector, report)
@@ -356,7 +394,13 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     if as_json:
         result = report.to_dict()
         result["exitCode"] = exit_code
-        click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+        try:
+            _echo_json(result)
+        except OutputError:
+            if interruption.exit_code is None:
+                raise
+            # SIGHUP: the terminal is gone; the export was kept, its signal's code says so.
+            detach(STDOUT)
     elif display.mode == "json":
         pass
     elif quiet:
@@ -367,7 +411,7 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
                         events_file=None if to_stdout else str(output),
                         bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
                         outage_hint=_outage_hint(root, settings) if report.outage else None)
-        click.echo(summary(report, ending), err=True)
+        write_err(summary(report, ending))  # each line shown already
     display.finished(exit_code)
     sys.exit(exit_code)
 
@@ -389,15 +433,14 @@ def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
                 kind.config(opening)
                 return
             except KeyNotApproved as exc:
-                if not click.confirm(
+                if not click.confirm(shown(
                         f"This export would send the secret '{exc.secret_name}' to "
                         f"{exc.origin} ({exc.source}), a server it is not approved for. Send "
-                        f"it there, now and from now on?", default=False, err=True):
+                        f"it there, now and from now on?"), default=False, err=True):
                     return
                 opening.secrets.allow(exc.secret_name, exc.origin)
-                click.echo(f"the secret '{exc.secret_name}' may now be sent to {exc.origin} "
-                           f"({PROG} secrets list --json shows where each secret may go)",
-                           err=True)
+                _echo(f"the secret '{exc.secret_name}' may now be sent to {exc.origin} "
+                      f"({PROG} secrets list --json shows where each secret may go)", err=True)
     except ExportError:
         return  # the export itself says what is wrong, in its one line
 
@@ -482,22 +525,21 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
         if configured and all(s.destination != configured for s in destinations):
             destinations = [*destinations, dataclasses.replace(never, destination=configured)]
     if as_json:
-        click.echo(orjson.dumps({"runs": standing.runs, "badEntries": standing.bad_entries,
-                                 "destinations": [
+        _echo_json({"runs": standing.runs, "badEntries": standing.bad_entries,
+                    "destinations": [
             {"destination": s.destination, "exported": s.exported, "pending": s.pending,
              "failed": s.failed, "lastExportStarted": s.last_export_started,
              "lastExportFinished": s.last_export_finished,
-             "lastExportOutcome": s.last_export_outcome} for s in destinations]},
-            option=orjson.OPT_INDENT_2).decode())
+             "lastExportOutcome": s.last_export_outcome} for s in destinations]})
         return
     bad = standing.bad_entries
-    click.echo(f"{standing.runs} runs on the trail"
-               + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else ""))
+    _echo(f"{standing.runs} runs on the trail"
+          + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else ""))
     if not destinations:
-        click.echo("never exported (a dry run does not count)")
+        _echo("never exported (a dry run does not count)")
     for state in destinations:
-        click.echo(f"{state.destination}: {_standing(state)}")
-        click.echo(f"  last export: {_last_export(state)}")
+        _echo(f"{state.destination}: {_standing(state)}")
+        _echo(f"  last export: {_last_export(state)}")
 
 
 def _standing(state: DestinationState) -> str:
@@ -525,8 +567,8 @@ def _last_export(state: DestinationState) -> str:
     if state.last_export_outcome == "finished":
         return f"finished {state.last_export_finished}"
     if state.last_export_outcome == "interrupted":
-        return (f"interrupted {state.last_export_finished} (Ctrl-C or SIGTERM); export again "
-                "to send the rest")
+        return (f"interrupted {state.last_export_finished} (Ctrl-C, SIGTERM or SIGHUP); "
+                "export again to send the rest")
     if state.last_export_outcome == "stopped":
         return (f"stopped {state.last_export_finished}: the destination could not be reached")
     return f"{state.last_export_outcome} {state.last_export_finished}"
@@ -549,7 +591,7 @@ def _forget(root: Path, destination: str) -> None:
         ledger.forget(str(root), destination)
     finally:
         ledger.close()
-    click.echo(f"forgot {destination}: the next export to it sends every run")
+    _echo(f"forgot {destination}: the next export to it sends every run")
 
 
 # -- settings -----------------------------------------------------------------------------------
@@ -578,15 +620,15 @@ def settings_list(as_json: bool) -> None:
     root = _workspace()
     rows = [_in_force(root, row) for row in settings_mod.describe(_catalogue(), root, os.environ)]
     for warning in _settings_warnings(root):
-        click.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
     if as_json:
-        click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str).decode())
+        _echo_json(rows)
         return
     for row in rows:
         value = "(not set)" if row["value"] is None else _show(row["value"])
-        click.echo(f"{row['key']} = {value}  [{row['source']}]")
+        _echo(f"{row['key']} = {value}  [{row['source']}]")
         choices = row["choices"]
-        click.echo(f"    {row['type']}; {row['description']}"
+        _echo(f"    {row['type']}; {row['description']}"
                    + (f" One of: {', '.join(choices)}." if isinstance(choices, tuple) else "")
                    + (f" Env: {row['env']}." if row["env"] else ""))
 
@@ -639,15 +681,14 @@ def settings_get(key: str, as_json: bool) -> None:
     value, source = row["value"], str(row["source"])
     for warning in _settings_warnings(root):
         if not warning.startswith("openlineage.") or warning.startswith(f"{key}: "):
-            click.echo(f"warning: {warning}", err=True)
+            _echo(f"warning: {warning}", err=True)
     if as_json:
-        click.echo(orjson.dumps({"key": key, "value": value, "source": source},
-                                default=str).decode())
+        _echo_json({"key": key, "value": value, "source": source}, indent=False)
     elif value is not None:
-        click.echo(_show(value))
-        click.echo(f"({source})", err=True)
+        _echo(_show(value))
+        _echo(f"({source})", err=True)
     else:
-        click.echo(f"{key} is not set, and has no default", err=True)
+        _echo(f"{key} is not set, and has no default", err=True)
     if value is None:
         sys.exit(1)
 
@@ -702,11 +743,11 @@ def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
 def settings_set(key: str, value: str) -> None:
     """Set KEY to VALUE in the workspace's settings (other keys are left untouched)."""
     stored = settings_mod.set_setting(_workspace(), _catalogue(), key, value)
-    click.echo(f"{key} = {_show(stored)}")
+    _echo(f"{key} = {_show(stored)}")
     if key.lower().endswith(".secretref"):
         store = secrets_mod.default_store(os.environ)
         if store.get(str(stored)) is None:
-            click.echo(f"warning: no secret named '{stored}' is stored yet (in "
+            _echo(f"warning: no secret named '{stored}' is stored yet (in "
                        f"{store.description}); store it with: {PROG} secrets set {stored}",
                        err=True)
 
@@ -721,7 +762,7 @@ def settings_set(key: str, value: str) -> None:
 def settings_unset(key: str) -> None:
     """Remove KEY from the workspace's settings (it falls back to its default)."""
     removed = settings_mod.unset_setting(_workspace(), _catalogue(), key)
-    click.echo(f"{key} {'removed' if removed else 'was not set'}")
+    _echo(f"{key} {'removed' if removed else 'was not set'}")
 
 
 def _show(value: object) -> str:
@@ -774,7 +815,7 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
         store.allow(name, origin)
     where = (f"; it may be sent to {', '.join(origins)}" if origins else
              f"; approve the server it may be sent to with: {PROG} secrets allow {name} ORIGIN")
-    click.echo(f"stored secret {name!r} in {store.description}{where}; point "
+    _echo(f"stored secret {name!r} in {store.description}{where}; point "
                f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
                f"openlineage.apiKey.secretRef {name}")
 
@@ -798,7 +839,7 @@ def secrets_allow(name: str, server: str) -> None:
         raise ConfigError(f"no secret named {name!r} in {store.description}; store it with: "
                           f"{PROG} secrets set {name} --for {origin}")
     store.allow(name, origin)
-    click.echo(f"the secret {name!r} may be sent to: {', '.join(store.origins(name))}")
+    _echo(f"the secret {name!r} may be sent to: {', '.join(store.origins(name))}")
 
 
 @secrets.command("list", short_help="The names of the stored secrets (never their values), and "
@@ -817,22 +858,19 @@ def secrets_list(as_json: bool) -> None:
     where = (store.path if isinstance(store, secrets_mod.FileStore)
              else store.index_path if isinstance(store, secrets_mod.KeyringStore) else None)
     if as_json:
-        click.echo(orjson.dumps({"backend": backend, "store": store.description,
-                                 "file": None if where is None else str(where),
-                                 "names": names,
-                                 "origins": {name: store.origins(name) for name in names}},
-                                option=orjson.OPT_INDENT_2).decode())
+        _echo_json({"backend": backend, "store": store.description,
+                    "file": None if where is None else str(where), "names": names,
+                    "origins": {name: store.origins(name) for name in names}})
         return
     for name in names:
-        click.echo(name)
+        _echo(name)
         approved = store.origins(name)
-        click.echo(f"  {name} may be sent to: {', '.join(approved) or 'no server yet'}",
-                   err=True)
+        _echo(f"  {name} may be sent to: {', '.join(approved) or 'no server yet'}", err=True)
     count = "no secrets" if not names else "1 secret" if len(names) == 1 else \
         f"{len(names)} secrets"
     index = (f" (names indexed in {where})" if isinstance(store, secrets_mod.KeyringStore)
              else "")
-    click.echo(f"{count} in {store.description}{index}", err=True)
+    _echo(f"{count} in {store.description}{index}", err=True)
 
 
 @secrets.command("delete", short_help="Delete the secret NAME (exit 1 when there was none).",
@@ -843,6 +881,6 @@ def secrets_delete(name: str) -> None:
     """Delete the secret NAME (exit 1 when there was none)."""
     store = secrets_mod.default_store(os.environ)
     if not store.delete(name):
-        click.echo(f"no secret named {name!r} in {store.description}", err=True)
+        _echo(f"no secret named {name!r} in {store.description}", err=True)
         sys.exit(1)
-    click.echo(f"deleted secret {name!r}")
+    _echo(f"deleted secret {name!r}")

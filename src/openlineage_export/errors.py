@@ -12,6 +12,8 @@ branch to an exit code in one place (``cli.py``) and prints its message, never a
     │                                    be used: full, read-only, not a folder, damaged
     ├── WorkspaceError               3   not a workspace, graph.json missing or unreadable,
     │                                    the audit trail cannot be read at all
+    ├── OutputError                  2   standard output (or a dry run's events file) cannot be
+    │                                    written: closed, full; 141 when its reader went away
     ├── DestinationError             4   the destination cannot take events at all
     │   └── DestinationUnreachable   4   every attempt to reach it failed for the bounded time
     └── ExportBusy                   5   another export of this workspace to this destination
@@ -67,6 +69,20 @@ class WorkspaceError(ExportError):
     """The workspace is not one, or its graph or audit trail cannot be read at all."""
 
     exit_code = 3
+
+
+class OutputError(ExportError):
+    """What the command prints cannot be written: standard output closed (``>&-``), full
+    (``>/dev/full``), or its reader gone (``| head -1``: ``errno`` is EPIPE, which the CLI
+    ends quietly with 141, as a shell reports a process SIGPIPE ended)."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, errno: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.errno = errno
+        self.reason = reason or message
+        """Why, in the system's words (``No space left on device``)."""
 
 
 class DestinationError(ExportError):

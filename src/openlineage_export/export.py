@@ -18,6 +18,8 @@ from typing import Any, BinaryIO
 from .deliver.destination import Destination, Opening, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
+from .deliver.http import event_server
+from .deliver.recall import SAMPLE as RECALL_SAMPLE
 from .deliver.registry import CATALOGUE, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
 from .host.secrets import LazyStore, SecretStore
@@ -32,6 +34,7 @@ from .report import ExportReport, Progress, Retry, RunResult
 from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
 from .state.lock import ExportLock
+from .translate import datahub
 from .translate.datasets import namespace_safe
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
@@ -132,8 +135,9 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             stack.callback(scan.index.close)
             recorder.scanned(scan.runs, never_run(opened.graph, scan))
             names = check_names(opened, scan, recorder)
+            full = request.full or await server_forgot(destination, recorder, scan, opened)
             plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
-                            full=request.full)
+                            full=full)
             runs = translate(opened, scan, plan, recorder, names,
                              keep_unchanged=request.on_run is not None)
             try:
@@ -161,9 +165,13 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     translation = TranslationConfig(
         namespace=namespace,
         source_repository_url=events.source_repository_url,
-        source_repository_version=events.source_repository_version)
+        source_repository_version=events.source_repository_version,
+        server=event_server(settings))
+    # The server's shape joins the fingerprint only when it is not the generic one, so that
+    # switching a destination to DataHub's shape sends every run again, and nothing else moves.
+    shape = () if translation.server == "generic" else (translation.server,)
     fingerprint = config_fingerprint(translation.namespace, translation.source_repository_url,
-                                     translation.source_repository_version, PRODUCER)
+                                     translation.source_repository_version, PRODUCER, *shape)
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
     return Opened(workspace, settings, graph, translation, fingerprint, trail,
                   graph.workspace_name if changed else None)
@@ -198,6 +206,25 @@ def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
     return ledger.classify(scan.index, destination_id, fingerprint)
 
 
+async def server_forgot(destination: Destination, recorder: Recorder, scan: TrailScan,
+                        opened: Opened) -> bool:
+    """Step *recall*: whether the server lost runs the ledger says it accepted (a database
+    reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
+    export says so and sends every run again."""
+    ask = getattr(destination, "forgotten", None)
+    if ask is None or recorder.ledger is None or recorder.destination_id is None:
+        return False
+    sample = recorder.ledger.accepted_sample(scan.index, recorder.destination_id,
+                                             opened.fingerprint, RECALL_SAMPLE)
+    if not sample:
+        return False
+    said: str | None = await ask(opened.translation.namespace, sample)
+    if said is None:
+        return False
+    recorder.warning(said)
+    return True
+
+
 def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames:
     """Step *check names*: the job names that would stand for two different jobs.
 
@@ -206,6 +233,8 @@ def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames
     would use one are refused in :func:`translate`.
     """
     pipelines = scan.pipelines
+    if opened.translation.server == "datahub":
+        return JobNames(())  # its job names encode the pipeline id's dots (translate/datahub.py)
     if not may_clash([*pipelines, *(p.id for p in opened.graph.pipelines)]):
         return JobNames(())
     names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
@@ -224,7 +253,8 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
     their events too). A run whose job name is ambiguous is refused here (a failed run,
     nothing sent); one that ends before it starts is sent as recorded, with a warning.
     """
-    translator = Translator(opened.graph, opened.translation)
+    shaped = datahub.DataHubTranslator if opened.translation.server == "datahub" else Translator
+    translator = shaped(opened.graph, opened.translation)
     for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
                                        recorder.bad_entry):
         events = translator.translate(run)

@@ -220,6 +220,14 @@ class FaultProxy:
                     return
                 method, target, headers = head
                 length = int(headers.get("content-length", "0") or 0)
+                if method != "POST":
+                    # A read (the exporter asking whether the server forgot what it was sent):
+                    # passed on as it is; faults, counts and ``passed`` are the events'.
+                    upstream = self._read_through(client, upstream, method, target, headers,
+                                                  reader.read(length) if length else b"")
+                    if upstream is None and self._mode != "up":
+                        return
+                    continue
                 action = self._decide()
                 if action == "reset_before":
                     reader.read(length // 2)
@@ -277,6 +285,27 @@ class FaultProxy:
             with contextlib.suppress(OSError):
                 reader.close()
                 client.close()
+
+    def _read_through(self, client: socket.socket, upstream: http.client.HTTPConnection | None,
+                      method: str, target: str, headers: dict[str, str],
+                      body: bytes) -> http.client.HTTPConnection | None:
+        """Pass a read on to the server untouched (reset when the server is gone)."""
+        with self._lock:
+            up = self._mode == "up"
+        if not up:
+            _reset(client)
+            return None
+        if upstream is None:
+            upstream = http.client.HTTPConnection(*self._upstream, timeout=120)
+        try:
+            status, reason, answer_headers, answer = _forward(
+                upstream, method, target, headers, body)
+        except (OSError, http.client.HTTPException):
+            upstream.close()
+            _answer(client, 502, b"upstream unavailable")
+            return None
+        _answer(client, status, answer, answer_headers, reason=reason)
+        return upstream
 
     def _decide(self) -> str:
         with self._lock:

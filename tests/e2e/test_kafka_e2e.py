@@ -295,3 +295,39 @@ def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
     assert set(landed) == set(runs)
     for key, events in runs.items():  # the last copy of every run is whole and in order
         assert landed[key][-len(events):] == events
+
+
+def test_an_event_larger_than_the_topic_takes_fails_its_own_run_only(
+        admin: AdminClient, env: dict[str, str], tmp_path: Path) -> None:
+    """A topic taking at most 20,000 bytes a batch (max.message.bytes), one partition, three
+    small runs and one with an event of 60 kB exported at once: the large run is refused with
+    its reason; the small ones are on the topic, whole and once, and in the ledger."""
+    from helpers import WorkspaceMaker, run_record
+
+    name = f"olx-e2e-{uuid.uuid4().hex[:12]}"
+    for future in admin.create_topics([NewTopic(
+            name, num_partitions=1, replication_factor=1,
+            config={"max.message.bytes": "20000"})]).values():
+        future.result(timeout=30)
+    ws = WorkspaceMaker(tmp_path / "ws")
+    ws.segment("000001.jsonl", [run_record("small-1"),
+                                run_record("large", parameters={"blob": "x" * 60_000}),
+                                run_record("small-2"), run_record("small-3")])
+    env = {**env, "OPENLINEAGE_KAFKA_TOPIC": name}
+    out = tmp_path / "events.jsonl"
+    assert cli("export", "--dry-run", "-o", str(out), "-w", str(ws.root), env=env).returncode == 0
+    runs = runs_of(out.read_bytes().splitlines())
+    large = next(key for key, events in runs.items() if len(events[0]) > 20_000)
+
+    result = cli("export", "-w", str(ws.root), "--json", env=env)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["runs"] == {"total": 4, "sent": 3, "unchanged": 0, "failed": 1}, report
+    [failed] = report["failedRuns"]
+    assert failed["traceId"] == "large"
+    assert " bytes, more than the broker takes (its message.max.bytes, or the topic's " \
+           "max.message.bytes): MSG_SIZE_TOO_LARGE" in failed["reason"], failed
+    landed = by_key(consume(name))
+    assert landed == {key: events for key, events in runs.items() if key != large}
+    again = cli("export", "-w", str(ws.root), "--json", env=env)
+    assert json.loads(again.stdout)["runs"]["unchanged"] == 3  # the ledger kept them

@@ -136,3 +136,50 @@ def test_exporting_twice_keeps_one_run_per_run_id_in_its_final_state(
         {n: sorted((r["id"], r["state"]) for r in runs) for n, runs in second.items()}
     assert sum(len(runs) for runs in second.values()) == len(
         {e["run"]["runId"] for e in events})
+
+
+def test_a_server_that_forgot_the_namespace_is_told_and_sent_every_run_again(
+        marquez: Any, tmp_path: Path) -> None:
+    """Marquez forgets (here: the namespace deleted through its API, which hides it, its jobs
+    and runs; a database reset or an older backup does the same or worse): the ledger still
+    says every run was accepted. The export asks Marquez first, says what it no longer has in
+    one line, and sends every run again; Marquez shows them again."""
+    import uuid
+    from urllib.parse import quote
+
+    from helpers import WorkspaceMaker, run_record
+
+    namespace = f"olx-recall-{uuid.uuid4().hex[:10]}"  # a namespace of this test's own
+    trace_ids = [str(uuid.uuid4()) for _ in range(4)]  # a UUID trace id is the run id
+    ws = WorkspaceMaker(tmp_path / "ws")
+    ws.segment("000001.jsonl", [run_record(trace_id) for trace_id in trace_ids])
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
+    env = {**environ, "OPENLINEAGE_URL": marquez.url, "OPENLINEAGE_NAMESPACE": namespace,
+           "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+           "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+
+    def export_json() -> dict[str, Any]:
+        result = cli("export", "-w", str(ws.root), "--json", env=env)
+        assert result.returncode == 0, result.stderr + result.stdout
+        report: dict[str, Any] = json.loads(result.stdout)
+        return report
+
+    assert export_json()["runs"]["sent"] == 4
+    again = export_json()  # Marquez has them all: asked, nothing said, nothing sent
+    assert again["runs"] == {"total": 4, "sent": 0, "unchanged": 4, "failed": 0}
+    assert again["warnings"] == []
+
+    path = f"/api/v1/namespaces/{quote(namespace, safe='')}"
+    assert marquez.http.delete(path).status_code == 200
+    assert marquez.get(path)["isHidden"] is True
+
+    third = export_json()
+    assert third["runs"] == {"total": 4, "sent": 4, "unchanged": 0, "failed": 0}, third
+    assert third["warnings"] == [
+        f"the server no longer has the namespace '{namespace}' that the ledger says its runs "
+        "were sent to (a database reset, or a restore of an older backup?): sending every "
+        "run again"]
+    assert marquez.get(path)["isHidden"] is False
+    for trace_id in trace_ids:
+        assert marquez.get(f"/api/v1/jobs/runs/{trace_id}")["id"] == trace_id
+    assert export_json()["warnings"] == []  # and then it remembers again

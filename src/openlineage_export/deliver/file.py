@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, ClassVar
 
-from ..errors import ConfigError, DestinationError
+from ..errors import ConfigError, DestinationError, OutputError
 from ..host.settings import SettingsGroup, setting
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
@@ -107,15 +107,23 @@ class FileDestination:
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """Write the run's events, one line each (a whole run, or nothing of it)."""
         data = b"".join(encode(event) + b"\n" for event in run.events)
-        try:
-            if self.config.stream is not None:
+        if self.config.stream is not None:
+            try:
                 self.config.stream.write(data)
-            else:
-                self._rotate_if_full()
-                assert self._file is not None
-                self._file.write(data)
-                self._file.flush()
-                self._size += len(data)
+            except (OSError, ValueError) as exc:
+                # The dry run's output (standard output, or the file it is built in): not a
+                # destination that is down (exit 4); its reader may simply have gone (EPIPE).
+                reason = getattr(exc, "strerror", None) or str(exc)
+                raise OutputError(f"cannot write the events: {reason}",
+                                  getattr(exc, "errno", None), reason) from None
+            tally.accepted = len(run.events)
+            return RunOutcome(accepted=len(run.events))
+        try:
+            self._rotate_if_full()
+            assert self._file is not None
+            self._file.write(data)
+            self._file.flush()
+            self._size += len(data)
         except OSError as exc:
             raise DestinationError(f"cannot write the events to {self._where()}: "
                                    f"{exc.strerror or exc}") from None
@@ -125,7 +133,12 @@ class FileDestination:
     async def close(self) -> None:
         """Flush (and, for a file of ours, write to disk and close)."""
         if self.config.stream is not None:
-            self.config.stream.flush()
+            try:
+                self.config.stream.flush()
+            except (OSError, ValueError) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
+                raise OutputError(f"cannot write the events: {reason}",
+                                  getattr(exc, "errno", None), reason) from None
             return
         if self._file is not None:
             try:

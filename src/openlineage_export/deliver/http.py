@@ -17,14 +17,16 @@ import contextlib
 import gzip
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.settings import ECOSYSTEM_API_KEY, SettingsGroup, setting
+from ..host.settings import ECOSYSTEM_API_KEY, EventSettings, Settings, SettingsGroup, setting
 from ..secrecy import (
     Redactor,
     Secret,
@@ -33,11 +35,13 @@ from ..secrecy import (
     masked_logs,
     resolve_secret,
 )
+from ..translate.datahub import ENDPOINT as DATAHUB_ENDPOINT
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
 from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
 from .proxy import environment_proxy
+from .recall import forgotten
 from .retry import RetryPolicy, retry_after_seconds
 
 USER_AGENT_PREFIX = "openlineage-export"
@@ -111,6 +115,32 @@ def ecosystem_api_key(opening: Opening) -> Secret | None:
     return None
 
 
+def is_datahub_endpoint(url: str) -> bool:
+    """Whether ``url`` (an address or a path) is DataHub's OpenLineage endpoint."""
+    path = urlsplit(url).path if "://" in url else url
+    return ("/" + path.strip("/")).endswith("/" + DATAHUB_ENDPOINT)
+
+
+def event_server(settings: Settings) -> str:
+    """Whose converter the events are shaped for (``openlineage.server``): ``auto`` is
+    ``datahub`` when events are posted to DataHub's OpenLineage endpoint, else ``generic``."""
+    chosen = settings.of(EventSettings).server
+    if chosen != "auto":
+        return chosen
+    if settings.value("openlineage.transport") != "http":
+        return "generic"
+    http = settings.of(HttpSettings)
+    return "datahub" if is_datahub_endpoint(http.events_url or http.endpoint) else "generic"
+
+
+DATAHUB_REFUSAL = (
+    "HTTP 500 with an empty answer, which is how DataHub before 2025-10 (1.2 and older) refuses "
+    "events from a producer it does not know (its converter: 'Unable to determine "
+    "orchestrator'): upgrade DataHub, or on a newer DataHub set the server's "
+    "DATAHUB_OPENLINEAGE_ORCHESTRATOR; the run stays pending")
+"""The reason of a run that DataHub's endpoint answered with an empty 500 (docs/datahub.md)."""
+
+
 @dataclass(frozen=True)
 class HttpConfig:
     """Where to post, with what key, and how patiently: checked, the key resolved."""
@@ -127,6 +157,9 @@ class HttpConfig:
     """Where the API key came from (``the secret 'marquez-prod'``), for messages."""
     key_fix: str | None = None
     """How the user replaces the key, for messages."""
+    datahub: bool = False
+    """The server is DataHub (``openlineage.server``): an empty 500 is its converter refusing
+    the event, not a passing failure."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> HttpConfig:
@@ -153,7 +186,8 @@ class HttpConfig:
                    concurrency=delivery.concurrency,
                    retry=RetryPolicy(max_time=delivery.retry_max_time),
                    verify=delivery.tls_ca_bundle or delivery.tls_verify,
-                   key_origin=key.origin if key else None, key_fix=key.fix if key else None)
+                   key_origin=key.origin if key else None, key_fix=key.fix if key else None,
+                   datahub=event_server(opening.settings) == "datahub")
 
     @property
     def name(self) -> str:
@@ -197,6 +231,12 @@ class HttpDestination:
         self._masking.enter_context(masked_logs(self.redact))
         self._last_success = time.monotonic()
         await self._poster.start()
+
+    async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
+        """What the server no longer has of the runs the ledger says it accepted (a sentence;
+        every run is then sent again), or None (``recall.py``: Marquez can be asked)."""
+        return await forgotten(self.url, namespace, run_ids, verify=self.config.verify,
+                               timeout=self.config.timeout)
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
@@ -256,6 +296,8 @@ class HttpDestination:
                 reason = self._describe(answer)
                 if answer.status in (401, 403):
                     self._refused_credentials(answer, reason)
+                if self.config.datahub and answer.status == 500 and not answer.body.strip():
+                    return DATAHUB_REFUSAL
                 if answer.status not in policy.status_forcelist or _says_client_error(answer):
                     return reason
                 asked = retry_after_seconds(answer.retry_after, time.time())

@@ -9,6 +9,14 @@ by one polling thread and handed to the event loop); only then is the run delive
 librdkafka retries on its own until ``message.timeout.ms`` (``openlineage.retry.maxTime``); a
 message it gives up on ends its run, and when nothing at all
 was acknowledged for that whole time the destination is declared unreachable, as for HTTP.
+
+Messages of several runs travel in one batch, and a broker refuses a batch as a whole when it
+is larger than it takes (``message.max.bytes``, a topic's ``max.message.bytes``): one event
+too large would fail the small runs batched with it, with its reason. So a run refused for
+size is sent again *alone*: the other runs wait, the producer is drained, and each of its
+remaining events goes in a batch of its own. An event refused alone is too large; only its
+run is refused, saying so. (A batch is refused whole: nothing of it was written, and
+sending it again duplicates nothing.)
 """
 
 from __future__ import annotations
@@ -316,6 +324,13 @@ class _RunAcks:
                     return index
             return self.produced
 
+    def only_failed_after(self, index: int) -> bool:
+        """Whether every message from ``index`` on was reported and none of them delivered
+        (so they can be sent again, in order, without a duplicate)."""
+        with self._lock:
+            return all(self.reported[i] and self.errors[i] is not None
+                       for i in range(index, self.produced))
+
     def first_error(self) -> tuple[int, KafkaError] | None:
         """The first message the broker did not take, and why."""
         with self._lock:
@@ -355,6 +370,8 @@ class KafkaDestination:
         self._fatal: str | None = None
         self._state_lock = threading.Lock()
         self._producer: Producer = producer if producer is not None else self._new_producer()
+        self._alone = asyncio.Lock()
+        """Held while a run refused for size is sent again event by event, alone."""
         self._closing = threading.Event()
         self._poller = threading.Thread(target=self._serve_reports, daemon=True,
                                         name="kafka-delivery-reports")
@@ -384,6 +401,26 @@ class KafkaDestination:
             if refused is not None:
                 break
         acks.stop_expecting()
+        unreported = await self._reports(acks, stop, tally)
+        if unreported is not None:
+            return unreported
+        accepted = tally.accepted = acks.acknowledged()
+        failed = acks.first_error()
+        if failed is not None and _too_large(failed[1]) and acks.only_failed_after(accepted):
+            # Maybe only batched with a message too large: this run's events again, alone.
+            return await self._send_alone(run, key, accepted, stop, tally)
+        if failed is not None:
+            return RunOutcome(accepted, self._verdict(*failed, len(run.events)))
+        if refused is not None:
+            return RunOutcome(accepted, refused)
+        if accepted < len(run.events):
+            return RunOutcome(accepted, "cancelled before every event was sent")
+        return RunOutcome(accepted)
+
+    async def _reports(self, acks: _RunAcks, stop: asyncio.Event,
+                       tally: Tally) -> RunOutcome | None:
+        """Wait for the delivery report of every message produced: None, or the run's outcome
+        when it was cancelled or not answered in time."""
         # After the last produce, librdkafka has delivery_timeout to report each message.
         deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
         while True:
@@ -402,15 +439,44 @@ class KafkaDestination:
                 return RunOutcome(acks.acknowledged(), self._unanswered(
                     "no delivery report from the producer"))
         self._raise_if_fatal()
-        accepted = tally.accepted = acks.acknowledged()
-        failed = acks.first_error()
-        if failed is not None:
-            return RunOutcome(accepted, self._verdict(*failed, len(run.events)))
-        if refused is not None:
-            return RunOutcome(accepted, refused)
-        if accepted < len(run.events):
-            return RunOutcome(accepted, "cancelled before every event was sent")
-        return RunOutcome(accepted)
+        return None
+
+    async def _send_alone(self, run: TranslatedRun, key: bytes, accepted: int,
+                          stop: asyncio.Event, tally: Tally) -> RunOutcome:
+        """Send the run's events from ``accepted`` on again, each in a batch of its own: the
+        other runs wait and the producer is drained first. An event the broker refuses alone
+        is too large, and ends its run."""
+        count = len(run.events)
+        async with self._alone:
+            for index in range(accepted, count):
+                deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
+                while len(self._producer):  # nothing of another run's may share the batch
+                    if stop.is_set():
+                        return RunOutcome(index, "cancelled before every event was sent")
+                    if time.monotonic() >= deadline:
+                        return RunOutcome(index, self._unanswered(
+                            "the producer did not drain"))
+                    await asyncio.sleep(0.005)
+                value = encode(run.events[index])
+                alone = _RunAcks(1, asyncio.get_running_loop())
+                refused = await self._produce(key, value, 0, alone, stop, deadline,
+                                              waiting=False)
+                alone.stop_expecting()
+                if refused is not None:
+                    return RunOutcome(index, refused.replace("event 1", f"event {index + 1}"))
+                unreported = await self._reports(alone, stop, Tally())
+                if unreported is not None:
+                    return RunOutcome(index, unreported.error)
+                failed = alone.first_error()
+                if failed is not None and _too_large(failed[1]):
+                    return RunOutcome(index, self.redact(
+                        f"event {index + 1} of {count} is {len(value):,} bytes, more than the "
+                        f"broker takes (its message.max.bytes, or the topic's "
+                        f"max.message.bytes): {failed[1].name()}: {failed[1].str()}"))
+                if failed is not None:
+                    return RunOutcome(index, self._verdict(index, failed[1], count))
+                tally.accepted = index + 1
+        return RunOutcome(count)
 
     async def close(self) -> None:
         """Stop serving reports; an owned producer drops what was never acknowledged."""
@@ -426,8 +492,13 @@ class KafkaDestination:
             self._producer.flush(CLOSE_GRACE)
 
     async def _produce(self, key: bytes, value: bytes, index: int, acks: _RunAcks,
-                       stop: asyncio.Event, deadline: float) -> str | None:
-        """Queue one message (waiting while the producer's queue is full); None, or why not."""
+                       stop: asyncio.Event, deadline: float, *,
+                       waiting: bool = True) -> str | None:
+        """Queue one message (waiting while the producer's queue is full, or while a run is
+        being sent alone); None, or why not."""
+        if waiting and self._alone.locked():
+            async with self._alone:
+                pass
         on_delivery = functools.partial(self._delivered, acks, index)
         while True:
             acks.expect()
@@ -502,6 +573,11 @@ class KafkaDestination:
             # "1/1 brokers are down" follows the reason (refused, authentication failed): keep it.
             if error.code() != KafkaError._ALL_BROKERS_DOWN or self._broker_error is None:
                 self._broker_error = error.str()
+
+
+def _too_large(error: KafkaError) -> bool:
+    """The broker refused the batch the message was in for its size."""
+    return error.code() in (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE)
 
 
 def _describe(exc: KafkaException) -> str:

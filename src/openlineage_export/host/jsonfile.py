@@ -76,11 +76,59 @@ def read_text(file: Path) -> str | None:
         raise ConfigError(f"{file} is not UTF-8 text (byte {exc.start})") from None
 
 
+class _LongNumber:
+    """A JSON integer with more digits than Python turns into an int (4,300 by default): kept
+    as its length, so the reader can name where it is instead of failing with a ValueError."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _parse_int(text: str) -> int | _LongNumber:
+    try:
+        return int(text)
+    except ValueError:
+        return _LongNumber(len(text.lstrip("-")))
+
+
+def loads(text: str, what: str) -> object:
+    """``json.loads`` of a file of ours, with a number too long to read named by its key:
+    ``<what>: openlineage.retry.maxTime is a number of 5,000 digits`` (never the number: in
+    a secrets file it could be a secret). Other errors are ``json.loads``'s own."""
+    value = json.loads(text, parse_int=_parse_int)
+    found = _long_number(value)
+    if found is not None:
+        where, number = found
+        raise ConfigError(f"{what}: {where or 'the document'} is a number of "
+                          f"{number.digits:,} digits, longer than any setting or secret "
+                          "(and than Python reads); fix or remove it")
+    return value
+
+
+def _long_number(value: object) -> tuple[str, _LongNumber] | None:
+    """Where in ``value`` the first too-long number is (``key.sub[2]``), if any; iterative,
+    as the document may be nested as deep as the reader allows."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, _LongNumber):
+            return where, item
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{key}" if where else str(key), child)
+                         for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(
+                enumerate(item))))
+    return None
+
+
 def parse_object(text: str | None, file: Path) -> dict[str, object]:
     if text is None or not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        value = loads(text, str(file))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                           f"column {exc.colno}") from None
@@ -108,7 +156,7 @@ def raw_entries(file: Path) -> dict[str, tuple[str, str]]:
     if text is None or not parse_object(text, file):
         return {}
     # parse_object has vouched for the syntax, so the walk below can trust every character.
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_parse_int)
     entries: dict[str, tuple[str, str]] = {}
     at = _skip_blank(text, 0) + 1  # past "{"
     while True:

@@ -29,7 +29,7 @@ import keyring
 import keyring.errors
 
 from ..errors import ConfigError
-from .jsonfile import too_deep, write_file_atomically
+from .jsonfile import loads, too_deep, write_file_atomically
 from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
 from .userconfig import (  # noqa: F401 - config_dir and the names are used from here too
     CONFIG_DIR_ENV,
@@ -119,7 +119,7 @@ def _read_private_json(path: Path, what: str) -> object | None:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     # "from None" below: the decode errors carry the whole document, secrets included.
     try:
-        parsed: object = json.loads(data.decode("utf-8"))
+        parsed: object = loads(data.decode("utf-8"), f"{what} {path}")
         return parsed
     except UnicodeDecodeError:
         raise ConfigError(f"{what} {path} is not UTF-8 text") from None

@@ -233,6 +233,13 @@ class EventSettings(SettingsGroup):
     source_repository_version: str | None = setting(
         "openlineage.sourceRepository.version", "string", None,
         "Branch, tag or commit of openlineage.sourceRepository.url.")
+    server: str = setting(
+        "openlineage.server", "string", "auto",
+        "Whose OpenLineage converter the events are shaped for. datahub: DataHub's, so that it "
+        "keeps every run and dataset (docs/datahub.md); generic: any other server (Marquez...); "
+        "auto: datahub when openlineage.endpoint is DataHub's "
+        "(openapi/openlineage/api/v1/lineage), else generic. Set it for a proxy in front of "
+        "DataHub.", env="OPENLINEAGE_SERVER", choices=("auto", "datahub", "generic"))
 
 
 def load_settings(workspace: Path | Workspace, catalogue: Catalogue,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError
+from .userdirs import xdg_dir
 
 SERVICE = "openlineage-export"
 """The name of the user's folder (and of the keyring service)."""
@@ -28,11 +29,12 @@ def config_dir(environ: Mapping[str, str]) -> Path:
     explicit = environ.get(CONFIG_DIR_ENV)
     if explicit:
         return Path(explicit).expanduser()
-    xdg = environ.get("XDG_CONFIG_HOME")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / SERVICE
-    home = environ.get("HOME")
-    return (Path(home) if home else Path.home()) / ".config" / SERVICE
+    base = xdg_dir(environ, "XDG_CONFIG_HOME", ".config")
+    if base is None:
+        raise ConfigError("cannot tell where the secrets are: HOME is not set (or empty, or "
+                          "relative) and the user database names no home folder; set HOME, "
+                          f"XDG_CONFIG_HOME or {CONFIG_DIR_ENV} to an absolute folder")
+    return base / SERVICE
 
 
 def check_users_file(info: os.stat_result, path: Path, what: str) -> None:

@@ -52,6 +52,8 @@ def normalise_time(value: object, where: str) -> str:
     """
     if type(value) is str and _CANONICAL.fullmatch(value):
         # The common form, checked for real dates and times by the C parser.
+        if value[-1] != "Z" and value[-5:] > MAX_OFFSET:
+            raise BadRecord(_offset_too_far(value, value[-6:], where))
         try:
             moment = datetime.fromisoformat(value)
         except ValueError as exc:
@@ -69,11 +71,24 @@ def normalise_time(value: object, where: str) -> str:
     offset = match.group(8)
     if offset is None:
         raise BadRecord(f"{where} {value!r} has no UTC offset")
+    if offset not in "Zz" and offset[1:] > MAX_OFFSET:
+        raise BadRecord(_offset_too_far(value, offset, where))
     moment = _parsed(value, where)
     if value[:4] in _EDGE_YEARS:
         _check_utc(moment, value, where)
     date, time_part = value[:10], value[11 : match.end(7) if match.group(7) else 19]
     return _leap_free(f"{date}T{time_part}{'Z' if offset in 'Zz' else offset}")
+
+
+MAX_OFFSET = "18:00"
+"""The farthest UTC offset a time may have, either way: what ``java.time`` (``ZoneOffset``)
+reads, so Marquez and DataHub, which refuse a time beyond it (Marquez with a 500). Every
+offset in use is within it (-12:00 to +14:00)."""
+
+
+def _offset_too_far(value: str, offset: str, where: str) -> str:
+    return (f"{where} {value!r} has a UTC offset ({offset}) beyond ±{MAX_OFFSET}, which "
+            "no time zone has and the lineage servers cannot read")
 
 
 def _parsed(value: str, where: str) -> datetime:

@@ -382,9 +382,11 @@ class _Segment:
     def lines(self, limit: int | None) -> Iterator[tuple[int, bytes | None, int]]:
         """``(number, line, offset after it)`` of each line in the first ``limit`` bytes (all,
         when None); ``None`` stands for a line too long to hold. The last line may lack its
-        line break (the limit, or the end of the file, came first)."""
+        line break (the limit, or the end of the file, came first). Blank lines (nothing but
+        white space) are counted but not yielded: they are no entries."""
         number = offset = 0
         stream = self._stream
+        peek: Callable[[int], bytes] | None = getattr(stream, "peek", None)
         try:
             while limit is None or offset < limit:
                 want = MAX_LINE_BYTES + 1 if limit is None else min(MAX_LINE_BYTES + 1,
@@ -394,6 +396,16 @@ class _Segment:
                     return
                 number += 1
                 offset += len(line)
+                if line.isspace():
+                    # A blank line is no entry (the hub writes none; an editor may): counted
+                    # and passed over, a run of them at once (16 MiB of line breaks in a
+                    # 16 KB gzip must not cost a Python round per line).
+                    if line == b"\n" and peek is not None:
+                        skipped = _skip_line_breaks(stream, peek, None if limit is None
+                                                    else limit - offset)
+                        number += skipped
+                        offset += skipped
+                    continue
                 if len(line) > MAX_LINE_BYTES:
                     while not line.endswith(b"\n") and (limit is None or offset < limit):
                         line = stream.readline(_SKIP_CHUNK if limit is None
@@ -409,3 +421,21 @@ class _Segment:
                                  f"({exc})") from None
         except OSError as exc:
             raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None
+
+
+def _skip_line_breaks(stream: IO[bytes], peek: Callable[[int], bytes], limit: int | None) -> int:
+    """Consume the line breaks that come next in ``stream`` (at most ``limit`` bytes), a
+    buffer at a time; returns how many."""
+    skipped = 0
+    while limit is None or skipped < limit:
+        ahead = peek(_SKIP_CHUNK)
+        count = len(ahead) - len(ahead.lstrip(b"\n"))
+        if limit is not None:
+            count = min(count, limit - skipped)
+        if count == 0:
+            break
+        stream.read(count)
+        skipped += count
+        if count < len(ahead):
+            break
+    return skipped

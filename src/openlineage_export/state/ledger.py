@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import StateError
+from ..host.userdirs import xdg_dir
 from . import state_errors
 from .index import RunIndex, Winner
 
@@ -70,11 +71,17 @@ _MIGRATIONS: list[tuple[str, str]] = [
 
 
 def state_dir(environ: Mapping[str, str]) -> Path:
-    """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export``."""
+    """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export`` (an
+    absolute one: a relative one is ignored, as the XDG spec asks), else
+    ``~/.local/state/openlineage-export``; :class:`StateError` when there is no home."""
     if environ.get(STATE_DIR_ENV):
         return Path(environ[STATE_DIR_ENV]).expanduser()
-    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base).expanduser() / "openlineage-export"
+    base = xdg_dir(environ, "XDG_STATE_HOME", ".local/state")
+    if base is None:
+        raise StateError("cannot tell where the ledger goes: HOME is not set (or empty, or "
+                         "relative) and the user database names no home folder; set HOME, "
+                         f"XDG_STATE_HOME or {STATE_DIR_ENV} to an absolute folder")
+    return base / "openlineage-export"
 
 
 def config_fingerprint(*parts: str | None) -> bytes:
@@ -139,6 +146,7 @@ class Ledger:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                                       check_same_thread=False)
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._check_whole()
             if not read_only:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
@@ -160,13 +168,31 @@ class Ledger:
     def open_read_only(cls, environ: Mapping[str, str]) -> Ledger | None:
         """The user's ledger to read (``status``), or None when there is none yet."""
         path = state_dir(environ) / "ledger.sqlite"
-        return cls(path, read_only=True) if path.exists() else None
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            return None  # never exported from here
+        except OSError as exc:  # the state folder is a file, or cannot be searched
+            raise StateError(f"cannot read the export ledger {path} ({exc.strerror or exc}); "
+                             + _ADVICE.format(folder=path.parent, env=STATE_DIR_ENV)) from None
+        return cls(path, read_only=True)
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return state_errors(f"the export ledger {self.path}",
                             _ADVICE.format(folder=self.path.parent, env=STATE_DIR_ENV),
                             full=_FULL.format(env=STATE_DIR_ENV),
                             damaged=_DAMAGED.format(path=self.path))
+
+    def _check_whole(self) -> None:
+        """SQLite's structural check of the whole file (``PRAGMA quick_check``): a damage the
+        export's own reads may never touch (a destination's row overwritten, while its index
+        still points there) would otherwise make every run pending again without a word.
+        Reads every page once: a few milliseconds for thousands of runs."""
+        found = self.db.execute("PRAGMA quick_check(1)").fetchone()
+        if found is not None and found[0] != "ok":
+            problem = str(found[0]).strip().splitlines()[-1]
+            raise StateError(f"the export ledger {self.path} cannot be used (damaged: "
+                             f"{problem}); {_DAMAGED.format(path=self.path)}")
 
     def _migrate(self) -> None:
         self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
@@ -252,6 +278,28 @@ class Ledger:
         finally:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
                 index.db.execute("DETACH DATABASE ledger")
+
+    def accepted_sample(self, index: RunIndex, destination_id: int, config: bytes,
+                        limit: int) -> list[str]:
+        """The run ids of the last ``limit`` runs of the trail the ledger holds as accepted
+        (this very record, these settings), the last first: what to ask a server about."""
+        self.flush()
+        index.seal()
+        with self._errors():
+            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+        try:
+            with self._errors():
+                rows = index.db.execute(
+                    "SELECT r.run_id FROM winners AS w JOIN ledger.runs AS r "
+                    "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
+                    "WHERE r.state = 'delivered' AND r.line_fingerprint = w.fingerprint "
+                    "  AND r.config_fingerprint = ? "
+                    "ORDER BY w.segment DESC, w.line DESC LIMIT ?",
+                    (destination_id, config, limit)).fetchall()
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                index.db.execute("DETACH DATABASE ledger")
+        return [str(row[0]) for row in rows]
 
     def record(self, destination_id: int, winner: Winner, run_id: str, config: bytes,
                *, delivered: bool, events: int, reason: str | None = None) -> None:

@@ -24,6 +24,9 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from .streams import STDERR, detach
+from .text import shown
+
 if TYPE_CHECKING:
     from rich.progress import Progress as Bar
     from rich.progress import TaskID
@@ -50,6 +53,8 @@ class Display:
         self.mode = mode
         self.quiet = quiet
         self._stream = stream or sys.stderr
+        self._gone = self._stream is None
+        """Set once a write failed: the terminal hung up, or the reader went away."""
         self._lock = threading.RLock()  # re-entrant: a signal handler may print mid-message
         self.bad_entries = 0
         self.bad_entries_limit = BAD_ENTRIES_QUIET if quiet else BAD_ENTRIES_SHOWN
@@ -74,7 +79,10 @@ class Display:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self._bar is not None:
-            self._bar.stop()
+            try:
+                self._bar.stop()
+            except (OSError, ValueError):
+                self._went_away()
 
     @property
     def bad_entries_hidden(self) -> int:
@@ -190,21 +198,40 @@ class Display:
             if as_json is not None:
                 self._json(as_json)
             return
+        text = shown(text)  # a server's reply or a pipeline id: its control characters inert
         with self._lock:
-            if self._bar is not None:
-                from rich.text import Text
+            if self._gone:
+                return
+            try:
+                if self._bar is not None:
+                    from rich.text import Text
 
-                # Above the bar, through its console: one clean line, the bar redrawn below.
-                self._bar.console.print(Text(text), soft_wrap=True)
-            else:
-                self._stream.write(text + "\n")
-                self._stream.flush()
+                    # Above the bar, through its console: one clean line, the bar redrawn below.
+                    self._bar.console.print(Text(text), soft_wrap=True)
+                else:
+                    self._stream.write(text + "\n")
+                    self._stream.flush()
+            except (OSError, ValueError):
+                self._went_away()
 
     def _json(self, value: dict[str, Any]) -> None:
         data = orjson.dumps(value).decode() + "\n"
         with self._lock:
-            self._stream.write(data)
-            self._stream.flush()
+            if self._gone:
+                return
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._went_away()
+
+    def _went_away(self) -> None:
+        """Nobody reads the messages any more (the terminal hung up: EIO; a ``--progress
+        json`` reader went away: EPIPE): the export goes on without them, to its end and its
+        ledger, and nothing more is written."""
+        self._gone = True
+        if self._stream is sys.stderr:
+            detach(STDERR)
 
 
 def plain_reason(retry: Retry) -> str:

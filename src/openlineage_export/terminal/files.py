@@ -9,6 +9,7 @@ written to directly.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import ConfigError
+from ..errors import ConfigError, OutputError
 
 STDOUT = "-"
 """The path that means standard output, as in most command-line tools."""
@@ -54,6 +55,9 @@ class EventsFile:
 def events_file(path: Path | None) -> Iterator[EventsFile]:
     """The dry run's events stream: standard output, or ``path`` written as a whole."""
     if is_stdout(path):
+        if sys.stdout is None:  # started with >&-
+            raise OutputError("cannot write the events to standard output: it is closed",
+                              errno.EBADF, "it is closed")
         yield EventsFile(sys.stdout.buffer, None)
         return
     assert path is not None
@@ -70,8 +74,12 @@ def events_file(path: Path | None) -> Iterator[EventsFile]:
         raise ConfigError(f"cannot write the events to {path}: {exc.strerror}") from None
     written = EventsFile(os.fdopen(handle, "wb"), path)
     try:
-        with written.stream:
-            yield written
+        try:
+            with written.stream:
+                yield written
+        except OSError as exc:  # the last of it written on closing: a full disk
+            raise OutputError(f"cannot write the events to {path}: {exc.strerror or exc}",
+                              exc.errno, exc.strerror or str(exc)) from None
         if written.keep:
             os.chmod(temp, _mode_for(target))
             os.replace(temp, target)

@@ -1,9 +1,13 @@
-"""Ctrl-C and SIGTERM during an export: the first asks the library to stop (its cancel flag),
-so the export returns, the ledger keeps what was accepted and the summary is printed; a
-second one stops at once. Either way the exit code is 130 (SIGINT) or 143 (SIGTERM).
+"""Ctrl-C, SIGTERM and SIGHUP during an export: the first asks the library to stop (its
+cancel flag), so the export returns, the ledger keeps what was accepted and the summary is
+printed; a second one stops at once. Either way the exit code is 128 + the signal's number:
+130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
 
 Service managers (docker stop, Kubernetes, systemd, CI runners) send SIGTERM and wait a while
-before SIGKILL: treating it as Ctrl-C is what keeps their exports' ledgers true.
+before SIGKILL: treating it as Ctrl-C is what keeps their exports' ledgers true. SIGHUP comes
+when the terminal goes away (its window closed, an ssh connection dropped): the requests in
+flight are answered and recorded all the same; the messages and the summary have nowhere to
+go then, and are dropped (``display.py`` and the CLI write to a vanished terminal quietly).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import NoReturn
 
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 """128 + the signal's number, as shells report a process a signal ended."""
 
 
@@ -39,7 +43,7 @@ def exit_interrupted(message: str, code: int = 130) -> NoReturn:
 
 @contextmanager
 def held_signals() -> Iterator[None]:
-    """While inside, SIGINT and SIGTERM are held, then acted on: exit 130 or 143.
+    """While inside, SIGINT, SIGTERM and SIGHUP are held, then acted on: exit 130, 143, 129.
 
     For imports: an extension module interrupted while it initialises may crash the process
     (orjson does: a segmentation fault instead of exit 130). Not for waiting on the user (a
@@ -71,19 +75,19 @@ class Interruption:
 
     @property
     def exit_code(self) -> int | None:
-        """130 after Ctrl-C, 143 after SIGTERM, None when neither came."""
+        """130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP, None when none came."""
         return None if self.signal is None else EXIT_CODES[self.signal]
 
     @property
     def name(self) -> str:
-        """How the user knows the signal: ``Ctrl-C`` or ``SIGTERM``."""
-        return "SIGTERM" if self.signal == signal.SIGTERM else "Ctrl-C"
+        """How the user knows the signal: ``Ctrl-C``, ``SIGTERM`` or ``SIGHUP``."""
+        return "Ctrl-C" if self.signal in (None, signal.SIGINT) else self.signal.name
 
 
 @contextmanager
 def interruptible(cancel: threading.Event, say: Callable[[str], None], *,
                   stopping: str) -> Iterator[Interruption]:
-    """While inside, SIGINT and SIGTERM set ``cancel`` and ``say`` what happens now
+    """While inside, SIGINT, SIGTERM and SIGHUP set ``cancel`` and ``say`` what happens now
     (``stopping``, e.g. "finishing the requests in flight"); a second one quits at once with
     the first one's exit code."""
     interruption = Interruption()

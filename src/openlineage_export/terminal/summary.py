@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..report import MAX_LISTED, ExportReport, FailedRun
+from .text import shown_lines
 
 IDS_LISTED = 10
 """Trace ids listed per group of runs left behind for the same reason."""
@@ -27,7 +28,8 @@ class Ending:
 
 
 def summary(report: ExportReport, ending: Ending | None = None) -> str:
-    """The summary: one line of what happened, then the details, one a line."""
+    """The summary: one line of what happened, then the details, one a line (a stranger's
+    control characters, e.g. a line break in a pipeline id, shown escaped within its line)."""
     ending = ending or Ending()
     lines = _head(report, ending)
     lines += refused_lines(report)
@@ -40,7 +42,7 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
               for pipeline in report.never_run]
     if report.bad_entries:
         lines.append(bad_entries_line(report.bad_entries, ending.bad_entries_shown))
-    return "\n".join(lines)
+    return shown_lines(lines)
 
 
 def _head(report: ExportReport, ending: Ending) -> list[str]:

@@ -27,8 +27,9 @@ DEFAULT_PORTS = {
 }
 SCHEME_ALIASES = {"postgresql": "postgres", "s3a": "s3", "s3n": "s3", "mssql": "sqlserver",
                   "gcs": "gs", "mariadb": "mysql"}
-_DB_SCHEMES = {"postgres", "mysql", "redshift", "sqlserver", "oracle", "db2", "trino", "hive",
-               "teradata", "cassandra", "crate", "oceanbase", "snowflake"}
+DB_SCHEMES = frozenset({"postgres", "mysql", "redshift", "sqlserver", "oracle", "db2", "trino",
+                        "hive", "teradata", "cassandra", "crate", "oceanbase", "snowflake"})
+"""Database schemes: the path is a table (``db.schema.table``), the host its server."""
 _PATH_SCHEMES = {"file", "hdfs", "dbfs"}  # names keep their leading slash
 
 
@@ -146,7 +147,7 @@ def _conventional(scheme: str, authority: str, host: str, port: int | None,
             my = naming.MySQL(host=host, port=str(port or DEFAULT_PORTS["mysql"]),
                               database=pieces[0], table=pieces[1])
             return my.get_namespace(), my.get_name()
-    if scheme in _DB_SCHEMES and host:
+    if scheme in DB_SCHEMES and host:
         default = DEFAULT_PORTS.get(scheme)
         where = f"{host}:{port or default}" if (port or default) else host
         return f"{scheme}://{where}", stripped.replace("/", ".")

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ..hub.model import Graph, Run, StageExecution
+from ..hub.model import DataAccess, Graph, Run, StageExecution
 from . import facets, names
 from .datasets import DatasetNamer
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
@@ -30,6 +30,9 @@ class TranslationConfig:
     namespace: str
     source_repository_url: str | None = None
     source_repository_version: str | None = None
+    server: str = "generic"
+    """Whose converter the events are shaped for: ``generic`` (any OpenLineage server) or
+    ``datahub`` (see ``translate/datahub.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +65,9 @@ class Translator:
         """All events of one editor run: pipeline START, each stage's events, pipeline end."""
         ns = self.namespace
         run_id = pipeline_run_id(ns, run.pipeline, run.trace_id, run.started_at)
-        pipeline_job = {"namespace": ns, "name": names.pipeline_job(run.pipeline),
+        pipeline_job = {"namespace": ns, "name": self.pipeline_job_name(run.pipeline),
                         "facets": self._pipeline_facets(run.pipeline)}
-        run_facets: dict[str, Any] = {"processing_engine": facets.processing_engine(run.engine)}
+        run_facets: dict[str, Any] = {"processing_engine": self.engine_facet(run)}
         tag_pairs = []
         if canonical_uuid(run.trace_id) is None:
             tag_pairs.append(("traceId", run.trace_id))
@@ -93,11 +96,11 @@ class Translator:
         assert stage.started_at is not None
         ns = self.namespace
         run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
-        job = {"namespace": ns, "name": names.stage_job(run.pipeline, stage.stage),
+        job = {"namespace": ns, "name": self.stage_job_name(run.pipeline, stage.stage),
                "facets": self._stage_facets(run.pipeline, stage.stage)}
         run_facets: dict[str, Any] = {
-            "parent": facets.parent(ns, names.pipeline_job(run.pipeline), parent_id),
-            "processing_engine": facets.processing_engine(run.engine),
+            "parent": self.parent_facet(ns, self.pipeline_job_name(run.pipeline), parent_id),
+            "processing_engine": self.engine_facet(run),
         }
         if stage.attempt != 1:
             run_facets["tags"] = facets.tags([("attempt", str(stage.attempt))])
@@ -114,10 +117,37 @@ class Translator:
                     stage.error, self._source(run.pipeline, stage.stage))}
             yield self._event(end, stage.ended_at, run_id, end_facets, job, inputs, outputs)
 
+    # What a server-shaped translator (translate/datahub.py) changes: the job names, the
+    # engine, parent and dataset facets, and the dataset names.
+
+    def pipeline_job_name(self, pipeline: str) -> str:
+        """The job name of a pipeline."""
+        return names.pipeline_job(pipeline)
+
+    def stage_job_name(self, pipeline: str, stage: str) -> str:
+        """The job name of a stage of a pipeline."""
+        return names.stage_job(pipeline, stage)
+
+    def engine_facet(self, run: Run) -> dict[str, Any]:
+        """The ``processing_engine`` facet of a run's events."""
+        return facets.processing_engine(run.engine)
+
+    def parent_facet(self, namespace: str, pipeline_job_name: str, run_id: str) -> dict[str, Any]:
+        """The ``parent`` facet of a stage run, filed under its pipeline run."""
+        return facets.parent(namespace, pipeline_job_name, run_id)
+
+    def dataset_name(self, location: str) -> tuple[str, str]:
+        """The (namespace, name) of the data at ``location``."""
+        return self._names.name(location)
+
+    def dataset_facets(self, access: DataAccess, *, output: bool) -> dict[str, Any]:
+        """The facets of one read or write."""
+        return facets.dataset_facets(access, output=output)
+
     def _dataset(self, access: Any, *, output: bool) -> dict[str, Any]:
-        namespace, name = self._names.name(access.dataset)
+        namespace, name = self.dataset_name(access.dataset)
         dataset: dict[str, Any] = {"namespace": namespace, "name": name,
-                                   "facets": facets.dataset_facets(access, output=output)}
+                                   "facets": self.dataset_facets(access, output=output)}
         if output:
             stats = facets.output_statistics(access)
             if stats is not None:

@@ -1,0 +1,108 @@
+"""Whether the server still has what the ledger says it accepted: a server that forgot.
+
+The ledger cannot know when the server loses what it was sent (a Marquez database reset, a
+restore of an older backup): it still says every run was accepted, and ``export`` would send
+nothing. Where the server lets us ask, a few requests before sending tell: Marquez's read
+API has the namespace (``GET /api/v1/namespaces/{namespace}``) and each run by its id
+(``GET /api/v1/jobs/runs/{id}``). The namespace is asked for, then a small sample of the runs
+the ledger holds as accepted, the last of the trail first.
+
+- The namespace is gone (404), or hidden (deleted through the API): everything in it is gone.
+- A run of the sample is gone: the server lost at least the latest runs.
+
+Either way the answer is one sentence for the user, and the export sends every run again
+(the ledger cannot tell which of the runs not asked about survived; sending one the server
+has again only updates it: same run id, same events).
+
+Only a Marquez answer counts: a 404 with Marquez's JSON error (``{"code": 404, ...}``). Any
+other server (DataHub, Atlan, a proxy), an answer we do not understand, a refusal or an
+error means we cannot ask: nothing is said and nothing changes. The requests carry no API key
+(they read; the key goes only where the export posts), so a server that wants one for
+reading is not asked either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import httpx
+import orjson
+
+from .http_client import ssl_context
+
+SAMPLE = 5
+"""Runs asked for, besides the namespace: a few requests before the export sends."""
+
+_LINEAGE_PATH = "/api/v1/lineage"
+_WHY = "a database reset, or a restore of an older backup?"
+
+
+def marquez_api(events_url: str) -> str | None:
+    """Marquez's API base (``.../api/v1``) for its events url, or None when it is not one."""
+    parts = urlsplit(events_url)
+    if parts.query or not parts.path.rstrip("/").endswith(_LINEAGE_PATH):
+        return None
+    return events_url.rstrip("/")[: -len("/lineage")]
+
+
+async def forgotten(events_url: str, namespace: str, run_ids: Sequence[str], *,
+                    verify: bool | Path, timeout: float) -> str | None:
+    """A sentence saying what the server no longer has of what the ledger says it accepted
+    (then every run is to be sent again), or None: it has all we asked about, or it cannot
+    be asked."""
+    base = marquez_api(events_url)
+    if base is None or not run_ids:
+        return None
+    try:
+        async with httpx.AsyncClient(verify=ssl_context(verify), timeout=timeout,
+                                     follow_redirects=False) as client:
+            answer = await client.get(f"{base}/namespaces/{quote(namespace, safe='')}")
+            gone = _namespace_gone(answer)
+            if gone is None:
+                return None
+            if gone:
+                return (f"the server no longer has the namespace {namespace!r} that the ledger "
+                        f"says its runs were sent to ({_WHY}): sending every run again")
+            missing = []
+            for run_id in run_ids:
+                found = _gone(await client.get(f"{base}/jobs/runs/{quote(run_id, safe='')}"))
+                if found is None:
+                    return None
+                if found:
+                    missing.append(run_id)
+    except httpx.HTTPError:
+        return None  # no answer: the export itself will say so, as it posts
+    if not missing:
+        return None
+    return (f"the server no longer has {len(missing)} of the last {len(run_ids)} runs the "
+            f"ledger says it accepted (run id {missing[0]}) ({_WHY}): sending every run again")
+
+
+def _namespace_gone(answer: httpx.Response) -> bool | None:
+    """True: gone or hidden; False: there; None: not an answer we understand."""
+    if answer.status_code == 200:
+        body = _json(answer)
+        if not isinstance(body, dict) or "name" not in body:
+            return None
+        return body.get("isHidden") is True
+    return _gone(answer)
+
+
+def _gone(answer: httpx.Response) -> bool | None:
+    """True: Marquez says it has no such thing; False: it has it; None: cannot tell."""
+    if answer.status_code == 200:
+        return False
+    if answer.status_code == 404:
+        body = _json(answer)
+        if isinstance(body, dict) and body.get("code") == 404 and "message" in body:
+            return True
+    return None
+
+
+def _json(answer: httpx.Response) -> object:
+    try:
+        return orjson.loads(answer.content)
+    except orjson.JSONDecodeError:
+        return None

@@ -1,0 +1,137 @@
+"""A server that forgot (deliver/recall.py): before sending, Marquez is asked for the
+namespace and a few of the runs the ledger says it accepted; what it no longer has is said in
+one line, and every run is sent again. Anything that is not Marquez's answer changes nothing.
+
+A scripted server stands in for Marquez's read API here (its 404 bodies as Marquez writes
+them); the real Marquez is in tests/e2e/test_marquez.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from fakeserver import Answer, FakeServer, Recorded
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+
+from openlineage_export.deliver.recall import SAMPLE, marquez_api
+
+NAMESPACE = "test-ws"
+
+
+class Memory:
+    """Marquez as the fake server plays it: accepts events, remembers namespaces and runs,
+    and answers the read API from what it remembers (which a test can make it forget)."""
+
+    def __init__(self) -> None:
+        self.namespaces: dict[str, bool] = {}  # name -> hidden
+        self.runs: set[str] = set()
+
+    def __call__(self, request: Recorded) -> Answer:
+        path = unquote(request.path)
+        if request.method == "POST":
+            event = request.json()
+            self.namespaces[event["job"]["namespace"]] = False
+            self.runs.add(event["run"]["runId"])
+            return Answer(201)
+        if path.startswith("/api/v1/namespaces/"):
+            name = path.removeprefix("/api/v1/namespaces/")
+            if name not in self.namespaces:
+                return Answer(404, body={"code": 404,
+                                         "message": f"Namespace '{name}' not found."})
+            return Answer(200, body={"name": name, "isHidden": self.namespaces[name]})
+        if path.startswith("/api/v1/jobs/runs/"):
+            run_id = path.removeprefix("/api/v1/jobs/runs/")
+            if run_id not in self.runs:
+                return Answer(404, body={"code": 404, "message": f"Run '{run_id}' not found."})
+            return Answer(200, body={"id": run_id})
+        return Answer(404, body="not here")
+
+
+def export(ws: WorkspaceMaker, tmp_path: Path, server: FakeServer) -> dict[str, object]:
+    proc = subprocess.run(cli_command("export", "--json", "-w", str(ws.root)),
+                          env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report: dict[str, object] = json.loads(proc.stdout)
+    return report
+
+
+def posted(server: FakeServer) -> int:
+    return sum(request.method == "POST" for request in server.requests)
+
+
+@pytest.fixture
+def trail(ws: WorkspaceMaker) -> WorkspaceMaker:
+    ws.segment("000001.jsonl", [run_record(f"run-{n}") for n in range(8)])
+    return ws
+
+
+@pytest.mark.parametrize("forgot", ["everything", "the namespace (deleted)", "the last runs"])
+def test_what_the_server_forgot_is_said_and_sent_again(
+        trail: WorkspaceMaker, tmp_path: Path, forgot: str) -> None:
+    memory = Memory()
+    with FakeServer() as server:
+        server.script(memory)
+        first = export(trail, tmp_path, server)
+        assert first["runs"] == {"total": 8, "sent": 8, "unchanged": 0, "failed": 0}
+        events = posted(server)
+        again = export(trail, tmp_path, server)  # it remembers: nothing sent, a few questions
+        assert again["runs"]["unchanged"] == 8 and again["warnings"] == []
+        asked = [r.path for r in server.requests if r.method == "GET"]
+        assert len(asked) == 1 + SAMPLE and asked[0] == f"/api/v1/namespaces/{NAMESPACE}"
+        if forgot == "everything":
+            memory.namespaces.clear()
+            memory.runs.clear()
+        elif forgot == "the namespace (deleted)":
+            memory.namespaces[NAMESPACE] = True
+        else:
+            memory.runs = set(sorted(memory.runs)[:2])  # an older backup
+        before = posted(server)
+        third = export(trail, tmp_path, server)
+        assert third["runs"] == {"total": 8, "sent": 8, "unchanged": 0, "failed": 0}, third
+        assert posted(server) - before == events
+        [warning] = third["warnings"]
+        if forgot == "the last runs":
+            assert re.fullmatch(rf"the server no longer has [1-{SAMPLE}] of the last {SAMPLE} "
+                                r"runs the ledger says it accepted \(run id [0-9a-f-]{36}\) .*",
+                                warning), warning
+        else:
+            assert warning == (f"the server no longer has the namespace '{NAMESPACE}' that the "
+                               "ledger says its runs were sent to (a database reset, or a "
+                               "restore of an older backup?): sending every run again")
+        assert warning.endswith("(a database reset, or a restore of an older backup?): "
+                                "sending every run again")
+
+
+@pytest.mark.parametrize("answer", [
+    Answer(404, body="<html>Not Found</html>"),          # not Marquez (a proxy, DataHub)
+    Answer(401, body={"code": 401, "message": "login"}),  # wants a key to read
+    Answer(500, body={"code": 500, "message": "oops"}),
+    Answer(200, body="not JSON"),
+    Answer(reset=True),
+])
+def test_a_server_that_cannot_be_asked_changes_nothing(
+        trail: WorkspaceMaker, tmp_path: Path, answer: Answer) -> None:
+    with FakeServer() as server:
+        export(trail, tmp_path, server)
+        events = posted(server)
+        server.script(lambda request: Answer(201) if request.method == "POST" else answer)
+        again = export(trail, tmp_path, server)
+        assert again["runs"]["unchanged"] == 8 and again["warnings"] == []
+        assert posted(server) == events
+        gets = [r for r in server.requests if r.method == "GET"]
+        assert gets and all("authorization" not in r.headers for r in gets)  # no key to read
+
+
+def test_only_a_marquez_events_url_is_asked() -> None:
+    assert marquez_api("http://h:5000/api/v1/lineage") == "http://h:5000/api/v1"
+    assert marquez_api("https://h/marquez/api/v1/lineage/") == "https://h/marquez/api/v1"
+    assert marquez_api("https://h/openapi/openlineage/api/v1/lineage") == \
+        "https://h/openapi/openlineage/api/v1"  # DataHub: asked, but answers no Marquez 404
+    assert marquez_api("https://h/events") is None
+    assert marquez_api("https://h/api/v1/lineage?x=1") is None
