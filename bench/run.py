@@ -10,7 +10,7 @@ Runs, side by side on this machine, each measurement in its own child process:
 5. peak RSS of a dry run of 10k and 1M runs.
 
 Prints a table of ratios against the targets and writes it to ``bench/results/latest.md``.
-``--quick`` skips the 1M run and shrinks every size. See README, "Performance".
+``--quick`` skips the 1M run and shrinks every size. See docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The command line: a thin host over the library. Errors become messages and exit codes here.
 
-Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
+Exit codes (also in docs/exit-codes.md): 0 everything exported; 1 something was left behind (bad
 entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
 not be reached; 5 another export of the same workspace to the same destination is
 running; 129 stopped by SIGHUP; 130 interrupted (Ctrl-C); 141 standard output's

@@ -2,7 +2,7 @@
 
 - :class:`AiohttpPoster`, the default: aiohttp on the engine's event loop. Measured for this
   workload (one small POST per event, keep-alive, tens of requests in flight) it spends about a
-  tenth of the CPU per request of a shared threaded ``httpx.Client`` (see README, Performance).
+  tenth of the CPU per request of a shared threaded ``httpx.Client`` (see docs/performance.md).
   A host may hand in its own ``aiohttp.ClientSession`` (proxy, certificates, headers).
 - :class:`HttpxPoster`, the slower path for hosts built on httpx: an ``httpx.AsyncClient``, or
   an ``httpx.Client`` / transport whose blocking calls run in worker threads.
