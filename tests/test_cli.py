@@ -747,6 +747,10 @@ def test_openlineage_yml_wins_over_the_variables_and_a_disagreement_is_warned_on
                extra_env={**env, "OPENLINEAGE_URL": "http://127.0.0.1:5444"})
     assert ours.text == "http://127.0.0.1:5444\n", str(ours)
     assert len([line for line in error_lines(ours) if line.startswith("warning:")]) == 1
+    # Without openlineage-python's configuration, our variable over settings.json is no news.
+    plain = cli("settings", "get", "openlineage.url", "-w", str(ws.root),
+                extra_env={"OPENLINEAGE_URL": "http://127.0.0.1:5444"})
+    assert error_lines(plain) == ["(environment (OPENLINEAGE_URL))"], str(plain)
 
 
 def test_an_openlineage_yml_inside_the_workspace_is_not_read(cli: Run,

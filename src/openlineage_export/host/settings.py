@@ -316,12 +316,19 @@ def _disagreements(found: Mapping[str, list[tuple[object, str]]]) -> tuple[str, 
     could be a misplaced credential)."""
     warnings = []
     for key, given in found.items():
+        # Our own variable over settings.json is what it is for (a CI job's server): said only
+        # when openlineage-python's configuration is one of the voices.
+        if not any(source.startswith(_ECOSYSTEM_SOURCES) for _, source in given):
+            continue
         if len({json.dumps(value, sort_keys=True, default=str) for value, _ in given}) > 1:
             used = given[-1][1]
             others = ", ".join(source for _, source in given[:-1])
             warnings.append(f"{key}: {used} and {others} disagree; the value from {used} is "
                             "used")
     return tuple(warnings)
+
+
+_ECOSYSTEM_SOURCES = ("environment (OPENLINEAGE__", "openlineage.yml (")
 
 
 def _ecosystem_warnings(environ: Mapping[str, str] | None, root: Path) -> tuple[str, ...]:
