@@ -15,7 +15,7 @@ Runs, side by side on this machine, each measurement in its own child process:
 Part 1 also runs a dry run of 20,000 runs and takes its whole process's CPU per event.
 
 Prints a table of ratios against the targets and writes it to ``bench/results/latest.md``.
-``--quick`` skips the 1M run and shrinks every size. See README, "Performance".
+``--quick`` skips the 1M run and shrinks every size. See docs/performance.md.
 """
 
 from __future__ import annotations

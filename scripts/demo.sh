@@ -18,6 +18,10 @@ case "${1:-}" in
   -?*) echo "demo.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/openlineage-export ]; then
+  echo "demo.sh: first run: creating .venv and installing openlineage-export into it" \
+       "(takes a minute or less)..." >&2
+fi
 scripts/setup.sh
 out=${1:-demo-events.jsonl}
 .venv/bin/openlineage-export export --dry-run --workspace demo/acme-analytics --output "$out"

@@ -176,7 +176,9 @@ def test_dry_run_to_a_file_with_json_summary(cli: Run, demo: Path, tmp_path: Pat
     result = cli("export", "--dry-run", "-o", str(out), "--json", "-w", str(demo))
     summary = json.loads(result.out)
     assert summary["exitCode"] == result.code == 0
-    assert summary["events"]["sent"] == 236 and summary["neverRun"] == ["churn-model"]
+    assert summary["events"] == {"built": 236, "sent": 0}, "a dry run sends nothing"
+    assert summary["runs"]["built"] == summary["runs"]["total"] and summary["runs"]["sent"] == 0
+    assert summary["neverRun"] == ["churn-model"]
     assert len(out.read_bytes().splitlines()) == 236
 
 
@@ -240,7 +242,7 @@ def test_usage_errors_exit_2(cli: Run, demo: Path) -> None:
                             ("export", "-o", "x.jsonl", "-w", str(demo))])
     for result in results:
         assert result.code == 2, str(result)
-        assert "Error" in result.err and result.out == b"", str(result)
+        assert "error: " in result.err and result.out == b"", str(result)
 
 
 def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path) -> None:
@@ -257,7 +259,8 @@ def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path) -> None:
     summary = [line for line in error_lines(text) if not line.startswith("retrying: ")]
     assert summary[0] == stopped[0], "the summary opens with what happened"
     assert "failed:" not in text.err and "exported to" not in text.err, str(text)
-    assert "is the server running? check openlineage.url" in text.err
+    assert ("hint: is the server running, and is openlineage.url (from settings.json) the "
+            "address?") in text.err
     summary = json.loads(as_json.out)
     assert summary["exitCode"] == as_json.code == 4 and summary["outage"]
 
@@ -482,7 +485,9 @@ def test_refused_runs_are_grouped_by_reason_with_ids_once_in_a_stable_order(
     first = cli("export", "-w", str(ws.root))
     second = cli("export", "-w", str(ws.root))
     assert first.code == second.code == 1, str(first)
-    assert error_lines(first)[1:] == error_lines(second)[1:]  # the same order each time
+    # The same order each time (the second sends only the refused runs: no dataset written).
+    assert [line for line in error_lines(first)[1:] if not line.startswith("datasets ")] == \
+        error_lines(second)[1:]
     lines = error_lines(first)
     assert lines[1] == "7 runs of daily-sales refused: HTTP 422 Unprocessable Entity: unknown facet"
     assert lines[2] == "  runs: " + ", ".join(ids)
@@ -555,8 +560,10 @@ def test_url_overrides_the_setting_for_one_export_and_status(
     one, everything = run_all(cli, [("status", "--url", fake_server.url, "-w", str(ws.root)),
                                     ("status", "--json", "-w", str(ws.root))])
     assert one.text.splitlines()[1] == f"{fake_server.url}/api/v1/lineage: 1 of 1 runs exported"
+    # The server the settings name, never exported to, is listed too.
     assert [d["destination"] for d in json.loads(everything.out)["destinations"]] == [
-        f"{fake_server.url}/api/v1/lineage"]
+        f"{fake_server.url}/api/v1/lineage",
+        json.loads(before)["openlineage.url"] + "/api/v1/lineage"]
 
 
 def test_status_shows_refused_within_pending_an_interruption_and_forgets(
@@ -602,3 +609,175 @@ def test_a_namespace_change_is_warned_of_before_sending(
     assert "'renamed'" in lines[warning]["message"] and "'test-ws'" in lines[warning]["message"]
     quiet_third = cli("export", "-w", str(ws.root))
     assert "warning" not in quiet_third.err
+
+
+# -- the rough edges a newcomer meets (issue 24) ----------------------------------------------
+
+
+def test_settings_list_shows_the_namespace_in_force_as_get_does(cli: Run,
+                                                               ws: WorkspaceMaker) -> None:
+    w = ("-w", str(ws.root))
+    listed, as_json, got = run_all(cli, [("settings", "list", *w),
+                                         ("settings", "list", "--json", *w),
+                                         ("settings", "get", "openlineage.namespace", *w)])
+    assert ("openlineage.namespace = test-ws  [workspace name in graph.json]"
+            in listed.text.splitlines()), listed.text
+    row = next(r for r in json.loads(as_json.out) if r["key"] == "openlineage.namespace")
+    assert (row["value"], row["source"]) == ("test-ws", "workspace name in graph.json")
+    assert (got.text, got.err) == ("test-ws\n", "(workspace name in graph.json)\n")
+
+
+def test_status_lists_the_configured_server_before_any_export(cli: Run,
+                                                             ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1"), run_record("r2")])
+    url = f"http://127.0.0.1:{closed_port()}"
+    ws.settings({"openlineage.url": url})
+    shown, as_json = run_all(cli, [("status", "-w", str(ws.root)),
+                                   ("status", "--json", "-w", str(ws.root))])
+    assert shown.text.splitlines() == [
+        "2 runs on the trail", f"{url}/api/v1/lineage: never exported; 2 runs pending",
+        "  last export: never"], str(shown)
+    [state] = json.loads(as_json.out)["destinations"]
+    assert (state["destination"], state["pending"], state["lastExportStarted"]) == (
+        f"{url}/api/v1/lineage", 2, None)
+
+
+def test_the_summary_names_the_dataset_namespaces(cli: Run, fake_server: FakeServer,
+                                                  demo: Path) -> None:
+    set_settings(demo, {"openlineage.url": fake_server.url})
+    done = cli("export", "-w", str(demo))
+    assert done.code == 0, str(done)
+    [line] = [line for line in error_lines(done) if line.startswith("datasets written in ")]
+    sent = {d["namespace"] for r in fake_server.requests for side in ("inputs", "outputs")
+            for d in json.loads(r.body).get(side, ())}
+    assert line.startswith("datasets written in their own namespaces: ") and sent
+    assert all(namespace in line for namespace in sent), line
+    assert line.endswith("(the jobs are in acme-analytics)"), line
+    dry = cli("export", "--dry-run", "--json", "-o", "e.jsonl", "-w", str(demo))
+    assert json.loads(dry.out)["datasetNamespaces"] == sorted(sent)
+
+
+def test_export_help_lists_exit_code_5(cli: Run) -> None:
+    codes = cli("export", "--help").text.split("Exit codes:", 1)[1]
+    assert "\n  5    another export of this workspace to this destination is running" in codes
+
+
+def test_one_bad_entry_is_said_in_the_singular(cli: Run, ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("a"), "not json"])
+    done = cli("export", "--dry-run", "-o", "e.jsonl", "-w", str(ws.root), cwd=ws.root)
+    assert error_lines(done)[-1] == ("1 bad entry on the audit trail was skipped (listed "
+                                     "above)"), str(done)
+
+
+def test_usage_errors_say_error_as_every_other_error(cli: Run, demo: Path) -> None:
+    bogus, missing = run_all(cli, [("export", "--bogus", "-w", str(demo)),
+                                   ("settings", "get", "-w", str(demo))])
+    for result in (bogus, missing):
+        assert result.code == 2, str(result)
+        assert "Error:" not in result.err, str(result)
+        assert error_lines(result)[-1].startswith("error: "), str(result)
+        assert error_lines(result)[0].startswith("Usage: "), str(result)
+    assert error_lines(bogus)[-1] == "error: No such option '--bogus'.", str(bogus)
+
+
+def test_a_url_without_its_scheme_names_the_option_and_what_was_meant(
+        cli: Run, ws: WorkspaceMaker) -> None:
+    given, setting = run_all(cli, [
+        ("export", "--url", "localhost:5000", "-w", str(ws.root)),
+        ("settings", "set", "openlineage.url", "localhost:5000", "-w", str(ws.root))])
+    assert given.code == setting.code == 2, str(given)
+    assert error_lines(given) == ["error: --url must start with http:// or https://; did you "
+                                  "mean http://localhost:5000?"], str(given)
+    assert error_lines(setting) == ["error: openlineage.url must start with http:// or "
+                                    "https://; did you mean http://localhost:5000?"]
+
+
+def test_w_on_a_folder_above_workspaces_lists_them(cli: Run, tmp_path: Path,
+                                                   make_workspace: Callable[..., WorkspaceMaker],
+                                                   ) -> None:
+    above = tmp_path / "projects"
+    for name in ("beta", "alpha"):
+        WorkspaceMaker(above / "team" / name)
+    (above / "notes").mkdir()
+    result = cli("status", "-w", str(above))  # run in tmp_path: the paths are relative to it
+    assert result.code == 3, str(result)
+    assert error_lines(result) == [
+        f"error: {above} is not a workspace: it has no .workspace/ folder (workspaces below "
+        "it: projects/team/alpha, projects/team/beta; name one with -w DIR)"], str(result)
+
+
+# -- the ecosystem's own configuration (openlineage-python's variables and openlineage.yml) ----
+
+
+def test_openlineage_python_variables_are_read_and_named_as_the_source(
+        cli: Run, ws: WorkspaceMaker) -> None:
+    w = ("-w", str(ws.root))
+    env = {"OPENLINEAGE__TRANSPORT__TYPE": "http",
+           "OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:5999",
+           "OPENLINEAGE__TRANSPORT__ENDPOINT": "api/v2/lineage",
+           "OPENLINEAGE__TRANSPORT__TIMEOUT": "7"}
+    url, endpoint, timeout = (cli("settings", "get", key, *w, extra_env=env) for key in (
+        "openlineage.url", "openlineage.endpoint", "openlineage.timeout"))
+    assert (url.text, url.err) == ("http://127.0.0.1:5999\n",
+                                   "(environment (OPENLINEAGE__TRANSPORT__URL))\n"), str(url)
+    assert endpoint.text == "api/v2/lineage\n" and timeout.text == "7\n", str(timeout)
+    listed = cli("settings", "list", *w, extra_env=env)
+    assert ("openlineage.url = http://127.0.0.1:5999  [environment (OPENLINEAGE__TRANSPORT__URL)]"
+            in listed.text.splitlines()), listed.text
+    status = cli("status", *w, extra_env=env)
+    assert "http://127.0.0.1:5999/api/v2/lineage: never exported" in status.text, str(status)
+
+
+def test_openlineage_yml_wins_over_the_variables_and_a_disagreement_is_warned_once(
+        cli: Run, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    config = tmp_path / "ol" / "my.yml"
+    config.parent.mkdir()
+    config.write_text("transport:\n  type: http\n  url: http://127.0.0.1:5111\n")
+    env = {"OPENLINEAGE_CONFIG": str(config),
+           "OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:5222"}
+    got = cli("settings", "get", "openlineage.url", "-w", str(ws.root), extra_env=env)
+    assert got.text == "http://127.0.0.1:5111\n", str(got)
+    assert error_lines(got) == [
+        f"warning: openlineage.url: openlineage.yml ({config}) and environment "
+        f"(OPENLINEAGE__TRANSPORT__URL) disagree; the value from openlineage.yml ({config}) is "
+        "used", f"(openlineage.yml ({config}))"], str(got)
+    # Our own variable is more particular than the ecosystem's, and the workspace weaker.
+    ws.settings({"openlineage.url": "http://127.0.0.1:5333"})
+    ours = cli("settings", "get", "openlineage.url", "-w", str(ws.root),
+               extra_env={**env, "OPENLINEAGE_URL": "http://127.0.0.1:5444"})
+    assert ours.text == "http://127.0.0.1:5444\n", str(ours)
+    assert len([line for line in error_lines(ours) if line.startswith("warning:")]) == 1
+    # Without openlineage-python's configuration, our variable over settings.json is no news.
+    plain = cli("settings", "get", "openlineage.url", "-w", str(ws.root),
+                extra_env={"OPENLINEAGE_URL": "http://127.0.0.1:5444"})
+    assert error_lines(plain) == ["(environment (OPENLINEAGE_URL))"], str(plain)
+
+
+def test_an_openlineage_yml_inside_the_workspace_is_not_read(cli: Run,
+                                                             ws: WorkspaceMaker) -> None:
+    (ws.root / "openlineage.yml").write_text("transport:\n  url: http://127.0.0.1:5111\n")
+    got = cli("settings", "get", "openlineage.url", cwd=ws.root)
+    assert got.code == 1 and got.text == "", str(got)
+    assert "openlineage.yml is inside the workspace, so it travels with it and is not read" \
+        in got.err, str(got)
+
+
+def test_the_ecosystem_api_key_goes_only_to_a_server_the_user_named(
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    key = {"OPENLINEAGE__TRANSPORT__AUTH__TYPE": "api_key",
+           "OPENLINEAGE__TRANSPORT__AUTH__API_KEY": SECRET}
+    # The workspace names the server: the key from the user's environment does not go there.
+    ws.settings({"openlineage.url": fake_server.url})
+    refused = cli("export", "-w", str(ws.root), extra_env=key)
+    assert refused.code == 2 and fake_server.requests == [], str(refused)
+    assert ("the API key in the environment variable OPENLINEAGE__TRANSPORT__AUTH__API_KEY "
+            "goes only to a server you name") in refused.err
+    assert SECRET not in refused.err + refused.text
+    # The user names it (openlineage-python's variable): the key goes with the events.
+    ws.settings({})
+    sent = cli("export", "-q", "-w", str(ws.root),
+               extra_env={**key, "OPENLINEAGE__TRANSPORT__URL": fake_server.url})
+    assert sent.code == 0, str(sent)
+    assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
+    assert SECRET not in sent.err + sent.text

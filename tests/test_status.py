@@ -44,7 +44,7 @@ def status(ws: WorkspaceMaker, tmp_path: Path) -> str:
 def test_a_workspace_never_exported_says_so_and_creates_nothing(ws: WorkspaceMaker,
                                                                 tmp_path: Path) -> None:
     ws.segment("000001.jsonl", [run_record("a"), "not json", run_record("b")])
-    assert status(ws, tmp_path) == ("2 runs on the trail, 1 bad entries\n"
+    assert status(ws, tmp_path) == ("2 runs on the trail, 1 bad entry\n"
                                     "never exported (a dry run does not count)\n")
     assert not (tmp_path / "state").exists()
 

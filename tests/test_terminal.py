@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -127,10 +128,11 @@ def _as_a_shell_starts_it() -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
-def on_terminal(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Terminal:
-    screen = pyte.HistoryScreen(COLUMNS, ROWS, history=20_000)
+def on_terminal(args: list[str], env: dict[str, str], cwd: Path | None = None,
+                columns: int = COLUMNS) -> Terminal:
+    screen = pyte.HistoryScreen(columns, ROWS, history=20_000)
     child = pexpect.spawn(sys.executable, ["-m", "openlineage_export", *args], env=env,
-                          cwd=str(cwd) if cwd else None, dimensions=(ROWS, COLUMNS),
+                          cwd=str(cwd) if cwd else None, dimensions=(ROWS, columns),
                           preexec_fn=_as_a_shell_starts_it)
     return Terminal(child, screen, pyte.ByteStream(screen))
 
@@ -181,15 +183,45 @@ def test_a_server_that_is_down_is_said_as_it_happens_and_in_the_summary(
     assert retrying, term.text()
     assert all(line.startswith(f"retrying: http://127.0.0.1:{port} refuses connections "
                                "(attempt ") and "giving up in " in line for line in retrying)
+    # One line per retry of the destination, whatever the number of runs in flight (16).
+    attempts = [int(line.split("(attempt ")[1].split(",")[0]) for line in retrying]
+    assert attempts == list(range(1, len(attempts) + 1)), term.text()
     assert "(attempt 1, giving up in 3 s)" in retrying[0]
     summary = lines[lines.index(retrying[-1]) + 1:]
-    assert summary[0].startswith(f"stopped: the server at http://127.0.0.1:{port}/api/v1/lineage "
-                                 "could not be reached"), term.text()
+    url = f"http://127.0.0.1:{port}"
+    assert summary[0].startswith(f"stopped: the server at {url}/api/v1/lineage could not be "
+                                 "reached for 3 s ("), term.text()
     assert summary[1] == ("0 of 31 runs sent before it stopped (0 events); 31 pending: the next "
                           "export sends them")
-    assert summary[2] == (f"is the server running? check openlineage.url (http://127.0.0.1:{port}"
-                          ", from settings.json), or try another server for one export with --url")
+    assert summary[2] == ("hint: is the server running, and is openlineage.url (from "
+                          "settings.json) the address?; --url tries another server for one "
+                          "export")
+    assert summary[3:] == ["never run: churn-model (OpenLineage is a log of runs; nothing to "
+                           "export)"], term.text()
+    closing = "\n".join(summary[:3])
+    assert closing.count(url) == 1, "the address is said once"
+    assert closing.count("running") == 1, "the advice is given once"
     assert not any("exported to" in line or "━" in line for line in lines), term.text()
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_the_progress_bar_fits_on_one_line_of_the_terminal(
+        big_trail: Path, env: dict[str, str], tmp_path: Path, columns: int) -> None:
+    out = tmp_path / "events.jsonl"
+    with holding() as holds:
+        building = BuildingHold(holds, big_trail)
+        term = on_terminal(["export", "--dry-run", "-o", str(out), "-w", str(big_trail)], env,
+                           columns=columns)
+        building.wait(term.read_some)
+        # The cursor's line is the bar's only line: label, bar, count and ETA, whole.
+        frame = term.show(f"the building bar with its ETA on one line of {columns} columns",
+                          lambda f: f.startswith("building events")
+                          and re.search(r"/4,000 runs .*ETA \d+[smh]( \d+m)?\s*$", f)
+                          is not None)
+        holds.release_all()
+        assert term.finish() == 1, term.text()
+    assert len(frame.rstrip()) < columns, frame
+    assert "━" in frame, "the bar itself is there"
 
 
 def test_secrets_set_asks_twice_and_ctrl_c_at_the_prompt_exits_130(
@@ -312,10 +344,12 @@ def test_progress_json_is_one_object_a_line_for_a_host(big_trail: Path, env: dic
     assert [done for done, _ in reading] == sorted(done for done, _ in reading)
     last = progress[-1]
     assert last["runsDone"] == last["runsTotal"] == 4000
-    assert last["eventsSent"] == summary["events"]["sent"]
+    assert last["eventsBuilt"] == summary["events"]["built"] > 0, "a dry run builds events"
+    assert last["eventsSent"] == summary["events"]["sent"] == 0, "and sends none"
     # The summary in the CLI's own words, for a host to show (the editor's output channel).
     assert lines[-2]["event"] == "summary"
-    assert lines[-2]["text"].startswith(f"dry run: 4000 runs, {summary['events']['sent']} events")
+    assert lines[-2]["text"].startswith(f"dry run: 4000 runs, {summary['events']['built']} "
+                                        "events built")
     assert f"{BAD_LINES[big_trail]:,} bad entries on the audit trail" in lines[-2]["text"]
     assert lines[-1] == {"event": "finished", "exitCode": 1}
 

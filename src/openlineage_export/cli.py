@@ -1,8 +1,9 @@
 """The command line: a thin host over the library. Errors become messages and exit codes here.
 
-Exit codes (also in the README): 0 everything exported; 1 something was left behind (bad
+Exit codes (also in docs/exit-codes.md): 0 everything exported; 1 something was left behind (bad
 entries, refused runs); 2 usage or configuration error; 3 workspace error; 4 the server could
-not be reached; 129 stopped by SIGHUP; 130 interrupted (Ctrl-C); 141 standard output's
+not be reached; 5 another export of the same workspace to the same destination is
+running; 129 stopped by SIGHUP; 130 interrupted (Ctrl-C); 141 standard output's
 reader went away; 143 stopped by SIGTERM.
 
 The export's terminal side (progress, messages, signals, the events file, the summary) is in
@@ -11,6 +12,7 @@ The export's terminal side (progress, messages, signals, the events file, the su
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import sys
@@ -47,6 +49,7 @@ EXIT_CODES = """\
 2    usage or configuration error (an option, a setting, a missing secret)
 3    workspace error: not a workspace, graph.json missing or not JSON
 4    the server could not be reached for openlineage.retry.maxTime seconds
+5    another export of this workspace to this destination is running: nothing was sent
 129  stopped by SIGHUP, the terminal closed (the same: what was accepted is kept)
 130  interrupted by Ctrl-C (what was accepted is kept)
 141  standard output's reader went away (| head): the command ended quietly
@@ -61,6 +64,10 @@ OTHER_ENVIRONMENT = {
     "OPENLINEAGE_EXPORT_STATE_DIR": "folder of the ledger [~/.local/state/openlineage-export]",
     "OPENLINEAGE_EXPORT_CONFIG_DIR": "folder of the secrets file [~/.config/openlineage-export]",
     "OPENLINEAGE_EXPORT_SECRETS": "file or keyring: force a secrets store",
+    "OPENLINEAGE__TRANSPORT__*": "openlineage-python's configuration (URL, ENDPOINT, TYPE, "
+                                 "AUTH__API_KEY...)",
+    "OPENLINEAGE_CONFIG": "openlineage-python's openlineage.yml [./openlineage.yml, "
+                          "~/.openlineage/openlineage.yml]",
 }
 """Environment variables besides the settings' own (those come from the catalogue)."""
 
@@ -156,7 +163,7 @@ class _Commands(click.Group):
         except KeyboardInterrupt:
             exit_interrupted("\ninterrupted")
         except click.ClickException as exc:
-            exc.show()
+            _show_click_error(exc)
             sys.exit(exc.exit_code)
         except OSError as exc:  # click's own output (--help, a usage error) to a closed pipe
             if exc.errno != errno.EPIPE:
@@ -181,6 +188,19 @@ class _Commands(click.Group):
             with formatter.section("Examples"):
                 for line in self.examples.splitlines():
                     formatter.write(" " * formatter.current_indent + line + "\n")
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    """Click's own errors (a bad option, a missing argument) in the tool's one style: the usage
+    and how to get help, then ``error: ...`` as every other error of the tool says it."""
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        help_option = next(iter(ctx.help_option_names), None)
+        _echo(ctx.get_usage(), err=True)
+        if help_option is not None and ctx.command.get_help_option(ctx) is not None:
+            _echo(f"Try '{ctx.command_path} {help_option}' for help.", err=True)
+        _echo("", err=True)
+    _echo(f"error: {exc.format_message()}", err=True)
 
 
 # -- the workspace: -w before or after the subcommand, else found like git finds a repository --
@@ -237,7 +257,8 @@ def _settings_with_url(root: Path, url: str | None) -> Settings | None:
     if transport != "http":
         raise ConfigError(f"--url goes with the http transport; openlineage.transport is "
                           f"{transport} (from {settings.source('openlineage.transport')})")
-    return settings.with_values({"openlineage.url": url}, base=root)
+    return settings.with_values({"openlineage.url": url}, base=root,
+                                subjects={"openlineage.url": "--url"})
 
 
 # -- the group ----------------------------------------------------------------------------------
@@ -333,7 +354,8 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     with held_signals():
         from .export import ExportRequest, run_export
         from .html_report import ReportCollector, check_writable, write_report
-    settings = _settings_with_url(root, url)
+    settings = _settings_with_url(root, url) or settings_mod.load_settings(
+        root, _catalogue(), os.environ)
     if not dry_run and progress != "json" and sys.stdin.isatty() and sys.stderr.isatty():
         _approve_on_first_use(root, settings)
 
@@ -348,6 +370,8 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
         with display, interruptible(cancel, display.message,
                                     stopping=stopping) as interruption, \
                 (events_file(output) if dry_run else nullcontext()) as events:
+            for warning in settings.warnings:  # said once, before anything is sent
+                display.warning(warning)
             report = run_export(ExportRequest(
                 workspace=root, settings=settings, dry_run=dry_run,
                 output=events.stream if events is not None else None, environ=os.environ,
@@ -447,17 +471,18 @@ def _outage_hint(root: Path, settings: Settings | None) -> str | None:
         settings = settings or settings_mod.load_settings(root, _catalogue(), os.environ)
     except ExportError:
         return None
+    # One hint, naming where the address came from; the address itself is in the line above.
     if settings.value("openlineage.transport") == "kafka":
-        key, what = "openlineage.kafka.bootstrapServers", "are the brokers running?"
+        key, question = "openlineage.kafka.bootstrapServers", "are the brokers running"
     elif settings.value("openlineage.transport") == "http":
-        key, what = "openlineage.url", "is the server running?"
+        key, question = "openlineage.url", "is the server running"
     else:
         return None
     source = settings.source(key)
-    source = "--url" if source == "given" else source
-    return (f"{what} check {key} ({settings.value(key)}, from {source})"
-            + (", or try another server for one export with --url" if key.endswith("url")
-               else ""))
+    if source == "given":
+        return f"hint: {question}, and is --url its address?"
+    other = "; --url tries another server for one export" if key.endswith("url") else ""
+    return f"hint: {question}, and is {key} (from {source}) the address?{other}"
 
 
 # -- status -------------------------------------------------------------------------------------
@@ -490,10 +515,18 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
     settings = _settings_with_url(root, url)
     standing = export_status(root, os.environ, settings=settings)
     destinations = standing.destinations
+    never = DestinationState("", standing.runs, 0, standing.runs, 0, None, None, None)
     if settings is not None:
         wanted = settings.of(HttpSettings).events_url or ""
         destinations = [s for s in destinations if s.destination == wanted] or [
-            DestinationState(wanted, standing.runs, 0, standing.runs, 0, None, None, None)]
+            dataclasses.replace(never, destination=wanted)]
+    else:
+        # The server the settings name is listed even before anything went to it.
+        in_force = settings_mod.load_settings(root, _catalogue(), os.environ)
+        configured = (in_force.of(HttpSettings).events_url
+                      if in_force.value("openlineage.transport") == "http" else None)
+        if configured and all(s.destination != configured for s in destinations):
+            destinations = [*destinations, dataclasses.replace(never, destination=configured)]
     if as_json:
         _echo_json({"runs": standing.runs, "badEntries": standing.bad_entries,
                     "destinations": [
@@ -503,7 +536,8 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
              "lastExportOutcome": s.last_export_outcome} for s in destinations]})
         return
     bad = standing.bad_entries
-    _echo(f"{standing.runs} runs on the trail" + (f", {bad} bad entries" if bad else ""))
+    _echo(f"{standing.runs} runs on the trail"
+          + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else ""))
     if not destinations:
         _echo("never exported (a dry run does not count)")
     for state in destinations:
@@ -513,6 +547,8 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
 
 def _standing(state: DestinationState) -> str:
     """Exported, then pending with the refused ones as a part of it."""
+    if state.last_export_started is None and not state.exported:
+        return f"never exported; {state.pending} runs pending"
     refused = min(state.failed, state.pending)
     parts = [f"{state.exported} of {state.runs} runs exported"]
     if state.pending:
@@ -584,7 +620,10 @@ def settings() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 def settings_list(as_json: bool) -> None:
     """Every setting: its value in force, where it comes from, and what it does."""
-    rows = settings_mod.describe(_catalogue(), _workspace(), os.environ)
+    root = _workspace()
+    rows = [_in_force(root, row) for row in settings_mod.describe(_catalogue(), root, os.environ)]
+    for warning in _settings_warnings(root):
+        _echo(f"warning: {warning}", err=True)
     if as_json:
         _echo_json(rows)
         return
@@ -641,9 +680,11 @@ def settings_get(key: str, as_json: bool) -> None:
     rows = {row["key"]: row for row in settings_mod.describe(_catalogue(), root, os.environ)}
     if key not in rows:
         _catalogue().declared(key, None)  # unknown (with a suggestion) or secret-looking
-    value, source = rows[key]["value"], str(rows[key]["source"])
-    if value is None and key == "openlineage.namespace":
-        value, source = _namespace_from_graph(root)
+    row = _in_force(root, rows[key], strict=True)
+    value, source = row["value"], str(row["source"])
+    for warning in _settings_warnings(root):
+        if not warning.startswith("openlineage.") or warning.startswith(f"{key}: "):
+            _echo(f"warning: {warning}", err=True)
     if as_json:
         _echo_json({"key": key, "value": value, "source": source}, indent=False)
     elif value is not None:
@@ -653,6 +694,30 @@ def settings_get(key: str, as_json: bool) -> None:
         _echo(f"{key} is not set, and has no default", err=True)
     if value is None:
         sys.exit(1)
+
+
+def _settings_warnings(root: Path) -> tuple[str, ...]:
+    """What reading the settings found worth telling (two sources that disagree...); none when
+    they cannot be read (``settings`` shows them as they are, to mend them)."""
+    try:
+        return settings_mod.load_settings(root, _catalogue(), os.environ).warnings
+    except ExportError:
+        return ()
+
+
+def _in_force(root: Path, row: dict[str, object], *, strict: bool = False) -> dict[str, object]:
+    """``row`` of :func:`~.host.settings.describe` with the value in force where the export
+    derives one (the namespace, from graph.json) rather than leaving it unset. ``strict``: a
+    graph.json that cannot be read is an error (else the row stays as it is)."""
+    if row["key"] != "openlineage.namespace" or row["value"] is not None:
+        return row
+    try:
+        value, source = _namespace_from_graph(root)
+    except ExportError:
+        if strict:
+            raise
+        return row
+    return {**row, "value": value, "source": source}
 
 
 def _namespace_from_graph(root: Path) -> tuple[str | None, str]:

@@ -123,6 +123,9 @@ class Recorder:
         if outcome.delivered:
             report.runs_sent += 1
             state = "built" if report.dry_run else "sent"
+            report.dataset_namespaces.update(
+                dataset["namespace"] for event in run.events
+                for side in ("inputs", "outputs") for dataset in event.get(side, ()))
         elif error is not None and not self._cancel.is_set():
             report.add_failed(FailedRun(run.trace_id, run.run_id, run.pipeline, error,
                                         outcome.accepted))

@@ -99,6 +99,9 @@ class ExportReport:
     namespace_from: str | None = None
     """The workspace's name when the namespace had to be changed from it to be one a server
     accepts (``acme analytics`` -> ``acme-analytics``); None when it was used as it is."""
+    dataset_namespaces: set[str] = field(default_factory=set)
+    """The namespaces of the datasets in the events sent (or built): a lineage server lists
+    datasets under these, not under the jobs' ``namespace``."""
     warnings: list[str] = field(default_factory=list)
     """Things worth telling that left nothing behind (e.g. a run that ends before it starts)."""
 
@@ -140,13 +143,20 @@ class ExportReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain data (``--json``)."""
+        # A dry run sends nothing: its counts are of runs and events *built*; "sent" stays
+        # (0) so that a host reading it finds the same keys in both.
+        runs: dict[str, int] = {"total": self.runs_total, "sent": self.runs_sent,
+                                "unchanged": self.runs_unchanged, "failed": self.runs_failed}
+        events = {"sent": self.events_sent}
+        if self.dry_run:
+            runs.update(sent=0, built=self.runs_sent)
+            events = {"sent": 0, "built": self.events_sent}
         return {
             "destination": self.destination,
             "dryRun": self.dry_run,
             "namespace": self.namespace,
-            "runs": {"total": self.runs_total, "sent": self.runs_sent,
-                     "unchanged": self.runs_unchanged, "failed": self.runs_failed},
-            "events": {"sent": self.events_sent},
+            "runs": runs,
+            "events": events,
             "neverRun": list(self.never_run),
             "badEntries": {"count": self.bad_entries,
                            "listed": [{"file": b.file, "line": b.line, "reason": b.reason}
@@ -158,6 +168,7 @@ class ExportReport:
             "outage": self.outage,
             "stateError": self.state_error,
             "namespaceFrom": self.namespace_from,
+            "datasetNamespaces": sorted(self.dataset_namespaces),
             "warnings": list(self.warnings),
             "exitCode": self.exit_code,
         }

@@ -504,7 +504,7 @@ def test_a_never_run_pipeline_appears_nowhere(browser: Any, demo: Exported) -> N
 
 
 def test_the_readme_shows_a_newcomer_where_to_look() -> None:
-    """The README's "Try it against a real Marquez" points at this very page, and shows it."""
+    """The README's "Where to look" points at this very page, and shows it."""
     readme = (ROOT / "README.md").read_text()
     assert f"http://127.0.0.1:3000/lineage/job/acme-analytics/{STAGE}" in readme
     assert f"]({SCREENSHOT.relative_to(ROOT)})" in readme

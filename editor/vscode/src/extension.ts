@@ -23,7 +23,8 @@ interface ExportResult {
   destination: string;
   dryRun: boolean;
   runs: { total: number; sent: number; unchanged: number; failed: number };
-  events: { sent: number };
+  /** A dry run sends nothing: it says what it built (`built`), with `sent` 0. */
+  events: { sent: number; built?: number };
   failedRuns: { traceId: string; pipeline: string; reason: string }[];
   cancelled: boolean;
   outage: string | null;
@@ -172,7 +173,8 @@ export function activate(context: vscode.ExtensionContext): void {
         `${result.destination}: ${first.reason}${problemsNote}`);
     } else if (dryRun) {
       void vscode.window.showInformationMessage(`${NAME}: dry run: ${result.runs.total} runs, ` +
-        `${result.events.sent} events built; nothing was sent${problemsNote}`);
+        `${result.events.built ?? result.events.sent} events built; nothing was sent` +
+        problemsNote);
     } else {
       void vscode.window.showInformationMessage(`${NAME}: exported to ${result.destination}: ` +
         `${result.runs.sent} of ${result.runs.total} runs sent (${result.events.sent} events)` +

@@ -26,9 +26,10 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.settings import EventSettings, Settings, SettingsGroup, setting
+from ..host.settings import ECOSYSTEM_API_KEY, EventSettings, Settings, SettingsGroup, setting
 from ..secrecy import (
     Redactor,
+    Secret,
     check_header_safe,
     check_key_transport,
     masked_logs,
@@ -92,6 +93,28 @@ class HttpSettings(SettingsGroup):
         return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
 
 
+def ecosystem_api_key(opening: Opening) -> Secret | None:
+    """The API key openlineage-python's configuration holds (``OPENLINEAGE__TRANSPORT__AUTH__
+    API_KEY``, or ``openlineage.yml``): the user's, so it goes, as ``OPENLINEAGE_API_KEY``
+    does, only to a server the user named (``check_key_destination``)."""
+    from ..host.ecosystem import read_ecosystem
+
+    ecosystem = read_ecosystem(opening.environ, opening.workspace)
+    for path in ECOSYSTEM_API_KEY:
+        found = ecosystem.get(path)
+        if found is None:
+            continue
+        value, source = found
+        if not isinstance(value, str) or not value:
+            continue
+        if source.startswith("environment ("):
+            env = source.removeprefix("environment (").removesuffix(")")
+            return Secret(value, f"the environment variable {env}", f"set {env} again",
+                          env=env)
+        return Secret(value, f"the {source}", f"correct it in the {source}")
+    return None
+
+
 def is_datahub_endpoint(url: str) -> bool:
     """Whether ``url`` (an address or a path) is DataHub's OpenLineage endpoint."""
     path = urlsplit(url).path if "://" in url else url
@@ -148,8 +171,9 @@ class HttpConfig:
             raise ConfigError("openlineage.url is not set: set it with "
                               "'openlineage-export settings set openlineage.url "
                               "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run")
-        key = resolve_secret(opening.environ, http.api_key_secret_ref, API_KEY_ENV,
-                             store=opening.secrets, setting="openlineage.apiKey.secretRef")
+        key = None if opening.environ.get(API_KEY_ENV) else ecosystem_api_key(opening)
+        key = key or resolve_secret(opening.environ, http.api_key_secret_ref, API_KEY_ENV,
+                                    store=opening.secrets, setting="openlineage.apiKey.secretRef")
         if key is not None:
             check_header_safe(key)
             check_key_destination(key, [url], opening.settings, opening.secrets,
@@ -315,10 +339,13 @@ class HttpDestination:
         :class:`DestinationUnreachable` when that is already so."""
         quiet_for = time.monotonic() - self._last_success
         if quiet_for >= window:
+            # The address once: the reason names it too ("no answer from URL (refused)").
+            cause = reason.replace(f" from {self.url}", "").replace(f" to {self.url}", "")
+            if cause.startswith("no answer (") and cause.endswith(")"):
+                cause = cause.removeprefix("no answer (")[:-1]
             raise DestinationUnreachable(
                 f"the server at {self.url} could not be reached for {window:.0f} s "
-                f"({reason}); nothing more was sent: check that the server is running and "
-                "that openlineage.url is its address")
+                f"({cause}); nothing more was sent")
         return window - quiet_for
 
     def _describe(self, answer: Answer) -> str:

@@ -10,7 +10,9 @@ beside what they configure (the events here, each destination kind in ``deliver/
 ``settings.json`` travels with the workspace (it is committed and shared), so it may only
 *name* a secret (``...secretRef``); the value lives in the secrets store. A key that looks like
 it holds a secret is refused, and no message here ever repeats a value that could be one.
-Each value in force knows its source (:meth:`Settings.source`): a setting declared
+openlineage-python's own configuration (``OPENLINEAGE__TRANSPORT__URL``..., ``openlineage.yml``)
+is read too, as the user's (:data:`ECOSYSTEM` maps its keys onto ours; ``host/ecosystem.py``
+reads it). Each value in force knows its source (:meth:`Settings.source`): a setting declared
 ``user_only`` (it weakens how keys travel) is the user's alone, and ``trust.py`` refuses it
 from the workspace (see docs/security.md).
 """
@@ -46,6 +48,30 @@ SECRET_NAME_PATTERN = r"[A-Za-z0-9._-]{1,128}"
 """What a secret's name may be: the rule of the secrets store and of ``secretRef``."""
 
 _ROW = "openlineage_export.setting"
+
+ECOSYSTEM: dict[str, str] = {
+    "transport.type": "openlineage.transport",
+    "transport.url": "openlineage.url",
+    "transport.endpoint": "openlineage.endpoint",
+    "transport.timeout": "openlineage.timeout",
+    "transport.compression": "openlineage.compression",
+    "transport.verify": "openlineage.tls.verify",
+    "transport.topic": "openlineage.kafka.topic",
+    "transport.config.bootstrap.servers": "openlineage.kafka.bootstrapServers",
+    "transport.config.client.id": "openlineage.kafka.clientId",
+    "transport.log_file_path": "openlineage.file.path",
+}
+"""The keys of openlineage-python's configuration (``OPENLINEAGE__TRANSPORT__URL``, or
+``transport: url:`` in ``openlineage.yml``; see ``host/ecosystem.py``) that stand for our
+settings. They are the user's (environment, home), so they may set user-only settings and
+name the server an API key from the environment goes to."""
+
+ECOSYSTEM_API_KEY = ("transport.auth.api_key", "transport.auth.apikey")
+"""Where openlineage-python's configuration holds the API key: used as ``OPENLINEAGE_API_KEY``
+is (only for a server the user named), never stored, never shown."""
+
+ECOSYSTEM_TRANSPORTS = ("http", "kafka", "file")
+"""The values of ``transport.type`` we have a destination for."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +177,10 @@ class Settings:
     values: Mapping[str, object] = dataclasses.field(default_factory=dict)
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False)
     """Where each set value comes from: ``settings.json`` (:data:`WORKSPACE_SOURCE`),
-    ``environment (VAR)`` or ``given`` (by the host: the command line)."""
+    ``environment (VAR)``, ``openlineage.yml (PATH)`` or ``given`` (by the host: the command
+    line)."""
+    warnings: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    """Worth telling once: two sources that disagree on a value, a file not read."""
 
     def of(self, group: type[G]) -> G:
         """The values of one group of settings."""
@@ -168,16 +197,21 @@ class Settings:
         """Where the value in force of ``key`` comes from."""
         return self.sources.get(key, "default")
 
-    def with_values(self, values: Mapping[str, object], *, base: Path | None = None) -> Settings:
-        """These settings with ``values`` (as settings.json would hold them) set on top."""
+    def with_values(self, values: Mapping[str, object], *, base: Path | None = None,
+                    subjects: Mapping[str, str] | None = None) -> Settings:
+        """These settings with ``values`` (as settings.json would hold them) set on top;
+        ``subjects`` names a value in errors by what the user typed (``--url``), not its key."""
         origin = Path.cwd() if base is None else base
-        checked = {key: _check(self.catalogue.declared(key, None), value, key, origin)
+        named = subjects or {}
+        checked = {key: _check(self.catalogue.declared(key, None), value, named.get(key, key),
+                               origin)
                    for key, value in values.items()}
         merged = {**self.values, **{k: v for k, v in checked.items() if v is not None}}
         for key, value in checked.items():
             if value is None:
                 merged.pop(key, None)
-        return Settings(self.catalogue, merged, {**self.sources, **dict.fromkeys(values, "given")})
+        return Settings(self.catalogue, merged, {**self.sources, **dict.fromkeys(values, "given")},
+                        self.warnings)
 
 
 @dataclass(frozen=True)
@@ -213,8 +247,9 @@ def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
     """Read, check and resolve the settings of ``workspace``.
 
     A missing settings.json means every default. When ``environ`` is given (the CLI passes
-    ``os.environ``), the variables the catalogue declares override the file; empty ones count
-    as unset. A JSON ``null`` also counts as unset. Keys of other extensions are ignored.
+    ``os.environ``), the ecosystem's configuration (:data:`ECOSYSTEM`) and then the variables
+    the catalogue declares override the file; empty ones count as unset. A JSON ``null`` also
+    counts as unset. Keys of other extensions are ignored.
 
     Raises WorkspaceError when the folder is no workspace, ConfigError for any value, key or
     file we cannot use.
@@ -227,20 +262,79 @@ def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
     for key in mine:
         if catalogue.get(key) is None and looks_like_secret_key(key):
             raise _secret_key_error(key, str(file))
+    # Every value of settings.json is checked, even one the user's environment overrides.
+    from_file = {key: _check(catalogue.declared(key, str(file)), raw[key], f"{key} in {file}",
+                             ws.root) for key in mine}
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
-    for key in mine:
-        checked = _check(catalogue.declared(key, str(file)), raw[key], f"{key} in {file}",
-                         ws.root)
-        if checked is not None:
-            values[key], sources[key] = checked, WORKSPACE_SOURCE
+    found = _found(catalogue, raw, environ, ws.root)
     for row in catalogue:
-        text = environ.get(row.env) if environ is not None and row.env else None
-        if text:
+        if not found[row.key]:
+            continue
+        value, source = found[row.key][-1]
+        if source == WORKSPACE_SOURCE:
+            checked = from_file[row.key]
+        elif source == f"environment ({row.env})":
             subject = f"the environment variable {row.env} ({row.key})"
-            values[row.key] = _check(row, _from_text(row, text, subject), subject, ws.root)
-            sources[row.key] = f"environment ({row.env})"
-    return Settings(catalogue, values, sources)
+            checked = _check(row, _from_text(row, str(value), subject), subject, ws.root)
+        else:
+            checked = _check(row, value, f"{row.key} from {source}", ws.root)
+        if checked is not None:
+            values[row.key], sources[row.key] = checked, source
+    return Settings(catalogue, values, sources, _disagreements(found) + _ecosystem_warnings(
+        environ, ws.root))
+
+
+def _found(catalogue: Catalogue, raw: Mapping[str, object], environ: Mapping[str, str] | None,
+           root: Path) -> dict[str, list[tuple[object, str]]]:
+    """Every value each setting is given, unchecked, with its source, weakest first:
+    settings.json, the ecosystem's variables, its openlineage.yml, our own variables."""
+    from .ecosystem import read_ecosystem
+
+    found: dict[str, list[tuple[object, str]]] = {row.key: [] for row in catalogue}
+    for key, value in raw.items():
+        if key in found and value is not None:
+            found[key].append((value, WORKSPACE_SOURCE))
+    if environ is None:
+        return found
+    ecosystem = read_ecosystem(environ, root)
+    for layer in ecosystem.layers:
+        for path, key in ECOSYSTEM.items():
+            if path in layer.values and key in found and layer.values[path] is not None:
+                value = layer.values[path]
+                if path == "transport.type" and value not in ECOSYSTEM_TRANSPORTS:
+                    continue  # console, composite...: not a destination of ours
+                found[key].append((value, layer.sources[path]))
+    for row in catalogue:
+        if row.env and environ.get(row.env):
+            found[row.key].append((environ[row.env], f"environment ({row.env})"))
+    return found
+
+
+def _disagreements(found: Mapping[str, list[tuple[object, str]]]) -> tuple[str, ...]:
+    """One warning per setting two sources give different values (never the values: one
+    could be a misplaced credential)."""
+    warnings = []
+    for key, given in found.items():
+        # Our own variable over settings.json is what it is for (a CI job's server): said only
+        # when openlineage-python's configuration is one of the voices.
+        if not any(source.startswith(_ECOSYSTEM_SOURCES) for _, source in given):
+            continue
+        if len({json.dumps(value, sort_keys=True, default=str) for value, _ in given}) > 1:
+            used = given[-1][1]
+            others = ", ".join(source for _, source in given[:-1])
+            warnings.append(f"{key}: {used} and {others} disagree; the value from {used} is "
+                            "used")
+    return tuple(warnings)
+
+
+_ECOSYSTEM_SOURCES = ("environment (OPENLINEAGE__", "openlineage.yml (")
+
+
+def _ecosystem_warnings(environ: Mapping[str, str] | None, root: Path) -> tuple[str, ...]:
+    from .ecosystem import read_ecosystem
+
+    return read_ecosystem(environ, root).warnings if environ is not None else ()
 
 
 def looks_like_secret_key(key: str) -> bool:
@@ -342,18 +436,18 @@ def describe(catalogue: Catalogue, workspace: Path | Workspace | None = None,
     """One row per setting for ``settings list``.
 
     Each row has ``key``, ``group``, ``type``, ``default``, ``description``, ``env`` and
-    ``choices``, plus ``value`` and ``source`` ("default", "settings.json" or "environment
-    (VAR)"): the value in force, unchecked, given the workspace and environment.
+    ``choices``, plus ``value`` and ``source`` ("default", "settings.json", "environment
+    (VAR)", "openlineage.yml (PATH)"): the value in force, unchecked, given the workspace and
+    environment (see :func:`load_settings` for the order).
     """
     raw = read_raw(workspace) if workspace is not None else {}
+    root = Workspace.at(workspace).root if workspace is not None else None
+    found = (_found(catalogue, raw, environ, root) if root is not None
+             else {row.key: [] for row in catalogue})
     rows: list[dict[str, object]] = []
     for group in catalogue.groups:
         for s in group.rows():
-            value, source = s.default, "default"
-            if s.key in raw and raw[s.key] is not None:
-                value, source = raw[s.key], WORKSPACE_SOURCE
-            if environ is not None and s.env and environ.get(s.env):
-                value, source = environ[s.env], f"environment ({s.env})"
+            value, source = found[s.key][-1] if found[s.key] else (s.default, "default")
             rows.append({"key": s.key, "group": group.title, "type": s.type,
                          "default": s.default, "description": s.description, "env": s.env,
                          "choices": s.choices, "value": shown(s, value), "source": source})
@@ -498,7 +592,11 @@ def _check_url(value: str, subject: str) -> None:
     except ValueError:
         raise ConfigError(f"{subject} is not a valid URL (bad host or port)") from None
     if parts.scheme not in ("http", "https") or not value.lower().startswith(parts.scheme + "://"):
-        raise ConfigError(f"{subject} must start with http:// or https://")
+        # A bare host[:port] (localhost:5000) is the usual slip: show what was meant. Only
+        # then is the value repeated: it has no room for a credential.
+        bare = "://" not in value and re.fullmatch(r"[A-Za-z0-9.-]+(:\d{1,5})?(/[\w./-]*)?", value)
+        meant = f"; did you mean http://{value}?" if bare else ""
+        raise ConfigError(f"{subject} must start with http:// or https://{meant}")
     if not host:
         raise ConfigError(f"{subject} has no host")
     if parts.username is not None or parts.password is not None:

@@ -36,8 +36,13 @@ class Workspace:
         if not root.is_dir():
             raise WorkspaceError(f"the workspace {root.absolute()} is not a folder")
         if not (root / MARKER).is_dir():
+            below = workspaces_below(root)
+            hint = ("name the workspace with -w DIR" if not below else
+                    "workspaces below it: " + ", ".join(str(w) for w in below[:_LISTED])
+                    + (f" and {len(below) - _LISTED} more" if len(below) > _LISTED else "")
+                    + "; name one with -w DIR")
             raise WorkspaceError(f"{root.absolute()} is not a workspace: it has no {MARKER}/ "
-                                 "folder (name the workspace with -w DIR)")
+                                 f"folder ({hint})")
         return cls(root.resolve())
 
     @classmethod
@@ -83,6 +88,36 @@ class Workspace:
 
 _KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
           stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
+
+
+_LISTED = 5
+_DEPTH = 3
+_VISITS = 2000
+
+
+def workspaces_below(folder: Path) -> list[Path]:
+    """The workspaces in the folders below ``folder`` (at most three levels down, hidden
+    folders skipped, a bounded number visited), as paths relative to the current folder
+    when below it; sorted."""
+    found: list[Path] = []
+    level, visits = [folder.absolute()], 0
+    for _ in range(_DEPTH):
+        deeper: list[Path] = []
+        for parent in level:
+            try:
+                children = sorted(e.name for e in os.scandir(parent)
+                                  if not e.name.startswith(".") and e.is_dir())
+            except OSError:
+                continue
+            for name in children:
+                visits += 1
+                if visits > _VISITS:
+                    return sorted(found)
+                child = parent / name
+                (found if (child / MARKER).is_dir() else deeper).append(child)
+        level = deeper
+    cwd = Path.cwd()
+    return sorted(p.relative_to(cwd) if p.is_relative_to(cwd) else p for p in found)
 
 
 def file_kind(mode: int) -> str:

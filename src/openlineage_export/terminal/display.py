@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -42,8 +43,6 @@ BAD_ENTRIES_QUIET = 10
 """The same with ``-q``."""
 JSON_EVERY = 0.5
 """Seconds between two JSON progress lines within a phase (a new phase is told at once)."""
-RETRY_EVERY = 2.0
-"""Seconds between two retry lines for the same attempt number (there is one per sender)."""
 
 _LABELS = {"reading": "reading the trail", "building": "building events", "sending": "sending"}
 
@@ -63,7 +62,11 @@ class Display:
         self._started = time.monotonic()
         self._phase: str | None = None
         self._last_json = 0.0
-        self._retry_shown: tuple[int, float] = (0, 0.0)
+        self._retry_shown = 0
+        """The highest attempt said: each sender retries its own event, in waves, and one
+        line per wave (per retry of the destination) is enough."""
+        self._events_at_retry = 0
+        self._events = 0
         self._bar: Bar | None = None
         self._task: TaskID | None = None
 
@@ -117,12 +120,13 @@ class Display:
             return
         if self.quiet:
             return
-        now = time.monotonic()
         with self._lock:
-            attempt, at = self._retry_shown
-            if retry.attempt <= attempt and now - at < RETRY_EVERY:
+            if self._events > self._events_at_retry:
+                self._retry_shown = 0  # events went through since: a new outage counts anew
+            self._events_at_retry = self._events
+            if retry.attempt <= self._retry_shown:
                 return
-            self._retry_shown = (max(attempt, retry.attempt), now)
+            self._retry_shown = retry.attempt
         self._say(f"retrying: {plain_reason(retry)} (attempt {retry.attempt}, giving up in "
                   f"{retry.seconds_left:.0f} s)", None)
 
@@ -141,6 +145,7 @@ class Display:
 
     def progress(self, progress: Progress) -> None:
         """Where the export is (called often: per run, and every few thousand lines read)."""
+        self._events = progress.events_sent
         if self.mode == "json":
             self._json_progress(progress)
         elif self._bar is not None and self._task is not None:
@@ -174,15 +179,18 @@ class Display:
             "runsFailed": progress.runs_failed, "elapsed": round(now - self._started, 2)}
         if progress.phase == "reading":
             line.update(bytesDone=progress.bytes_done, bytesTotal=progress.bytes_total)
+        elif progress.phase == "building":  # a dry run: built, none sent
+            line.update(eventsSent=0, eventsBuilt=progress.events_sent)
         self._json(line)
 
     def _start_bar(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, TextColumn
         from rich.progress import Progress as Bar
+        from rich.progress import TextColumn
 
         console = Console(file=self._stream, highlight=False)
-        self._bar = Bar(TextColumn("{task.fields[label]}"), BarColumn(), _StatusColumn(),
+        bar, status = _columns(lambda: console.width)
+        self._bar = Bar(TextColumn("{task.fields[label]}"), bar, status,
                         console=console, transient=True, redirect_stdout=False,
                         redirect_stderr=False, speed_estimate_period=15)
         self._bar.start()
@@ -248,21 +256,29 @@ def _base(url: str) -> str:
 
 
 def status_line(phase: str, done: float, total: float | None, rate: float | None,
-                elapsed: float, events: int, failed: int) -> str:
+                elapsed: float, events: int, failed: int, width: int | None = None) -> str:
     """The text beside the bar: ``473/5,000 runs · 8.1 runs/s · 1,204 events · 0:58 · ETA 9m``
-    (while reading: megabytes of the trail)."""
+    (while reading: megabytes of the trail). Given a ``width``, the fields that matter least
+    are left out until it fits: the rate first, then the clock, the events, the failures; the
+    count and the ETA stay."""
+    # (field, how much it matters: the lowest goes first)
     if phase == "reading":
-        parts = [f"{done / 1e6:,.1f}/{(total or 0) / 1e6:,.1f} MB" if total else "",
-                 f"{rate / 1e6:,.1f} MB/s" if rate else ""]
+        parts = [(f"{done / 1e6:,.1f}/{(total or 0) / 1e6:,.1f} MB" if total else "", 9),
+                 (f"{rate / 1e6:,.1f} MB/s" if rate else "", 1)]
     else:
-        parts = [f"{int(done):,}/{int(total):,} runs" if total else f"{int(done):,} runs",
-                 f"{rate:,.1f} runs/s" if rate else "",
-                 f"{events:,} events",
-                 f"{failed:,} failed" if failed else ""]
-    parts.append(_clock(elapsed))
+        parts = [(f"{int(done):,}/{int(total):,} runs" if total else f"{int(done):,} runs", 9),
+                 (f"{rate:,.1f} runs/s" if rate else "", 1),
+                 (f"{events:,} events", 3),
+                 (f"{failed:,} failed" if failed else "", 4)]
+    parts.append((_clock(elapsed), 2))
     if rate and total and total > done:
-        parts.append(f"ETA {_duration((total - done) / rate)}")
-    return " · ".join(part for part in parts if part)
+        parts.append((f"ETA {_duration((total - done) / rate)}", 8))
+    kept = [(text, weight) for text, weight in parts if text]
+    line = " · ".join(text for text, _ in kept)
+    while width is not None and len(line) > width and len(kept) > 1:
+        kept.remove(min(kept, key=lambda part: part[1]))
+        line = " · ".join(text for text, _ in kept)
+    return line
 
 
 def _clock(seconds: float) -> str:
@@ -281,20 +297,39 @@ def _duration(seconds: float) -> str:
     return f"{hours}h {minutes}m"
 
 
-def _status_column() -> Any:
-    from rich.progress import ProgressColumn, Task
+BAR_WIDEST, BAR_NARROWEST = 40, 10
+"""The bar's width in columns: as wide as the line leaves room for, within these."""
+
+
+def _columns(width: Callable[[], int]) -> tuple[Any, Any]:
+    """The bar and the status beside it, fitted to the terminal's width (``width()``, asked at
+    each redraw: the window may be resized) on one line: the status drops its least useful
+    fields, then the bar gives up the rest of the room."""
+    from rich.progress import BarColumn, ProgressColumn, Task
+    from rich.table import Column
     from rich.text import Text
 
+    def fitted(task: Task) -> tuple[str, int]:
+        fields = task.fields
+        # label, bar and status, a space between each, and the last column left free
+        # (a terminal wraps a line that reaches its edge).
+        room = width() - len(fields["label"]) - 3
+        text = status_line(fields["phase"], task.completed, task.total, task.speed,
+                           time.monotonic() - fields["started"], fields["events"],
+                           fields["failed"], width=max(0, room - BAR_NARROWEST))
+        return text, max(BAR_NARROWEST, min(BAR_WIDEST, room - len(text)))
+
+    class FittedBar(BarColumn):
+        """The bar, as wide as the label and the status leave room for."""
+
+        def render(self, task: Task) -> Any:
+            self.bar_width = fitted(task)[1]
+            return super().render(task)
+
     class StatusColumn(ProgressColumn):
-        """Counts, rate, elapsed time and ETA of the current phase."""
+        """Counts, rate, elapsed time and ETA of the current phase, as many as fit."""
 
         def render(self, task: Task) -> Text:
-            fields = task.fields
-            return Text(status_line(fields["phase"], task.completed, task.total, task.speed,
-                                    time.monotonic() - fields["started"], fields["events"],
-                                    fields["failed"]))
+            return Text(fitted(task)[0], no_wrap=True, overflow="ellipsis")
 
-    return StatusColumn()
-
-
-_StatusColumn = _status_column
+    return FittedBar(), StatusColumn(table_column=Column(no_wrap=True))

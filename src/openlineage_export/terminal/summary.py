@@ -33,6 +33,8 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
     ending = ending or Ending()
     lines = _head(report, ending)
     lines += refused_lines(report)
+    if report.dataset_namespaces:
+        lines.append(dataset_namespaces_line(report))
     if report.namespace_from is not None:
         lines.append(f"namespace: {report.namespace} (from {report.namespace_from!r})")
     lines += [f"warning: {warning}" for warning in report.warnings]
@@ -80,6 +82,22 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
     return lines
 
 
+NAMESPACES_LISTED = 12
+"""Dataset namespaces named in the summary (--json lists them all)."""
+
+
+def dataset_namespaces_line(report: ExportReport) -> str:
+    """Where a server lists the datasets: each in its own namespace, not the jobs' (a
+    server's page of the jobs' namespace shows no dataset)."""
+    names = sorted(report.dataset_namespaces)
+    shown = ", ".join(names[:NAMESPACES_LISTED])
+    more = (f" and {len(names) - NAMESPACES_LISTED} more (--json lists them)"
+            if len(names) > NAMESPACES_LISTED else "")
+    verb = "built" if report.dry_run else "written"
+    return (f"datasets {verb} in their own namespaces: {shown}{more} (the jobs are in "
+            f"{report.namespace})")
+
+
 def refused_lines(report: ExportReport) -> list[str]:
     """The runs left behind, one group per pipeline and reason (ids listed once), in a stable
     order whatever order the destination answered in."""
@@ -118,7 +136,8 @@ def bad_entries_line(count: int, shown: int) -> str:
         where = f"the first {shown} listed above; --json lists the first {MAX_LISTED}"
     else:
         where = f"--json lists the first {MAX_LISTED}"
-    return f"{count:,} {noun} on the audit trail were skipped ({where})"
+    verb = "was" if count == 1 else "were"
+    return f"{count:,} {noun} on the audit trail {verb} skipped ({where})"
 
 
 def more_bad_entries_line(hidden: int) -> str:

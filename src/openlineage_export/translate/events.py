@@ -2,7 +2,7 @@
 
 One editor run becomes one pipeline run (job ``<pipeline id>``) plus one run per executed
 stage attempt (job ``<pipeline id>.<stage id>``) filed under it with the ``parent`` facet.
-Event times are the trail's; event types follow the statuses (see README, "Mapping").
+Event times are the trail's; event types follow the statuses (see docs/mapping.md).
 """
 
 from __future__ import annotations

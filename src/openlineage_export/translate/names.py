@@ -4,7 +4,7 @@ A pipeline is the job ``<pipeline id>`` and each of its stages the job
 ``<pipeline id>.<stage id>``. Ids may hold dots, so two different jobs can get one name:
 pipeline ``a.b`` and stage ``b`` of pipeline ``a`` are both ``a.b``. A lineage server would
 merge their runs into one job without a word, so such a name is *ambiguous*: the runs that
-would use it are not exported (see README, "Mapping"). Pure, like the rest of ``translate/``.
+would use it are not exported (see docs/mapping.md). Pure, like the rest of ``translate/``.
 """
 
 from __future__ import annotations
