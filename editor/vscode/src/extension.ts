@@ -18,6 +18,10 @@ const SECRET_REFS: Record<string, string> = {
 };
 const SECRET_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 const LAST_REPORT = "openlineage.lastReport";
+/** The servers each stored key's owner approved it for (the user's, in VS Code's global state,
+ * never the workspace's): a workspace's settings say where events go, not where a key goes. */
+const KEY_ORIGINS = "openlineage.keyOrigins";
+const SEND_THERE = "Send it there";
 
 interface ExportResult {
   destination: string;
@@ -92,7 +96,28 @@ export function activate(context: vscode.ExtensionContext): void {
     if (dryRun) {
       args.push("--dry-run", "-o", events);
     }
-    const env = await exportEnvironment(context.secrets, mirror?.readFile() ?? {});
+    const settings = mirror?.readFile() ?? {};
+    const env = await exportEnvironment(context.secrets, settings, dryRun);
+    if (!dryRun && env.OPENLINEAGE_API_KEY !== undefined) {
+      // The key goes only to a server its owner approved (as the CLI's own rule: a key from the
+      // environment goes only to a url from the environment, which the extension then vouches
+      // for). A workspace that names another one asks first.
+      const url = urlInForce(settings, properties);
+      const origin = originOf(url);
+      const ref = String(settings["openlineage.apiKey.secretRef"]);
+      if (!origin || !approvedOrigins(context, ref).includes(origin)) {
+        const choice = await vscode.window.showWarningMessage(
+          `${NAME}: the workspace's settings send the API key '${ref}' to ${origin ?? url}, ` +
+          "which you have not approved for it. Send it there, now and from now on?",
+          { modal: true }, SEND_THERE);
+        if (choice !== SEND_THERE || !origin) {
+          log(`export not started: the key '${ref}' is not approved for ${origin ?? url}`);
+          return;
+        }
+        await approve(context, ref, origin);
+      }
+      env.OPENLINEAGE_URL = url;
+    }
     const bad = new Map<string, vscode.Diagnostic[]>();
     let error: string | undefined;
     problems.clear();
@@ -211,8 +236,10 @@ export function activate(context: vscode.ExtensionContext): void {
     }
     const key = await vscode.window.showInputBox({
       title: "OpenLineage: Store API Key",
-      prompt: `The API key for '${name}' (kept in VS Code's secret storage; exports pass it to ` +
-        "the exporter in its environment only)",
+      prompt: `The API key for '${name}', sent only to ` +
+        `${originOf(urlInForce(mirror.readFile(), properties)) ?? "the server in openlineage.url"} ` +
+        "(kept in VS Code's secret storage; exports pass it to the exporter in its environment " +
+        "only)",
       password: true,
       ignoreFocusOut: true,
       validateInput: (text) => !text ? "the key cannot be empty" :
@@ -222,7 +249,12 @@ export function activate(context: vscode.ExtensionContext): void {
       return;
     }
     await context.secrets.store(name as string, key);
-    log(`API key stored in VS Code's secret storage as '${name}'`);
+    const origin = originOf(urlInForce(mirror.readFile(), properties));
+    if (origin) {
+      await approve(context, name as string, origin);  // the server it was stored for
+    }
+    log(`API key stored in VS Code's secret storage as '${name}'` +
+      (origin ? `, for ${origin}` : ""));
     void vscode.window.showInformationMessage(`${NAME}: API key stored as '${name}' in VS Code's ` +
       "secret storage; exports send it");
   };
@@ -304,8 +336,11 @@ function baseEnvironment(): NodeJS.ProcessEnv {
 /** The export's environment: the keys the settings name, from VS Code's secret storage (the
  * only way a key reaches the exporter: never an argument, a file or a setting). */
 async function exportEnvironment(secrets: vscode.SecretStorage,
-  settings: Record<string, unknown>): Promise<NodeJS.ProcessEnv> {
+  settings: Record<string, unknown>, dryRun: boolean): Promise<NodeJS.ProcessEnv> {
   const env = baseEnvironment();
+  if (dryRun) {
+    return env;  // a dry run sends nothing: it needs no key
+  }
   for (const [setting, variable] of Object.entries(SECRET_REFS)) {
     const name = settings[setting];
     if (typeof name === "string" && SECRET_NAME.test(name)) {
@@ -381,7 +416,7 @@ class ProgressText {
     }
     const verb = phase === "building" ? "building" : "sending";
     const failed = Number(line.runsFailed ?? 0);
-    const message = `${verb}: ${done} of ${total} runs · ${line.eventsSent ?? 0} events` +
+    const message = `${verb}: ${done} of ${total} runs · ${line.eventsBuilt ?? line.eventsSent ?? 0} events` +
       (failed ? ` · ${failed} failed` : "") + eta;
     return { message, percent: Math.max(this.reported, 10 + (total ? (90 * done) / total : 0)) };
   }
@@ -395,4 +430,32 @@ function duration(seconds: number): string {
     return `${Math.round(seconds / 60)}m`;
   }
   return `${Math.floor(seconds / 3600)}h ${Math.round((seconds % 3600) / 60)}m`;
+}
+
+/** openlineage.url as the export will use it: settings.json's, else the default. */
+function urlInForce(settings: Record<string, unknown>, properties: Record<string, Property>): string {
+  const url = settings["openlineage.url"];
+  return typeof url === "string" && url ? url : String(properties["openlineage.url"]?.default ?? "");
+}
+
+/** scheme://host[:port] of a URL, undefined when it is none. */
+function originOf(url: string): string | undefined {
+  try {
+    const origin = new URL(url).origin;
+    return origin === "null" ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function approvedOrigins(context: vscode.ExtensionContext, name: string): string[] {
+  return context.globalState.get<Record<string, string[]>>(KEY_ORIGINS, {})[name] ?? [];
+}
+
+async function approve(context: vscode.ExtensionContext, name: string, origin: string): Promise<void> {
+  const all = context.globalState.get<Record<string, string[]>>(KEY_ORIGINS, {});
+  const origins = all[name] ?? [];
+  if (!origins.includes(origin)) {
+    await context.globalState.update(KEY_ORIGINS, { ...all, [name]: [...origins, origin] });
+  }
 }
