@@ -428,6 +428,33 @@ def test_store_api_key_then_export_sends_it_as_bearer_and_keeps_it_nowhere_else(
     assert API_KEY not in " ".join(window.toasts())
 
 
+def test_a_workspace_that_moves_the_url_does_not_take_the_key_along(
+        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
+        code_server: CodeServer, make_fake_server: Callable[[], FakeServer]) -> None:
+    """The key is stored for the server the settings named then; a pull that points the
+    workspace at another server asks its owner first (a modal), and a "no" sends nothing."""
+    approved, elsewhere = make_fake_server(), make_fake_server()
+    root = workspace(**{"openlineage.url": approved.url})
+    window = open_window(root)
+    window.command("OpenLineage: Store API Key")
+    window.answer("moved-e2e")
+    window.answer(API_KEY, password=True)
+    window.toast(r"API key stored as 'moved-e2e'")
+    file = root / ".workspace" / "settings.json"
+    pulled = {**json.loads(file.read_text()), "openlineage.url": elsewhere.url}
+    file.write_text(json.dumps(pulled))  # as a git pull brings it
+
+    window.command("OpenLineage: Export Lineage Runs")
+    dialog = window.page.locator(".monaco-dialog-box")
+    dialog.get_by_text(re.compile("which you have not approved for it")).wait_for()
+    assert urlsplit(elsewhere.url).netloc in dialog.inner_text()
+    window.page.keyboard.press("Escape")  # no
+    wait_until("the extension to say the export did not start", lambda: any(
+        "export not started: the key 'moved-e2e' is not approved" in log.read_text()
+        for log in code_server.output_logs()))
+    assert elsewhere.requests == [] and approved.requests == []
+
+
 def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
         open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
         code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
