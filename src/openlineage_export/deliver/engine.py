@@ -109,7 +109,7 @@ class _Delivery(Generic[T]):
         window = 2 * max(1, self.destination.concurrency)
         try:
             for run, tag in runs:  # translation happens here, between sends
-                if self.stop.is_set():
+                if self.stop.is_set() or self.cancel.is_set():
                     break
                 # One run at a time is in trail order already: no dataset to keep track of.
                 legs = (self.order.legs(run, split=self.split) if self.concurrent
@@ -158,7 +158,9 @@ class _Delivery(Generic[T]):
                     if not earlier.done.is_set():
                         await earlier.done.wait()
                 async with self.slots:
-                    if self.stop.is_set():
+                    # The host's cancel, as soon as it is set (the watcher looks every 50 ms,
+                    # in which a fast server takes hundreds of events).
+                    if self.stop.is_set() or self.cancel.is_set():
                         if accepted:
                             outcome = RunOutcome(accepted, "cancelled before every event was sent")
                         break
