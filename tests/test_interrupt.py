@@ -124,6 +124,11 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
         name: str) -> None:
     root = tmp_path / "ws"
     write_workspace(root, 60, seed=4711)
+    # A fifth of the events accepted must include whole runs: fewer runs in flight than the
+    # 60 of the trail (at 32, all of them advance together and none is whole that early).
+    settings = root / ".workspace" / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()),
+                                    "openlineage.concurrency": 16}))
     dry = io.BytesIO()
     assert run_export(ExportRequest(root, dry_run=True, output=dry)).exit_code == 0
     expected = by_run(dry.getvalue().splitlines())

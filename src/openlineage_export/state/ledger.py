@@ -37,7 +37,7 @@ STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process's short transaction to end."""
 
-_FLUSH_EVERY = 500
+_FLUSH_EVERY = 100
 _FLUSH_AFTER = 1.0  # seconds: a recorded run reaches the file at most this much later
 
 _MIGRATIONS: list[tuple[str, str]] = [
