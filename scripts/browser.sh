@@ -9,6 +9,7 @@
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
+. scripts/lib/apt.sh
 
 missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
@@ -22,11 +23,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   log=$(mktemp)
   echo "browser.sh: installing ${missing[*]} (apt-get)" >&2
-  # One 'apt-get update', skipped when the package lists are fresh (another script just ran it).
-  fresh=$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | head -n 1)
-  if ! { { [ -n "$fresh" ] || DEBIAN_FRONTEND=noninteractive apt-get update -q; } &&
-         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-           "${missing[@]}"; } >"$log" 2>&1; then
+  if ! apt_get_install "$log" "${missing[@]}"; then
     tail -n 20 "$log" >&2
     rm -f "$log"
     echo "browser.sh: apt-get install ${missing[*]} failed" >&2

@@ -32,6 +32,7 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$SCRIPT_DIR/lib/maven.sh"
 POM="$SCRIPT_DIR/datahub/pom.xml"
 HARNESS="$SCRIPT_DIR/datahub/harness"
 DATAHUB_HOME=${DATAHUB_HOME:-$HOME/.cache/openlineage-export/datahub}
@@ -74,16 +75,9 @@ build_key() {
   {
     echo "$name $(openlineage_version "$name")"
     cat "$POM"
-    (cd "$HARNESS" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-    (cd "$src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+    tree_digests "$HARNESS"
+    tree_digests "$src"
   } | sha256sum | cut -c1-16
-}
-
-# The Maven log's errors (or its tail) on stderr.
-show_maven_errors() {
-  local errors
-  errors=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep '^\[ERROR\] *[^ ]' | head -n 25 || true)
-  if [[ -n $errors ]]; then echo "$errors" >&2; else tail -n 30 "$1" >&2; fi
 }
 
 # Prints the classpath of converter $1, built now if need be.

@@ -62,6 +62,8 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$SCRIPT_DIR/lib/apt.sh"
+. "$SCRIPT_DIR/lib/maven.sh"
 FETCH_POM="$SCRIPT_DIR/marquez/fetch/pom.xml"
 SOURCE_POM="$SCRIPT_DIR/marquez/source/pom.xml"
 
@@ -193,9 +195,7 @@ ensure_pg_installed() {
   [[ $IS_ROOT == 1 ]] || die "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin; install them first (sudo apt-get install postgresql)"
   command -v apt-get >/dev/null || die "PostgreSQL is not installed and apt-get is not available"
   log "installing PostgreSQL server (apt-get install postgresql)"
-  if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql; } \
-       >"$MARQUEZ_HOME/apt.log" 2>&1 9>&-; then
+  if ! apt_get_install "$MARQUEZ_HOME/apt.log" postgresql; then
     tail -n 30 "$MARQUEZ_HOME/apt.log" >&2
     die "apt-get install postgresql failed (full log: $MARQUEZ_HOME/apt.log)"
   fi
@@ -325,20 +325,13 @@ ensure_jars() {
   fi
 }
 
-# The Maven log's errors (or its tail) on stderr.
-show_maven_errors() {
-  local errors
-  errors=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep '^\[ERROR\] *[^ ]' | head -n 25 || true)
-  if [[ -n $errors ]]; then echo "$errors" >&2; else tail -n 30 "$1" >&2; fi
-}
-
 # Hash of what a build is made of: the version, our pom and every file of the source tree that
 # the API server is built from (the web UI is not).
 source_key() {
   {
     echo "marquez $MARQUEZ_VERSION"
     cat "$SOURCE_POM"
-    (cd "$1" && find . -path ./web -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+    tree_digests "$1" -path ./web -prune -o -type f -print0
   } | sha256sum | cut -c1-16
 }
 
@@ -532,9 +525,7 @@ ensure_node() {
       die "Node.js and npm are needed to build and serve Marquez's web UI (sudo apt-get install nodejs npm)"
     fi
     log "installing Node.js and npm (apt-get install nodejs npm)"
-    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-           DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm; } \
-         >"$MARQUEZ_HOME/apt.log" 2>&1 9>&-; then
+    if ! apt_get_install "$MARQUEZ_HOME/apt.log" nodejs npm; then
       tail -n 30 "$MARQUEZ_HOME/apt.log" >&2
       die "apt-get install nodejs npm failed (full log: $MARQUEZ_HOME/apt.log)"
     fi

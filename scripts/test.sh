@@ -22,95 +22,45 @@ esac
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
-# The end-to-end tests need the real Marquez, which scripts/marquez.sh builds from its source in
-# ../shared/third_party (once: about 2 minutes) and starts. With that source here (always in CI),
-# a Marquez that does not build or start fails the run; without it (and without a Maven repository
-# serving marquez-api), its tests are skipped, each saying why. Where it starts, they must pass.
-if compgen -G "../shared/third_party/marquez-*/api" >/dev/null; then
-  export OLX_REQUIRE_MARQUEZ=1
-fi
-marquez_up=0
-if scripts/marquez.sh start >/dev/null; then
-  export OLX_REQUIRE_MARQUEZ=1
-  marquez_up=1
-elif [ "${OLX_REQUIRE_MARQUEZ:-}" = 1 ]; then
-  echo "test.sh: Marquez could not be built or started (above), and the tests require it: failing" >&2
-  exit 1
-else
-  echo "test.sh: Marquez could not be started (above), and its source (../shared/third_party/marquez-*)" \
-    "is not here to build it; the end-to-end tests will be skipped" >&2
-fi
-# Marquez's own web UI, next to the API: the browser tests read the export where users look. Built
-# from the source's web/ folder with npm (once: about 10 minutes), then served from the build.
-# Like the API: with its source here (always in CI), a UI that does not build or start fails the
-# run; without it, its tests are skipped, each saying why.
 export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}
-if compgen -G "../shared/third_party/marquez-*/web/package.json" >/dev/null; then
+# What the end-to-end and browser tests need is prepared by scripts/services.sh (see its --help)
+# in the background, while the tests that need none of it run; those that do wait for it
+# (tests/conftest.py). Once, on a fresh machine, that is several minutes of builds from the
+# sources in ../shared/third_party: Marquez's API with Maven (~1 min) and its web UI with npm
+# (~3 min), DataHub's converters (~3.5 min), code-server from npm (~1 min), the extension's
+# .vsix; later runs reuse them. With a source here (always in CI), a service that does not
+# build or start fails the run with its log, never a skipped test; without its source, its
+# tests are skipped, each saying why. Kafka, Chromium and code-server are always required.
+compgen -G "../shared/third_party/marquez-*/api" >/dev/null && export OLX_REQUIRE_MARQUEZ=1
+compgen -G "../shared/third_party/marquez-*/web/package.json" >/dev/null &&
   export OLX_REQUIRE_MARQUEZ_UI=1
-fi
-if [ "$marquez_up" = 1 ] && scripts/marquez.sh ui >/dev/null; then
-  export OLX_REQUIRE_MARQUEZ_UI=1
-elif [ "${OLX_REQUIRE_MARQUEZ_UI:-}" = 1 ]; then
-  echo "test.sh: Marquez's web UI could not be built or started (above; or Marquez is not up), and the" \
-    "tests require it: failing" >&2
-  exit 1
-else
-  echo "test.sh: Marquez's web UI could not be started (above), and its source" \
-    "(../shared/third_party/marquez-*/web) is not here to build it; its browser tests will be skipped" >&2
-fi
-# The kafka transport's end-to-end tests need a real broker (Apache Kafka from Maven Central, KRaft
-# mode, loopback). Maven Central is always reachable here: a broker that cannot be fetched or
-# started fails the run (its log above), never a skipped proof.
-if KAFKA_BOOTSTRAP_SERVERS=$(scripts/kafka.sh start); then
-  export KAFKA_BOOTSTRAP_SERVERS OLX_REQUIRE_KAFKA=1
-else
-  echo "test.sh: Kafka could not be started (above), and the tests require it: failing" >&2
-  exit 1
-fi
-# DataHub's own OpenLineage converter (three points of its history), which the DataHub-mode tests
-# run every event through: built with Maven from ../shared/third_party/datahub-* (once: about 3
-# minutes). With that source here (always in CI), a converter that does not build fails the run;
-# without it, those tests are skipped, each saying why.
-if compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null; then
-  if scripts/datahub.sh build >/dev/null; then
-    export OLX_REQUIRE_DATAHUB=1
-  else
-    echo "test.sh: DataHub's converter could not be built (above), and the tests require it: failing" >&2
-    exit 1
-  fi
-else
-  echo "test.sh: DataHub's converter source (../shared/third_party/datahub-*) is not here to build;" \
-    "its tests will be skipped" >&2
-fi
-# The HTML report's tests draw with Graphviz and open the page in Debian's Chromium: installed
-# here when missing; where they are, those tests must run, not skip.
-if scripts/browser.sh >/dev/null; then
-  export OLX_REQUIRE_BROWSER=1
-else
-  echo "test.sh: Chromium or Graphviz could not be installed (above), and the tests require them: failing" >&2
-  exit 1
-fi
+compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null &&
+  export OLX_REQUIRE_DATAHUB=1
+export OLX_REQUIRE_KAFKA=1 OLX_REQUIRE_BROWSER=1 OLX_REQUIRE_VSCODE=1
 # In CI a skipped test is a missing proof: it fails the run (tests/conftest.py).
 if [ "${CI:-}" = true ]; then
   export OLX_NO_SKIPS=1
 fi
-# The VS Code extension's tests run it in a real VS Code: code-server from npm (once: about a
-# minute, ~300 MB) and the extension packaged as a .vsix with the package's wheel inside. Both are
-# made here, on every machine: one that cannot fails the run with its log, never a skip.
-export OLX_REQUIRE_VSCODE=1
-if ! scripts/vscode.sh install >/dev/null; then
-  echo "test.sh: code-server could not be installed (above): failing" >&2
-  exit 1
-fi
-if ! OLX_VSCODE_VSIX=$(scripts/vscode.sh package); then
-  echo "test.sh: the VS Code extension could not be packaged (above): failing" >&2
-  exit 1
-fi
-export OLX_VSCODE_VSIX
+OLX_SERVICES=$(mktemp -d "${TMPDIR:-/tmp}/openlineage-export-services.XXXXXX")
+setsid scripts/services.sh "$OLX_SERVICES" </dev/null >/dev/null 2>&1 &
+OLX_SERVICES_PID=$!
+export OLX_SERVICES OLX_SERVICES_PID
+# Ctrl-C or a stop ends the builds too (they run in their own process group).
+trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 130' INT
+trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 143' TERM
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?
+wait "$OLX_SERVICES_PID"
+services=$?
 set -e
+if [ "$services" -ne 0 ]; then
+  tail -n 40 "$OLX_SERVICES/log" >&2
+  echo "test.sh: the services the tests need could not all be prepared (above; whole log:" \
+    "$OLX_SERVICES/log): failing" >&2
+  exit 1
+fi
+rm -rf "$OLX_SERVICES"
 if [ "$status" -eq 5 ]; then
   echo "test.sh: pytest collected no tests" >&2
   exit 1

@@ -38,6 +38,7 @@ set -euo pipefail
 case "${1:-}" in -h|--help|"") sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$ROOT/scripts/lib/apt.sh"
 VSCODE_HOME=${VSCODE_HOME:-$HOME/.cache/openlineage-export/vscode}
 CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.100.3}
 VSCODE_START_TIMEOUT=${VSCODE_START_TIMEOUT:-120}
@@ -74,11 +75,8 @@ apt_install() {  # install the Debian packages named, when missing
     die "${missing[*]} missing; install with: sudo apt-get install ${missing[*]}"
   fi
   log "installing ${missing[*]} (apt-get)"
-  local apt_log="$VSCODE_HOME/apt.log" fresh
-  fresh=$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | head -n 1)
-  { { [ -n "$fresh" ] || DEBIAN_FRONTEND=noninteractive apt-get update -q; } &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-  } >"$apt_log" 2>&1 || fail_with_log "apt-get install ${missing[*]} failed" "$apt_log"
+  apt_get_install "$VSCODE_HOME/apt.log" "${missing[@]}" ||
+    fail_with_log "apt-get install ${missing[*]} failed" "$VSCODE_HOME/apt.log"
 }
 
 ripgrep_target() {  # the rg build @vscode/ripgrep would download for this machine

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import WorkspaceMaker
+from helpers import WorkspaceMaker, run_record
 
 
 @pytest.fixture(autouse=True)
@@ -40,6 +40,22 @@ def ws(make_workspace: Callable[..., WorkspaceMaker]) -> WorkspaceMaker:
     return make_workspace()
 
 
+@pytest.fixture
+def environ(tmp_path: Path) -> dict[str, str]:
+    """An export's environment with secrets (a file store) and the ledger in private folders
+    under tmp: never the real ones. (Modules that need another define their own.)"""
+    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+            "OPENLINEAGE_EXPORT_SECRETS": "file",
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+
+
+@pytest.fixture
+def one_run(ws: WorkspaceMaker) -> Path:
+    """A workspace with one editor run of four events."""
+    ws.segment("000001.jsonl", [run_record("only-run")])
+    return ws.root
+
+
 @pytest.fixture(params=["curl", "aiohttp", "httpx"])
 def client_kind(request: pytest.FixtureRequest) -> str:
     """Each HTTP client a delivery promise must hold for: ours (libcurl, the default), or a
@@ -61,3 +77,70 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(f"{skipped} skipped: in CI every test must run (OLX_NO_SKIPS=1)",
                                 red=True)
+
+
+# ------------------------------------------------------------------ services (scripts/test.sh)
+
+
+def _services_folder() -> Path | None:
+    """Where scripts/services.sh, started by scripts/test.sh beside the tests, says how it went."""
+    import os
+
+    folder = os.environ.get("OLX_SERVICES")
+    return Path(folder) if folder else None
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is still at work (a zombie, ended but not yet reaped, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.fixture(scope="session")
+def services() -> None:
+    """What the end-to-end and browser tests use (Marquez and its web UI, Kafka, DataHub's
+    converters, Chromium, code-server and the extension's .vsix), which scripts/test.sh has
+    scripts/services.sh prepare while the other tests run: waited for here, as long as it is at
+    work (the first time on a machine, minutes of builds), then its settings are taken into
+    this session's environment. Without scripts/test.sh, the services already running are
+    used as they are."""
+    import os
+    import time
+
+    folder = _services_folder()
+    if folder is None:
+        return
+    status = folder / "status"
+    pid = int(os.environ.get("OLX_SERVICES_PID", "0"))
+    while not status.exists() and _running(pid):
+        time.sleep(0.5)
+    log = folder / "log"
+    if not status.exists() or status.read_text().strip() != "0":
+        tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-40:]) \
+            if log.exists() else "(no log)"
+        pytest.fail(f"scripts/services.sh could not prepare what this test needs; its log "
+                    f"({log}) ends:\n{tail}", pytrace=False)
+    for line in (folder / "env").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            os.environ[key] = value
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that wait for the services run last, so that the others run while the services
+    are prepared (a plugin that orders tests, such as pytest-random-order, reorders after this)."""
+    items.sort(key=lambda item: "services" in getattr(item, "fixturenames", ()))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What scripts/services.sh said (build and start times), before pytest's closing line."""
+    folder = _services_folder()
+    log = folder / "log" if folder is not None else None
+    if log is not None and log.exists():
+        terminalreporter.section("services (scripts/services.sh)")
+        for line in log.read_text(errors="replace").splitlines():
+            terminalreporter.write_line(line)

@@ -16,26 +16,10 @@ from fakeserver import (
     closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
 )
-from helpers import WorkspaceMaker, run_record
 from test_deliver_http import configure, dry_lines, export, export_bounded
 from test_secret_hygiene import Server, self_signed  # noqa: F401 - self_signed: the fixture
 
 from openlineage_export.deliver import curl_client, http_client
-
-
-@pytest.fixture
-def environ(tmp_path: Path) -> dict[str, str]:
-    """Secrets and the ledger in private folders under tmp: never the real ones."""
-    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-            "OPENLINEAGE_EXPORT_SECRETS": "file",
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
-
-
-@pytest.fixture
-def one_run(ws: WorkspaceMaker) -> Path:
-    """A workspace with one editor run of four events."""
-    ws.segment("000001.jsonl", [run_record("only-run")])
-    return ws.root
 
 
 @pytest.fixture

@@ -359,12 +359,6 @@ def test_each_runs_events_arrive_in_order_with_concurrency(
 # -- retries and refusals ---------------------------------------------------------------------
 
 
-@pytest.fixture
-def one_run(ws: WorkspaceMaker) -> Path:
-    ws.segment("000001.jsonl", [run_record("only-run")])
-    return ws.root
-
-
 def test_503_then_accepted_is_delivered_once(fake_server: FakeServer, one_run: Path,
                                              environ: dict[str, str], client_kind: str) -> None:
     fake_server.script([Answer(503, body="busy"), Answer(201)])

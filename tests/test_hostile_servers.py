@@ -33,26 +33,11 @@ from openlineage_export.host.secrets import FileStore
 
 
 @pytest.fixture
-def environ(tmp_path: Path) -> dict[str, str]:
-    """Secrets in a private file under tmp, the ledger too: never the real ones."""
-    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-            "OPENLINEAGE_EXPORT_SECRETS": "file",
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
-
-
-@pytest.fixture
 def demo(tmp_path: Path) -> Path:
     """A copy of the demo workspace (31 runs, 236 events), free to reconfigure."""
     root = tmp_path / "acme-analytics"
     shutil.copytree(DEMO, root)
     return root
-
-
-@pytest.fixture
-def one_run(ws: WorkspaceMaker) -> Path:
-    """A workspace with one editor run of four events."""
-    ws.segment("000001.jsonl", [run_record("only-run")])
-    return ws.root
 
 
 def test_a_trickling_answer_is_cut_at_the_deadline(fake_server: FakeServer, one_run: Path,

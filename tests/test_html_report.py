@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import chromium
 import pytest
 from fakeserver import Answer, FakeServer
 from helpers import DEMO, ROOT, WorkspaceMaker, run_record, stage_record
@@ -31,10 +32,6 @@ from openlineage_export.html_report.lineage import Sharing, views
 from openlineage_export.html_report.page import count
 from openlineage_export.report import ExportReport, RunResult
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 SCREENSHOT = ROOT / "docs" / "report-screenshot.png"
 FAILED_DEMO_RUN = "ced4662d-90fa-4e27-840f-13c79058ada7"  # daily-sales, extract retried, failed
 PAYLOAD = "<script>window.__pwned=1</script>"
@@ -101,15 +98,12 @@ def hostile_workspace(ws: WorkspaceMaker) -> WorkspaceMaker:
 def require(why: str | None) -> None:
     """Skip, saying why, when a program the test needs is missing; fail instead where
     ``scripts/test.sh`` installed everything (OLX_REQUIRE_BROWSER)."""
-    if why is None:
-        return
-    if os.environ.get("OLX_REQUIRE_BROWSER"):
-        pytest.fail(why)
-    pytest.skip(why)
+    if why is not None:
+        chromium.require("OLX_REQUIRE_BROWSER", why)
 
 
 @pytest.fixture
-def dot() -> None:
+def dot(services: None) -> None:
     """Graphviz's ``dot``, which draws the report's graph."""
     require(None if shutil.which("dot") else
             "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)")
@@ -281,29 +275,13 @@ def test_a_trail_of_100k_runs_gives_a_report_of_a_few_megabytes(tmp_path: Path,
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def browser(tmp_path_factory: pytest.TempPathFactory, services: None) -> Iterator[Any]:
     """Debian's Chromium, headless, with a fresh profile; skips (says why) where it is missing."""
-    why = None
-    if not shutil.which("dot"):
-        why = "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)"
-    elif not CHROMIUM.exists():
-        why = f"Chromium is not installed ({CHROMIUM}); scripts/browser.sh installs it"
-    else:
-        try:
-            import playwright.sync_api
-        except ImportError:
-            why = "Playwright for Python is not installed (pip install -e '.[test]')"
-    require(why)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM),
-            headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 1000})
-        try:
-            yield context
-        finally:
-            context.close()
+    require(None if shutil.which("dot") else
+            "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)")
+    with chromium.chromium(tmp_path_factory.mktemp("chromium-profile"),
+                           {"width": 1280, "height": 1000}) as context:
+        yield context
 
 
 class Opened:

@@ -13,7 +13,8 @@ from helpers import DEMO, ROOT, SHARED
 
 
 @pytest.mark.parametrize("script", ["demo.sh", "setup.sh", "test.sh", "browser.sh", "kafka.sh",
-                                    "marquez.sh", "datahub.sh", "vscode.sh"])
+                                    "marquez.sh", "datahub.sh", "vscode.sh",
+                                    "services.sh"])
 def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) -> None:
     result = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=60,

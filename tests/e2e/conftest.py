@@ -60,6 +60,11 @@ class Marquez:
         return created[0]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _prepared(services: None) -> None:
+    """Every end-to-end test uses what scripts/test.sh prepares beside the tests: it waits."""
+
+
 @pytest.fixture(scope="session")
 def marquez() -> Iterator[Marquez]:
     """The running Marquez; skipped (or failed, under scripts/test.sh) when it is not up."""

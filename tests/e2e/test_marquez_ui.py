@@ -36,6 +36,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
+from chromium import chromium, require
 from helpers import DEMO, ROOT, SHARED
 
 pytestmark = pytest.mark.e2e
@@ -43,10 +44,6 @@ pytestmark = pytest.mark.e2e
 WEB_URL = os.environ.get("MARQUEZ_WEB_URL", "http://127.0.0.1:3000").rstrip("/")
 NAMESPACE = "acme-analytics-ui"
 SCREENSHOT = ROOT / "docs" / "marquez-lineage-screenshot.png"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 FONT_HOSTS = {"fonts.googleapis.com", "fonts.gstatic.com"}
 STATE = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED", "START": "RUNNING"}
 LAYOUT_TIMEOUT_MS = 240_000
@@ -70,13 +67,6 @@ CHAIN = [("DATASET", "postgres://db.acme.internal:5432", "sales.public.orders"),
 
 Node = tuple[str, str, str]
 """(JOB or DATASET, namespace, name)"""
-
-
-def require(variable: str, why: str) -> None:
-    """Fail where scripts/test.sh made the thing available (``variable`` is 1), else skip."""
-    if os.environ.get(variable) == "1":
-        pytest.fail(why)
-    pytest.skip(why)
 
 
 # ------------------------------------------------------------------ what the events say
@@ -193,23 +183,9 @@ def demo(marquez: Any, web: str, empty_marquez: Callable[[], None],
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Debian's Chromium, headless, with a fresh profile; skips (says why) where it is missing."""
-    if not CHROMIUM.exists():
-        require("OLX_REQUIRE_BROWSER", f"Chromium is not installed ({CHROMIUM}); "
-                "scripts/browser.sh installs it")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require("OLX_REQUIRE_BROWSER",
-                "Playwright for Python is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM),
-            headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 800},
-            locale="en-US", timezone_id="UTC")
-        try:
-            yield context
-        finally:
-            context.close()
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), {"width": 1280, "height": 800},
+                  locale="en-US", timezone_id="UTC") as context:
+        yield context
 
 
 ALERTS = """

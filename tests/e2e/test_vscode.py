@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from chromium import chromium, require
 from fakeserver import (
     Answer,
     FakeServer,
@@ -43,10 +44,6 @@ from helpers import DEMO, ROOT
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 DEADLINE_MS = 300_000
 """How long any one thing may take to appear (installing the tool on first use: a minute or
 more; an export to a busy Marquez: as long)."""
@@ -64,13 +61,6 @@ USER_SETTINGS = {"workbench.startupEditor": "none", "workbench.tips.enabled": Fa
                  "workbench.settings.editor": "ui"}
 API_KEY = "olx-e2e-Kf83hQ2pLw9ZtR4v"
 """The key a person stores in the test (shaped like a key: letters and digits mixed)."""
-
-
-def require(variable: str, why: str) -> None:
-    """Fail where scripts/test.sh made the thing available (``variable`` is 1), else skip."""
-    if os.environ.get(variable) == "1":
-        pytest.fail(why)
-    pytest.skip(why)
 
 
 # ------------------------------------------------------------------ code-server, Chromium
@@ -137,23 +127,9 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Debian's Chromium, headless, with a fresh profile."""
-    if not CHROMIUM.exists():
-        require("OLX_REQUIRE_BROWSER", f"Chromium is not installed ({CHROMIUM}); "
-                "scripts/browser.sh installs it")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require("OLX_REQUIRE_BROWSER",
-                "Playwright for Python is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM),
-            headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 900},
-            locale="en-US", timezone_id="UTC")
-        try:
-            yield context
-        finally:
-            context.close()
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), {"width": 1400, "height": 900},
+                  locale="en-US", timezone_id="UTC") as context:
+        yield context
 
 
 TOASTS = """

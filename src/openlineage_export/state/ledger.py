@@ -328,12 +328,10 @@ class Ledger:
     def _flush_regularly(self) -> None:
         while not self._closing.wait(_FLUSH_AFTER):
             with self._lock:
-                if self._broken is not None:
-                    return
                 try:
                     self._write()
                 except StateError:
-                    return  # kept in _broken: the export's next call raises it
+                    return  # kept in _broken (a write that failed before raises it too)
 
     def _write(self) -> None:
         if self._broken is not None:

@@ -1,0 +1,45 @@
+"""Debian's Chromium, headless, driven by Playwright: where the browser tests open pages (the
+HTML report, Marquez's web UI, VS Code in code-server)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def require(variable: str, why: str) -> None:
+    """Fail where scripts/test.sh made the thing available (``variable`` is 1), else skip."""
+    if os.environ.get(variable) == "1":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@contextmanager
+def chromium(profile: Path, viewport: dict[str, int], **options: Any) -> Iterator[Any]:
+    """A browser context with a fresh profile in ``profile``; fails or skips, saying why, where
+    Chromium or Playwright is missing (``require``)."""
+    if not CHROMIUM.exists():
+        require("OLX_REQUIRE_BROWSER", f"Chromium is not installed ({CHROMIUM}); "
+                "scripts/browser.sh installs it")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require("OLX_REQUIRE_BROWSER",
+                "Playwright for Python is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
+            viewport=viewport, **options)
+        try:
+            yield context
+        finally:
+            context.close()
