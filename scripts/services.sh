@@ -92,6 +92,10 @@ wait "$node"; node_status=$?
 cat "$dir/java.log" "$dir/node.log"
 status=$(( java_status || node_status ))
 mv "$dir/env.lanes" "$dir/env"
-say "ready after $((SECONDS - start)) s (status $status)"
+if [ "$status" = 0 ]; then
+  say "ready after $((SECONDS - start)) s"
+else
+  say "failed after $((SECONDS - start)) s (above)"
+fi
 echo "$status" >"$dir/status"
 exit "$status"

@@ -55,9 +55,8 @@ wait "$OLX_SERVICES_PID"
 services=$?
 set -e
 if [ "$services" -ne 0 ]; then
-  tail -n 40 "$OLX_SERVICES/log" >&2
-  echo "test.sh: the services the tests need could not all be prepared (above; whole log:" \
-    "$OLX_SERVICES/log): failing" >&2
+  echo "test.sh: the services the tests need could not all be prepared (pytest's \"services\"" \
+    "section above; the log: $OLX_SERVICES/log): failing" >&2
   exit 1
 fi
 rm -rf "$OLX_SERVICES"
