@@ -539,8 +539,12 @@ def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
     panel = ".markers-panel .monaco-list-row"
     window.page.wait_for_selector(
         f"{panel}[aria-label*='000002.jsonl of folder .workspace/lineage/audit']")
-    entry = window.page.wait_for_selector(f"{panel}[aria-label*='exploded']")
-    label = entry.get_attribute("aria-label") or ""
+    # Read where it is found, in one step: the list may draw its rows again meanwhile (a later
+    # update of the diagnostics), which would leave a handle to a row pointing at nothing.
+    label = str(window.page.wait_for_function(
+        """panel => { const row = [...document.querySelectorAll(panel)].find(
+             r => (r.getAttribute('aria-label') || '').includes('exploded'));
+           return row && row.getAttribute('aria-label'); }""", arg=panel).json_value())
     assert label.startswith("Warning: bad entry, not exported: run 'run-bad-1': status "
                             "'exploded'"), label
     assert "at line 7 and character 1" in label, label
