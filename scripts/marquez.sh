@@ -261,6 +261,11 @@ ensure_pg_running() {
       rmdir "$PGDATA_LINK" 2>/dev/null || true  # left empty by an interrupted run
       create_pgdata_dir
     fi
+  fi
+  # (create_pgdata_dir may have linked the cluster an earlier state dir of this path left.)
+  if [[ ! -f $PGDATA/PG_VERSION ]]; then
+    # Whatever is there was left half-made by an interrupted initdb (the folder is ours).
+    find "$PGDATA" -mindepth 1 -delete
     log "creating PostgreSQL cluster in $PGDATA"
     if ! as_owner "$PGBIN/initdb" -D "$PGDATA" -E UTF8 --no-locale --auth-local=peer \
          --auth-host=scram-sha-256 >"$MARQUEZ_HOME/initdb.log" 2>&1; then
