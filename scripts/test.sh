@@ -27,7 +27,7 @@ export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3
 # in the background, while the tests that need none of it run; those that do wait for it
 # (tests/conftest.py). Once, on a fresh machine, that is several minutes of builds from the
 # sources in ../shared/third_party: Marquez's API with Maven (~1 min) and its web UI with npm
-# (~3 min), DataHub's converters (~3.5 min), code-server from npm (~1 min), the extension's
+# (~4 min), DataHub's converters (~1 min), code-server from npm (~1.5 min), the extension's
 # .vsix; later runs reuse them. With a source here (always in CI), a service that does not
 # build or start fails the run with its log, never a skipped test; without its source, its
 # tests are skipped, each saying why. Kafka, Chromium and code-server are always required.
