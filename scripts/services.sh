@@ -8,7 +8,8 @@
 # Usage: scripts/services.sh DIR
 #
 #   Writes DIR/log (what each script said), DIR/env (KEY=VALUE lines the tests need:
-#   KAFKA_BOOTSTRAP_SERVERS, OLX_VSCODE_VSIX, the OLX_REQUIRE_* of what is up), then DIR/status
+#   KAFKA_BOOTSTRAP_SERVERS, OLX_VSCODE_VSIX, and OLX_REQUIRE_MARQUEZ(_UI) when Marquez (its UI)
+#   is up, which scripts/test.sh requires already where their source is), then DIR/status
 #   (0, or 1 when something the tests require could not be had: its log says what). Exits
 #   with that status.
 #
@@ -46,11 +47,9 @@ java_lane() {
   bootstrap=$(scripts/kafka.sh start) ||
     { fail "Kafka could not be started (above), and the tests require it"; return; }
   provide "KAFKA_BOOTSTRAP_SERVERS=$bootstrap"
-  provide OLX_REQUIRE_KAFKA=1
   if compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null; then
     scripts/datahub.sh build >/dev/null ||
       { fail "DataHub's converter could not be built (above), and the tests require it"; return; }
-    provide OLX_REQUIRE_DATAHUB=1
   else
     say "DataHub's converter source (../shared/third_party/datahub-*) is not here to build;" \
       "its tests will be skipped"
@@ -60,7 +59,6 @@ java_lane() {
 node_lane() {
   scripts/browser.sh >/dev/null ||
     { fail "Chromium or Graphviz could not be installed (above), and the tests require them"; return; }
-  provide OLX_REQUIRE_BROWSER=1
   local vsix
   scripts/vscode.sh install >/dev/null ||
     { fail "code-server could not be installed (above)"; return; }

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,8 +68,6 @@ def client_kind(request: pytest.FixtureRequest) -> str:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Under ``OLX_NO_SKIPS=1`` (scripts/test.sh sets it in CI) a skipped test fails the run:
     in CI every proof runs, and a skipped one is a missing one."""
-    import os
-
     if os.environ.get("OLX_NO_SKIPS") != "1":
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -84,8 +84,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def _services_folder() -> Path | None:
     """Where scripts/services.sh, started by scripts/test.sh beside the tests, says how it went."""
-    import os
-
     folder = os.environ.get("OLX_SERVICES")
     return Path(folder) if folder else None
 
@@ -107,9 +105,6 @@ def services() -> None:
     work (the first time on a machine, minutes of builds), then its settings are taken into
     this session's environment. Without scripts/test.sh, the services already running are
     used as they are."""
-    import os
-    import time
-
     folder = _services_folder()
     if folder is None:
         return

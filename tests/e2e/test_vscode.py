@@ -339,14 +339,12 @@ def put(box: Any, value: str, what: str, took: Callable[[], bool]) -> None:
     """Put ``value`` into a Settings editor ``box`` in one input (as a paste does) until
     ``took()`` sees its effect, putting it again whenever the box no longer holds it (the
     editor drew its list again, with an empty box)."""
-    deadline = time.monotonic() + DEADLINE_MS / 1000
-    while not took():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {DEADLINE_MS // 1000} s for {what}; the box holds "
-                        f"{box.input_value()!r}")
+    def placed_and_took() -> bool:
         if box.input_value() != value:
             box.fill(value)
-        time.sleep(0.05)  # polling a condition, not a premise
+        return took()
+
+    wait_until(what, placed_and_took)
 
 
 def wait_until(what: str, check: Callable[[], bool], seconds: float = DEADLINE_MS / 1000) -> None:
