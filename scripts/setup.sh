@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Create .venv (once) and install openlineage-export into it, with the test tools when asked.
 #
-# Usage: scripts/setup.sh [--test]
+# Usage: scripts/setup.sh [--validate|--test]
 #
-#   --test   also the test tools (pytest, jsonschema, pexpect, playwright...): the [test] extra
+#   --validate  also what scripts/validate.py needs (jsonschema): the [validate] extra
+#   --test      also the test tools (pytest, pexpect, playwright..., and jsonschema): the
+#               [test] extra
 #
 # Prints nothing on success but pip's errors. Then run .venv/bin/openlineage-export, or
 # activate the environment first (. .venv/bin/activate) and run openlineage-export.
@@ -13,7 +15,7 @@
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
-  ""|--test) ;;
+  ""|--test|--validate) ;;
   *) echo "setup.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
@@ -22,6 +24,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+[ -n "${1:-}" ] && extras="[${1#--}]"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras}"

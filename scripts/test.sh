@@ -12,6 +12,9 @@
 #   MARQUEZ_WEB_URL   Marquez's web UI the browser tests open [http://127.0.0.1:$MARQUEZ_WEB_PORT]
 #   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
+#   OLX_TEST_SEED  the seed of the test order [a new one each run]: the tests run shuffled
+#                  (modules, and the tests within each), the seed printed on the first line;
+#                  give it again to run them in that same order
 #   and those of scripts/marquez.sh, scripts/kafka.sh, scripts/datahub.sh and scripts/vscode.sh
 #   (see their --help)
 set -euo pipefail
@@ -20,6 +23,9 @@ case "${1:-}" in
   --) shift ;;
 esac
 cd "$(dirname "$0")/.."
+OLX_TEST_SEED=${OLX_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "test.sh: test order seed $OLX_TEST_SEED (the same order again: OLX_TEST_SEED=$OLX_TEST_SEED" \
+  "scripts/test.sh)"
 scripts/setup.sh --test
 export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
 export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}
@@ -49,7 +55,8 @@ export OLX_SERVICES OLX_SERVICES_PID
 trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 130' INT
 trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 143' TERM
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -p random_order --random-order-bucket=module \
+  --random-order-seed="$OLX_TEST_SEED" "$@"
 status=$?
 wait "$OLX_SERVICES_PID"
 services=$?

@@ -14,7 +14,8 @@ never makes an event invalid: it is said once, and the event counted as not chec
 Exits 0 when every event is valid, 1 when one is invalid, 2 when none is invalid but some
 could not be checked; the last line is a summary.
 
-Needs jsonschema 4.18 or later: .venv/bin/pip install jsonschema (the [test] extra has it).
+Needs jsonschema 4.18 or later: scripts/demo.sh installs it (as scripts/setup.sh --validate, or
+--test, does).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ try:
     from referencing import Registry, Resource
     from referencing.exceptions import Unresolvable
 except ImportError:
-    sys.exit("validate.py needs jsonschema 4.18 or later: .venv/bin/pip install jsonschema")
+    sys.exit("validate.py needs jsonschema 4.18 or later: scripts/setup.sh --validate installs it")
 
 CACHE = Path.home() / ".cache" / "openlineage-export" / "schemas"
 SHARED_SPEC = Path(__file__).resolve().parent.parent.parent / "shared" / "openlineage-spec"

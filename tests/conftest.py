@@ -124,10 +124,11 @@ def services() -> None:
             os.environ[key] = value
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests that wait for the services run last, so that the others run while the services
-    are prepared (a plugin that orders tests, such as pytest-random-order, reorders after this)."""
+    are prepared. After any shuffle (pytest-random-order, which scripts/test.sh turns on): the
+    sort is stable, so each of the two parts keeps the shuffled order."""
     items.sort(key=lambda item: "services" in getattr(item, "fixturenames", ()))
 
 

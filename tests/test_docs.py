@@ -3,6 +3,7 @@ and every command and option it shows is one the CLI has."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterator
@@ -79,3 +80,89 @@ def test_every_command_and_option_shown_exists() -> None:
     wrong = [f"{name}: {problem}" for name, words in shown
              if (problem := check(words)) is not None]
     assert not wrong, "\n".join(wrong)
+
+
+# ------------------------------------------------ the README's commands, as a newcomer runs them
+
+RUNS_ITSELF = "scripts/test.sh"
+"""The second command is the run this test is part of."""
+
+
+def readme_blocks(section: str) -> list[str]:
+    """The ``sh`` code blocks of the README's section ``section``, as written."""
+    text = (ROOT / "README.md").read_text()
+    body = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M)
+    assert body is not None, f"README.md has no section {section!r}"
+    return re.findall(r"```sh\n(.*?)```", body.group(1), flags=re.S)
+
+
+def readme_inline_venv_commands() -> list[str]:
+    """The README's prose commands a reader runs after the first command (``.venv/bin/...``)."""
+    prose = re.sub(r"```.*?```", "", (ROOT / "README.md").read_text(), flags=re.S)
+    return re.findall(r"`(\.venv/bin/[^`\n]+)`", prose)
+
+
+def clean_clone(into: Path) -> Path:
+    """What a fresh clone holds (the tracked files, as they are in this tree), with the sources
+    of ``../shared`` beside it as in CI; nothing built, no .venv."""
+    import shutil
+    import subprocess
+
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    clone = into / "main"
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() or source.is_symlink():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, clone / name, follow_symlinks=False)
+    shared = ROOT.parent / "shared"
+    if shared.is_dir():
+        (into / "shared").symlink_to(shared)
+    return clone
+
+
+def test_the_readme_commands_work_as_written_on_a_fresh_clone(tmp_path: Path) -> None:
+    """Each command the README's "Two commands" and "Using it" show, and the prose commands
+    after them, run as written in a fresh clone (no .venv, nothing installed): the first one
+    sets up what the later ones need. Its servers are loopback ones of the test's; WORKSPACE
+    is a copy of the demo."""
+    import shutil
+    import subprocess
+
+    from fakeserver import FakeServer
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: no clean clone to make")
+    clone = clean_clone(tmp_path)
+    (first,) = readme_blocks("Two commands")
+    setup = "\n".join(line for line in first.splitlines()
+                      if not line.lstrip().startswith(("#", RUNS_ITSELF)))
+    workspace = tmp_path / "workspace"
+    shutil.copytree(ROOT / "demo" / "acme-analytics", workspace)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENLINEAGE", "XDG_", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env |= {"HOME": str(tmp_path / "home"), "OPENLINEAGE_EXPORT_SECRETS": "file"}
+
+    def sh(script: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone,
+                              env=env | extra, input="a-key-for-the-readme\n",
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, f"{script}\nexit {proc.returncode}\n{proc.stdout}\n" \
+                                     f"{proc.stderr}"
+        return proc
+
+    demo = sh(setup)
+    assert "236 events" in demo.stdout + demo.stderr, demo.stdout + demo.stderr
+    later = readme_inline_venv_commands()
+    assert any("validate.py" in command for command in later), later
+    for command in later:
+        sh(command)
+    with FakeServer() as first_server, FakeServer() as other_server:
+        (using,) = readme_blocks("Using it")
+        script = (using.replace("WORKSPACE", shlex.quote(str(workspace)))
+                  .replace("http://localhost:5000", first_server.url)
+                  .replace("http://other:5000", other_server.url))
+        sh(script)
+        assert first_server.requests and other_server.requests, "both exports sent"
+    assert (workspace / "events.jsonl").stat().st_size > 0
