@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from helpers import run_record
-from holds import DEADLINE, wait_until
+from support.holds import DEADLINE, wait_until
 
 from openlineage_export.deliver.destination import Opening, RunOutcome, Tally
 from openlineage_export.deliver.engine import deliver
