@@ -349,7 +349,8 @@ def bare_posts(client: str, url: str, events: str, requests: int,
                 return int(response.status)
             closing = http.close
         else:
-            from openlineage_export.deliver.http_client import AiohttpPoster, HttpxPoster
+            from openlineage_export.deliver.aiohttp_client import AiohttpPoster
+            from openlineage_export.deliver.httpx_client import HttpxPoster
 
             poster: Any
             if client == "curl":

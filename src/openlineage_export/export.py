@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .deliver.destination import Destination, Opening, Supplied
+from .deliver.destination import Destination, Opening, Recalling, Retry, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
 from .deliver.http import event_server
@@ -30,7 +30,7 @@ from .hub.model import BadEntry, Graph
 from .hub.records import ends_before_start
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
-from .report import ExportReport, Progress, Retry, RunResult
+from .report import ExportReport, Progress, RunResult
 from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
 from .state.lock import ExportLock
@@ -211,17 +211,17 @@ async def server_forgot(destination: Destination, recorder: Recorder, scan: Trai
     """Step *recall*: whether the server lost runs the ledger says it accepted (a database
     reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
     export says so and sends every run again."""
-    ask = getattr(destination, "forgotten", None)
-    if ask is None or recorder.ledger is None or recorder.destination_id is None:
+    if not isinstance(destination, Recalling) or recorder.ledger is None \
+            or recorder.destination_id is None:
         return False
     sample = recorder.ledger.accepted_sample(scan.index, recorder.destination_id,
                                              opened.fingerprint, RECALL_SAMPLE)
     if not sample:
         return False
-    said: str | None = await ask(opened.translation.namespace, sample)
+    said = await destination.forgotten(opened.translation.namespace, sample)
     if said is None:
         return False
-    recorder.warning(said)
+    recorder.add_warning(said)
     return True
 
 
@@ -240,7 +240,7 @@ def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames
     names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
                       *scan.index.stages_run()])
     for clash in names.clashes.values():
-        recorder.warning(f"{clash}: the runs that would use it are not exported, so that the "
+        recorder.add_warning(f"{clash}: the runs that would use it are not exported, so that the "
                          "server does not merge two jobs into one; give one of them another id")
     return names
 
@@ -262,7 +262,7 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
             recorder.unchanged(events)
             continue
         for problem in ends_before_start(run):
-            recorder.warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
+            recorder.add_warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
                              f"{problem}; exported as recorded")
         clash = names.clash(run)
         if clash is not None:

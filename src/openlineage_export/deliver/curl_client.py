@@ -32,14 +32,7 @@ from typing import Any
 
 import pycurl
 
-from .http_client import (
-    BODY_LIMIT,
-    Answer,
-    BadCertificate,
-    NoAnswer,
-    TransportFailure,
-    ssl_context,
-)
+from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, TransportFailure, ssl_context
 from .proxy import environment_proxy
 
 _TIMEOUT = frozenset({pycurl.E_OPERATION_TIMEDOUT})
@@ -58,7 +51,8 @@ _NO_ANSWER = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST,
 class _Transfer:
     """One easy handle and what its current request has received so far."""
 
-    __slots__ = ("body", "curl", "done", "header_lines", "headers", "overflow", "size", "url")
+    __slots__ = ("body", "curl", "done", "get", "header_lines", "headers", "overflow", "size",
+                 "url")
 
     def __init__(self, curl: pycurl.Curl) -> None:
         self.curl = curl
@@ -68,6 +62,8 @@ class _Transfer:
         self.body: list[bytes] = []
         self.size = 0
         self.overflow = False
+        self.get = False
+        """Set up for a GET (``recall.py``'s questions), not a POST."""
         self.header_lines: list[bytes] = []
         """The answer's header lines as they came (``list.append`` is the callback: no Python
         frame per line); read only when the answer is not a success."""
@@ -144,26 +140,19 @@ class CurlPoster:
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         """One POST; the body prefix is read, the rest is never downloaded."""
+        return await self._request(url, headers, body)
+
+    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
+        """One GET, on the same pool as the POSTs: the same deadline, proxy and body limit."""
+        return await self._request(url, headers, None)
+
+    async def _request(self, url: str, headers: Mapping[str, str],
+                       body: bytes | None) -> Answer:
         multi, loop = self._multi, self._loop
         assert multi is not None and loop is not None, "start() first"
         transfer = self._idle.pop() if self._idle else self._new_transfer()
         curl = transfer.curl
-        if transfer.url != url:
-            curl.setopt(pycurl.URL, url)
-            if url not in self._proxies:
-                self._proxies[url] = environment_proxy(url) or ""
-            curl.setopt(pycurl.PROXY, self._proxies[url])
-            transfer.url = url
-        if transfer.headers is not headers:
-            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()]
-                        + ["Expect:"])
-            transfer.headers = headers
-        curl.setopt(pycurl.POSTFIELDS, body)
-        if transfer.size:
-            transfer.body = []
-            transfer.size = 0
-            transfer.overflow = False
-        transfer.header_lines.clear()
+        self._aim(transfer, url, headers, body)
         done = transfer.done = loop.create_future()
         self._busy[curl] = transfer
         multi.add_handle(curl)
@@ -181,6 +170,35 @@ class CurlPoster:
         if code and not (code == pycurl.E_WRITE_ERROR and transfer.overflow):
             raise _error(code, curl)
         return transfer.answer(curl.getinfo(pycurl.RESPONSE_CODE))
+
+    def _aim(self, transfer: _Transfer, url: str, headers: Mapping[str, str],
+             body: bytes | None) -> None:
+        """Set ``transfer`` up for this request: only what differs from its last one."""
+        curl = transfer.curl
+        if transfer.url != url:
+            curl.setopt(pycurl.URL, url)
+            if url not in self._proxies:
+                self._proxies[url] = environment_proxy(url) or ""
+            curl.setopt(pycurl.PROXY, self._proxies[url])
+            transfer.url = url
+        if transfer.headers is not headers:
+            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()]
+                        + ["Expect:"])
+            transfer.headers = headers
+        if body is None:
+            if not transfer.get:
+                curl.setopt(pycurl.HTTPGET, 1)
+                transfer.get = True
+        else:
+            if transfer.get:
+                curl.setopt(pycurl.POST, 1)
+                transfer.get = False
+            curl.setopt(pycurl.POSTFIELDS, body)
+        if transfer.size:
+            transfer.body = []
+            transfer.size = 0
+            transfer.overflow = False
+        transfer.header_lines.clear()
 
     async def close(self) -> None:
         """Abort what is in flight, close every connection, stop watching the sockets."""

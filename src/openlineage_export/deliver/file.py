@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO, ClassVar
+from typing import IO, BinaryIO, ClassVar, Literal
 
 from ..errors import ConfigError, DestinationError, OutputError
 from ..host.settings import SettingsGroup, setting
@@ -85,7 +85,7 @@ class FileDestination:
 
     concurrency = 1
     event_legs = False
-    never_waits = True
+    never_waits: Literal[True] = True
     """``send`` writes and returns: the engine needs no task per run (see engine.py)."""
     redact = Redactor()
 

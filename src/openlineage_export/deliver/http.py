@@ -1,7 +1,7 @@
 """The ``http`` destination: POST each event to an OpenLineage endpoint (Marquez, DataHub...).
 
 Each event is one POST (JSON, gzip when asked) through an asyncio HTTP client
-(``http_client.py``: aiohttp by default, or the host's own session or httpx client), on the
+(``http_client.py``: libcurl by default, or the host's own session or httpx client), on the
 engine's loop. An event is retried on connection errors, timeouts, 408, 425, 429 and 5xx with
 exponential backoff and jitter (never less than the backoff, even when ``Retry-After`` asks for
 less), for at most ``openlineage.retry.maxTime`` seconds; ``openlineage.timeout`` is a deadline
@@ -38,8 +38,9 @@ from ..secrecy import (
 from ..translate.datahub import ENDPOINT as DATAHUB_ENDPOINT
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
-from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
-from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
+from .destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
+from .http_client import poster_for
+from .poster import Answer, BadCertificate, NoAnswer, TransportFailure
 from .proxy import environment_proxy
 from .recall import forgotten
 from .retry import RetryPolicy, retry_after_seconds
@@ -225,18 +226,23 @@ class HttpDestination:
         self._last_success = time.monotonic()
         self._auth_refusals = 0
         self._rng = random.Random(seed)
+        self._started = False
 
     async def start(self) -> None:
-        """Open the client's connection pool; mask the key in the HTTP stack's logs."""
-        self._masking.enter_context(masked_logs(self.redact))
+        """Open the client's connection pool; mask the key in the HTTP stack's logs. Once: the
+        first of :meth:`forgotten` and the engine's start opens it."""
         self._last_success = time.monotonic()
+        if self._started:
+            return
+        self._started = True
+        self._masking.enter_context(masked_logs(self.redact))
         await self._poster.start()
 
     async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
         """What the server no longer has of the runs the ledger says it accepted (a sentence;
         every run is then sent again), or None (``recall.py``: Marquez can be asked)."""
-        return await forgotten(self.url, namespace, run_ids, verify=self.config.verify,
-                               timeout=self.config.timeout)
+        await self.start()
+        return await forgotten(self._poster, self.url, namespace, run_ids)
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
@@ -315,7 +321,7 @@ class HttpDestination:
             if asked is not None:
                 wait = max(wait, asked)  # a server may ask for longer, never for less
             if self._on_retry is not None:
-                self._on_retry(Retrying(self.name, reason, attempt, left))
+                self._on_retry(Retry(self.name, reason, attempt, left))
             if await _stopped(stop, min(wait, left)):
                 return "cancelled before every event was sent"
 
