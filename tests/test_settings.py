@@ -18,6 +18,7 @@ from openlineage_export.deliver.kafka import KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
 from openlineage_export.host import settings as settings_mod
+from openlineage_export.host import settings_file
 from openlineage_export.host.settings import (
     EventSettings,
     Settings,
@@ -47,11 +48,11 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Fla
 
 
 def set_setting(workspace: Path, key: str, text: str) -> object:
-    return settings_mod.set_setting(workspace, CATALOGUE, key, text)
+    return settings_file.set_setting(workspace, CATALOGUE, key, text)
 
 
 def unset_setting(workspace: Path, key: str) -> bool:
-    return settings_mod.unset_setting(workspace, CATALOGUE, key)
+    return settings_file.unset_setting(workspace, CATALOGUE, key)
 
 
 def describe(workspace: Path, environ: dict[str, str] | None = None) -> list[dict[str, object]]:

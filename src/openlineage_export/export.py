@@ -35,7 +35,7 @@ from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
 from .state.lock import ExportLock
 from .translate import datahub
-from .translate.datasets import namespace_safe
+from .translate.datasets import job_namespace
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
 from .translate.names import JobNames, graph_claims, may_clash
@@ -160,10 +160,9 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     settings = settings or load_settings(workspace, CATALOGUE, environ)
     graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
     events = settings.of(EventSettings)
-    namespace = events.namespace or namespace_safe(graph.workspace_name)
-    changed = events.namespace is None and namespace != graph.workspace_name
+    namespace = job_namespace(events.namespace, graph.workspace_name)
     translation = TranslationConfig(
-        namespace=namespace,
+        namespace=namespace.name,
         source_repository_url=events.source_repository_url,
         source_repository_version=events.source_repository_version,
         server=event_server(settings))
@@ -174,7 +173,7 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
                                      translation.source_repository_version, PRODUCER, *shape)
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
     return Opened(workspace, settings, graph, translation, fingerprint, trail,
-                  graph.workspace_name if changed else None)
+                  namespace.made_from)
 
 
 def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from ..host.secrets import SecretStore
-from ..host.settings import Settings, SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
+from ..host.settings import Settings
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun
 
@@ -161,7 +162,7 @@ class DeliverySettings(SettingsGroup):
 
     timeout: float = setting(
         "openlineage.timeout", "number", 10.0,
-        "Seconds to wait for one request.", minimum=0.1)
+        "Seconds to wait for one request.", minimum=0.1, ecosystem="transport.timeout")
     retry_max_time: float = setting(
         "openlineage.retry.maxTime", "number", 30.0,
         "Total seconds spent retrying one event before giving up and declaring the server "
@@ -178,7 +179,7 @@ class DeliverySettings(SettingsGroup):
     tls_verify: bool = setting(
         "openlineage.tls.verify", "boolean", True,
         "Verify the server's TLS certificate. Yours to set, never the workspace's.",
-        env="OPENLINEAGE_TLS_VERIFY", user_only=True)
+        env="OPENLINEAGE_TLS_VERIFY", user_only=True, ecosystem="transport.verify")
     allow_insecure_key: bool = setting(
         "openlineage.allowInsecureKey", "boolean", False,
         "Allow sending a key or password in clear text to a host that is not this machine. "

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, BinaryIO, ClassVar, Literal
 
 from ..errors import ConfigError, DestinationError, OutputError
-from ..host.settings import SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
 from ..trust import confine, inside
@@ -38,7 +38,7 @@ class FileSettings(SettingsGroup):
         "File the events are appended to as JSON Lines, or a folder (an existing one, or a "
         "path ending in /) of rotating files events-NNNNNN.jsonl. Relative paths start at the "
         "workspace folder.",
-        env="OPENLINEAGE_FILE_PATH")
+        env="OPENLINEAGE_FILE_PATH", ecosystem="transport.log_file_path")
     max_bytes: int = setting(
         "openlineage.file.maxBytes", "integer", 64 * 1024 * 1024,
         "In a folder: start a new file once the current one reaches this many bytes.",

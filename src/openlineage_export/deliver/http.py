@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.settings import ECOSYSTEM_API_KEY, EventSettings, Settings, SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
+from ..host.settings import EventSettings, Settings
 from ..secrecy import (
     Redactor,
     Secret,
@@ -57,6 +58,10 @@ every run: the export stops instead of trying each run."""
 REASON_LIMIT = 500
 """The most characters of a server's answer shown as a reason."""
 
+ECOSYSTEM_API_KEY = ("transport.auth.api_key", "transport.auth.apikey")
+"""Where openlineage-python's configuration holds the API key: used as ``OPENLINEAGE_API_KEY``
+is (only for a server the user named), never stored, never shown."""
+
 
 @dataclass(frozen=True)
 class HttpSettings(SettingsGroup):
@@ -68,13 +73,14 @@ class HttpSettings(SettingsGroup):
         "openlineage.url", "url", None,
         "Base address of the OpenLineage server; it may carry a path prefix. "
         "E.g. http://localhost:5000 for a local Marquez.",
-        env="OPENLINEAGE_URL")
+        env="OPENLINEAGE_URL", ecosystem="transport.url")
     endpoint: str = setting(
         "openlineage.endpoint", "string", "api/v1/lineage",
         "Path appended to openlineage.url. Marquez: api/v1/lineage; DataHub: "
         "openapi/openlineage/api/v1/lineage; Atlan: "
         "events/openlineage/<connector>/api/v1/lineage.",
-        env="OPENLINEAGE_ENDPOINT", pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
+        env="OPENLINEAGE_ENDPOINT", ecosystem="transport.endpoint",
+        pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
         pattern_help="a path: no query (?...) or fragment (#...), no spaces; an API key goes "
                      "in the secrets store, not in the address")
     api_key_secret_ref: str | None = setting(
@@ -84,7 +90,8 @@ class HttpSettings(SettingsGroup):
         pattern=r"[A-Za-z0-9._-]{1,128}")
     compression: str = setting(
         "openlineage.compression", "string", "none",
-        "Compression of request bodies.", choices=("none", "gzip"))
+        "Compression of request bodies.", choices=("none", "gzip"),
+        ecosystem="transport.compression")
 
     @property
     def events_url(self) -> str | None:

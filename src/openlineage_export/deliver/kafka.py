@@ -34,7 +34,7 @@ from confluent_kafka import KafkaError, KafkaException, Message
 from confluent_kafka import Producer as _LibrdkafkaProducer
 
 from ..errors import ConfigError, DestinationError, DestinationUnreachable
-from ..host.settings import SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import Redactor, is_loopback, resolve_secret
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
@@ -63,17 +63,18 @@ class KafkaSettings(SettingsGroup):
     bootstrap_servers: str | None = setting(
         "openlineage.kafka.bootstrapServers", "string", None,
         "Kafka brokers to start from, host:port[,host:port...].",
-        env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS",
+        env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS", ecosystem="transport.config.bootstrap.servers",
         pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
         pattern_help="host:port, several separated by commas, no spaces")
     topic: str | None = setting(
         "openlineage.kafka.topic", "string", None,
         "Kafka topic the events are produced to.",
-        env="OPENLINEAGE_KAFKA_TOPIC", pattern=_NAME_PATTERN, pattern_help=_NAME_HELP)
+        env="OPENLINEAGE_KAFKA_TOPIC", pattern=_NAME_PATTERN, pattern_help=_NAME_HELP,
+        ecosystem="transport.topic")
     client_id: str = setting(
         "openlineage.kafka.clientId", "string", "openlineage-export",
         "Client id the producer gives the brokers (for their logs and quotas).",
-        pattern=_NAME_PATTERN, pattern_help=_NAME_HELP)
+        pattern=_NAME_PATTERN, pattern_help=_NAME_HELP, ecosystem="transport.config.client.id")
     security_protocol: str = setting(
         "openlineage.kafka.securityProtocol", "string", "PLAINTEXT",
         "How to talk to the brokers; SSL verifies them with openlineage.tls.caBundle and "

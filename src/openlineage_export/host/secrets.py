@@ -22,15 +22,16 @@ import os
 import re
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import keyring
 import keyring.errors
 
 from ..errors import ConfigError
+from .credentials import SECRET_NAME_PATTERN, credential_error, looks_like_credential
 from .jsonfile import loads, too_deep, write_file_atomically
-from .settings import SECRET_NAME_PATTERN, credential_error, looks_like_credential
 from .userconfig import (  # noqa: F401 - config_dir and the names are used from here too
     CONFIG_DIR_ENV,
     SERVICE,
@@ -77,6 +78,28 @@ class SecretStore(Protocol):
 
     def allow(self, name: str, origin: str) -> None:
         """Approve sending the secret ``name`` to ``origin`` (``scheme://host[:port]``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a store keeps what a person may look at (``secrets list``)."""
+
+    backend: str
+    """``file`` or ``keyring``."""
+    file: Path
+    """The secrets file, or the file that lists the names a keyring holds."""
+    names_only: bool
+    """``file`` holds the names alone (a keyring cannot list what it holds)."""
+
+
+@runtime_checkable
+class Placed(Protocol):
+    """A store that can say where it keeps the secrets (both of ours can; a host's may not)."""
+
+    @property
+    def place(self) -> Place:
+        """Where the secrets (or their names) are."""
         ...
 
 
@@ -227,6 +250,11 @@ class FileStore:
         """Where the secrets are."""
         return f"the file {self.path}"
 
+    @property
+    def place(self) -> Place:
+        """The secrets file."""
+        return Place("file", self.path, names_only=False)
+
     def _read(self) -> dict[str, str]:
         data = _read_private_json(self.path, "the secrets file")
         if data is None:
@@ -299,6 +327,11 @@ class KeyringStore:
     def description(self) -> str:
         """Which keyring holds the secrets."""
         return f"the system keyring: {self._backend_name()}"
+
+    @property
+    def place(self) -> Place:
+        """The index of the names the keyring holds."""
+        return Place("keyring", self.index_path, names_only=True)
 
     def _failed(self, doing: str, exc: Exception, value: str | None = None) -> ConfigError:
         """The one message for a backend's failure; it never carries a secret.
