@@ -14,7 +14,7 @@ import pytest
 from openlineage_export.deliver.destination import DeliverySettings
 from openlineage_export.deliver.file import FileSettings
 from openlineage_export.deliver.http import HttpSettings
-from openlineage_export.deliver.kafka import KafkaSettings
+from openlineage_export.deliver.kafka_config import KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
 from openlineage_export.host import settings as settings_mod

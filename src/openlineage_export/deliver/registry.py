@@ -21,7 +21,8 @@ from ..trust import check_user_only
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
 from .http import API_KEY_ENV, HttpConfig, HttpDestination, HttpSettings
-from .kafka import PASSWORD_ENV, KafkaConfig, KafkaDestination, KafkaSettings
+from .kafka import KafkaDestination
+from .kafka_config import PASSWORD_ENV, KafkaConfig, KafkaSettings
 
 
 @dataclass(frozen=True)
