@@ -16,10 +16,11 @@ has again only updates it: same run id, same events).
 
 Only a Marquez answer counts: a 404 with Marquez's JSON error (``{"code": 404, ...}``). Any
 other server (DataHub, Atlan, a proxy), an answer we do not understand, a refusal or an
-error means we cannot ask: nothing is said and nothing changes. The requests go through the
-destination's own client (:class:`~.poster.Poster`: its deadline, proxy and body limit) and
-carry no API key (they read; the key goes only where the export posts), so a server that
-wants one for reading is not asked either.
+error (a host's client that fails on a GET included) means we cannot ask: nothing is said and
+nothing changes. The requests go through the destination's own client
+(:class:`~.poster.Poster`: its deadline, proxy and body limit) and carry no API key (they read;
+the key goes only where the export posts), so a server that wants one for reading is not asked
+either.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ async def forgotten(poster: Poster, events_url: str, namespace: str,
                 missing.append(run_id)
     except (NoAnswer, BadCertificate, TransportFailure, TimeoutError):
         return None  # no answer: the export itself will say so, as it posts
+    except Exception:  # a host's client (or its stand-in) that cannot GET: we cannot ask
+        return None
     if not missing:
         return None
     return (f"the server no longer has {len(missing)} of the last {len(run_ids)} runs the "
