@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Catalogue, EventSettings, Settings
 from ..trust import check_user_only
+from .console import ConsoleConfig, ConsoleDestination, ConsoleSettings
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
 from .http import API_KEY_ENV, HttpConfig, HttpDestination, HttpSettings
@@ -79,6 +80,9 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("file", FileSettings, FileConfig.from_settings, FileDestination,
          "append each event as a JSON line to openlineage.file.path",
          address="openlineage.file.path", transport_type="file"),
+    Kind("console", ConsoleSettings, ConsoleConfig.from_settings, ConsoleDestination,
+         "print each event as a JSON line on openlineage.console.stream",
+         address="openlineage.console.stream", transport_type="console"),
 )}
 
 
