@@ -1,5 +1,6 @@
-"""No import circles in ``src/``: each module's imports, those inside functions included (only
-``if TYPE_CHECKING:`` blocks left out, they never run), draw a graph with no cycle.
+"""The package's layout holds: no module over 400 lines, no import circles in ``src/`` (each
+module's imports, those inside functions included, only ``if TYPE_CHECKING:`` blocks left out
+as they never run, draw a graph with no cycle), and the CLI runs without the test extra.
 
 A circle is a seam in the wrong place: two modules that each need the other are one idea (or
 the idea they share wants a module of its own). A package's ``__init__`` is not counted as
@@ -90,6 +91,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+MAX_LINES = 400
+"""A module holds one idea and reads in one sitting (docs/development.md, "The code")."""
+
+
+def test_no_module_is_over_400_lines() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines())
+             for name, path in modules().items()}
+    assert not {name: size for name, size in sizes.items() if size > MAX_LINES}
 
 
 def test_no_module_of_the_package_imports_itself_through_others() -> None:

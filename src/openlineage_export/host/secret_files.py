@@ -51,6 +51,7 @@ def read_private_json(path: Path, what: str) -> object | None:
 
 
 def write_private_json(path: Path, value: object, what: str) -> None:
+    """Write ``value`` as JSON to ``path``, 0600 in a folder made private (0700) if new."""
     check_users_folder(path.parent, what)
     try:
         _private_folder(path.parent)

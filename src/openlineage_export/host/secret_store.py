@@ -84,6 +84,7 @@ def check_secret_name(name: str) -> str:
 
 
 def check_secret_value(value: str) -> None:
+    """Raise ConfigError unless ``value`` can be stored: one line, not empty."""
     # Never echo the value: only what is wrong with it.
     if not isinstance(value, str) or not value:
         raise ConfigError("a secret cannot be empty")
