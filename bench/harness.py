@@ -1,6 +1,6 @@
 """What the benchmark's measurements share: cached trails, the Go tools, child processes.
 
-Everything here is plumbing for ``bench/run.py``; the measurements themselves are in
+Everything here is plumbing for ``python -m bench.run``; the measurements themselves are in
 ``bench/measure.py`` and run in child processes (one per measurement), so each starts from a
 fresh interpreter and its peak RSS and CPU time are its own (``os.wait4``).
 """
@@ -21,15 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.synth_trail import write_workspace
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CACHE_ENV = "OPENLINEAGE_EXPORT_BENCH_CACHE"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
-sys.path.insert(0, str(BENCH))
 SUPPORT = REPO / "tests" / "support"  # synth_trail.py and ol_plain.py, shared with the tests
-sys.path.insert(0, str(SUPPORT))
-from synth_trail import write_workspace  # noqa: E402
 
 
 def cache_dir() -> Path:
@@ -208,14 +207,14 @@ class ChildResult:
 
 
 def run_child(kind: str, args: dict[str, Any], *, timeout: float | None = None) -> ChildResult:
-    """Run ``bench/measure.py kind args`` in a fresh interpreter; its last stdout line is JSON.
+    """Run ``python -m bench.measure kind args`` in a fresh interpreter; its last stdout line is JSON.
 
     Peak RSS and CPU time come from ``os.wait4`` for this child alone (``RUSAGE_CHILDREN``
     would be the maximum over every child so far).
     """
     load_before = load_average()
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, str(BENCH / "measure.py"), kind, json.dumps(args)],
+    process = subprocess.Popen([sys.executable, "-m", "bench.measure", kind, json.dumps(args)],
                                stdout=subprocess.PIPE, text=True, cwd=REPO)
     assert process.stdout is not None
     try:

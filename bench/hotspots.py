@@ -1,4 +1,4 @@
-"""Where the export's time goes: ``python bench/hotspots.py [dry-run|deliver] [--runs N]``.
+"""Where the export's time goes: ``python -m bench.hotspots [dry-run|deliver] [--runs N]``.
 
 ``dry-run`` profiles the translation path (read + translate + encode, one thread) with
 cProfile. ``deliver`` profiles ``run_export`` to the Go sink at 0 ms latency with py-spy
@@ -20,9 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness
-from measure import NullSink
+from bench import harness
+from bench.measure import NullSink
 
 
 def profile_dry_run(runs: int, top: int) -> None:
@@ -80,7 +79,7 @@ def profile_delivery(runs: int, top: int, concurrency: int) -> None:
                     "state_dir": tempfile.mkdtemp(dir=scratch)}
             done = subprocess.run(
                 [spy, "record", "--rate", "250", "--format", "raw", "--output", str(raw),
-                 *flags, "--", sys.executable, str(harness.BENCH / "measure.py"),
+                 *flags, "--", sys.executable, "-m", "bench.measure",
                  "deliver_ours", json.dumps(args)],
                 capture_output=True, text=True, check=True)
             result = json.loads([line for line in done.stdout.splitlines()

@@ -1,6 +1,6 @@
-"""One measurement, in its own process: ``python bench/measure.py KIND 'JSON ARGS'``.
+"""One measurement, in its own process: ``python -m bench.measure KIND 'JSON ARGS'``.
 
-``bench/run.py`` starts one child per measurement and reads the JSON object this prints last.
+``python -m bench.run`` starts one child per measurement and reads the JSON object this prints last.
 Times are taken around the measured work only (interpreter start and imports excluded):
 ``wall_s`` with ``perf_counter``, ``cpu_s`` with ``process_time`` (every thread of the child).
 What each kind includes is in its docstring; run.py repeats it in the results.
@@ -18,10 +18,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# ol_plain.py and synth_trail.py, shared with the tests.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 MEASUREMENTS: dict[str, Callable[..., dict[str, Any]]] = {}
 
@@ -77,7 +73,7 @@ def _read_runs(ws: Path) -> tuple[Any, list[Any], str]:
 
 def _plain_events(ws: Path) -> list[Any]:
     """The same events as openlineage-python objects (tests/support/ol_plain.py), built untimed."""
-    from ol_plain import build_events
+    from tests.support.ol_plain import build_events
 
     graph, runs, namespace = _read_runs(ws)
     return [event for run in runs for event in build_events(run, graph, namespace)]
@@ -123,8 +119,8 @@ def translate_ours(ws: str) -> dict[str, Any]:
 @measurement
 def translate_plain(ws: str) -> dict[str, Any]:
     """openlineage-python the plain way: our reader (both passes) + build_events + Serde.to_json."""
-    from ol_plain import build_events
     from openlineage.client.serde import Serde
+    from tests.support.ol_plain import build_events
 
     chars = events = 0
     with Timer() as timer:
@@ -143,8 +139,8 @@ def translate_parts(ws: str) -> dict[str, Any]:
     openlineage-python's build and Serde.to_json. Built events are dropped as they come while
     timing a build (a heap of every event would make the collector's passes the figure)."""
     import orjson
-    from ol_plain import build_events
     from openlineage.client.serde import Serde
+    from tests.support.ol_plain import build_events
 
     from openlineage_export.translate.events import TranslationConfig, Translator
 
@@ -353,7 +349,8 @@ def bare_posts(client: str, url: str, events: str, requests: int,
                 return int(response.status)
             closing = http.close
         else:
-            from openlineage_export.deliver.http_client import AiohttpPoster, HttpxPoster
+            from openlineage_export.deliver.aiohttp_client import AiohttpPoster
+            from openlineage_export.deliver.httpx_client import HttpxPoster
 
             poster: Any
             if client == "curl":

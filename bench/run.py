@@ -1,4 +1,4 @@
-"""The export's benchmark, one command: ``python bench/run.py [--quick]``.
+"""The export's benchmark, one command: ``python -m bench.run [--quick]`` (from the repository).
 
 Runs, side by side on this machine, each measurement in its own child process:
 
@@ -35,9 +35,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness
-from harness import ChildResult, Sink, load_average, run_child, run_loadgen
+from bench import harness
+from bench.harness import ChildResult, Sink, load_average, run_child, run_loadgen
 
 RESULTS = harness.BENCH / "results" / "latest.md"
 
@@ -591,7 +590,7 @@ def render(report: Report, argv: list[str], started: str, elapsed: float) -> str
     mode = "quick" if report.quick else "full"
     lines = [
         f"# Benchmark results ({mode})", "",
-        f"`python bench/run.py{' ' + ' '.join(argv) if argv else ''}` on {started}, "
+        f"`python -m bench.run{' ' + ' '.join(argv) if argv else ''}` on {started}, "
         f"{elapsed / 60:.1f} min. Each measurement ran in its own child process; "
         "events/s = events / wall seconds of the measured work (interpreter start excluded).",
         "", "## Targets", "",

@@ -25,7 +25,8 @@ TITLE = "OpenLineage Export"
 sys.path.insert(0, str(ROOT / "src"))
 
 from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
-from openlineage_export.host.settings import _KEY_PREFIXES, Setting  # noqa: E402
+from openlineage_export.host.credentials import KEY_PREFIXES  # noqa: E402
+from openlineage_export.host.setting_row import Setting  # noqa: E402
 
 _JSON_TYPES = {"string": "string", "url": "string", "path": "string", "output": "string",
                "integer": "integer", "number": "number", "boolean": "boolean"}
@@ -33,7 +34,7 @@ _JSON_TYPES = {"string": "string", "url": "string", "path": "string", "output": 
 
 _T = "[A-Za-z0-9]"
 KEY_SHAPE = (
-    "(?=.{16})(?:" + "|".join(p.replace(".", "\\.") for p in _KEY_PREFIXES) + ")"
+    "(?=.{16})(?:" + "|".join(p.replace(".", "\\.") for p in KEY_PREFIXES) + ")"
     "|eyJ[^.]*\\.[^.]*\\.[^.]*$"
     f"|(?:.*[-_.])?(?:(?={_T}{{32}})(?={_T}*\\d)(?={_T}*[A-Za-z])"
     f"|(?={_T}{{20}})(?=(?:{_T}*?(?:[A-Za-z](?=\\d)|\\d(?=[A-Za-z]))){{3}}))")

@@ -11,9 +11,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo" / "acme-analytics"
 SHARED = ROOT.parent / "shared"
-# What the tests and the benchmark share: the plain openlineage-python reference (ol_plain.py)
-# and the synthetic trail generator (synth_trail.py).
-sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 GRAPH = {
     "format": "lineage-hub/graph@1",

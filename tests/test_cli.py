@@ -507,7 +507,7 @@ def test_settings_get_says_where_the_value_comes_from_and_list_shows_choices(
     assert (from_env.code, from_env.text, from_env.err) == (0, "10.0\n", "(default)\n")
     assert json.loads(as_json.out) == {"key": "openlineage.namespace", "value": "test-ws",
                                        "source": "workspace name in graph.json"}
-    assert "One of: http, kafka, file." in listed.text
+    assert "One of: http, kafka, file, console." in listed.text
     env = cli("settings", "get", "openlineage.namespace", *w,
               extra_env={"OPENLINEAGE_NAMESPACE": "from-env"})
     assert (env.text, env.err) == ("from-env\n", "(environment (OPENLINEAGE_NAMESPACE))\n")

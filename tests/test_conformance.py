@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from helpers import DEMO, SHARED
-from ol_plain import build_events
 from openlineage.client.serde import Serde
+from support.ol_plain import build_events
 
 from openlineage_export.hub.graph import read_graph
 from openlineage_export.hub.trail import AuditTrail

@@ -32,7 +32,7 @@ from helpers import DEMO, WorkspaceMaker, run_record
 from openlineage_export.deliver.http import DATAHUB_REFUSAL
 from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.export import ExportRequest, run_export, run_export_async
-from openlineage_export.host.secrets import FileStore
+from openlineage_export.host.secret_files import FileStore
 from openlineage_export.report import ExportReport
 from openlineage_export.translate.events import TranslatedRun, encode
 

@@ -16,7 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from virtual_clock import run_on_virtual_clock
+from support.virtual_clock import run_on_virtual_clock
 
 from openlineage_export.deliver.destination import RunOutcome, Tally
 from openlineage_export.deliver.engine import deliver_async

@@ -29,7 +29,7 @@ from test_deliver_http import KEY, configure, export, export_bounded
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.export import ExportRequest, run_export_async
-from openlineage_export.host.secrets import FileStore
+from openlineage_export.host.secret_files import FileStore
 
 
 @pytest.fixture

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import chromium
 import pytest
 from fakeserver import Answer, FakeServer
 from helpers import DEMO, ROOT, WorkspaceMaker, run_record, stage_record
-from synth_trail import write_workspace
+from support import chromium
+from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.html_report import ReportCollector, render_report, write_report

@@ -23,16 +23,12 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from helpers import run_record
-from holds import DEADLINE, wait_until
+from support.holds import DEADLINE, wait_until
 
 from openlineage_export.deliver.destination import Opening, RunOutcome, Tally
 from openlineage_export.deliver.engine import deliver
-from openlineage_export.deliver.kafka import (
-    COMPRESSIONS,
-    KafkaConfig,
-    KafkaDestination,
-    KafkaSettings,
-)
+from openlineage_export.deliver.kafka import KafkaDestination
+from openlineage_export.deliver.kafka_config import COMPRESSIONS, KafkaConfig, KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, TransportSettings, open_destination
 from openlineage_export.errors import (
     ConfigError,

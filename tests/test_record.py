@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from openlineage_export.deliver.destination import Retrying, RunOutcome
+from openlineage_export.deliver.destination import Retry, RunOutcome
 from openlineage_export.hub.model import BadEntry
 from openlineage_export.record import Recorder
-from openlineage_export.report import ExportReport, Progress, Retry, RunResult
+from openlineage_export.report import ExportReport, Progress, RunResult
 from openlineage_export.secrecy import Redactor
 from openlineage_export.state.index import RunIndex, Winner
 from openlineage_export.state.ledger import Ledger
@@ -87,7 +87,7 @@ def test_a_run_cut_short_by_a_cancel_is_interrupted_not_failed_and_not_recorded(
 
 def test_retries_outages_and_bad_entries_reach_the_host_redacted(tmp_path: Path) -> None:
     rec, _, heard = recorder(tmp_path)
-    rec.retry(Retrying("https://lineage.test/api/v1/lineage", f"HTTP 503: {KEY}", 2, 7.5))
+    rec.retry(Retry("https://lineage.test/api/v1/lineage", f"HTTP 503: {KEY}", 2, 7.5))
     rec.bad_entry(BadEntry("audit/000001.jsonl", 3, "not JSON"))
     rec.outage(f"the server said {KEY}")
     (retry,) = [h for h in heard if isinstance(h, Retry)]

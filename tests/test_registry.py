@@ -12,7 +12,7 @@ from openlineage_export.deliver.file import FileDestination
 from openlineage_export.deliver.http import HttpDestination
 from openlineage_export.deliver.kafka import KafkaDestination
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, open_destination
-from openlineage_export.host.secrets import FileStore
+from openlineage_export.host.secret_files import FileStore
 from openlineage_export.host.settings import describe
 
 

@@ -12,7 +12,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from openlineage_export.errors import ConfigError, MissingSecret
-from openlineage_export.host.secrets import FileStore
+from openlineage_export.host.secret_files import FileStore
 from openlineage_export.secrecy import (
     Redactor,
     Secret,

@@ -37,7 +37,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from click.testing import CliRunner, Result
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
-from netns import OTHER_MACHINE, in_netns
+from support.netns import OTHER_MACHINE, in_netns
 
 from openlineage_export.cli import main
 

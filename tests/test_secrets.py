@@ -17,14 +17,10 @@ import pytest
 from keyring.backends import fail
 
 from openlineage_export.errors import ConfigError
-from openlineage_export.host.secrets import (
-    FileStore,
-    KeyringStore,
-    LazyStore,
-    config_dir,
-    default_store,
-    is_usable_keyring,
-)
+from openlineage_export.host.keyring_store import KeyringStore, is_usable_keyring
+from openlineage_export.host.secret_files import FileStore
+from openlineage_export.host.secrets import LazyStore, default_store
+from openlineage_export.host.userconfig import config_dir
 
 SECRET = "sk-live-4f9a1c2e7b"
 OTHER = "pat-0b8e3d7a55"
@@ -216,7 +212,8 @@ def test_config_dir_follows_the_environment(tmp_path: Path) -> None:
 
 HEADLESS_PROBE = """
 import os, keyring
-from openlineage_export.host.secrets import default_store, is_usable_keyring
+from openlineage_export.host.keyring_store import is_usable_keyring
+from openlineage_export.host.secrets import default_store
 print(is_usable_keyring(keyring.get_keyring()), default_store(os.environ))
 """
 

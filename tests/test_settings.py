@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from openlineage_export.deliver.console import ConsoleSettings
 from openlineage_export.deliver.destination import DeliverySettings
 from openlineage_export.deliver.file import FileSettings
 from openlineage_export.deliver.http import HttpSettings
-from openlineage_export.deliver.kafka import KafkaSettings
+from openlineage_export.deliver.kafka_config import KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
 from openlineage_export.host import settings as settings_mod
+from openlineage_export.host import settings_file
 from openlineage_export.host.settings import (
     EventSettings,
     Settings,
@@ -47,11 +49,11 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Fla
 
 
 def set_setting(workspace: Path, key: str, text: str) -> object:
-    return settings_mod.set_setting(workspace, CATALOGUE, key, text)
+    return settings_file.set_setting(workspace, CATALOGUE, key, text)
 
 
 def unset_setting(workspace: Path, key: str) -> bool:
-    return settings_mod.unset_setting(workspace, CATALOGUE, key)
+    return settings_file.unset_setting(workspace, CATALOGUE, key)
 
 
 def describe(workspace: Path, environ: dict[str, str] | None = None) -> list[dict[str, object]]:
@@ -96,6 +98,7 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
                         "openlineage.kafka.sasl.password.secretRef",
                         "openlineage.kafka.compression"],
         FileSettings: ["openlineage.file.path", "openlineage.file.maxBytes"],
+        ConsoleSettings: ["openlineage.console.stream"],
     }
     assert list(CATALOGUE.groups) == list(groups)
     for group, keys in groups.items():
@@ -104,9 +107,10 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
         assert [row.attribute for row in rows] == [f.name for f in dataclasses.fields(group)]
         assert all(row.description.strip() for row in rows)
     keys = [row.key for row in CATALOGUE]
-    assert len(keys) == len(set(keys)) == 25
+    assert len(keys) == len(set(keys)) == 26
     transport = CATALOGUE.get("openlineage.transport")
-    assert transport is not None and transport.choices == tuple(KINDS) == ("http", "kafka", "file")
+    assert transport is not None and transport.choices == tuple(KINDS) == ("http", "kafka", "file",
+                                                                      "console")
 
 
 def test_describe_lists_every_setting_with_its_source(tmp_path: Path) -> None:

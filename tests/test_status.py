@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fakeserver import Answer, FakeServer
 from helpers import WorkspaceMaker, cli_command, cli_env, delivered_runs, run_record
-from holds import wait_until
+from support.holds import wait_until
 from test_ledger import Server, dry_run_ids, export, trail
 
 from openlineage_export.status import export_status

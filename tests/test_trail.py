@@ -15,7 +15,8 @@ from helpers import WorkspaceMaker, cli_command, cli_env, read_position, run_rec
 
 from openlineage_export.errors import WorkspaceError
 from openlineage_export.hub.model import BadEntry
-from openlineage_export.hub.trail import MAX_LINE_BYTES, AuditTrail
+from openlineage_export.hub.segments import MAX_LINE_BYTES
+from openlineage_export.hub.trail import AuditTrail
 
 
 def read(ws: WorkspaceMaker) -> tuple[list, list[BadEntry], object]:

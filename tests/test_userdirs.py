@@ -13,7 +13,7 @@ import pytest
 from helpers import DEMO, cli_command, cli_env
 
 from openlineage_export.errors import ConfigError, StateError
-from openlineage_export.host.secrets import config_dir
+from openlineage_export.host.userconfig import config_dir
 from openlineage_export.state.ledger import state_dir
 
 USER_DB_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)

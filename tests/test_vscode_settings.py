@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openlineage_export.deliver.registry import CATALOGUE
-from openlineage_export.host.settings import SECRET_NAME_PATTERN, looks_like_credential
+from openlineage_export.host.credentials import SECRET_NAME_PATTERN, looks_like_credential
 
 PACKAGE_JSON = ROOT / "editor" / "vscode" / "package.json"
 

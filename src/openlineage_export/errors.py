@@ -1,7 +1,7 @@
 """One exception tree for the whole package.
 
 Every error a user can cause or meet derives from :class:`ExportError`; the CLI maps each
-branch to an exit code in one place (``cli.py``) and prints its message, never a traceback::
+branch to an exit code in one place (``cli/base.py``) and prints its message, never a traceback::
 
     ExportError                      exit code
     ├── ConfigError                  2   a setting, a secret reference or an option is wrong

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .deliver.destination import Destination, Opening, Supplied
+from .deliver.destination import Destination, Opening, Recalling, Retry, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
 from .deliver.http import event_server
@@ -30,12 +30,12 @@ from .hub.model import BadEntry, Graph
 from .hub.records import ends_before_start
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
-from .report import ExportReport, Progress, Retry, RunResult
+from .report import ExportReport, Progress, RunResult
 from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
 from .state.lock import ExportLock
 from .translate import datahub
-from .translate.datasets import namespace_safe
+from .translate.datasets import job_namespace
 from .translate.events import TranslatedRun, TranslationConfig, Translator
 from .translate.facets import PRODUCER
 from .translate.names import JobNames, graph_claims, may_clash
@@ -160,10 +160,9 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
     settings = settings or load_settings(workspace, CATALOGUE, environ)
     graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
     events = settings.of(EventSettings)
-    namespace = events.namespace or namespace_safe(graph.workspace_name)
-    changed = events.namespace is None and namespace != graph.workspace_name
+    namespace = job_namespace(events.namespace, graph.workspace_name)
     translation = TranslationConfig(
-        namespace=namespace,
+        namespace=namespace.name,
         source_repository_url=events.source_repository_url,
         source_repository_version=events.source_repository_version,
         server=event_server(settings))
@@ -174,7 +173,7 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
                                      translation.source_repository_version, PRODUCER, *shape)
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
     return Opened(workspace, settings, graph, translation, fingerprint, trail,
-                  graph.workspace_name if changed else None)
+                  namespace.made_from)
 
 
 def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],
@@ -211,17 +210,17 @@ async def server_forgot(destination: Destination, recorder: Recorder, scan: Trai
     """Step *recall*: whether the server lost runs the ledger says it accepted (a database
     reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
     export says so and sends every run again."""
-    ask = getattr(destination, "forgotten", None)
-    if ask is None or recorder.ledger is None or recorder.destination_id is None:
+    if not isinstance(destination, Recalling) or recorder.ledger is None \
+            or recorder.destination_id is None:
         return False
     sample = recorder.ledger.accepted_sample(scan.index, recorder.destination_id,
                                              opened.fingerprint, RECALL_SAMPLE)
     if not sample:
         return False
-    said: str | None = await ask(opened.translation.namespace, sample)
+    said = await destination.forgotten(opened.translation.namespace, sample)
     if said is None:
         return False
-    recorder.warning(said)
+    recorder.add_warning(said)
     return True
 
 
@@ -240,7 +239,7 @@ def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames
     names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
                       *scan.index.stages_run()])
     for clash in names.clashes.values():
-        recorder.warning(f"{clash}: the runs that would use it are not exported, so that the "
+        recorder.add_warning(f"{clash}: the runs that would use it are not exported, so that the "
                          "server does not merge two jobs into one; give one of them another id")
     return names
 
@@ -262,7 +261,7 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
             recorder.unchanged(events)
             continue
         for problem in ends_before_start(run):
-            recorder.warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
+            recorder.add_warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
                              f"{problem}; exported as recorded")
         clash = names.clash(run)
         if clash is not None:

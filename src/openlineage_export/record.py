@@ -11,10 +11,10 @@ import contextlib
 import threading
 from collections.abc import Callable
 
-from .deliver.destination import Retrying, RunOutcome
+from .deliver.destination import Retry, RunOutcome
 from .errors import StateError
 from .hub.model import BadEntry
-from .report import ExportReport, FailedRun, Progress, Retry, RunResult
+from .report import ExportReport, FailedRun, Progress, RunResult
 from .secrecy import Redactor
 from .state.index import Winner
 from .state.ledger import Ledger
@@ -49,8 +49,9 @@ class Recorder:
         if self._on_bad_entry is not None:
             self._on_bad_entry(entry)
 
-    def warning(self, message: str) -> None:
-        """Something worth telling that leaves nothing behind."""
+    def add_warning(self, message: str) -> None:
+        """Something worth telling that leaves nothing behind: kept for the summary only (the
+        host reads it there)."""
         self.report.warn(message)
 
     def destination(self, name: str, redact: Redactor) -> None:
@@ -72,7 +73,7 @@ class Recorder:
         if namespace is not None:
             before = ledger.namespace(self.destination_id)
             if before is not None and before != namespace:
-                self.warn(
+                self.warn_host(
                     f"openlineage.namespace is now '{namespace}', but the runs already at "
                     f"{self.report.destination} were sent under '{before}'. Marquez keys runs "
                     f"by run id across namespaces: runs whose trace id is a UUID stay filed "
@@ -95,13 +96,13 @@ class Recorder:
         self._phase = "building" if self.report.dry_run else "sending"
         self._progress()
 
-    def retry(self, notice: Retrying) -> None:
+    def retry(self, notice: Retry) -> None:
         """The destination will try an event again: tell the host, secrets redacted."""
         if self._on_retry is not None and not self._cancel.is_set():
             self._on_retry(Retry(self._redact(notice.destination), self._redact(notice.reason),
-                                 notice.attempt, max(0.0, notice.give_up_in)))
+                                 notice.attempt, max(0.0, notice.seconds_left)))
 
-    def warn(self, message: str) -> None:
+    def warn_host(self, message: str) -> None:
         """Something worth telling now that leaves nothing behind: kept for the summary and
         handed to the host at once."""
         self.report.warn(message)

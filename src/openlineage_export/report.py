@@ -60,21 +60,6 @@ class Progress:
     bytes_total: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """The destination did not take an event and will try again: for a host to say so as it
-    happens (``ExportRequest.on_retry``), rather than show an unmoving bar."""
-
-    destination: str
-    """The destination's name (its address), as the summary gives it."""
-    reason: str
-    """Why the last attempt failed, secrets redacted (e.g. ``cannot connect to ...``)."""
-    attempt: int
-    """The attempt that just failed (1 is the first)."""
-    seconds_left: float
-    """Seconds until the destination gives up on the event (``openlineage.retry.maxTime``)."""
-
-
 @dataclass
 class ExportReport:
     """The summary of one export (or dry run)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from helpers import DEMO, ROOT, SHARED, WorkspaceMaker, run_record, stage_record
-from synth_trail import write_workspace
+from support.synth_trail import write_workspace
 
 ACCEPTING = ("datahub-2025-10-04", "datahub-master-0014425f")
 REFUSING = "datahub-2025-07-21"

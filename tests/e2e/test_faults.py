@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import pytest
 from faultproxy import NO_FAULTS, FaultProxy, Faults
-from synth_trail import write_workspace
+from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.report import ExportReport

@@ -24,12 +24,12 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import DEMO, ROOT
 
-from openlineage_export.cli import summary
 from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.host.secrets import FileStore
+from openlineage_export.host.secret_files import FileStore
 from openlineage_export.host.settings import load_settings
 from openlineage_export.report import RunResult
+from openlineage_export.terminal.summary import summary
 
 pytestmark = pytest.mark.e2e
 

@@ -36,8 +36,8 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
-from chromium import chromium, require
 from helpers import DEMO, ROOT, SHARED
+from support.chromium import chromium, require
 
 pytestmark = pytest.mark.e2e
 

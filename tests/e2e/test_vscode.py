@@ -31,7 +31,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from chromium import chromium, require
 from fakeserver import (
     Answer,
     FakeServer,
@@ -41,6 +40,7 @@ from fakeserver import (
     make_fake_server_fixture,  # noqa: F401 - registers make_fake_server
 )
 from helpers import DEMO, ROOT
+from support.chromium import chromium, require
 
 pytestmark = pytest.mark.e2e
 

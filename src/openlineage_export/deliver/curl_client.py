@@ -23,91 +23,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import select
-import ssl
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pycurl
 
-from .http_client import (
-    BODY_LIMIT,
-    Answer,
-    BadCertificate,
-    NoAnswer,
-    TransportFailure,
-    ssl_context,
-)
+from .curl_transfer import Transfer, curl_error, system_cas
+from .poster import Answer, ssl_context
 from .proxy import environment_proxy
 
-_TIMEOUT = frozenset({pycurl.E_OPERATION_TIMEDOUT})
-_CERTIFICATE = frozenset({pycurl.E_PEER_FAILED_VERIFICATION, pycurl.E_SSL_CACERT_BADFILE,
-                          getattr(pycurl, "E_SSL_PINNEDPUBKEYNOTMATCH", -1)})
 _READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLRDHUP if hasattr(select, "epoll") else 0
 _EPOLL = {pycurl.POLL_IN: select.EPOLLIN | select.EPOLLRDHUP,
           pycurl.POLL_OUT: select.EPOLLOUT,
           pycurl.POLL_INOUT: select.EPOLLIN | select.EPOLLRDHUP | select.EPOLLOUT} \
     if hasattr(select, "epoll") else {}
-_NO_ANSWER = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST,
-                        pycurl.E_COULDNT_RESOLVE_PROXY, pycurl.E_GOT_NOTHING,
-                        pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR, pycurl.E_SSL_CONNECT_ERROR})
-
-
-class _Transfer:
-    """One easy handle and what its current request has received so far."""
-
-    __slots__ = ("body", "curl", "done", "header_lines", "headers", "overflow", "size", "url")
-
-    def __init__(self, curl: pycurl.Curl) -> None:
-        self.curl = curl
-        self.url: str | None = None
-        self.headers: Mapping[str, str] | None = None
-        self.done: asyncio.Future[int] | None = None
-        self.body: list[bytes] = []
-        self.size = 0
-        self.overflow = False
-        self.header_lines: list[bytes] = []
-        """The answer's header lines as they came (``list.append`` is the callback: no Python
-        frame per line); read only when the answer is not a success."""
-
-    def on_body(self, chunk: bytes) -> int | None:
-        """libcurl's write callback: keep a prefix; past the limit, abort the transfer."""
-        room = BODY_LIMIT - self.size
-        if room > 0:
-            self.body.append(chunk[:room])
-            self.size += min(room, len(chunk))
-        if self.size >= BODY_LIMIT:
-            self.overflow = True
-            return 0  # fewer bytes than given: libcurl stops with CURLE_WRITE_ERROR
-        return None
-
-    def answer(self, status: int) -> Answer:
-        """The answer; its reason phrase, Retry-After and Location only when they may matter
-        (not for a success)."""
-        body = b"".join(self.body) if self.body else b""
-        if 200 <= status < 300:
-            return Answer(status, "", None, None, body)
-        reason = ""
-        retry_after = location = None
-        for line in self.header_lines:
-            if line.startswith(b"HTTP/"):
-                # A new answer (after a 100 Continue, or a proxy's): forget the last one's.
-                parts = line.split(None, 2)
-                reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
-                retry_after = location = None
-                continue
-            name, sep, value = line.partition(b":")
-            if sep:
-                lowered = name.strip().lower()
-                if lowered == b"retry-after":
-                    retry_after = value.decode("latin-1").strip()
-                elif lowered == b"location":
-                    location = value.decode("latin-1").strip()
-        return Answer(status, reason, retry_after, location, body)
-
-
 class CurlPoster:
     """libcurl's multi interface on the running event loop, a keep-alive pool of
     ``concurrency`` connections."""
@@ -126,8 +57,8 @@ class CurlPoster:
         self._soon = False
         self._watched: dict[int, int] = {}
         self._epoll: select.epoll | None = None
-        self._idle: list[_Transfer] = []
-        self._busy: dict[pycurl.Curl, _Transfer] = {}
+        self._idle: list[Transfer] = []
+        self._busy: dict[pycurl.Curl, Transfer] = {}
         self._proxies: dict[str, str] = {}
 
     async def start(self) -> None:
@@ -144,26 +75,19 @@ class CurlPoster:
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         """One POST; the body prefix is read, the rest is never downloaded."""
+        return await self._request(url, headers, body)
+
+    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
+        """One GET, on the same pool as the POSTs: the same deadline, proxy and body limit."""
+        return await self._request(url, headers, None)
+
+    async def _request(self, url: str, headers: Mapping[str, str],
+                       body: bytes | None) -> Answer:
         multi, loop = self._multi, self._loop
         assert multi is not None and loop is not None, "start() first"
         transfer = self._idle.pop() if self._idle else self._new_transfer()
         curl = transfer.curl
-        if transfer.url != url:
-            curl.setopt(pycurl.URL, url)
-            if url not in self._proxies:
-                self._proxies[url] = environment_proxy(url) or ""
-            curl.setopt(pycurl.PROXY, self._proxies[url])
-            transfer.url = url
-        if transfer.headers is not headers:
-            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()]
-                        + ["Expect:"])
-            transfer.headers = headers
-        curl.setopt(pycurl.POSTFIELDS, body)
-        if transfer.size:
-            transfer.body = []
-            transfer.size = 0
-            transfer.overflow = False
-        transfer.header_lines.clear()
+        self._aim(transfer, url, headers, body)
         done = transfer.done = loop.create_future()
         self._busy[curl] = transfer
         multi.add_handle(curl)
@@ -179,8 +103,37 @@ class CurlPoster:
                     self._idle.append(transfer)
         self._idle.append(transfer)
         if code and not (code == pycurl.E_WRITE_ERROR and transfer.overflow):
-            raise _error(code, curl)
+            raise curl_error(code, curl)
         return transfer.answer(curl.getinfo(pycurl.RESPONSE_CODE))
+
+    def _aim(self, transfer: Transfer, url: str, headers: Mapping[str, str],
+             body: bytes | None) -> None:
+        """Set ``transfer`` up for this request: only what differs from its last one."""
+        curl = transfer.curl
+        if transfer.url != url:
+            curl.setopt(pycurl.URL, url)
+            if url not in self._proxies:
+                self._proxies[url] = environment_proxy(url) or ""
+            curl.setopt(pycurl.PROXY, self._proxies[url])
+            transfer.url = url
+        if transfer.headers is not headers:
+            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()]
+                        + ["Expect:"])
+            transfer.headers = headers
+        if body is None:
+            if not transfer.get:
+                curl.setopt(pycurl.HTTPGET, 1)
+                transfer.get = True
+        else:
+            if transfer.get:
+                curl.setopt(pycurl.POST, 1)
+                transfer.get = False
+            curl.setopt(pycurl.POSTFIELDS, body)
+        if transfer.size:
+            transfer.body = []
+            transfer.size = 0
+            transfer.overflow = False
+        transfer.header_lines.clear()
 
     async def close(self) -> None:
         """Abort what is in flight, close every connection, stop watching the sockets."""
@@ -209,9 +162,9 @@ class CurlPoster:
                 loop.remove_writer(fd)
         self._watched.clear()
 
-    def _new_transfer(self) -> _Transfer:
+    def _new_transfer(self) -> Transfer:
         curl = pycurl.Curl()
-        transfer = _Transfer(curl)
+        transfer = Transfer(curl)
         curl.setopt(pycurl.POST, 1)
         curl.setopt(pycurl.FOLLOWLOCATION, 0)
         curl.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
@@ -231,7 +184,7 @@ class CurlPoster:
             curl.setopt(pycurl.CAINFO, str(self._verify))
             curl.setopt(pycurl.CAPATH, "")
         else:
-            _system_cas(curl)
+            system_cas(curl)
         return transfer
 
     # -- libcurl's wishes, turned into the loop's callbacks --------------------------------
@@ -340,7 +293,7 @@ class CurlPoster:
                 return
 
     @staticmethod
-    def _finish(multi: Any, transfer: _Transfer, code: int) -> None:
+    def _finish(multi: Any, transfer: Transfer, code: int) -> None:
         multi.remove_handle(transfer.curl)
         done = transfer.done
         if done is not None and not done.done():
@@ -352,33 +305,3 @@ def _loop_watches_fds(loop: asyncio.AbstractEventLoop) -> bool:
     cannot)."""
     return isinstance(loop, asyncio.SelectorEventLoop) or type(loop).__module__.startswith(
         "uvloop")
-
-
-def _system_cas(curl: pycurl.Curl) -> None:
-    """The CAs Python's ``ssl`` trusts here (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` included):
-    the wheel's libcurl was built elsewhere and would look in that system's places."""
-    paths = ssl.get_default_verify_paths()
-    if paths.cafile and os.path.exists(paths.cafile):
-        curl.setopt(pycurl.CAINFO, paths.cafile)
-    if paths.capath and os.path.isdir(paths.capath):
-        curl.setopt(pycurl.CAPATH, paths.capath)
-
-
-def _error(code: int, curl: pycurl.Curl) -> Exception:
-    """libcurl's failure as one of ours (a deadline as :class:`TimeoutError`)."""
-    message = curl.errstr() or f"libcurl error {code}"
-    if code in _TIMEOUT:
-        return TimeoutError()
-    if code in _CERTIFICATE:
-        return BadCertificate(message)
-    if code in _NO_ANSWER:
-        errno = curl.getinfo(pycurl.OS_ERRNO)
-        if code == pycurl.E_COULDNT_RESOLVE_HOST:
-            return NoAnswer(f"its host name cannot be resolved: {message}")
-        if errno > 0 and code in (pycurl.E_COULDNT_CONNECT, pycurl.E_SEND_ERROR,
-                                  pycurl.E_RECV_ERROR):
-            return NoAnswer(os.strerror(errno).lower())
-        if code == pycurl.E_GOT_NOTHING:
-            return NoAnswer("the server closed the connection without answering")
-        return NoAnswer(message)
-    return TransportFailure(message)

@@ -4,18 +4,23 @@ A destination kind is a pair, as in openlineage-python's transports: a *config* 
 settings (:meth:`DestinationConfig.from_settings`, where secrets are resolved and every rule is
 checked before anything is sent) and a :class:`Destination` that takes one editor run at a
 time. ``deliver/registry.py`` lists the kinds.
+
+What only some destinations can do is a Protocol of its own, checked with ``isinstance``:
+:class:`Recalling` (it can be asked what the server forgot) and :class:`NeverWaits` (its
+``send`` writes and returns).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from ..host.secrets import SecretStore
-from ..host.settings import Settings, SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
+from ..host.settings import Settings
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun
 
@@ -80,15 +85,39 @@ class Destination(Protocol):
         ...
 
 
+@runtime_checkable
+class Recalling(Protocol):
+    """A destination that can be asked, before anything is sent, whether the server still has
+    what the ledger says it accepted (``recall.py``)."""
+
+    async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
+        """What the server no longer has of these runs (a sentence: every run is then sent
+        again), or None: it has them, or it cannot be asked."""
+        ...
+
+
+@runtime_checkable
+class NeverWaits(Protocol):
+    """A destination whose ``send`` writes and returns without waiting (a file, the dry run's
+    stream): the engine hands it the runs one after the other, without a task each. A
+    destination has it or has not: there is no ``never_waits = False``."""
+
+    never_waits: Literal[True]
+
+
 @dataclass(frozen=True, slots=True)
-class Retrying:
-    """An event is being tried again: where to, why, which attempt, how long until we give up."""
+class Retry:
+    """The destination did not take an event and will try again: for a host to say so as it
+    happens (``ExportRequest.on_retry``), rather than show an unmoving bar."""
 
     destination: str
+    """The destination's name (its address), as the summary gives it."""
     reason: str
+    """Why the last attempt failed, secrets redacted (e.g. ``cannot connect to ...``)."""
     attempt: int
-    give_up_in: float
-    """Seconds left of ``openlineage.retry.maxTime`` for this event."""
+    """The attempt that just failed (1 is the first)."""
+    seconds_left: float
+    """Seconds until the destination gives up on the event (``openlineage.retry.maxTime``)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +129,7 @@ class Supplied:
     engine's loop), or an httpx client or transport (the slower path; see ``http_client.py``)."""
     kafka_producer: Any = None
     """A Kafka producer of the host's own for the ``kafka`` kind (it closes it)."""
-    on_retry: Callable[[Retrying], None] | None = None
+    on_retry: Callable[[Retry], None] | None = None
     """Told each time an event is about to be tried again (the host says so as it happens)."""
 
 
@@ -133,7 +162,7 @@ class DeliverySettings(SettingsGroup):
 
     timeout: float = setting(
         "openlineage.timeout", "number", 10.0,
-        "Seconds to wait for one request.", minimum=0.1)
+        "Seconds to wait for one request.", minimum=0.1, ecosystem="transport.timeout")
     retry_max_time: float = setting(
         "openlineage.retry.maxTime", "number", 30.0,
         "Total seconds spent retrying one event before giving up and declaring the server "
@@ -150,7 +179,7 @@ class DeliverySettings(SettingsGroup):
     tls_verify: bool = setting(
         "openlineage.tls.verify", "boolean", True,
         "Verify the server's TLS certificate. Yours to set, never the workspace's.",
-        env="OPENLINEAGE_TLS_VERIFY", user_only=True)
+        env="OPENLINEAGE_TLS_VERIFY", user_only=True, ecosystem="transport.verify")
     allow_insecure_key: bool = setting(
         "openlineage.allowInsecureKey", "boolean", False,
         "Allow sending a key or password in clear text to a host that is not this machine. "

@@ -10,8 +10,8 @@ as room frees up: at most twice the concurrency are translated and waiting. A de
 that takes runs whole (``event_legs`` false: Kafka, files), or a concurrency of 1, makes each
 run one leg, waiting for every earlier run it shares a dataset with.
 
-A destination whose ``send`` never waits (``never_waits``: a file, the dry run's stream) is
-handed the runs one after the other, without a task each.
+A destination whose ``send`` never waits (:class:`~.destination.NeverWaits`: a file, the dry
+run's stream) is handed the runs one after the other, without a task each.
 
 A cancel (the host's ``threading.Event``) stops new runs and new events at once; requests
 still in flight get :data:`CANCEL_GRACE` seconds to be answered, then they are abandoned, so
@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import ExportError
 from ..translate.events import TranslatedRun
-from .destination import Destination, RunOutcome, Tally
+from .destination import Destination, NeverWaits, RunOutcome, Tally
 from .order import CausalOrder, Leg, Ticket
 
 T = TypeVar("T")
@@ -102,7 +102,7 @@ class _Delivery(Generic[T]):
         """Set when a run finishes or the delivery must stop: time to look again."""
 
     async def run(self, runs: Iterable[tuple[TranslatedRun, T]]) -> None:
-        if getattr(self.destination, "never_waits", False):
+        if isinstance(self.destination, NeverWaits):
             await self._one_after_another(runs)
             return
         watcher = asyncio.create_task(self._watch_cancel())

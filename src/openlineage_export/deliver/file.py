@@ -15,10 +15,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO, ClassVar
+from typing import IO, BinaryIO, ClassVar, Literal
 
 from ..errors import ConfigError, DestinationError, OutputError
-from ..host.settings import SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
 from ..trust import confine, inside
@@ -38,7 +38,7 @@ class FileSettings(SettingsGroup):
         "File the events are appended to as JSON Lines, or a folder (an existing one, or a "
         "path ending in /) of rotating files events-NNNNNN.jsonl. Relative paths start at the "
         "workspace folder.",
-        env="OPENLINEAGE_FILE_PATH")
+        env="OPENLINEAGE_FILE_PATH", ecosystem="transport.log_file_path")
     max_bytes: int = setting(
         "openlineage.file.maxBytes", "integer", 64 * 1024 * 1024,
         "In a folder: start a new file once the current one reaches this many bytes.",
@@ -85,7 +85,7 @@ class FileDestination:
 
     concurrency = 1
     event_legs = False
-    never_waits = True
+    never_waits: Literal[True] = True
     """``send`` writes and returns: the engine needs no task per run (see engine.py)."""
     redact = Redactor()
 

@@ -1,7 +1,7 @@
 """The ``http`` destination: POST each event to an OpenLineage endpoint (Marquez, DataHub...).
 
 Each event is one POST (JSON, gzip when asked) through an asyncio HTTP client
-(``http_client.py``: aiohttp by default, or the host's own session or httpx client), on the
+(``http_client.py``: libcurl by default, or the host's own session or httpx client), on the
 engine's loop. An event is retried on connection errors, timeouts, 408, 425, 429 and 5xx with
 exponential backoff and jitter (never less than the backoff, even when ``Retry-After`` asks for
 less), for at most ``openlineage.retry.maxTime`` seconds; ``openlineage.timeout`` is a deadline
@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.settings import ECOSYSTEM_API_KEY, EventSettings, Settings, SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
+from ..host.settings import EventSettings, Settings
 from ..secrecy import (
     Redactor,
     Secret,
@@ -38,8 +39,9 @@ from ..secrecy import (
 from ..translate.datahub import ENDPOINT as DATAHUB_ENDPOINT
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
-from .destination import DeliverySettings, Opening, Retrying, RunOutcome, Supplied, Tally
-from .http_client import Answer, BadCertificate, NoAnswer, TransportFailure, poster_for
+from .destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
+from .http_client import poster_for
+from .poster import Answer, BadCertificate, NoAnswer, TransportFailure
 from .proxy import environment_proxy
 from .recall import forgotten
 from .retry import RetryPolicy, retry_after_seconds
@@ -56,6 +58,10 @@ every run: the export stops instead of trying each run."""
 REASON_LIMIT = 500
 """The most characters of a server's answer shown as a reason."""
 
+ECOSYSTEM_API_KEY = ("transport.auth.api_key", "transport.auth.apikey")
+"""Where openlineage-python's configuration holds the API key: used as ``OPENLINEAGE_API_KEY``
+is (only for a server the user named), never stored, never shown."""
+
 
 @dataclass(frozen=True)
 class HttpSettings(SettingsGroup):
@@ -67,13 +73,14 @@ class HttpSettings(SettingsGroup):
         "openlineage.url", "url", None,
         "Base address of the OpenLineage server; it may carry a path prefix. "
         "E.g. http://localhost:5000 for a local Marquez.",
-        env="OPENLINEAGE_URL")
+        env="OPENLINEAGE_URL", ecosystem="transport.url")
     endpoint: str = setting(
         "openlineage.endpoint", "string", "api/v1/lineage",
         "Path appended to openlineage.url. Marquez: api/v1/lineage; DataHub: "
         "openapi/openlineage/api/v1/lineage; Atlan: "
         "events/openlineage/<connector>/api/v1/lineage.",
-        env="OPENLINEAGE_ENDPOINT", pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
+        env="OPENLINEAGE_ENDPOINT", ecosystem="transport.endpoint",
+        pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
         pattern_help="a path: no query (?...) or fragment (#...), no spaces; an API key goes "
                      "in the secrets store, not in the address")
     api_key_secret_ref: str | None = setting(
@@ -83,7 +90,8 @@ class HttpSettings(SettingsGroup):
         pattern=r"[A-Za-z0-9._-]{1,128}")
     compression: str = setting(
         "openlineage.compression", "string", "none",
-        "Compression of request bodies.", choices=("none", "gzip"))
+        "Compression of request bodies.", choices=("none", "gzip"),
+        ecosystem="transport.compression")
 
     @property
     def events_url(self) -> str | None:
@@ -225,18 +233,23 @@ class HttpDestination:
         self._last_success = time.monotonic()
         self._auth_refusals = 0
         self._rng = random.Random(seed)
+        self._started = False
 
     async def start(self) -> None:
-        """Open the client's connection pool; mask the key in the HTTP stack's logs."""
-        self._masking.enter_context(masked_logs(self.redact))
+        """Open the client's connection pool; mask the key in the HTTP stack's logs. Once: the
+        first of :meth:`forgotten` and the engine's start opens it."""
         self._last_success = time.monotonic()
+        if self._started:
+            return
+        self._started = True
+        self._masking.enter_context(masked_logs(self.redact))
         await self._poster.start()
 
     async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
         """What the server no longer has of the runs the ledger says it accepted (a sentence;
         every run is then sent again), or None (``recall.py``: Marquez can be asked)."""
-        return await forgotten(self.url, namespace, run_ids, verify=self.config.verify,
-                               timeout=self.config.timeout)
+        await self.start()
+        return await forgotten(self._poster, self.url, namespace, run_ids)
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
@@ -315,7 +328,7 @@ class HttpDestination:
             if asked is not None:
                 wait = max(wait, asked)  # a server may ask for longer, never for less
             if self._on_retry is not None:
-                self._on_retry(Retrying(self.name, reason, attempt, left))
+                self._on_retry(Retry(self.name, reason, attempt, left))
             if await _stopped(stop, min(wait, left)):
                 return "cancelled before every event was sent"
 

@@ -16,27 +16,28 @@ has again only updates it: same run id, same events).
 
 Only a Marquez answer counts: a 404 with Marquez's JSON error (``{"code": 404, ...}``). Any
 other server (DataHub, Atlan, a proxy), an answer we do not understand, a refusal or an
-error means we cannot ask: nothing is said and nothing changes. The requests carry no API key
-(they read; the key goes only where the export posts), so a server that wants one for
-reading is not asked either.
+error (a host's client that fails on a GET included) means we cannot ask: nothing is said and
+nothing changes. The requests go through the destination's own client
+(:class:`~.poster.Poster`: its deadline, proxy and body limit) and carry no API key (they read;
+the key goes only where the export posts), so a server that wants one for reading is not asked
+either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-import httpx
 import orjson
 
-from .http_client import ssl_context
+from .poster import Answer, BadCertificate, NoAnswer, Poster, TransportFailure
 
 SAMPLE = 5
 """Runs asked for, besides the namespace: a few requests before the export sends."""
 
 _LINEAGE_PATH = "/api/v1/lineage"
 _WHY = "a database reset, or a restore of an older backup?"
+_NO_HEADERS: dict[str, str] = {}
 
 
 def marquez_api(events_url: str) -> str | None:
@@ -47,42 +48,43 @@ def marquez_api(events_url: str) -> str | None:
     return events_url.rstrip("/")[: -len("/lineage")]
 
 
-async def forgotten(events_url: str, namespace: str, run_ids: Sequence[str], *,
-                    verify: bool | Path, timeout: float) -> str | None:
+async def forgotten(poster: Poster, events_url: str, namespace: str,
+                    run_ids: Sequence[str]) -> str | None:
     """A sentence saying what the server no longer has of what the ledger says it accepted
     (then every run is to be sent again), or None: it has all we asked about, or it cannot
-    be asked."""
+    be asked. ``poster`` is started."""
     base = marquez_api(events_url)
     if base is None or not run_ids:
         return None
     try:
-        async with httpx.AsyncClient(verify=ssl_context(verify), timeout=timeout,
-                                     follow_redirects=False) as client:
-            answer = await client.get(f"{base}/namespaces/{quote(namespace, safe='')}")
-            gone = _namespace_gone(answer)
-            if gone is None:
+        gone = _namespace_gone(await poster.get(
+            f"{base}/namespaces/{quote(namespace, safe='')}", _NO_HEADERS))
+        if gone is None:
+            return None
+        if gone:
+            return (f"the server no longer has the namespace {namespace!r} that the ledger "
+                    f"says its runs were sent to ({_WHY}): sending every run again")
+        missing = []
+        for run_id in run_ids:
+            found = _gone(await poster.get(f"{base}/jobs/runs/{quote(run_id, safe='')}",
+                                           _NO_HEADERS))
+            if found is None:
                 return None
-            if gone:
-                return (f"the server no longer has the namespace {namespace!r} that the ledger "
-                        f"says its runs were sent to ({_WHY}): sending every run again")
-            missing = []
-            for run_id in run_ids:
-                found = _gone(await client.get(f"{base}/jobs/runs/{quote(run_id, safe='')}"))
-                if found is None:
-                    return None
-                if found:
-                    missing.append(run_id)
-    except httpx.HTTPError:
+            if found:
+                missing.append(run_id)
+    except (NoAnswer, BadCertificate, TransportFailure, TimeoutError):
         return None  # no answer: the export itself will say so, as it posts
+    except Exception:  # a host's client (or its stand-in) that cannot GET: we cannot ask
+        return None
     if not missing:
         return None
     return (f"the server no longer has {len(missing)} of the last {len(run_ids)} runs the "
             f"ledger says it accepted (run id {missing[0]}) ({_WHY}): sending every run again")
 
 
-def _namespace_gone(answer: httpx.Response) -> bool | None:
+def _namespace_gone(answer: Answer) -> bool | None:
     """True: gone or hidden; False: there; None: not an answer we understand."""
-    if answer.status_code == 200:
+    if answer.status == 200:
         body = _json(answer)
         if not isinstance(body, dict) or "name" not in body:
             return None
@@ -90,19 +92,19 @@ def _namespace_gone(answer: httpx.Response) -> bool | None:
     return _gone(answer)
 
 
-def _gone(answer: httpx.Response) -> bool | None:
+def _gone(answer: Answer) -> bool | None:
     """True: Marquez says it has no such thing; False: it has it; None: cannot tell."""
-    if answer.status_code == 200:
+    if answer.status == 200:
         return False
-    if answer.status_code == 404:
+    if answer.status == 404:
         body = _json(answer)
         if isinstance(body, dict) and body.get("code") == 404 and "message" in body:
             return True
     return None
 
 
-def _json(answer: httpx.Response) -> object:
+def _json(answer: Answer) -> object:
     try:
-        return orjson.loads(answer.content)
+        return orjson.loads(answer.body)
     except orjson.JSONDecodeError:
         return None

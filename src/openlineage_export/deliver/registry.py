@@ -1,8 +1,12 @@
 """The destination kinds, by the name ``openlineage.transport`` gives them.
 
-Each kind is one row: its settings group, its config (built from the settings, secrets
-resolved, every rule checked) and its destination class. Adding a destination means one
-module in ``deliver/`` (settings group + config + destination) and one row here.
+Each kind is one row, and the row says everything the rest of the exporter knows of it: its
+settings group (``settings list``, the extension's settings and docs/settings.md are drawn from
+the groups), its config (built from the settings, secrets resolved, every rule checked) and
+destination class, the setting that holds its address, openlineage-python's ``transport.type``
+for it, what to ask when it cannot be reached, how ``status`` names it before anything went to
+it, and the secret it may carry. Adding a destination means one module in ``deliver/``
+(settings group + config + destination) and one row here.
 """
 
 from __future__ import annotations
@@ -11,12 +15,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..host.settings import Catalogue, EventSettings, SettingsGroup, setting
+from ..host.setting_row import SettingsGroup, setting
+from ..host.settings import Catalogue, EventSettings, Settings
 from ..trust import check_user_only
+from .console import ConsoleConfig, ConsoleDestination, ConsoleSettings
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
-from .http import HttpConfig, HttpDestination, HttpSettings
-from .kafka import KafkaConfig, KafkaDestination, KafkaSettings
+from .http import API_KEY_ENV, HttpConfig, HttpDestination, HttpSettings
+from .kafka import KafkaDestination
+from .kafka_config import PASSWORD_ENV, KafkaConfig, KafkaSettings
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret a kind may send: the setting that names it in the secrets store, and the
+    environment variable that hands it over directly instead."""
+
+    setting: str
+    env: str
+    what: str
+    """What it is, for a person: ``the API key``."""
 
 
 @dataclass(frozen=True)
@@ -30,15 +48,41 @@ class Kind:
     destination: Callable[..., Destination]
     """Called with the config and :class:`~.destination.Supplied`."""
     description: str
+    address: str | None = None
+    """The setting that says where its events go; an outage's hint names it, and ``--url``
+    stands for it when it is ``openlineage.url``."""
+    transport_type: str | None = None
+    """openlineage-python's ``transport.type`` for it (``OPENLINEAGE__TRANSPORT__TYPE``)."""
+    unreachable: str | None = None
+    """What to ask when it could not be reached (``is the server running``); None: no hint."""
+    planned: Callable[[Settings], str | None] | None = None
+    """Its name from the settings alone, so that ``status`` lists it before anything went to
+    it; None: ``status`` lists it once it was exported to."""
+    secret: Secret | None = None
+
+
+def _events_url(settings: Settings) -> str | None:
+    return settings.of(HttpSettings).events_url
 
 
 KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("http", HttpSettings, HttpConfig.from_settings, HttpDestination,
-         "POST each event to openlineage.url (Marquez, DataHub, Atlan...)"),
+         "POST each event to openlineage.url (Marquez, DataHub, Atlan...)",
+         address="openlineage.url", transport_type="http", unreachable="is the server running",
+         planned=_events_url,
+         secret=Secret("openlineage.apiKey.secretRef", API_KEY_ENV, "the API key")),
     Kind("kafka", KafkaSettings, KafkaConfig.from_settings, KafkaDestination,
-         "produce each event to openlineage.kafka.topic"),
+         "produce each event to openlineage.kafka.topic",
+         address="openlineage.kafka.bootstrapServers", transport_type="kafka",
+         unreachable="are the brokers running",
+         secret=Secret("openlineage.kafka.sasl.password.secretRef", PASSWORD_ENV,
+                       "the Kafka SASL password")),
     Kind("file", FileSettings, FileConfig.from_settings, FileDestination,
-         "append each event as a JSON line to openlineage.file.path"),
+         "append each event as a JSON line to openlineage.file.path",
+         address="openlineage.file.path", transport_type="file"),
+    Kind("console", ConsoleSettings, ConsoleConfig.from_settings, ConsoleDestination,
+         "print each event as a JSON line on openlineage.console.stream",
+         address="openlineage.console.stream", transport_type="console"),
 )}
 
 
@@ -51,7 +95,9 @@ class TransportSettings(SettingsGroup):
     transport: str = setting(
         "openlineage.transport", "string", "http",
         "Where events go: " + "; ".join(f"{k.name}: {k.description}" for k in KINDS.values())
-        + ".", env="OPENLINEAGE_TRANSPORT", choices=tuple(KINDS))
+        + ".", env="OPENLINEAGE_TRANSPORT", choices=tuple(KINDS), ecosystem="transport.type",
+        ecosystem_values=tuple((k.transport_type, k.name) for k in KINDS.values()
+                               if k.transport_type))
 
 
 CATALOGUE = Catalogue((EventSettings, TransportSettings, DeliverySettings,
@@ -59,10 +105,15 @@ CATALOGUE = Catalogue((EventSettings, TransportSettings, DeliverySettings,
 """Every setting of the exporter, in the order ``settings list`` shows them."""
 
 
+def kind_of(settings: Settings) -> Kind:
+    """The kind ``openlineage.transport`` names in ``settings``."""
+    return KINDS[settings.of(TransportSettings).transport]
+
+
 def open_destination(opening: Opening) -> Destination:
     """The destination ``openlineage.transport`` names, configured from the settings; what the
     workspace may not decide is refused first (``trust.py``)."""
     check_user_only(opening.settings)
-    kind = KINDS[opening.settings.of(TransportSettings).transport]
+    kind = kind_of(opening.settings)
     config = kind.config(opening)
     return kind.destination(config, opening.supplied)

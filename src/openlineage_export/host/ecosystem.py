@@ -4,7 +4,8 @@ A user of openlineage-python may already have ``OPENLINEAGE__TRANSPORT__URL`` an
 the environment, or an ``openlineage.yml``: found, as that client finds it, at
 ``$OPENLINEAGE_CONFIG``, else ``./openlineage.yml``, else ``~/.openlineage/openlineage.yml``.
 Its precedence is kept: the file's values over the ``OPENLINEAGE__`` variables. Which of their
-keys stand for which of our settings is declared once, in :data:`.settings.ECOSYSTEM`.
+keys stand for which of our settings is declared once, with each setting (its row's
+``ecosystem`` key: ``setting_row.py``); :func:`given_by` reads them.
 
 Both are the *user's*: they come from the environment and the user's home, never from the
 workspace. An ``openlineage.yml`` in the current folder that lies inside the workspace travels
@@ -14,12 +15,13 @@ with it, so it is not read (a warning says so): the workspace speaks through set
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .setting_row import Setting
 
 ENV_PREFIX = "OPENLINEAGE__"
 CONFIG_ENV = "OPENLINEAGE_CONFIG"
@@ -136,3 +138,21 @@ def _leaves(path: str, value: Any) -> list[tuple[str, object]]:
         return [leaf for key, item in value.items()
                 for leaf in _leaves(f"{path}.{str(key).lower()}", item)]
     return [(path, value)]
+
+
+def given_by(ecosystem: Ecosystem, rows: Iterable[Setting]) -> Iterator[tuple[str, object, str]]:
+    """(our key, value, source) for each value openlineage-python's configuration gives one of
+    ``rows`` (its ``ecosystem`` key), weakest layer first. A value the row's
+    ``ecosystem_values`` does not list is not ours (``transport.type: console``...)."""
+    mapped = [row for row in rows if row.ecosystem]
+    for layer in ecosystem.layers:
+        for row in mapped:
+            assert row.ecosystem is not None
+            value = layer.values.get(row.ecosystem)
+            if value is None:
+                continue
+            if row.ecosystem_values is not None:
+                value = dict(row.ecosystem_values).get(value) if isinstance(value, str) else None
+                if value is None:
+                    continue
+            yield row.key, value, layer.sources[row.ecosystem]

@@ -24,13 +24,13 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import StateError
 from ..host.userdirs import xdg_dir
 from . import state_errors
 from .index import RunIndex, Winner
+from .migrations import migrate, now
 
 STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 
@@ -39,36 +39,6 @@ BUSY_TIMEOUT_MS = 30_000
 
 _FLUSH_EVERY = 100
 _FLUSH_AFTER = 1.0  # seconds: a recorded run reaches the file at most this much later
-
-_MIGRATIONS: list[tuple[str, str]] = [
-    ("0001_initial", """
-        CREATE TABLE destinations (
-            id INTEGER PRIMARY KEY,
-            workspace TEXT NOT NULL,
-            destination TEXT NOT NULL,
-            last_export_started TEXT,
-            last_export_finished TEXT,
-            UNIQUE (workspace, destination));
-        CREATE TABLE runs (
-            destination_id INTEGER NOT NULL REFERENCES destinations (id),
-            trace_id TEXT NOT NULL,
-            run_id TEXT NOT NULL,
-            line_fingerprint BLOB NOT NULL,
-            config_fingerprint BLOB NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ('delivered', 'failed')),
-            events INTEGER NOT NULL,
-            reason TEXT,
-            PRIMARY KEY (destination_id, trace_id)) WITHOUT ROWID;
-    """),
-    ("0002_last_export_outcome", """
-        ALTER TABLE destinations ADD COLUMN last_export_outcome TEXT;
-    """),
-    # The job namespace of the last export to a destination: a change is worth a warning.
-    ("0003_namespace", """
-        ALTER TABLE destinations ADD COLUMN namespace TEXT;
-    """),
-]
-
 
 def state_dir(environ: Mapping[str, str]) -> Path:
     """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export`` (an
@@ -150,7 +120,7 @@ class Ledger:
             if not read_only:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
+            migrate(self.db)
             if read_only:
                 self.db.execute("PRAGMA query_only = ON")
         self._buffer: list[tuple[object, ...]] = []
@@ -194,24 +164,6 @@ class Ledger:
             raise StateError(f"the export ledger {self.path} cannot be used (damaged: "
                              f"{problem}); {_DAMAGED.format(path=self.path)}")
 
-    def _migrate(self) -> None:
-        self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
-                        "applied_at TEXT NOT NULL)")
-        done = {row[0] for row in self.db.execute("SELECT name FROM _migrations")}
-        for name, sql in _MIGRATIONS:
-            if name in done:
-                continue
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                if name not in {r[0] for r in self.db.execute("SELECT name FROM _migrations")}:
-                    for statement in filter(str.strip, sql.split(";")):
-                        self.db.execute(statement)
-                    self.db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, _now()))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
     def find_destination(self, workspace: str, destination: str) -> int | None:
         """The id of (workspace, destination), or None when it was never exported to."""
         with self._lock, self._errors():
@@ -245,7 +197,7 @@ class Ledger:
         """Note when an export to this destination began."""
         with self._lock, self._errors():
             self.db.execute("UPDATE destinations SET last_export_started = ?, "
-                            "last_export_outcome = NULL WHERE id = ?", (_now(), destination_id))
+                            "last_export_outcome = NULL WHERE id = ?", (now(), destination_id))
 
     def finished(self, destination_id: int, outcome: str = "finished") -> None:
         """Write what is buffered and note when (and how) the export ended."""
@@ -253,7 +205,7 @@ class Ledger:
         with self._lock, self._errors():
             self.db.execute("UPDATE destinations SET last_export_finished = ?, "
                             "last_export_outcome = ? WHERE id = ?",
-                            (_now(), outcome, destination_id))
+                            (now(), outcome, destination_id))
 
     def classify(self, index: RunIndex, destination_id: int | None,
                  config: bytes) -> Iterator[Classified]:
@@ -401,8 +353,3 @@ _ADVICE = "check that {folder} is a folder you can write to, or set {env} to ano
 _FULL = "free some space there, or set {env} to a folder with room"
 _DAMAGED = ("the file is damaged: move it away (mv {path} {path}.damaged); the next export "
             "then starts a new ledger and sends every run again")
-
-
-def _now() -> str:
-    """Wall-clock time for bookkeeping only (never in an event)."""
-    return datetime.now(UTC).isoformat(timespec="seconds")

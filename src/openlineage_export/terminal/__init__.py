@@ -1,4 +1,4 @@
-"""What the command line shows and how it behaves on a terminal, beside ``cli.py``.
+"""What the command line shows and how it behaves on a terminal, beside ``cli/``.
 
 - ``display.py``: messages and progress while an export runs (a rich bar on a terminal with
   the messages printed above it, one JSON object a line for a host, or plain lines);

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from rich.progress import Progress as Bar
     from rich.progress import TaskID
 
+    from ..deliver.destination import Retry
     from ..hub.model import BadEntry
-    from ..report import Progress, Retry
+    from ..report import Progress
 
 Mode = Literal["bar", "json", "plain"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
@@ -37,6 +38,25 @@ _PATH_SCHEMES = {"file", "hdfs", "dbfs"}  # names keep their leading slash
 def workspace_namespace(workspace_name: str) -> str:
     """The namespace of datasets named by a path relative to the workspace root."""
     return f"workspace://{namespace_safe(workspace_name)}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobNamespace:
+    """The namespace of the jobs, and where it came from."""
+
+    name: str
+    made_from: str | None
+    """The workspace's name, when the namespace had to be changed from it to be one a server
+    accepts (``acme analytics`` -> ``acme-analytics``); None when set, or used as it is."""
+
+
+def job_namespace(configured: str | None, workspace_name: str) -> JobNamespace:
+    """The jobs' namespace: ``openlineage.namespace`` when set, else the workspace's name made
+    safe for servers (:func:`namespace_safe`)."""
+    if configured is not None:
+        return JobNamespace(configured, None)
+    name = namespace_safe(workspace_name)
+    return JobNamespace(name, workspace_name if name != workspace_name else None)
 
 
 def namespace_safe(text: str) -> str:

@@ -1,0 +1,141 @@
+"""``status``: per destination, the runs exported and pending, and how the last export ended;
+``status --forget`` drops what the ledger knows of one."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import ConfigError
+from ..terminal.signals import held_signals
+from .base import PROG, Command
+from .echo import echo, echo_json
+from .workspace import current_workspace, load_settings, settings_with_url, workspace_option
+
+if TYPE_CHECKING:
+    from ..host.settings import Settings
+    from ..status import DestinationState
+
+
+@click.command(
+    cls=Command,
+    short_help="Per destination: runs exported, pending (and refused), and how the last export "
+               "ended.",
+    examples=f"""\
+{PROG} status
+{PROG} status --url http://localhost:5000       # one server only
+{PROG} status --json
+{PROG} status --forget http://old-host:5000/api/v1/lineage""")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.option("--url", metavar="URL",
+              help="Only this server (instead of openlineage.url), exported to or not.")
+@click.option("--forget", metavar="DESTINATION",
+              help="Drop everything the ledger knows of DESTINATION (as status lists it): the "
+                   "next export to it sends every run again.")
+def status(as_json: bool, url: str | None, forget: str | None) -> None:
+    """Per destination: runs exported, pending and failed, and when the last export ran."""
+    root = current_workspace()
+    if forget is not None:
+        _forget(root, forget)
+        return
+    with held_signals():
+        from ..status import export_status
+
+    settings = settings_with_url(root, url)
+    standing = export_status(root, os.environ, settings=settings)
+    destinations = _listed(root, standing.destinations, standing.runs, settings)
+    if as_json:
+        echo_json({"runs": standing.runs, "badEntries": standing.bad_entries,
+                   "destinations": [
+            {"destination": s.destination, "exported": s.exported, "pending": s.pending,
+             "failed": s.failed, "lastExportStarted": s.last_export_started,
+             "lastExportFinished": s.last_export_finished,
+             "lastExportOutcome": s.last_export_outcome} for s in destinations]})
+        return
+    bad = standing.bad_entries
+    echo(f"{standing.runs} runs on the trail"
+         + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else ""))
+    if not destinations:
+        echo("never exported (a dry run does not count)")
+    for state in destinations:
+        echo(f"{state.destination}: {_standing(state)}")
+        echo(f"  last export: {_last_export(state)}")
+
+
+def _listed(root: Path, destinations: list[DestinationState], runs: int,
+            given: Settings | None) -> list[DestinationState]:
+    """The destinations to show: only the one ``--url`` names (``given``: its settings), else
+    every one the ledger knows, and the one the settings name (its kind's row says how) even
+    before anything went to it."""
+    from ..deliver.registry import kind_of
+    from ..status import DestinationState
+
+    never = DestinationState("", runs, 0, runs, 0, None, None, None)
+    if given is not None:
+        kind = kind_of(given)
+        wanted = (kind.planned(given) if kind.planned is not None else None) or ""
+        return [s for s in destinations if s.destination == wanted] or [
+            dataclasses.replace(never, destination=wanted)]
+    in_force = load_settings(root)
+    kind = kind_of(in_force)
+    configured = kind.planned(in_force) if kind.planned is not None else None
+    if configured and all(s.destination != configured for s in destinations):
+        return [*destinations, dataclasses.replace(never, destination=configured)]
+    return destinations
+
+
+def _standing(state: DestinationState) -> str:
+    """Exported, then pending with the refused ones as a part of it."""
+    if state.last_export_started is None and not state.exported:
+        return f"never exported; {state.pending} runs pending"
+    refused = min(state.failed, state.pending)
+    parts = [f"{state.exported} of {state.runs} runs exported"]
+    if state.pending:
+        detail = []
+        if refused:
+            detail.append(f"{refused} refused last time")
+        if state.pending - refused:
+            detail.append(f"{state.pending - refused} new or changed")
+        parts.append(f"{state.pending} pending ({', '.join(detail)})")
+    return "; ".join(parts)
+
+
+def _last_export(state: DestinationState) -> str:
+    if state.last_export_started is None:
+        return "never"
+    if state.last_export_outcome is None:
+        return (f"started {state.last_export_started} and not finished: still running, or "
+                "killed (the next export sends what it did not record)")
+    if state.last_export_outcome == "finished":
+        return f"finished {state.last_export_finished}"
+    if state.last_export_outcome == "interrupted":
+        return (f"interrupted {state.last_export_finished} (Ctrl-C, SIGTERM or SIGHUP); "
+                "export again to send the rest")
+    if state.last_export_outcome == "stopped":
+        return (f"stopped {state.last_export_finished}: the destination could not be reached")
+    return f"{state.last_export_outcome} {state.last_export_finished}"
+
+
+def _forget(root: Path, destination: str) -> None:
+    with held_signals():
+        from ..state.ledger import Ledger
+
+    ledger = Ledger.open_read_only(os.environ)
+    known = [] if ledger is None else [s.destination for s in ledger.status(str(root))]
+    if ledger is not None:
+        ledger.close()
+    if destination not in known:
+        raise ConfigError(f"the ledger knows no destination {destination!r} for {root}"
+                          + (f"; it knows: {', '.join(known)}" if known else
+                             " (it was never exported)"))
+    ledger = Ledger.open(os.environ)
+    try:
+        ledger.forget(str(root), destination)
+    finally:
+        ledger.close()
+    echo(f"forgot {destination}: the next export to it sends every run")

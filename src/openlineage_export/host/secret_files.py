@@ -1,0 +1,176 @@
+"""Secrets in a private file of the user's (:class:`FileStore`), and the servers each secret
+may be sent to (:class:`KeyOrigins`, ``key-origins.json``, beside it): files this user alone can
+read or change, in a folder nobody else can change.
+
+No secret value ever appears in an exception message, a repr or a log line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from ..errors import ConfigError
+from .jsonfile import loads, too_deep, write_file_atomically
+from .secret_store import Place, check_secret_name, check_secret_value
+from .userconfig import check_users_file, check_users_folder
+
+
+def _private_folder(folder: Path) -> None:
+    # Only a folder we create is narrowed to 0700: an existing one was chosen by the user.
+    if not folder.is_dir():
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)  # exactly 0700, whatever the umask took away
+
+
+def read_private_json(path: Path, what: str) -> object | None:
+    """The JSON in ``path`` (None when missing), refusing a file others can read or change, a
+    file of another user's, or one in a folder others can change."""
+    check_users_folder(path.parent, what)
+    try:
+        with open(path, "rb") as f:
+            check_users_file(os.fstat(f.fileno()), path, what)
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    # "from None" below: the decode errors carry the whole document, secrets included.
+    try:
+        parsed: object = loads(data.decode("utf-8"), f"{what} {path}")
+        return parsed
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what} {path} is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{what} {path} is not valid JSON ({exc.msg} at line {exc.lineno}, "
+                          f"column {exc.colno})") from None
+    except RecursionError:
+        raise ConfigError(too_deep(path)) from None
+
+
+def write_private_json(path: Path, value: object, what: str) -> None:
+    """Write ``value`` as JSON to ``path``, 0600 in a folder made private (0700) if new."""
+    check_users_folder(path.parent, what)
+    try:
+        _private_folder(path.parent)
+        data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        write_file_atomically(path, data, mode=0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^\s/?#@]+")
+
+
+class KeyOrigins:
+    """The servers each secret may be sent to: ``key-origins.json``, an object of name: list
+    of origins, private to the user like the secrets themselves."""
+
+    FILE_NAME = "key-origins.json"
+
+    def __init__(self, folder: Path) -> None:
+        """The approvals kept in ``folder`` (nothing is touched yet)."""
+        self.path = folder / self.FILE_NAME
+
+    def _read(self) -> dict[str, list[str]]:
+        data = read_private_json(self.path, "the file of approved servers")
+        if data is None:
+            return {}
+        if not isinstance(data, dict) or not all(
+                isinstance(v, list) and all(isinstance(o, str) for o in v)
+                for v in data.values()):
+            raise ConfigError(f"the file of approved servers {self.path} is damaged: it must "
+                              "hold one JSON object of name: list of origins")
+        return data
+
+    def of(self, name: str) -> list[str]:
+        """The origins ``name`` may go to, sorted."""
+        return sorted(self._read().get(check_secret_name(name), []))
+
+    def allow(self, name: str, origin: str) -> None:
+        """Add ``origin`` to those of ``name``."""
+        check_secret_name(name)
+        if not _ORIGIN.fullmatch(origin):
+            raise ConfigError("an approved server must be an origin: scheme://host[:port]")
+        approved = self._read()
+        if origin not in approved.get(name, []):
+            approved[name] = sorted([*approved.get(name, []), origin])
+            write_private_json(self.path, approved, "the file of approved servers")
+
+    def forget(self, name: str) -> None:
+        """Forget every origin of ``name``."""
+        approved = self._read()
+        if approved.pop(name, None) is not None:
+            write_private_json(self.path, approved, "the file of approved servers")
+
+
+class FileStore:
+    """Secrets in ``secrets.json`` (an object of name: value) in a private folder.
+
+    The folder is created 0700 and the file written 0600, its mode set before any secret byte
+    is written; a file that others can read or change is refused (chmod 600 it).
+    """
+
+    FILE_NAME = "secrets.json"
+
+    def __init__(self, folder: Path) -> None:
+        """A store in ``folder`` (usually :func:`config_dir`); nothing is touched yet."""
+        self.path = folder / self.FILE_NAME
+        self._origins = KeyOrigins(folder)
+
+    def __repr__(self) -> str:
+        return f"FileStore({str(self.path)!r})"
+
+    @property
+    def description(self) -> str:
+        """Where the secrets are."""
+        return f"the file {self.path}"
+
+    @property
+    def place(self) -> Place:
+        """The secrets file."""
+        return Place("file", self.path, names_only=False)
+
+    def _read(self) -> dict[str, str]:
+        data = read_private_json(self.path, "the secrets file")
+        if data is None:
+            return {}
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ConfigError(f"the secrets file {self.path} is damaged: it must hold one "
+                              "JSON object of name: value strings")
+        return data
+
+    def get(self, name: str) -> str | None:
+        """The secret called ``name``, or None."""
+        return self._read().get(check_secret_name(name)) or None
+
+    def set(self, name: str, value: str) -> None:
+        """Store ``value`` under ``name``."""
+        check_secret_name(name)
+        check_secret_value(value)
+        secrets = self._read()
+        secrets[name] = value
+        write_private_json(self.path, secrets, "the secrets file")
+
+    def delete(self, name: str) -> bool:
+        """Forget ``name``; True if it was stored."""
+        secrets = self._read()
+        if secrets.pop(check_secret_name(name), None) is None:
+            return False
+        write_private_json(self.path, secrets, "the secrets file")
+        self._origins.forget(name)
+        return True
+
+    def names(self) -> list[str]:
+        """The stored names, sorted."""
+        return sorted(self._read())
+
+    def origins(self, name: str) -> list[str]:
+        """The servers ``name`` may be sent to."""
+        return self._origins.of(name)
+
+    def allow(self, name: str, origin: str) -> None:
+        """Approve sending ``name`` to ``origin``."""
+        self._origins.allow(name, origin)

@@ -1,0 +1,135 @@
+"""A setting's value, checked: text (the command line, the environment) parsed by the
+setting's type, then every value checked against its row (type, bounds, choices, pattern,
+what a URL or a path must be).
+
+Messages name the type a value has, never the value: it could be a misplaced credential.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from ..errors import ConfigError, value_kind
+from .credentials import credential_error, looks_like_credential
+from .setting_row import Setting
+
+_TRUE = frozenset({"true", "yes", "1", "on"})
+_FALSE = frozenset({"false", "no", "0", "off"})
+
+_EXPECTED: dict[str, str] = {
+    "string": "a string",
+    "url": "an http:// or https:// URL",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "path": "a file path (a string)",
+    "output": "a file or folder path (a string)",
+}
+
+
+def parse_text(row: Setting, text: str, subject: str | None = None) -> object:
+    """Parse command-line (or environment) text by the setting's type; checking comes after."""
+    t = row.type
+    subject = subject or row.key
+    if t == "boolean":
+        word = text.strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+        raise ConfigError(f"{subject} must be true or false (also yes/no, 1/0, on/off)")
+    if t == "integer":
+        if re.fullmatch(r"\s*[+-]?\d+\s*", text, re.ASCII):
+            return int(text)
+        raise ConfigError(f"{subject} must be an integer, e.g. {row.default}")
+    if t == "number":
+        if re.fullmatch(r"\s*[+-]?\d+\s*", text, re.ASCII):
+            return int(text)
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{subject} must be a number, e.g. {row.default}") from None
+    return text
+
+
+def check_value(row: Setting, value: object, subject: str, base: Path) -> object:
+    """``value`` as its Python type, or ConfigError telling what ``subject`` must be (relative
+    paths start at ``base``)."""
+    if value is None:
+        return None
+    wrong = ConfigError(f"{subject} must be {_EXPECTED[row.type]}, not {value_kind(value)}")
+    if row.type == "boolean":
+        if not isinstance(value, bool):
+            raise wrong
+        return value
+    if row.type in ("integer", "number"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong
+        if row.type == "integer" and not isinstance(value, int):
+            raise wrong
+        return _check_bounds(row, value, subject)
+    if not isinstance(value, str):
+        raise wrong
+    return _check_text(row, value, subject, base)
+
+
+def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
+    if not value.strip():
+        raise ConfigError(f"{subject} must not be empty")
+    if row.key.lower().endswith("secretref") and looks_like_credential(value):
+        raise credential_error(subject)
+    if row.choices is not None and value not in row.choices:
+        raise ConfigError(f"{subject} must be one of: {', '.join(row.choices)}")
+    if row.pattern is not None and not re.fullmatch(row.pattern, value):
+        raise ConfigError(f"{subject} must match {row.pattern} ({row.pattern_help})")
+    if row.type == "url":
+        _check_url(value, subject)
+    if row.type == "path":
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else base / path
+        if not path.is_file():
+            raise ConfigError(f"{subject}: no file at {path}")
+        return path
+    return value
+
+
+def _check_bounds(row: Setting, value: float, subject: str) -> float:
+    if not math.isfinite(value):
+        raise ConfigError(f"{subject} must be a finite number")
+    low, high = row.minimum, row.maximum
+    if (low is not None and value < low) or (high is not None and value > high):
+        if low is not None and high is not None:
+            bounds = f"from {low:g} to {high:g}"
+        else:
+            bounds = f"at least {low:g}" if low is not None else f"at most {high:g}"
+        raise ConfigError(f"{subject} must be {bounds}")
+    return float(value) if row.type == "number" else value
+
+
+def _check_url(value: str, subject: str) -> None:
+    from urllib.parse import urlsplit
+
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ConfigError(f"{subject} must not contain spaces or control characters")
+    try:
+        parts = urlsplit(value)
+        host, _ = parts.hostname, parts.port
+    except ValueError:
+        raise ConfigError(f"{subject} is not a valid URL (bad host or port)") from None
+    if parts.scheme not in ("http", "https") or not value.lower().startswith(parts.scheme + "://"):
+        # A bare host[:port] (localhost:5000) is the usual slip: show what was meant. Only
+        # then is the value repeated: it has no room for a credential.
+        bare = "://" not in value and re.fullmatch(r"[A-Za-z0-9.-]+(:\d{1,5})?(/[\w./-]*)?", value)
+        meant = f"; did you mean http://{value}?" if bare else ""
+        raise ConfigError(f"{subject} must start with http:// or https://{meant}")
+    if not host:
+        raise ConfigError(f"{subject} has no host")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"{subject} carries credentials (user or password before '@'). Keys never go in "
+            "settings: store the key with `openlineage-export secrets set NAME` and set "
+            "openlineage.apiKey.secretRef to NAME."
+        )
+    if parts.query or parts.fragment:
+        raise ConfigError(f"{subject} must not carry a query (?...) or fragment (#...); "
+                          "an API key goes in the secrets store, not in the address")

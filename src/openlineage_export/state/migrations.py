@@ -1,0 +1,63 @@
+"""The ledger's schema and its history: each change one named migration, applied once, in
+order, and recorded in ``_migrations`` in the same transaction as the change."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", """
+        CREATE TABLE destinations (
+            id INTEGER PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            destination TEXT NOT NULL,
+            last_export_started TEXT,
+            last_export_finished TEXT,
+            UNIQUE (workspace, destination));
+        CREATE TABLE runs (
+            destination_id INTEGER NOT NULL REFERENCES destinations (id),
+            trace_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            line_fingerprint BLOB NOT NULL,
+            config_fingerprint BLOB NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('delivered', 'failed')),
+            events INTEGER NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (destination_id, trace_id)) WITHOUT ROWID;
+    """),
+    ("0002_last_export_outcome", """
+        ALTER TABLE destinations ADD COLUMN last_export_outcome TEXT;
+    """),
+    # The job namespace of the last export to a destination: a change is worth a warning.
+    ("0003_namespace", """
+        ALTER TABLE destinations ADD COLUMN namespace TEXT;
+    """),
+]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring the ledger's schema up to date: each migration not yet applied, in order, in a
+    transaction of its own (another process may be migrating the same file: it is checked
+    again inside the transaction)."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+               "applied_at TEXT NOT NULL)")
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if name not in {r[0] for r in db.execute("SELECT name FROM _migrations")}:
+                for statement in filter(str.strip, sql.split(";")):
+                    db.execute(statement)
+                db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, now()))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+
+def now() -> str:
+    """Wall-clock time for bookkeeping only (never in an event)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
