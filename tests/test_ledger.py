@@ -427,7 +427,6 @@ def test_a_damaged_ledger_is_said_in_one_line_and_nothing_is_sent_again(
         ws: WorkspaceMaker, tmp_path: Path) -> None:
     """The destinations' page overwritten (its index intact): the export's own reads found no
     destination and sent every run again, exit 0. SQLite's check at opening finds it."""
-    import random
     import subprocess
 
     from fakeserver import FakeServer
