@@ -196,6 +196,25 @@ def test_approving_takes_an_origin_in_any_spelling(cli: Cli) -> None:
     assert "not a URL" in one_line(cli("secrets", "allow", NAME, "marquez", code=2))
 
 
+
+@pytest.mark.parametrize(("server", "says"), [
+    ("kafka://sasl_plaintext", "a Kafka broker is approved with its port: kafka://host:port"),
+    ("kafka://broker.example.com", "a Kafka broker is approved with its port"),
+    ("SASL_PLAINTEXT://127.0.0.1:9094", "not a URL"),
+    ("ftp://files.example.com", "not a ftp:// address"),
+])
+def test_a_key_is_approved_for_a_server_or_a_broker_never_a_protocols_name(
+        cli: Cli, server: str, says: str) -> None:
+    """Issue 30 (3): the old refusal advised approving kafka://sasl_plaintext, which then let
+    the password go to any SASL_PLAINTEXT:// host; a broker is approved as kafka://host:port."""
+    cli("secrets", "set", NAME, code=0, stdin=KEY)
+    assert says in one_line(cli("secrets", "allow", NAME, server, code=2))
+    assert says in one_line(cli("secrets", "set", "other", "--for", server, code=2, stdin=KEY))
+    cli("secrets", "allow", NAME, "kafka://Broker.Example.com:9093", code=0)
+    assert json.loads(cli("secrets", "list", "--json", code=0).stdout)["origins"] == {
+        NAME: ["kafka://broker.example.com:9093"]}
+
+
 # -- a file the workspace names stays inside it --------------------------------------------------
 
 

@@ -64,6 +64,26 @@ def origin_of(url: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
+APPROVABLE = ("http", "https", "kafka")
+"""The schemes a key may be approved for: a server's, or a Kafka broker's (``kafka://``)."""
+
+
+def approvable_origin(server: str) -> str:
+    """The origin a key is approved for when the user names ``server`` (``secrets set --for``,
+    ``secrets allow``): an http(s) server's, or a Kafka broker's with its port, as
+    ``kafka_brokers.Broker.url`` names each broker. A ConfigError for anything else (a
+    protocol's name, ``kafka://sasl_plaintext``, names no broker)."""
+    origin = origin_of(server)
+    scheme = origin.split("://", 1)[0]
+    if scheme not in APPROVABLE:
+        raise ConfigError(f"a key is approved for an http:// or https:// server, or a Kafka "
+                          f"broker as kafka://host:port, not a {scheme}:// address")
+    if scheme == "kafka" and urlsplit(origin).port is None:
+        raise ConfigError("a Kafka broker is approved with its port: kafka://host:port, one "
+                          "for each broker of openlineage.kafka.bootstrapServers")
+    return origin
+
+
 def check_key_destination(secret: Secret, servers: Sequence[str], settings: Settings,
                           store: SecretStore, *, setting: str, what: str = "API key") -> None:
     """Refuse to send ``secret`` to ``servers`` (URLs, or ``kafka://host:port``), which the

@@ -40,10 +40,10 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 
     It is sent only to the servers approved for it (--for here, or later with secrets allow).
     """
-    from ..trust import origin_of
+    from ..trust import approvable_origin
 
     secrets_mod.check_secret_name(name)  # before asking for the value
-    origins = [origin_of(server) for server in servers]
+    origins = [approvable_origin(server) for server in servers]
     store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
         value = click.prompt(f"value for {name}", hide_input=True,
@@ -71,10 +71,10 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 def secrets_allow(name: str, server: str) -> None:
     """Approve sending the secret NAME to ORIGIN (scheme://host[:port]; for Kafka,
     kafka://host:port for each broker). A stored secret goes to no server not approved."""
-    from ..trust import origin_of
+    from ..trust import approvable_origin
 
     secrets_mod.check_secret_name(name)
-    origin = origin_of(server)
+    origin = approvable_origin(server)
     store = secrets_mod.default_store(os.environ)
     if store.get(name) is None:
         raise ConfigError(f"no secret named {name!r} in {store.description}; store it with: "
