@@ -92,7 +92,9 @@ class Recalling(Protocol):
 
     async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
         """What the server no longer has of these runs (a sentence: every run is then sent
-        again), or None: it has them, or it cannot be asked."""
+        again), or None: it has them, or it is not a server that can be asked;
+        ``recall.CannotAsk`` (why) when it could not be asked: no answer in time, a client
+        that failed on the question."""
         ...
 
 

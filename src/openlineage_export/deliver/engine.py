@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, TypeVar
@@ -82,6 +83,20 @@ async def deliver_async(runs: Iterable[tuple[TranslatedRun, T]], destination: De
 
 
 R = TypeVar("R")
+
+
+async def unless_cancelled(work: Coroutine[Any, Any, R], cancel: threading.Event) -> R | None:
+    """``work``'s result, or None once the host's ``cancel`` is set first (``work`` is then
+    cancelled: a request in flight is abandoned)."""
+    task = asyncio.ensure_future(work)
+    while not cancel.is_set():
+        done, _ = await asyncio.wait([task], timeout=_WATCH_EVERY)
+        if done:
+            return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
 
 
 def blocking(work: Coroutine[Any, Any, R]) -> R:
