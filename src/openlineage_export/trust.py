@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from .errors import ConfigError, KeyNotApproved
 from .host.secrets import SecretStore
 from .host.settings import WORKSPACE_SOURCE, Settings, user_only_error
+from .hosts import canonical_host
 from .secrecy import Secret
 
 PROG = "openlineage-export"
@@ -47,18 +48,23 @@ def check_user_only(settings: Settings) -> None:
 
 
 def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``, as keys are approved for: lower case, the
-    default port left out, an IPv6 address in brackets. A ConfigError for no URL."""
+    """``scheme://host[:port]`` of ``url``, as keys are approved for: the host in the one
+    spelling every address of it shares (``hosts.canonical_host``: case, a trailing dot,
+    percent-encoding, IPv4 in decimal, octal or hex, IPv6 forms), the default port left out.
+    A ConfigError for no URL."""
     try:
         parts = urlsplit(url.strip())
         host, port = parts.hostname, parts.port
     except ValueError:
         raise ConfigError("not a URL: a server is given as scheme://host[:port]") from None
     scheme = parts.scheme.lower()
-    if not scheme or not host or any(c.isspace() or not c.isprintable() for c in host):
+    try:
+        if not scheme or not host or any(c.isspace() or not c.isprintable() for c in host):
+            raise ValueError("no host")
+        host = canonical_host(host)
+    except ValueError:
         raise ConfigError("not a URL: a server is given as scheme://host[:port], e.g. "
-                          "https://marquez.example.com")
-    host = f"[{host}]" if ":" in host else host.rstrip(".")
+                          "https://marquez.example.com") from None
     if port is None or port == _DEFAULT_PORTS.get(scheme):
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
@@ -101,7 +107,7 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
                 f"comes from the workspace's settings.json: nothing was sent. Name the server "
                 f"yourself with {how}")
         return
-    approved = set(store.origins(secret.name))
+    approved = _approved(store, secret.name)
     for server in servers:
         origin = origin_of(server)
         if origin not in approved:
@@ -111,6 +117,22 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
                 f"the secret '{secret.name}' is not approved for {origin} ({setting}, from "
                 f"{source}): nothing was sent. If that server should have it: {PROG} secrets "
                 f"allow {secret.name} {origin}", secret.name, origin, f"{setting}, from {source}")
+
+
+def _approved(store: SecretStore, name: str) -> set[str]:
+    """The origins approved for ``name``, each as :func:`origin_of` spells it today (an
+    approval kept in an older spelling still counts)."""
+    return _canonical(store.origins(name))
+
+
+def _canonical(origins: Sequence[str]) -> set[str]:
+    canonical = set()
+    for origin in origins:
+        try:
+            canonical.add(origin_of(origin))
+        except ConfigError:
+            continue
+    return canonical
 
 
 def inside(path: Path, root: Path) -> bool:
