@@ -34,7 +34,7 @@ def ipv4_spelling(draw: st.DrawFn, address: ipaddress.IPv4Address,
     value = int(address)
     count = draw(st.integers(1, 4))
     octets = list(address.packed)
-    parts = octets[:count - 1] + [int.from_bytes(bytes(octets[count - 1:]), "big")]
+    parts = [*octets[:count - 1], int.from_bytes(bytes(octets[count - 1:]), "big")]
     assert sum(p << (8 * (3 - i)) for i, p in enumerate(parts[:-1])) + parts[-1] == value
 
     def spell(number: int) -> str:
