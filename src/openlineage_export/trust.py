@@ -11,7 +11,9 @@ the user's own secrets store) may say what *weakens or redirects a key*:
 - a file outside the workspace (:func:`confine`, :func:`inside`);
 - which server a key goes to (:func:`check_key_destination`): a key from the environment goes
   only to a server the user named; a stored key only to a server its owner approved for it
-  (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``).
+  (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``). A host that keeps keys
+  of its own (the VS Code extension) asks the same question with ``secrets check NAME URL``
+  (:func:`key_verdict`) before it hands a key over.
 
 Whatever is refused is one :class:`~.errors.ConfigError` naming the setting and how the user
 allows it, raised while the destination is opened: before anything is sent.
@@ -19,15 +21,17 @@ allows it, raised while the destination is opened: before anything is sent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .deliver.proxy import environment_proxy
 from .errors import ConfigError, KeyNotApproved
 from .host.secrets import SecretStore
 from .host.settings import WORKSPACE_SOURCE, Settings, user_only_error
 from .hosts import canonical_host
-from .secrecy import Secret
+from .secrecy import Secret, check_key_transport
 
 PROG = "openlineage-export"
 
@@ -119,6 +123,43 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
                 f"allow {secret.name} {origin}", secret.name, origin, f"{setting}, from {source}")
 
 
+@dataclass(frozen=True)
+class KeyVerdict:
+    """Whether the secret ``name`` may be sent to a server, and why (``secrets check``)."""
+
+    name: str
+    origin: str
+    """The server's origin, as it is approved (``secrets allow NAME ORIGIN``)."""
+    may: bool
+    reason: str
+    """``approved``, ``not approved`` (its owner may approve it) or ``in clear text`` (plain
+    http to another machine, or through a proxy on one: approving would not change that)."""
+    message: str
+    """The verdict in one sentence, naming what to run when its owner may approve it."""
+
+
+def key_verdict(name: str, url: str, store: SecretStore, environ: Mapping[str, str],
+                also_approved: Sequence[str] = ()) -> KeyVerdict:
+    """Whether the secret ``name`` may go to ``url``, as an export would decide: the key's
+    transport (plain http only to this machine, through the proxy ``environ`` names, unless
+    the user set ``OPENLINEAGE_ALLOW_INSECURE_KEY``), then the origins its owner approved: in
+    ``store``, and ``also_approved`` (those a host keeps for a key of its own), compared as
+    :func:`origin_of` spells them."""
+    origin = approvable_origin(url)
+    if origin.startswith("http"):
+        try:
+            check_key_transport(url, True, _allows_insecure_key(environ),
+                                environment_proxy(url, environ))
+        except ConfigError as exc:
+            return KeyVerdict(name, origin, False, "in clear text", str(exc))
+    if origin not in _approved(store, name) | _canonical(also_approved):
+        return KeyVerdict(name, origin, False, "not approved",
+                          f"the secret '{name}' is not approved for {origin}; if that server "
+                          f"should have it: {PROG} secrets allow {name} {origin}")
+    return KeyVerdict(name, origin, True, "approved",
+                      f"the secret '{name}' may be sent to {origin}")
+
+
 def _approved(store: SecretStore, name: str) -> set[str]:
     """The origins approved for ``name``, each as :func:`origin_of` spells it today (an
     approval kept in an older spelling still counts)."""
@@ -133,6 +174,18 @@ def _canonical(origins: Sequence[str]) -> set[str]:
         except ConfigError:
             continue
     return canonical
+
+
+def _allows_insecure_key(environ: Mapping[str, str]) -> bool:
+    """Whether the user set ``openlineage.allowInsecureKey`` (its variable: the user's alone)."""
+    from .deliver.destination import DeliverySettings
+    from .host.setting_values import parse_text
+
+    row = next(row for row in DeliverySettings.rows() if row.attribute == "allow_insecure_key")
+    text = environ.get(row.env or "")
+    if not text:
+        return False
+    return parse_text(row, text, f"the environment variable {row.env}") is True
 
 
 def inside(path: Path, root: Path) -> bool:
