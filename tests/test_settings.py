@@ -10,6 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as fuzz_settings
+from hypothesis import strategies as st
 
 from openlineage_export.deliver.console import ConsoleSettings
 from openlineage_export.deliver.destination import DeliverySettings
@@ -566,3 +569,51 @@ def test_settings_from_values_check_like_the_file(tmp_path: Path) -> None:
     more = s.with_values({"openlineage.concurrency": 2, "openlineage.url": None})
     assert more.of(DeliverySettings).concurrency == 2 and more.of(HttpSettings).url is None
     assert s.of(HttpSettings).url == "http://localhost:5000", "settings are values"
+
+
+# -- numbers strangers write (property-based) ----------------------------------------------------
+
+FUZZ = fuzz_settings(max_examples=150, deadline=None, database=None)
+json_number = st.one_of(
+    st.integers(), st.integers(-(10**400), 10**400), st.floats(allow_nan=False),
+    st.sampled_from([1e16, 1e308, -1e308, 5e-324, 0.0, -0.0, 2**63, 2**64, -(2**63) - 1]))
+
+
+@FUZZ
+@given(row=st.sampled_from(NUMERIC), value=json_number)
+def test_any_json_number_is_taken_in_range_or_refused_in_one_line(
+        tmp_path_factory: pytest.TempPathFactory, row: Setting, value: float) -> None:
+    folder = tmp_path_factory.mktemp("ws")
+    (folder / ".workspace").mkdir()
+    text = json.dumps({row.key: value})  # Infinity for the floats JSON cannot write
+    file = write_settings(folder, text.replace("Infinity", "1e999"))
+    try:
+        taken = getattr(load_settings(folder), row.attribute)
+    except ConfigError as refused:
+        kind = "an integer" if row.type == "integer" else "a number"
+        if row.type == "integer" and isinstance(value, float):
+            assert "must be an integer" in str(refused)
+        else:
+            assert str(refused) == (f"{row.key} in {file} must be {kind} "
+                                    f"{setting_values.accepted_range(row)}")
+        return
+    assert row.minimum is not None and row.maximum is not None
+    assert row.minimum <= taken <= row.maximum
+    assert type(taken) is (int if row.type == "integer" else float)
+
+
+@FUZZ
+@given(row=st.sampled_from(NUMERIC), text=st.one_of(
+    st.text(max_size=30), st.from_regex(r"\s*[+-]?(\d{1,400}|\d*\.\d*(e[+-]?\d{1,4})?)\s*",
+                                        fullmatch=True)))
+def test_any_text_for_a_number_is_taken_in_range_or_refused_in_one_line(
+        row: Setting, text: str) -> None:
+    subject = f"the environment variable X ({row.key})"
+    try:
+        value = setting_values.check_value(row, setting_values.parse_text(row, text, subject),
+                                           subject, Path.cwd())
+    except ConfigError as refused:
+        assert str(refused).startswith(subject + " must be ") and "\n" not in str(refused)
+        return
+    assert row.minimum is not None and row.maximum is not None
+    assert isinstance(value, (int, float)) and row.minimum <= value <= row.maximum
