@@ -23,9 +23,9 @@ from fakeserver import (
     Answer,
     FakeServer,
     Recorded,
-    closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
     make_fake_server_fixture,  # noqa: F401
+    refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from helpers import DEMO, WorkspaceMaker, run_record
 
@@ -500,8 +500,9 @@ def test_redirect_is_not_followed(make_fake_server: Callable[[], FakeServer], on
 # -- outages, slowness, cancellation ----------------------------------------------------------
 
 
-def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str, str], client_kind: str) -> None:
-    port = closed_port()
+def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str, str],
+                                                  client_kind: str, refused_port: int) -> None:
+    port = refused_port
     configure(demo, url=f"http://127.0.0.1:{port}", **{"retry.maxTime": 1})
     report = export_bounded(demo, environ, client=client_kind)
     assert report.outage is not None and report.exit_code == 4
@@ -513,8 +514,9 @@ def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str,
     assert report.runs_failed == 0, report.to_dict()["failedRuns"]
 
 
-def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str]) -> None:
-    configure(three_runs, url=f"http://127.0.0.1:{closed_port()}", concurrency=1,
+def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str],
+                                refused_port: int) -> None:
+    configure(three_runs, url=f"http://127.0.0.1:{refused_port}", concurrency=1,
               **{"retry.maxTime": 1})
     report = export_bounded(three_runs, environ)
     assert report.outage is not None and report.exit_code == 4 and report.runs_failed == 0

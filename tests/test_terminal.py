@@ -20,7 +20,7 @@ from pathlib import Path
 import pexpect
 import pyte
 import pytest
-from fakeserver import Answer, FakeServer, closed_port
+from fakeserver import Answer, FakeServer, refused_port_fixture  # noqa: F401 - refused_port
 from helpers import DEMO, GRAPH, WorkspaceMaker, run_record
 from holds import DEADLINE, BuildingHold, hold_reading, holding, segments, wait_until
 from synth_trail import write_workspace
@@ -170,10 +170,10 @@ def test_bad_entries_print_above_the_bar_and_every_phase_shows_progress(
 
 
 def test_a_server_that_is_down_is_said_as_it_happens_and_in_the_summary(
-        env: dict[str, str], tmp_path: Path) -> None:
+        env: dict[str, str], tmp_path: Path, refused_port: int) -> None:
     root = tmp_path / "acme-analytics"
     shutil.copytree(DEMO, root)
-    port = closed_port()
+    port = refused_port
     (root / ".workspace" / "settings.json").write_text(json.dumps(
         {"openlineage.url": f"http://127.0.0.1:{port}", "openlineage.retry.maxTime": 3}))
     term = on_terminal(["export", "-w", str(root)], env)
