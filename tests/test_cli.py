@@ -677,7 +677,8 @@ def test_usage_errors_say_error_as_every_other_error(cli: Run, demo: Path) -> No
         assert "Error:" not in result.err, str(result)
         assert error_lines(result)[-1].startswith("error: "), str(result)
         assert error_lines(result)[0].startswith("Usage: "), str(result)
-    assert error_lines(bogus)[-1] == "error: No such option '--bogus'.", str(bogus)
+    # Names the option; the sentence around it is click's (it words it anew now and then).
+    assert "--bogus" in error_lines(bogus)[-1], str(bogus)
 
 
 def test_a_url_without_its_scheme_names_the_option_and_what_was_meant(

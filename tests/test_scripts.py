@@ -40,7 +40,10 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
     ok = subprocess.run([*command, str(good)], capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "236 valid, 0 invalid", ok.stdout
     wrong = subprocess.run([*command, str(bad)], capture_output=True, text=True)
-    assert wrong.returncode == 1 and "'BEGIN' is not one of" in wrong.stdout, wrong.stdout
+    # The one line, by file, line and where in the event, with jsonschema's reason (its words).
+    problem, total = wrong.stdout.splitlines()
+    assert wrong.returncode == 1 and total == "0 valid, 1 invalid", wrong.stdout
+    assert problem.startswith(f"{bad}:1: event: ") and problem[len(f"{bad}:1: event: "):].strip()
 
 
 def test_demo_sh_says_what_it_does_on_first_run(tmp_path: Path) -> None:
