@@ -49,9 +49,12 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def environ(config_dir: Path) -> dict[str, str]:
-    """A clean environment: secrets in a private file under tmp, never the real keyring."""
-    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(config_dir), "OPENLINEAGE_EXPORT_SECRETS": "file"}
+def environ(config_dir: Path, tmp_path: Path) -> dict[str, str]:
+    """A clean environment: secrets in a private file under tmp, never the real keyring, and
+    the ledger under tmp too (without it, the user's own: shared by every run of the suite,
+    it would remember the runs a test sent the last time its tmp path was the same)."""
+    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(config_dir), "OPENLINEAGE_EXPORT_SECRETS": "file",
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
 
 
 @pytest.fixture
@@ -213,7 +216,8 @@ def test_bearer_key_from_a_host_store(fake_server: FakeServer, three_runs: Path,
     store.set("prod", KEY)
     store.allow("prod", fake_server.url.rstrip("/"))
     configure(three_runs, url=fake_server.url, **{"apiKey.secretRef": "prod"})
-    report = run_export(ExportRequest(workspace=three_runs, secrets=store))
+    report = run_export(ExportRequest(workspace=three_runs, secrets=store, environ={
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}))
     assert report.exit_code == 0, report.to_dict()
     assert {r.headers.get("authorization") for r in fake_server.requests} == {f"Bearer {KEY}"}
 
