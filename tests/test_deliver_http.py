@@ -329,8 +329,18 @@ def test_each_runs_events_arrive_in_order_with_concurrency(
         fake_server: FakeServer, demo: Path, environ: dict[str, str]) -> None:
     runs = dry_run(demo)
     assert len(runs) == 31 and sum(len(r.events) for r in runs) == 236
-    # Small, varying delays so that the runs really interleave.
-    fake_server.script(lambda req: Answer(201, delay=(len(req.raw) % 7) / 1000))
+    # The runs interleave for certain: the first event is answered only once a second one has
+    # come (another run's: a run's next event waits for the answer to the one before); then
+    # small, varying delays.
+    second = threading.Event()
+
+    def answer(req: Recorded) -> Answer:
+        if len(fake_server.requests) >= 2:
+            second.set()
+        return Answer(201, delay=(len(req.raw) % 7) / 1000,
+                      hold=None if second.is_set() else second)
+
+    fake_server.script(answer)
     configure(demo, url=fake_server.url, concurrency=8)
     report = export(demo, environ)
     assert report.exit_code == 0, report.to_dict()
@@ -528,7 +538,8 @@ def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str],
 
 def test_slow_server_is_retried_then_failed_not_an_outage(
         fake_server: FakeServer, one_run: Path, environ: dict[str, str], client_kind: str) -> None:
-    fake_server.script(lambda req: Answer(201, delay=1.0))
+    never = threading.Event()  # no answer comes before the test ends (the server stops)
+    fake_server.script(lambda req: Answer(201, hold=never))
     configure(one_run, url=fake_server.url, timeout=0.2, **{"retry.maxTime": 3})
     report = export_bounded(one_run, environ, client=client_kind)
     assert report.outage is None
