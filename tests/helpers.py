@@ -188,3 +188,15 @@ def delivered_runs(ledger: Path) -> int:
                        .fetchone()[0])
     except sqlite3.Error:
         return 0
+
+
+def reason_between(line: str, before: str, after: str) -> str:
+    """The reason another program gave (SQLite, the OS, libcurl, librdkafka...) that ``line``,
+    our own message, passes along between ``before`` and ``after``: the line must start and
+    end with them and hold a reason in between, whatever its words (they are that program's,
+    and vary with its version, the damage or the machine)."""
+    assert line.startswith(before), f"{line!r} does not start with {before!r}"
+    assert line.endswith(after), f"{line!r} does not end with {after!r}"
+    reason = line[len(before):len(line) - len(after)]
+    assert reason.strip() and "\n" not in reason, f"{line!r} gives no reason on its line"
+    return reason

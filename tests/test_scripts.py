@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakeserver import closed_port
+from fakeserver import refused_port
 from helpers import DEMO, ROOT, SHARED
 
 
@@ -40,7 +40,10 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
     ok = subprocess.run([*command, str(good)], capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "236 valid, 0 invalid", ok.stdout
     wrong = subprocess.run([*command, str(bad)], capture_output=True, text=True)
-    assert wrong.returncode == 1 and "'BEGIN' is not one of" in wrong.stdout, wrong.stdout
+    # The one line, by file, line and where in the event, with jsonschema's reason (its words).
+    problem, total = wrong.stdout.splitlines()
+    assert wrong.returncode == 1 and total == "0 valid, 1 invalid", wrong.stdout
+    assert problem.startswith(f"{bad}:1: event: ") and problem[len(f"{bad}:1: event: "):].strip()
 
 
 def test_demo_sh_says_what_it_does_on_first_run(tmp_path: Path) -> None:
@@ -60,12 +63,13 @@ def test_demo_sh_says_what_it_does_on_first_run(tmp_path: Path) -> None:
 
 def validate_offline(tmp_path: Path, *args: str, script: Path | None = None,
                      ) -> subprocess.CompletedProcess[str]:
-    """scripts/validate.py with no way out: any request goes to a closed loopback port."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-           "https_proxy": f"http://127.0.0.1:{closed_port()}",
-           "http_proxy": f"http://127.0.0.1:{closed_port()}"}
-    return subprocess.run([sys.executable, str(script or ROOT / "scripts" / "validate.py"),
-                           *args], capture_output=True, text=True, timeout=120, env=env)
+    """scripts/validate.py with no way out: any request goes to a loopback port that refuses
+    connections."""
+    with refused_port() as port:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+               "https_proxy": f"http://127.0.0.1:{port}", "http_proxy": f"http://127.0.0.1:{port}"}
+        return subprocess.run([sys.executable, str(script or ROOT / "scripts" / "validate.py"),
+                               *args], capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_validate_py_offline_uses_the_shared_spec_copy() -> None:
