@@ -405,7 +405,8 @@ def test_429_retry_after_is_honoured(fake_server: FakeServer, one_run: Path,
     first, second = fake_server.requests[:2]
     assert first.raw == second.raw
     waited = second.at - first.at
-    assert 0.9 <= waited < 15, f"retried after {waited:.2f} s, Retry-After said 1"
+    # Not before the server said (however slow the machine, a retry cannot come early).
+    assert waited >= 0.9, f"retried after {waited:.2f} s, Retry-After said 1"
     assert report.events_sent == 4 and len(fake_server.requests) == 5
 
 
