@@ -5,6 +5,7 @@
 #
 #   log MESSAGE, die MESSAGE   "NAME: MESSAGE", "NAME: error: MESSAGE" on stderr; die exits 1
 #   have COMMAND...            every COMMAND is on PATH
+#   is_root                    this script runs as root (and may install Debian's packages)
 #   take_lock DIR SECONDS      one invocation at a time per state dir DIR (DIR/.lock, on fd 9:
 #                              a child that outlives the script is started with 9>&-)
 #   port_in_use PORT           something listens on 127.0.0.1:PORT
@@ -21,7 +22,8 @@
 #                              run CHECK every INTERVAL seconds until it succeeds, while PID runs,
 #                              for SECONDS at most: returns 0 (healthy), 1 (PID ended first), 2
 #                              (time ran out), or CHECK's own status when that is 3 or more (a
-#                              state waiting will not mend); the caller says which, with
+#                              state waiting will not mend; 1 is "not yet"); the caller says
+#                              which, with
 #   show_log_tail LINES FILE...
 #                              the last LINES lines of each FILE that holds more than blanks,
 #                              under a header, on stderr
@@ -33,6 +35,8 @@ log() { echo "$SCRIPT_NAME: $*" >&2; }
 die() { echo "$SCRIPT_NAME: error: $*" >&2; exit 1; }
 
 have() { local c; for c; do command -v "$c" >/dev/null 2>&1 || return 1; done; }
+
+is_root() { [[ $(id -u) == 0 ]]; }
 
 take_lock() {
   exec 9>"$1/.lock"
