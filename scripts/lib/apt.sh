@@ -1,5 +1,6 @@
-# Sourced by the scripts that install Debian packages when missing (browser.sh, marquez.sh,
-# vscode.sh).
+# shellcheck shell=bash
+# Sourced by the scripts that install Debian packages when missing (browser.sh, postgres.sh and
+# marquez.sh, vscode.sh, test.sh).
 #
 # apt_get_install LOG PACKAGE...
 #   apt-get install PACKAGE... (apt-get update first, unless the package lists are under an
