@@ -17,7 +17,7 @@
 #             the same, then drop the database NAME (its clients cut off) and create it empty.
 #
 # Progress goes to stderr. A name is a lowercase SQL identifier (a-z, 0-9, _), a password
-# holds no quote: they are test fixtures on loopback, not secrets.
+# letters, digits and _: they are test fixtures on loopback, not secrets.
 #
 # Environment (defaults in brackets):
 #   MARQUEZ_HOME      the state dir that holds the cluster, pgdata/ (where it has always been)

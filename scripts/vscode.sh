@@ -63,17 +63,7 @@ CODE_SERVER="$INSTALL_DIR/node_modules/.bin/code-server"
 
 # ---------------------------------------------------------------- install
 
-apt_install() {  # install the Debian packages named, when missing
-  local missing=() package
-  for package in "$@"; do dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package"); done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    die "${missing[*]} missing; install with: sudo apt-get install ${missing[*]}"
-  fi
-  log "installing ${missing[*]} (apt-get)"
-  apt_get_install "$VSCODE_HOME/apt.log" "${missing[@]}" ||
-    fail_with_log "apt-get install ${missing[*]} failed" "$VSCODE_HOME/apt.log"
-}
+apt_install() { apt_install_missing "$VSCODE_HOME/apt.log" "$@"; }
 
 ripgrep_target() {  # the rg build @vscode/ripgrep would download for this machine
   case "$(uname -m)" in

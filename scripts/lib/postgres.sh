@@ -19,7 +19,7 @@
 #   pg_database NAME OWNER PASSWORD
 #                                 the login role OWNER with PASSWORD, and the database NAME it
 #                                 owns, when missing (names: lowercase SQL identifiers; the
-#                                 password: no quote)
+#                                 password: letters, digits, _)
 #   pg_recreate_database NAME OWNER
 #                                 drop database NAME (its clients cut off) and create it empty
 #   psql_admin SQL                run SQL as the cluster's owner; prints unaligned tuples
@@ -211,7 +211,7 @@ EOF
 _pg_database() {
   [[ $1 =~ ^[a-z_][a-z0-9_]*$ && $2 =~ ^[a-z_][a-z0-9_]*$ ]] ||
     die "a database or role name is a lowercase SQL identifier (a-z, 0-9, _), not '$1' or '$2'"
-  [[ $3 != *"'"* ]] || die "the password of role $2 holds a quote"
+  [[ $3 =~ ^[A-Za-z0-9_]+$ ]] || die "the password of role $2 is not letters, digits and _ alone"
   if [[ -z $(psql_admin "SELECT 1 FROM pg_roles WHERE rolname = '$2'") ]]; then
     psql_admin "CREATE ROLE $2 LOGIN PASSWORD '$3'" >/dev/null
   else
