@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 from click.shell_completion import CompletionItem
 
-from . import __version__
+from . import __version__, jsonout
 from .errors import ConfigError, ExportError, OutputError
 from .host import secrets as secrets_mod
 from .host import settings as settings_mod
@@ -81,9 +80,9 @@ def _echo(text: str, *, err: bool = False) -> None:
 
 
 def _echo_json(value: object, *, indent: bool = True) -> None:
-    """Print a JSON document on standard output (JSON escapes control characters itself)."""
-    write_out(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0,
-                           default=str).decode())
+    """Print a JSON document on standard output, every control character escaped (C1 too:
+    ``jsonout.py``)."""
+    write_out(jsonout.dumps(value, indent=indent, default=str).decode())
 
 
 # -- the command classes: one error boundary, help with examples -------------------------------
@@ -140,8 +139,8 @@ class _Commands(click.Group):
     def _error(ctx: click.Context, exc: ExportError) -> None:
         """One line on stderr (JSON with --progress json), and the error's exit code."""
         if ctx.meta.get("json_progress"):
-            write_err(orjson.dumps({"event": "error", "message": str(exc),
-                                    "exitCode": exc.exit_code}).decode())
+            write_err(jsonout.dumps({"event": "error", "message": str(exc),
+                                     "exitCode": exc.exit_code}).decode())
         else:
             _echo(f"error: {exc}", err=True)
         ctx.exit(exc.exit_code)
