@@ -3,6 +3,7 @@ keep what belongs to others byte for byte, and keep a link a link."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -135,3 +136,30 @@ def test_a_number_of_5000_digits_is_one_line_naming_the_file_and_key(
                          f"{path}: {where} is a number of 5,000 digits, longer than any "
                          "setting or secret (and than Python reads); fix or remove it"], lines
         assert "7777" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("text", ["[" * 300 + "]" * 300, str(2**64), str(-(2**70)),
+                                  "1" + "0" * 400])
+def test_a_deep_or_huge_value_is_shown_or_refused_in_one_line_never_a_traceback(
+        ws: WorkspaceMaker, tmp_path: Path, text: str) -> None:
+    """Valid JSON that orjson cannot write back (over 254 deep, over 64 bits) or no float can
+    hold: ``settings list|get --json`` show it as it is (to mend it), the export refuses it in
+    one line naming the file and the key, exit 2."""
+    settings = ws.root / ".workspace" / "settings.json"
+    settings.write_text(f'{{"openlineage.concurrency": {text}}}')
+    env = cli_env(tmp_path)
+    for command in (["settings", "list", "--json"],
+                    ["settings", "get", "openlineage.concurrency", "--json"]):
+        done = subprocess.run(cli_command(*command, "-w", str(ws.root)), env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        shown = json.loads(done.stdout)
+        row = next(r for r in shown if r["key"] == "openlineage.concurrency") if isinstance(
+            shown, list) else shown
+        assert row["value"] == json.loads(text) and row["source"] == "settings.json"
+    done = subprocess.run(cli_command("export", "--dry-run", "-o", str(tmp_path / "e.jsonl"),
+                                      "-w", str(ws.root)), env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: openlineage.concurrency in {settings} ")
