@@ -13,6 +13,7 @@ import ipaddress
 import json
 import os
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -429,3 +430,68 @@ def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new
     code, said = export("n")
     assert code == 2 and f"secrets allow {NAME} {origin(other)}" in said, said
     assert other.requests == []
+
+
+# -- an openlineage.yml in the repository is the workspace's, not the user's --------------------
+
+
+def _repository_with_a_workspace(tmp_path: Path, server: FakeServer) -> WorkspaceMaker:
+    """``repo/`` (a git checkout) holding ``ci/openlineage.yml``, which names ``server`` and
+    turns TLS checks off, and the workspace ``repo/analytics/``."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "ci").mkdir()
+    (repo / "ci" / "openlineage.yml").write_text(
+        f"transport:\n  type: http\n  url: {server.url}\n  verify: false\n")
+    ws = WorkspaceMaker(repo / "analytics")
+    ws.segment("000001.jsonl", [run_record("r1")])
+    return ws
+
+
+def _run(args: list[str], tmp_path: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli_command(*args), env=cli_env(tmp_path, **env), cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["committed link in the workspace", "repository root",
+                                 "OPENLINEAGE_CONFIG", "a link in the home folder"])
+def test_an_openlineage_yml_in_the_repository_is_never_read_as_the_users(
+        tmp_path: Path, server: FakeServer, how: str) -> None:
+    """Issue 30, 2: whoever pushed last wrote it; its url and ``verify: false`` are not the
+    user's, so a CI job's key does not go there: not read, a warning naming it, nothing sent."""
+    ws = _repository_with_a_workspace(tmp_path, server)
+    repo = ws.root.parent
+    cwd, env = ws.root, {"OPENLINEAGE_API_KEY": KEY}
+    if how == "committed link in the workspace":  # git keeps links as they were pushed
+        named = ws.root / "openlineage.yml"
+        named.symlink_to("../ci/openlineage.yml")
+    elif how == "repository root":  # a CI job runs in the checkout's root
+        named = repo / "openlineage.yml"
+        named.write_text((repo / "ci" / "openlineage.yml").read_text())
+        cwd = repo
+    elif how == "OPENLINEAGE_CONFIG":
+        named = repo / "ci" / "openlineage.yml"
+        env["OPENLINEAGE_CONFIG"] = str(named)
+    else:
+        named = tmp_path / "home" / ".openlineage" / "openlineage.yml"
+        named.parent.mkdir(parents=True)
+        named.symlink_to(repo / "ci" / "openlineage.yml")
+    got = _run(["settings", "get", "openlineage.url", "-w", str(ws.root)], tmp_path, cwd, **env)
+    assert got.returncode == 1 and got.stdout == "", got.stderr
+    assert str(named) in got.stderr and "is not read as your openlineage-python" in got.stderr
+    assert "(openlineage.yml" not in got.stderr
+    done = _run(["export", "-w", str(ws.root)], tmp_path, cwd, **env)
+    assert done.returncode == 2, done.stderr
+    assert server.requests == []
+    lines = done.stderr.splitlines()
+    said = f"OPENLINEAGE_CONFIG names {named}, which" if how == "OPENLINEAGE_CONFIG" else named
+    assert len(lines) == 2 and lines[0].startswith(f"warning: {said} "), lines
+    assert lines[1].startswith("error: ") and KEY not in done.stderr
+    # The user's own openlineage.yml (outside the repository) is read, and named.
+    own = tmp_path / "mine" / "openlineage.yml"
+    own.parent.mkdir()
+    own.write_text(f"transport:\n  type: http\n  url: {server.url}\n")
+    sent = _run(["export", "-q", "-w", str(ws.root)], tmp_path, cwd,
+                **{**env, "OPENLINEAGE_CONFIG": str(own)})
+    assert sent.returncode == 0, sent.stderr
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
