@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 from ..errors import ConfigError, value_kind
-from .jsonfile import parse_object, raw_entries, read_text, write_entries
+from .jsonfile import check_editable, parse_object, raw_entries, read_text, write_entries
 from .workspace import Workspace
 
 SettingType = Literal["string", "url", "integer", "number", "boolean", "path", "output"]
@@ -403,10 +403,11 @@ def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
     value = _from_text(row, value_text)
     _check(row, value, key, ws.root)
     file = ws.settings_file
+    check_editable(ws.root, file)
     entries = raw_entries(file)
     raw_key = entries[key][0] if key in entries else json.dumps(key, ensure_ascii=False)
     entries[key] = (raw_key, json.dumps(value, ensure_ascii=False))
-    write_entries(file, entries)
+    write_entries(file, entries, root=ws.root)
     return value
 
 
@@ -421,13 +422,14 @@ def unset_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str) -
         raise ConfigError(f"'{key}' is not an openlineage.* setting; keys of other extensions "
                           "are left alone")
     file = ws.settings_file
+    check_editable(ws.root, file)
     entries = raw_entries(file)
     if key not in entries:
         if catalogue.get(key) is not None or looks_like_secret_key(key):
             return False
         catalogue.declared(key, str(file))  # raises: unknown, with a suggestion
     del entries[key]
-    write_entries(file, entries)
+    write_entries(file, entries, root=ws.root)
     return True
 
 
