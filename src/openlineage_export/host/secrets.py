@@ -38,6 +38,7 @@ from .userconfig import (  # noqa: F401 - config_dir and the names are used from
     check_users_folder,
     config_dir,
 )
+from .userdirs import make_private_folder
 
 BACKEND_ENV = "OPENLINEAGE_EXPORT_SECRETS"
 """Environment variable forcing a store: ``file`` or ``keyring``."""
@@ -99,10 +100,8 @@ def _check_value(value: str) -> None:
 
 
 def _private_folder(folder: Path) -> None:
-    # Only a folder we create is narrowed to 0700: an existing one was chosen by the user.
-    if not folder.is_dir():
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(folder, 0o700)  # exactly 0700, whatever the umask took away
+    # Only folders we create are 0700 (those above it too): an existing one is the user's.
+    make_private_folder(folder)
 
 
 def _read_private_json(path: Path, what: str) -> object | None:

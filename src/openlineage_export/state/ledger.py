@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import StateError
-from ..host.userdirs import xdg_dir
+from ..host.userdirs import make_private_folder, xdg_dir
 from . import state_errors
 from .index import RunIndex, Winner
+from .readonly import connect_read_only
 
 STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 
@@ -138,26 +139,53 @@ class Ledger:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self._attach_as = str(path)
+        """How the run index attaches this file: as it was opened (read only: a URI)."""
         with self._errors():
-            if not read_only:
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if read_only:
+                self.db = self._read_only(path)
+            else:
+                make_private_folder(path.parent)
                 if not path.exists():
                     os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                                      check_same_thread=False)
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self.db = self._writable(path)
             self._check_whole()
             if not read_only:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
-            if read_only:
-                self.db.execute("PRAGMA query_only = ON")
+                self._migrate()
         self._buffer: list[tuple[object, ...]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._timer: threading.Thread | None = None
         self._broken: StateError | None = None
+
+    @staticmethod
+    def _writable(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                             check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return db
+
+    def _read_only(self, path: Path) -> sqlite3.Connection:
+        """``path`` to read, writing nothing (on a read-only file system too); a ledger an
+        older version wrote is brought up to date first, as an export would."""
+        for attempt in ("as it is", "brought up to date"):
+            self.db, self._attach_as = connect_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000)
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            try:
+                done = {row[0] for row in self.db.execute("SELECT name FROM _migrations")}
+            except sqlite3.OperationalError:  # no such table: never migrated
+                done = set()
+            if attempt != "as it is" or all(name in done for name, _ in _MIGRATIONS):
+                break
+            self.db.close()
+            self.db = self._writable(path)
+            try:
+                self._migrate()
+            finally:
+                self.db.close()
+        return self.db
 
     @classmethod
     def open(cls, environ: Mapping[str, str]) -> Ledger:
@@ -261,7 +289,7 @@ class Ledger:
         self.flush()
         index.seal()
         with self._errors():
-            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+            index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
             with self._errors():
                 rows = index.db.execute(
@@ -286,7 +314,7 @@ class Ledger:
         self.flush()
         index.seal()
         with self._errors():
-            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+            index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
             with self._errors():
                 rows = index.db.execute(
