@@ -166,7 +166,8 @@ def _load(path: Path) -> object:
         raise ConfigError(f"{path}{where}: not valid YAML") from None
     except RecursionError:
         raise ConfigError(_too_deep(path)) from None
-    except (ValueError, TypeError, OverflowError):  # a date that is none (2026-13-45)...
+    except Exception:  # PyYAML's constructors raise anything for a tagged or
+        # mistyped value (2026-13-45: ValueError, !!timestamp x: AttributeError...)
         raise ConfigError(f"{path}: a value in it cannot be read (not valid YAML data)") from None
 
 
