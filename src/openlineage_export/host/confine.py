@@ -131,11 +131,17 @@ def open_append(path: Path, *, folder: int | None = None, follow: bool = True) -
     ``follow=False`` refuses a link there, and a file with another name elsewhere (a hard
     link: what git never makes). :class:`Refused` for anything but a regular file.
     """
-    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
-             | (0 if follow else _NOFOLLOW))
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _CLOEXEC | (0 if follow else _NOFOLLOW)
     name = path.name if folder is not None else str(path)
     try:
-        fd = os.open(name, flags, 0o666, dir_fd=folder)
+        try:
+            fd = os.open(name, flags | getattr(os, "O_NONBLOCK", 0), 0o666, dir_fd=folder)
+        except BlockingIOError:
+            # A regular file another program holds a lease on (a sync tool): the kernel bounds
+            # that wait (lease-break-time), and only regular files are leased.
+            if not stat.S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=follow).st_mode):
+                raise
+            fd = os.open(name, flags, 0o666, dir_fd=folder)
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EOPNOTSUPP):
             raise
@@ -148,8 +154,8 @@ def open_append(path: Path, *, folder: int | None = None, follow: bool = True) -
         if not follow and info.st_nlink > 1:
             raise Refused(errno.EMLINK, "it is a file with another name elsewhere (a hard "
                                         "link), not the workspace's own", str(path))
-        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~getattr(os, "O_NONBLOCK", 0))
+        status = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, status & ~getattr(os, "O_NONBLOCK", 0))
         return os.fdopen(fd, "ab")
     except BaseException:
         os.close(fd)
