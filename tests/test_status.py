@@ -91,8 +91,7 @@ def test_status_reads_a_ledger_on_a_read_only_file_system(ws: WorkspaceMaker,
                                                           tmp_path: Path) -> None:
     """Issue 30, 11: SQLite opened read-only still makes the log's shared-memory file beside
     the ledger; on a read-only mount that was "unable to open database file"."""
-    from helpers import can_drop_privileges, can_mount, on_read_only_mount, \
-        without_root_privileges
+    from helpers import can_drop_privileges, can_mount, on_read_only_mount, without_root_privileges
 
     trail(ws, 3)
     env = _file_export(ws, tmp_path)
