@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import stat
 import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 from fakeserver import Answer, FakeServer
-from helpers import WorkspaceMaker, cli_command, cli_env, delivered_runs, run_record
+from helpers import (
+    WorkspaceMaker,
+    can_drop_privileges,
+    can_mount,
+    cli_command,
+    cli_env,
+    delivered_runs,
+    on_read_only_mount,
+    run_record,
+    without_root_privileges,
+)
 from holds import wait_until
 from test_ledger import Server, dry_run_ids, export, trail
 
@@ -91,8 +103,6 @@ def test_status_reads_a_ledger_on_a_read_only_file_system(ws: WorkspaceMaker,
                                                           tmp_path: Path) -> None:
     """Issue 30, 11: SQLite opened read-only still makes the log's shared-memory file beside
     the ledger; on a read-only mount that was "unable to open database file"."""
-    from helpers import can_drop_privileges, can_mount, on_read_only_mount, without_root_privileges
-
     trail(ws, 3)
     env = _file_export(ws, tmp_path)
     state = tmp_path / "state"
@@ -120,9 +130,6 @@ def test_every_folder_made_for_state_and_secrets_is_0700_whatever_the_umask(
         ws: WorkspaceMaker, tmp_path: Path) -> None:
     """Issue 30, 11: under umask 000 the state folder was made 0777 (the lock folder first,
     its parents with the default mode); every folder we make is 0700, files 0600."""
-    import os
-    import stat
-
     trail(ws, 1)
     home = tmp_path / "home"
     env = {k: v for k, v in cli_env(tmp_path).items()
