@@ -169,9 +169,12 @@ class FileDestination:
             if self._file is not None:
                 self._file.close()
                 self._file = None
-            if self._folder is not None:
-                os.close(self._folder)
-                self._folder = None
+            self._drop_folder()
+
+    def _drop_folder(self) -> None:
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
 
     def _where(self) -> Path:
         if self.config.path is None:
@@ -181,35 +184,39 @@ class FileDestination:
         return self.config.path / f"events-{self._number:06d}.jsonl"
 
     def _open_first(self) -> IO[bytes]:
-        config = self.config
-        assert config.path is not None
-        folder = config.path if config.folder else config.path.parent
         try:
-            if config.below is not None:
-                assert config.root is not None
-                below = config.below if config.folder else config.below[:-1]
-                self._folder = open_folder(config.root, below, create=True)
-            else:
-                folder.mkdir(parents=True, exist_ok=True)
-                self._folder = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                                       | getattr(os, "O_CLOEXEC", 0))
-            if config.folder:
+            self._folder = self._open_folder()
+            if self.config.folder:
                 numbers = [int(m.group(1)) for name in os.listdir(self._folder)
                            if (m := _ROTATED.fullmatch(name))]
                 self._number = max(numbers, default=1)
             stream = self._open(self._where())
-        except BaseException as exc:
-            if self._folder is not None:
-                os.close(self._folder)
-                self._folder = None
-            if isinstance(exc, Refused):
-                raise self._refused(exc) from None
-            if isinstance(exc, OSError):
-                raise ConfigError(f"openlineage.file.path: cannot write to {self._where()} "
-                                  f"({exc.strerror or exc})") from None
+        except Refused as exc:  # a link, a FIFO...: said as what the user can change
+            self._drop_folder()
+            raise self._refused(exc) from None
+        except OSError as exc:
+            self._drop_folder()
+            raise ConfigError(f"openlineage.file.path: cannot write to {self._where()} "
+                              f"({exc.strerror or exc})") from None
+        except BaseException:
+            self._drop_folder()
             raise
-        self._size = stream.tell()
+        self._size = os.fstat(stream.fileno()).st_size
         return stream
+
+    def _open_folder(self) -> int:
+        """A descriptor of the folder the files go in, made if missing: walked from the
+        workspace without following a link when the workspace named it."""
+        config = self.config
+        assert config.path is not None
+        if config.below is not None:
+            assert config.root is not None
+            return open_folder(config.root, config.below if config.folder else config.below[:-1],
+                               create=True)
+        folder = config.path if config.folder else config.path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                       | getattr(os, "O_CLOEXEC", 0))
 
     def _rotate_if_full(self) -> None:
         if self.config.folder and self._size >= self.config.max_bytes:
