@@ -143,6 +143,14 @@ def on_small_disk(folder: Path, command: list[str], size: str = "64k") -> list[s
     return ["unshare", "-m", "sh", "-c", script, str(folder), "--", *command]
 
 
+def on_read_only_mount(folder: Path, command: list[str]) -> list[str]:
+    """``command`` run in a private mount namespace where ``folder`` is mounted read-only (a
+    read-only file system, for this process only). Needs root; check with :func:`can_mount`."""
+    script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && '
+              'exec "$@"')
+    return ["unshare", "-m", "sh", "-c", script, str(folder), "--", *command]
+
+
 def without_root_privileges(command: list[str]) -> list[str]:
     """``command`` run without the capabilities that let root ignore file permissions."""
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]

@@ -759,8 +759,8 @@ def test_an_openlineage_yml_inside_the_workspace_is_not_read(cli: Run,
     (ws.root / "openlineage.yml").write_text("transport:\n  url: http://127.0.0.1:5111\n")
     got = cli("settings", "get", "openlineage.url", cwd=ws.root)
     assert got.code == 1 and got.text == "", str(got)
-    assert "openlineage.yml is inside the workspace, so it travels with it and is not read" \
-        in got.err, str(got)
+    assert (f"{ws.root / 'openlineage.yml'} is inside the workspace's repository {ws.root}, so "
+            "it travels with it") in got.err, str(got)
 
 
 def test_the_ecosystem_api_key_goes_only_to_a_server_the_user_named(

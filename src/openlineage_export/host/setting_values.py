@@ -94,7 +94,11 @@ def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
 
 
 def _check_bounds(row: Setting, value: float, subject: str) -> float:
-    if not math.isfinite(value):
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer no float can hold (over 308 digits): valid JSON
+        raise ConfigError(f"{subject} is a number too large for any setting") from None
+    if not finite:
         raise ConfigError(f"{subject} must be a finite number")
     low, high = row.minimum, row.maximum
     if (low is not None and value < low) or (high is not None and value > high):
