@@ -26,7 +26,8 @@ from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.errors import ConfigError, ExportError
 from openlineage_export.host.ecosystem import read_ecosystem
 from openlineage_export.host.jsonfile import raw_entries
-from openlineage_export.host.settings import describe, load_settings, set_setting, shown
+from openlineage_export.host.settings import describe, load_settings, shown
+from openlineage_export.host.settings_file import set_setting
 from openlineage_export.hub.records import (
     BadRecord,
     normalise_time,
