@@ -9,6 +9,9 @@
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/service.sh
+. scripts/lib/service.sh
+# shellcheck source=lib/apt.sh
 . scripts/lib/apt.sh
 
 missing=()
@@ -18,15 +21,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   # Chromium draws text with the system's fonts; Debian's chromium only recommends some.
   dpkg -s fonts-dejavu-core >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "browser.sh: ${missing[*]} missing; install with: sudo apt-get install ${missing[*]}" >&2
+    log "${missing[*]} missing; install with: sudo apt-get install ${missing[*]}"
     exit 1
   fi
   log=$(mktemp)
-  echo "browser.sh: installing ${missing[*]} (apt-get)" >&2
+  log "installing ${missing[*]} (apt-get)"
   if ! apt_get_install "$log" "${missing[@]}"; then
     tail -n 20 "$log" >&2
     rm -f "$log"
-    echo "browser.sh: apt-get install ${missing[*]} failed" >&2
+    log "apt-get install ${missing[*]} failed"
     exit 1
   fi
   rm -f "$log"

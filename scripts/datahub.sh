@@ -32,6 +32,9 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/service.sh
+. "$SCRIPT_DIR/lib/service.sh"
+# shellcheck source=lib/maven.sh
 . "$SCRIPT_DIR/lib/maven.sh"
 POM="$SCRIPT_DIR/datahub/pom.xml"
 HARNESS="$SCRIPT_DIR/datahub/harness"
@@ -39,9 +42,6 @@ DATAHUB_HOME=${DATAHUB_HOME:-$HOME/.cache/openlineage-export/datahub}
 DATAHUB_SOURCES=${DATAHUB_SOURCES:-$SCRIPT_DIR/../../shared/third_party}
 DATAHUB_MVN_ARGS=${DATAHUB_MVN_ARGS:-}
 JAVA=${JAVA:-java}
-
-log() { echo "datahub.sh: $*" >&2; }
-die() { echo "datahub.sh: error: $*" >&2; exit 1; }
 
 # openlineage-java each converter is built against: the newest converter moved to 1.50.0 (DataHub's
 # upgrade notes, 2026-07-03); the 2025 ones build with 1.33.0 (../shared/third_party/README.md).
@@ -122,15 +122,14 @@ classpath() {
 }
 
 # One invocation at a time per state dir (parallel test workers may all build).
-take_lock() {
+lock() {
   mkdir -p "$DATAHUB_HOME/build"
-  exec 9>"$DATAHUB_HOME/.lock"
-  flock -w 1800 9 || die "another datahub.sh holds $DATAHUB_HOME/.lock"
+  take_lock "$DATAHUB_HOME" 1800
 }
 
 cmd_build() {
   local names name cp
-  take_lock
+  lock
   if (( $# )); then names=("$@"); else mapfile -t names < <(cmd_list); fi
   for name in "${names[@]}"; do
     cp=$(classpath "$name")
@@ -142,7 +141,7 @@ cmd_check() {
   local name=${1:-} cp
   [[ -n $name ]] || die "usage: $0 check NAME [--orchestrator ORCHESTRATOR] <events.jsonl"
   shift
-  take_lock
+  lock
   cp=$(classpath "$name")
   exec 9>&-
   command -v "$JAVA" >/dev/null || die "java not found (Java 17 is needed)"

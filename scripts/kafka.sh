@@ -33,6 +33,8 @@ set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0; fi
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/service.sh
+. "$SCRIPT_DIR/lib/service.sh"
 POM="$SCRIPT_DIR/kafka/pom.xml"
 
 KAFKA_HOME=${KAFKA_HOME:-$HOME/.cache/openlineage-export/kafka}
@@ -45,11 +47,8 @@ KAFKA_JAVA_OPTS=${KAFKA_JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseSerialGC -XX:Tiered
 KAFKA_MVN_ARGS=${KAFKA_MVN_ARGS:-}
 JAVA=${JAVA:-java}
 
-HOST=127.0.0.1
+HOST=$LOOPBACK
 BOOTSTRAP="$HOST:$KAFKA_PORT"
-
-log() { echo "kafka.sh: $*" >&2; }
-die() { echo "kafka.sh: error: $*" >&2; exit 1; }
 
 mkdir -p "$KAFKA_HOME"
 KAFKA_HOME=$(cd "$KAFKA_HOME" && pwd -P)
@@ -61,18 +60,11 @@ LIB="$KAFKA_HOME/lib"
 
 # ---------------------------------------------------------------- helpers
 
-# One invocation at a time per state dir (parallel test workers may all call start).
-take_lock() {
-  exec 9>"$KAFKA_HOME/.lock"
-  flock -w 600 9 || die "another kafka.sh holds $KAFKA_HOME/.lock"
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
 # True when a Kafka broker answers on $KAFKA_PORT: an ApiVersions v0 request (correlation id 7)
 # must come back with correlation id 7 and error code 0. Plain bash, no JVM to start.
 healthy() {
   local answer
+  # shellcheck disable=SC2016  # the inner script's own variables
   answer=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" || exit 1
     printf "\x00\x00\x00\x0d\x00\x12\x00\x00\x00\x00\x00\x07\x00\x03olx" >&3
     head -c 10 <&3 | od -An -tx1 | tr -d " \n"' _ "$HOST" "$KAFKA_PORT" 2>/dev/null) || true
@@ -80,29 +72,13 @@ healthy() {
 }
 
 # PID of our broker process, or nothing.
-kafka_pid() {
-  local pid
-  [[ -f $PID_FILE ]] || return 0
-  pid=$(cat "$PID_FILE" 2>/dev/null || true)
-  [[ $pid =~ ^[0-9]+$ ]] || return 0
-  if [[ -r /proc/$pid/cmdline ]] &&
-     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "kafka.Kafka $CONFIG"; then
-    echo "$pid"
-  fi
-}
-
-show_log_tail() {
-  if [[ -s $KAFKA_OUT ]]; then
-    echo "----- last 40 lines of $KAFKA_OUT -----" >&2
-    tail -n 40 "$KAFKA_OUT" >&2
-  fi
-}
+kafka_pid() { started_pid "$PID_FILE" "kafka.Kafka $CONFIG"; }
 
 check_java() {
   command -v "$JAVA" >/dev/null || die "java not found (the Kafka $KAFKA_VERSION broker needs Java 17 or later)"
   local major
   major=$("$JAVA" -XshowSettings:properties -version 2>&1 |
-          sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p')
+          sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' || true)
   [[ -n $major && $major -ge 17 ]] ||
     die "$JAVA is Java ${major:-of an unknown version}; the Kafka $KAFKA_VERSION broker needs 17 or later (set JAVA)"
 }
@@ -208,38 +184,26 @@ start_kafka() {
     pid=$!
     echo "$pid" >"$PID_FILE"
   fi
-  local t0=$SECONDS
-  until healthy; do
-    if [[ ! -d /proc/$pid ]]; then
-      show_log_tail
-      rm -f "$PID_FILE"
-      die "Kafka exited during startup"
-    fi
-    if (( SECONDS - t0 >= KAFKA_START_TIMEOUT )); then
-      show_log_tail
-      die "Kafka did not answer on $BOOTSTRAP within ${KAFKA_START_TIMEOUT}s (pid $pid still running)"
-    fi
-    sleep 0.2
-  done
-  log "Kafka ready at $BOOTSTRAP ($((SECONDS - t0))s)"
+  local t0=$SECONDS rc=0
+  wait_healthy "$pid" "$KAFKA_START_TIMEOUT" 0.2 healthy || rc=$?
+  case $rc in
+    0) log "Kafka ready at $BOOTSTRAP ($((SECONDS - t0))s)" ;;
+    1) show_log_tail 40 "$KAFKA_OUT"
+       rm -f "$PID_FILE"
+       die "Kafka exited during startup" ;;
+    *) show_log_tail 40 "$KAFKA_OUT"
+       die "Kafka did not answer on $BOOTSTRAP within ${KAFKA_START_TIMEOUT}s (pid $pid still running)" ;;
+  esac
 }
 
 stop_kafka() {
-  local pid i
+  local pid
   pid=$(kafka_pid)
   if [[ -z $pid ]]; then
     rm -f "$PID_FILE"
     return 0
   fi
-  kill "$pid" 2>/dev/null || true
-  for ((i = 0; i < 600; i++)); do
-    [[ -d /proc/$pid ]] || break
-    sleep 0.1
-  done
-  if [[ -d /proc/$pid ]]; then
-    kill -9 "$pid" 2>/dev/null || true
-    sleep 0.5
-  fi
+  stop_pid "$pid" 60  # SIGTERM: a controlled shutdown
   rm -f "$PID_FILE"
   log "Kafka stopped"
 }
@@ -247,7 +211,7 @@ stop_kafka() {
 # ---------------------------------------------------------------- commands
 
 cmd_start() {
-  take_lock
+  take_lock "$KAFKA_HOME" 600
   if healthy; then
     if [[ -n $(kafka_pid) ]]; then
       log "Kafka already running at $BOOTSTRAP"
@@ -264,7 +228,7 @@ cmd_start() {
 }
 
 cmd_stop() {
-  take_lock
+  take_lock "$KAFKA_HOME" 600
   stop_kafka
 }
 
@@ -287,7 +251,7 @@ cmd_status() {
 }
 
 cmd_reset() {
-  take_lock
+  take_lock "$KAFKA_HOME" 600
   check_java
   ensure_jars
   stop_kafka

@@ -3,97 +3,134 @@
 # for Java (Marquez built with Maven and started with its PostgreSQL, a Kafka broker, DataHub's
 # converters), one for Node and Debian's packages (Chromium and Graphviz, code-server, the
 # extension's .vsix, Marquez's web UI). scripts/test.sh runs it in the background while the
-# tests that need none of it run (tests/conftest.py's `services` fixture waits for it).
+# tests that need none of it run; those that do wait for it (tests/conftest.py's `services`).
 #
 # Usage: scripts/services.sh DIR
 #
-#   Writes DIR/log (what each script said), DIR/env (KEY=VALUE lines the tests need:
-#   KAFKA_BOOTSTRAP_SERVERS, OLX_VSCODE_VSIX, and OLX_REQUIRE_MARQUEZ(_UI) when Marquez (its UI)
-#   is up, which scripts/test.sh requires already where their source is), then DIR/status
-#   (0, or 1 when something the tests require could not be had: its log says what). Exits
-#   with that status.
+# What a test run gets from it, in DIR (an empty folder); DIR/status comes last, whole, and
+# once it is there the others are complete:
+#
+#   DIR/log      what every script said: the Java lane's, then the Node lane's
+#   DIR/env      KEY=VALUE lines for the tests' environment:
+#                  OLX_REQUIRE_<NAME>=1   for each service that is up: its tests must run (they
+#                                         fail, never skip). NAME: MARQUEZ, MARQUEZ_UI, KAFKA,
+#                                         DATAHUB, BROWSER (Chromium and Graphviz), VSCODE
+#                  OLX_VSCODE_VSIX=FILE   the extension's .vsix
+#   DIR/status   0, or 1 when a service the run requires is not up (DIR/log says why); this
+#                script exits with it
+#
+# The services' addresses are not in DIR/env: they follow from the scripts' variables, which the
+# caller has before (scripts/test.sh exports MARQUEZ_URL, MARQUEZ_WEB_URL and
+# KAFKA_BOOTSTRAP_SERVERS before pytest starts, and a test module may read them at import).
+#
+# Who waits for what: scripts/test.sh starts this script (in a session of its own: setsid) and
+# gives pytest DIR as OLX_SERVICES and this script's pid as OLX_SERVICES_PID. tests/conftest.py's
+# `services` fixture waits for DIR/status (or for this script to end without writing it: a
+# failure); on 1 it fails the test with the tail of DIR/log, on 0 it adds DIR/env to the
+# session's environment; pytest's closing summary shows DIR/log whole. scripts/test.sh waits
+# for this script after pytest, and fails the run when its status is not 0, whichever tests
+# ran. DIR/lanes/ is the lanes' own, on their way: each one's log as it goes (java.log,
+# node.log), and a file per service, NAME, that says up or down once it is done (the web UI
+# waits for MARQUEZ).
+#
+# A service the run requires that cannot be had fails the run; one it does not require has its
+# tests skipped, each saying why. Required: those with OLX_REQUIRE_<NAME>=1; where that is not
+# set, Marquez, its web UI and DataHub's converters when their source is in ../shared/third_party
+# beside the repository, and always Kafka, Chromium and Graphviz, and code-server.
 #
 # Environment: that of scripts/marquez.sh, kafka.sh, datahub.sh, vscode.sh (see their --help),
-# and OLX_REQUIRE_MARQUEZ, OLX_REQUIRE_MARQUEZ_UI, OLX_REQUIRE_DATAHUB (scripts/test.sh sets
-# them where their sources are): with one set, its service failing fails; without, its tests
-# are skipped, each saying why.
+# and OLX_REQUIRE_<NAME> (1: required; 0: not).
 set -uo pipefail
 case "${1:-}" in -h|--help|"") sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
-dir=$(cd "$1" && pwd)
-cd "$(dirname "$0")/.."
+dir=$(cd "$1" && pwd) || exit 1
+cd "$(dirname "$0")/.." || exit 1
+lanes="$dir/lanes"
+mkdir -p "$lanes"
 : >"$dir/log"
-: >"$dir/env.lanes"
+: >"$lanes/env"
 exec >>"$dir/log" 2>&1
 start=$SECONDS
 
-fail() { echo "services.sh: $*"; return 1; }
 say() { echo "services.sh: $*"; }
-provide() { echo "$1" >>"$dir/env.lanes"; }  # one line, whole: the lanes append side by side
+provide() { echo "$1" >>"$lanes/env"; }  # one line, whole: the lanes append side by side
+
+# Whether the run requires service $1 (see the header).
+required() {
+  local given="OLX_REQUIRE_$1"
+  if [ -n "${!given:-}" ]; then
+    [ "${!given}" = 1 ]
+    return
+  fi
+  case $1 in
+    MARQUEZ) compgen -G "../shared/third_party/marquez-*/api" >/dev/null ;;
+    MARQUEZ_UI) compgen -G "../shared/third_party/marquez-*/web/package.json" >/dev/null ;;
+    DATAHUB) compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null ;;
+    *) true ;;
+  esac
+}
+
+# bring NAME WHAT COMMAND...: COMMAND brings service NAME up (WHAT says what failed, if not).
+# Up: OLX_REQUIRE_NAME=1 into DIR/env. Down: returns 1 when the run requires it (its lane stops
+# there), else says that its tests will be skipped. Either way, DIR/lanes/NAME says up or down.
+bring() {
+  local name=$1 what=$2
+  shift 2
+  if "$@" >/dev/null; then
+    provide "OLX_REQUIRE_$name=1"
+    echo up >"$lanes/$name"
+    return 0
+  fi
+  echo down >"$lanes/$name"
+  if required "$name"; then
+    say "$what (above), and the tests require it"
+    return 1
+  fi
+  say "$what (above); the run does not require it (scripts/services.sh --help says when):" \
+    "its tests will be skipped"
+}
+
+# shellcheck disable=SC2317  # run by bring
+vscode_ready() {
+  local vsix
+  scripts/vscode.sh install && vsix=$(scripts/vscode.sh package) && provide "OLX_VSCODE_VSIX=$vsix"
+}
+
+# The web UI talks to the API: once the Java lane has (or has not) started Marquez.
+# shellcheck disable=SC2317  # run by bring
+marquez_ui() {
+  while [ ! -s "$lanes/MARQUEZ" ] && kill -0 "$java" 2>/dev/null; do sleep 1; done
+  if [ "$(cat "$lanes/MARQUEZ" 2>/dev/null)" != up ]; then
+    say "Marquez is not up, for its web UI to talk to" >&2
+    return 1
+  fi
+  scripts/marquez.sh ui
+}
 
 java_lane() {
-  if scripts/marquez.sh start >/dev/null; then
-    provide OLX_REQUIRE_MARQUEZ=1
-    echo up >"$dir/marquez"
-  else
-    echo down >"$dir/marquez"
-    [ "${OLX_REQUIRE_MARQUEZ:-}" = 1 ] &&
-      { fail "Marquez could not be built or started (above), and the tests require it"; return; }
-    say "Marquez could not be started (above), and its source (../shared/third_party/marquez-*)" \
-      "is not here to build it; the end-to-end tests will be skipped"
-  fi
-  # The kafka transport's end-to-end tests need a real broker (Apache Kafka from Maven Central,
-  # always reachable here): one that cannot be fetched or started fails, never a skipped proof.
-  local bootstrap
-  bootstrap=$(scripts/kafka.sh start) ||
-    { fail "Kafka could not be started (above), and the tests require it"; return; }
-  provide "KAFKA_BOOTSTRAP_SERVERS=$bootstrap"
-  if compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null; then
-    scripts/datahub.sh build >/dev/null ||
-      { fail "DataHub's converter could not be built (above), and the tests require it"; return; }
-  else
-    say "DataHub's converter source (../shared/third_party/datahub-*) is not here to build;" \
-      "its tests will be skipped"
-  fi
+  bring MARQUEZ "Marquez could not be built or started" scripts/marquez.sh start &&
+    bring KAFKA "Kafka could not be started" scripts/kafka.sh start &&
+    bring DATAHUB "DataHub's converters could not be built" scripts/datahub.sh build
 }
 
 node_lane() {
-  scripts/browser.sh >/dev/null ||
-    { fail "Chromium or Graphviz could not be installed (above), and the tests require them"; return; }
-  local vsix
-  scripts/vscode.sh install >/dev/null ||
-    { fail "code-server could not be installed (above)"; return; }
-  vsix=$(scripts/vscode.sh package) ||
-    { fail "the VS Code extension could not be packaged (above)"; return; }
-  provide "OLX_VSCODE_VSIX=$vsix"
-  # The web UI talks to the API: after the Java lane has (or has not) started Marquez.
-  while [ ! -s "$dir/marquez" ]; do
-    kill -0 "$java" 2>/dev/null || break
-    sleep 1
-  done
-  if [ "$(cat "$dir/marquez" 2>/dev/null)" = up ] && scripts/marquez.sh ui >/dev/null; then
-    provide OLX_REQUIRE_MARQUEZ_UI=1
-  elif [ "${OLX_REQUIRE_MARQUEZ_UI:-}" = 1 ]; then
-    fail "Marquez's web UI could not be built or started (above; or Marquez is not up), and" \
-      "the tests require it"
-  else
-    say "Marquez's web UI could not be started (above), and its source" \
-      "(../shared/third_party/marquez-*/web) is not here to build it; its browser tests will be skipped"
-  fi
+  bring BROWSER "Chromium or Graphviz could not be installed" scripts/browser.sh &&
+    bring VSCODE "code-server could not be installed, or the extension packaged" vscode_ready &&
+    bring MARQUEZ_UI "Marquez's web UI could not be built or started" marquez_ui
 }
 
-java_lane >>"$dir/java.log" 2>&1 &
+java_lane >>"$lanes/java.log" 2>&1 &
 java=$!
-node_lane >>"$dir/node.log" 2>&1 &
+node_lane >>"$lanes/node.log" 2>&1 &
 node=$!
 wait "$java"; java_status=$?
 wait "$node"; node_status=$?
-cat "$dir/java.log" "$dir/node.log"
+cat "$lanes/java.log" "$lanes/node.log"
 status=$(( java_status || node_status ))
-mv "$dir/env.lanes" "$dir/env"
+mv "$lanes/env" "$dir/env"
 if [ "$status" = 0 ]; then
   say "ready after $((SECONDS - start)) s"
 else
   say "failed after $((SECONDS - start)) s (above)"
 fi
-echo "$status" >"$dir/status"
+echo "$status" >"$dir/status.tmp" && mv "$dir/status.tmp" "$dir/status"  # whole, for readers
 exit "$status"

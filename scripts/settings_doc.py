@@ -33,8 +33,11 @@ HEAD = """\
 the script's template), then run it; tests/test_settings_doc.py fails when they disagree. -->
 
 In `<workspace>/.workspace/settings.json` (flat dotted keys, shared with other extensions, whose
-keys are never touched; writes are atomic, and a `settings.json` that is a symbolic link is
-written through it: the link stays). `openlineage-export settings list|get|set|unset`.
+keys are never touched; writes are atomic: a temporary file in `.workspace/`, renamed over the
+old one). `openlineage-export settings list|get|set|unset`. A `settings.json` or a `.workspace`
+that is a symbolic link is never written through (it may point anywhere, `.git/config` or your
+`key-origins.json`, and whoever pushed last chose where): `settings set` and `unset` refuse it in
+one line and write nothing; make it a file of the workspace's own.
 `settings set` needs a workspace (exit 3 outside one). `settings get KEY` prints the value in
 force on stdout, alone (so `$(openlineage-export settings get openlineage.namespace)` is the
 value), and where it comes from on stderr: `(settings.json)`, `(default)`,

@@ -11,6 +11,8 @@
 #   MARQUEZ_PORT      its port when MARQUEZ_URL is not set [5000]
 #   MARQUEZ_WEB_URL   Marquez's web UI the browser tests open [http://127.0.0.1:$MARQUEZ_WEB_PORT]
 #   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
+#   KAFKA_BOOTSTRAP_SERVERS  the Kafka broker the end-to-end tests use [127.0.0.1:$KAFKA_PORT]
+#   KAFKA_PORT        its port when KAFKA_BOOTSTRAP_SERVERS is not set [59092]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
 #   OLX_TEST_SEED  the seed of the test order [a new one each run]: the tests run shuffled
 #                  (modules, and the tests within each), the seed printed on the first line;
@@ -27,22 +29,28 @@ OLX_TEST_SEED=${OLX_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "test.sh: test order seed $OLX_TEST_SEED (the same order again: OLX_TEST_SEED=$OLX_TEST_SEED" \
   "scripts/test.sh)"
 scripts/setup.sh --test
+# tests/test_scripts.py runs ShellCheck on every script: Debian's, installed when missing.
+# Without it that test is skipped, saying why (and in CI, a skip fails the run).
+if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  # shellcheck source=lib/apt.sh
+  . scripts/lib/apt.sh
+  apt_log=$(mktemp)
+  echo "test.sh: installing shellcheck (apt-get)" >&2
+  apt_get_install "$apt_log" shellcheck ||
+    { tail -n 20 "$apt_log" >&2; echo "test.sh: apt-get install shellcheck failed" >&2; }
+  rm -f "$apt_log"
+fi
+# Where the services are, known before they are up: the test modules may read it at import.
 export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
 export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}
-# What the end-to-end and browser tests need is prepared by scripts/services.sh (see its --help)
-# in the background, while the tests that need none of it run; those that do wait for it
-# (tests/conftest.py). Once, on a fresh machine, that is several minutes of builds from the
-# sources in ../shared/third_party: Marquez's API with Maven (~1 min) and its web UI with npm
-# (~4 min), DataHub's converters (~1 min), code-server from npm (~1.5 min), the extension's
-# .vsix; later runs reuse them. With a source here (always in CI), a service that does not
-# build or start fails the run with its log, never a skipped test; without its source, its
-# tests are skipped, each saying why. Kafka, Chromium and code-server are always required.
-compgen -G "../shared/third_party/marquez-*/api" >/dev/null && export OLX_REQUIRE_MARQUEZ=1
-compgen -G "../shared/third_party/marquez-*/web/package.json" >/dev/null &&
-  export OLX_REQUIRE_MARQUEZ_UI=1
-compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null &&
-  export OLX_REQUIRE_DATAHUB=1
-export OLX_REQUIRE_KAFKA=1 OLX_REQUIRE_BROWSER=1 OLX_REQUIRE_VSCODE=1
+export KAFKA_BOOTSTRAP_SERVERS=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:${KAFKA_PORT:-59092}}
+# What the end-to-end and browser tests need is prepared by scripts/services.sh in the
+# background, while the tests that need none of it run; those that do wait for it
+# (tests/conftest.py's `services`), and this script waits for it after pytest. Its --help is
+# the interface (DIR/log, DIR/env, DIR/status) and says which services a run requires. Once, on
+# a fresh machine, that is several minutes of builds from the sources in ../shared/third_party:
+# Marquez's API with Maven (~1 min) and its web UI with npm (~4 min), DataHub's converters
+# (~1 min), code-server from npm (~1.5 min), the extension's .vsix; later runs reuse them.
 # In CI a skipped test is a missing proof: it fails the run (tests/conftest.py).
 if [ "${CI:-}" = true ]; then
   export OLX_NO_SKIPS=1

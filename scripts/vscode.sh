@@ -38,6 +38,9 @@ set -euo pipefail
 case "${1:-}" in -h|--help|"") sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/service.sh
+. "$ROOT/scripts/lib/service.sh"
+# shellcheck source=lib/apt.sh
 . "$ROOT/scripts/lib/apt.sh"
 VSCODE_HOME=${VSCODE_HOME:-$HOME/.cache/openlineage-export/vscode}
 CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.100.3}
@@ -48,8 +51,6 @@ EXTENSION="$ROOT/editor/vscode"
 RIPGREP_CACHE_VERSION=1.15.11   # the @vscode/ripgrep that code-server $CODE_SERVER_VERSION holds
 RIPGREP_VERSION=v13.0.0-10      # the rg release that @vscode/ripgrep version downloads
 
-log() { echo "vscode.sh: $*" >&2; }
-die() { echo "vscode.sh: error: $*" >&2; exit 1; }
 fail_with_log() {  # $1 what failed, $2 its log
   tail -n 40 "$2" >&2 || true
   die "$1 (log: $2)"
@@ -60,24 +61,9 @@ VSCODE_HOME=$(cd "$VSCODE_HOME" && pwd -P)
 INSTALL_DIR="$VSCODE_HOME/code-server-$CODE_SERVER_VERSION"
 CODE_SERVER="$INSTALL_DIR/node_modules/.bin/code-server"
 
-take_lock() {  # one install or package at a time (parallel test workers may all ask)
-  exec 9>"$VSCODE_HOME/.lock"
-  flock -w 1800 9 || die "another vscode.sh holds $VSCODE_HOME/.lock"
-}
-
 # ---------------------------------------------------------------- install
 
-apt_install() {  # install the Debian packages named, when missing
-  local missing=() package
-  for package in "$@"; do dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package"); done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    die "${missing[*]} missing; install with: sudo apt-get install ${missing[*]}"
-  fi
-  log "installing ${missing[*]} (apt-get)"
-  apt_get_install "$VSCODE_HOME/apt.log" "${missing[@]}" ||
-    fail_with_log "apt-get install ${missing[*]} failed" "$VSCODE_HOME/apt.log"
-}
+apt_install() { apt_install_missing "$VSCODE_HOME/apt.log" "$@"; }
 
 ripgrep_target() {  # the rg build @vscode/ripgrep would download for this machine
   case "$(uname -m)" in
@@ -92,7 +78,7 @@ install_code_server() {
     echo "$CODE_SERVER"
     return 0
   fi
-  take_lock
+  take_lock "$VSCODE_HOME" 1800  # one install or package at a time
   if [ -x "$CODE_SERVER" ] && [ -f "$INSTALL_DIR/.installed" ]; then
     echo "$CODE_SERVER"
     return 0
@@ -135,7 +121,7 @@ install_code_server() {
 # ---------------------------------------------------------------- package
 
 package_extension() {
-  take_lock
+  take_lock "$VSCODE_HOME" 1800  # one install or package at a time
   local python=${PYTHON:-}
   if [ -z "$python" ]; then
     if [ -x "$ROOT/.venv/bin/python" ]; then python="$ROOT/.venv/bin/python"; else python=python3; fi
@@ -197,8 +183,8 @@ parse_run_options() {
 
 running_pid() {  # the pid of the code-server started with RUN_DIR, if it still runs
   local pid
-  pid=$(cat "$RUN_DIR/code-server.pid" 2>/dev/null) || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+  pid=$(started_pid "$RUN_DIR/code-server.pid" "--user-data-dir $RUN_DIR/user-data")
+  [ -n "$pid" ] && echo "$pid"
 }
 
 listening_url() {  # the address code-server says it listens on
@@ -228,29 +214,28 @@ start_code_server() {
   [ -n "$FOLDER" ] && args+=("$FOLDER")
   : >"$run_log"
   # setsid: its own process group, so that stop ends it with every child it started.
-  setsid "$CODE_SERVER" "${args[@]}" >"$run_log" 2>&1 </dev/null &
-  echo $! >"$RUN_DIR/code-server.pid"
-  local deadline=$((SECONDS + VSCODE_START_TIMEOUT)) url=""
-  while [ $SECONDS -lt $deadline ]; do
-    running_pid >/dev/null || fail_with_log "code-server exited before it answered" "$run_log"
-    url=$(listening_url)
-    if [ -n "$url" ] && curl -s --noproxy '*' -o /dev/null -m 5 "$url/healthz"; then
-      echo "$url"
-      return 0
-    fi
-    sleep 0.2
-  done
-  stop_code_server
-  fail_with_log "code-server did not answer within $VSCODE_START_TIMEOUT s" "$run_log"
+  setsid "$CODE_SERVER" "${args[@]}" >"$run_log" 2>&1 </dev/null 9>&- &
+  local pid=$! rc=0
+  echo "$pid" >"$RUN_DIR/code-server.pid"
+  wait_healthy "$pid" "$VSCODE_START_TIMEOUT" 0.2 answers || rc=$?
+  case $rc in
+    0) echo "$URL" ;;
+    1) fail_with_log "code-server exited before it answered" "$run_log" ;;
+    *) stop_code_server
+       fail_with_log "code-server did not answer within $VSCODE_START_TIMEOUT s" "$run_log" ;;
+  esac
+}
+
+URL=""
+answers() {  # code-server answers at the address it says it listens on (then in URL)
+  URL=$(listening_url)
+  [ -n "$URL" ] && curl -s --noproxy '*' -o /dev/null -m 5 "$URL/healthz" || return 1
 }
 
 stop_code_server() {
   local pid
   if pid=$(running_pid); then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$((SECONDS + 30))
-    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
+    stop_pid "$pid" 30 group  # the group: code-server and every child it started
   fi
   rm -f "$RUN_DIR/code-server.pid"
 }

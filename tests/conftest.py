@@ -77,10 +77,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # ------------------------------------------------------------------ services (scripts/test.sh)
+# What the tests get from scripts/services.sh, and who waits for what, is written once, in its
+# header (scripts/services.sh --help): DIR/log, DIR/env, DIR/status; DIR is OLX_SERVICES.
 
 
 def _services_folder() -> Path | None:
-    """Where scripts/services.sh, started by scripts/test.sh beside the tests, says how it went."""
+    """DIR, where scripts/services.sh, started by scripts/test.sh beside the tests, says how it
+    went; None without scripts/test.sh."""
     folder = os.environ.get("OLX_SERVICES")
     return Path(folder) if folder else None
 
@@ -94,23 +97,28 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-@pytest.fixture(scope="session")
-def services() -> None:
-    """What the end-to-end and browser tests use (Marquez and its web UI, Kafka, DataHub's
-    converters, Chromium, code-server and the extension's .vsix), which scripts/test.sh has
-    scripts/services.sh prepare while the other tests run: waited for here, as long as it is at
-    work (the first time on a machine, minutes of builds), then its settings are taken into
-    this session's environment. Without scripts/test.sh, the services already running are
-    used as they are."""
-    folder = _services_folder()
-    if folder is None:
-        return
+def _services_status(folder: Path) -> str | None:
+    """DIR/status, waited for as long as scripts/services.sh (OLX_SERVICES_PID) is at work (the
+    first time on a machine, minutes of builds); None when it ended without writing it."""
     status = folder / "status"
     pid = int(os.environ.get("OLX_SERVICES_PID", "0"))
     while not status.exists() and _running(pid):
         time.sleep(0.5)
+    return status.read_text().strip() if status.exists() else None
+
+
+@pytest.fixture(scope="session")
+def services() -> None:
+    """What the end-to-end and browser tests use (Marquez and its web UI, Kafka, DataHub's
+    converters, Chromium, code-server and the extension's .vsix), which scripts/test.sh has
+    scripts/services.sh prepare while the other tests run: waited for here; when it is all
+    there, DIR/env is taken into this session's environment, else the test fails with the end
+    of DIR/log. Without scripts/test.sh, the services already running are used as they are."""
+    folder = _services_folder()
+    if folder is None:
+        return
     log = folder / "log"
-    if not status.exists() or status.read_text().strip() != "0":
+    if _services_status(folder) != "0":
         tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-40:]) \
             if log.exists() else "(no log)"
         pytest.fail(f"scripts/services.sh could not prepare what this test needs; its log "
@@ -129,11 +137,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: "services" in getattr(item, "fixturenames", ()))
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """What scripts/services.sh said (build and start times), before pytest's closing line."""
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            exitstatus: int) -> None:
+    """What scripts/services.sh said (build and start times), whole, before pytest's closing
+    line: waited for (scripts/test.sh waits for it after pytest anyway), unless the run was
+    interrupted."""
     folder = _services_folder()
-    log = folder / "log" if folder is not None else None
-    if log is not None and log.exists():
+    if folder is None:
+        return
+    if exitstatus != pytest.ExitCode.INTERRUPTED:
+        _services_status(folder)
+    log = folder / "log"
+    if log.exists():
         terminalreporter.section("services (scripts/services.sh)")
         for line in log.read_text(errors="replace").splitlines():
             terminalreporter.write_line(line)

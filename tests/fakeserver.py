@@ -338,11 +338,23 @@ def _decode(raw: bytes, encoding: str) -> bytes:
     return raw
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (connections are refused)."""
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port where every connection is refused, for as long as the block runs.
+
+    The port is bound but never listened on: the kernel refuses connections to it, and no
+    other program (another test run's server, or a client's own outgoing connection) can take
+    it meanwhile. A port found free and let go again may be anyone's by the time it is used."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
+
+
+@pytest.fixture(name="refused_port")
+def refused_port_fixture() -> Iterator[int]:
+    """A loopback port that refuses connections for the whole test (:func:`refused_port`)."""
+    with refused_port() as port:
+        yield port
 
 
 @pytest.fixture(name="fake_server")

@@ -143,6 +143,14 @@ def on_small_disk(folder: Path, command: list[str], size: str = "64k") -> list[s
     return ["unshare", "-m", "sh", "-c", script, str(folder), "--", *command]
 
 
+def on_read_only_mount(folder: Path, command: list[str]) -> list[str]:
+    """``command`` run in a private mount namespace where ``folder`` is mounted read-only (a
+    read-only file system, for this process only). Needs root; check with :func:`can_mount`."""
+    script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && '
+              'exec "$@"')
+    return ["unshare", "-m", "sh", "-c", script, str(folder), "--", *command]
+
+
 def without_root_privileges(command: list[str]) -> list[str]:
     """``command`` run without the capabilities that let root ignore file permissions."""
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
@@ -188,3 +196,15 @@ def delivered_runs(ledger: Path) -> int:
                        .fetchone()[0])
     except sqlite3.Error:
         return 0
+
+
+def reason_between(line: str, before: str, after: str) -> str:
+    """The reason another program gave (SQLite, the OS, libcurl, librdkafka...) that ``line``,
+    our own message, passes along between ``before`` and ``after``: the line must start and
+    end with them and hold a reason in between, whatever its words (they are that program's,
+    and vary with its version, the damage or the machine)."""
+    assert line.startswith(before), f"{line!r} does not start with {before!r}"
+    assert line.endswith(after), f"{line!r} does not end with {after!r}"
+    reason = line[len(before):len(line) - len(after)]
+    assert reason.strip() and "\n" not in reason, f"{line!r} gives no reason on its line"
+    return reason

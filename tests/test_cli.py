@@ -24,8 +24,8 @@ import pytest
 from fakeserver import (
     Answer,
     FakeServer,
-    closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
+    refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from helpers import DEMO, WorkspaceMaker, run_record
 
@@ -245,8 +245,8 @@ def test_usage_errors_exit_2(cli: Run, demo: Path) -> None:
         assert "error: " in result.err and result.out == b"", str(result)
 
 
-def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path) -> None:
-    port = closed_port()
+def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path, refused_port: int) -> None:
+    port = refused_port
     set_settings(demo, {"openlineage.url": f"http://127.0.0.1:{port}",
                         "openlineage.retry.maxTime": 1})
     # One after the other: a second export of one workspace to one server waits for none.
@@ -549,9 +549,9 @@ def test_secrets_list_names_its_store_even_when_empty(cli: Run, tmp_path: Path) 
 
 
 def test_url_overrides_the_setting_for_one_export_and_status(
-        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker) -> None:
+        cli: Run, fake_server: FakeServer, ws: WorkspaceMaker, refused_port: int) -> None:
     ws.segment("000001.jsonl", [run_record("r1")])
-    ws.settings({"openlineage.url": f"http://127.0.0.1:{closed_port()}"})
+    ws.settings({"openlineage.url": f"http://127.0.0.1:{refused_port}"})
     before = (ws.root / ".workspace" / "settings.json").read_bytes()
     sent = cli("export", "--url", fake_server.url, "-w", str(ws.root))
     assert sent.code == 0, str(sent)
@@ -627,10 +627,10 @@ def test_settings_list_shows_the_namespace_in_force_as_get_does(cli: Run,
     assert (got.text, got.err) == ("test-ws\n", "(workspace name in graph.json)\n")
 
 
-def test_status_lists_the_configured_server_before_any_export(cli: Run,
-                                                             ws: WorkspaceMaker) -> None:
+def test_status_lists_the_configured_server_before_any_export(
+        cli: Run, ws: WorkspaceMaker, refused_port: int) -> None:
     ws.segment("000001.jsonl", [run_record("r1"), run_record("r2")])
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = f"http://127.0.0.1:{refused_port}"
     ws.settings({"openlineage.url": url})
     shown, as_json = run_all(cli, [("status", "-w", str(ws.root)),
                                    ("status", "--json", "-w", str(ws.root))])
@@ -677,7 +677,8 @@ def test_usage_errors_say_error_as_every_other_error(cli: Run, demo: Path) -> No
         assert "Error:" not in result.err, str(result)
         assert error_lines(result)[-1].startswith("error: "), str(result)
         assert error_lines(result)[0].startswith("Usage: "), str(result)
-    assert error_lines(bogus)[-1] == "error: No such option '--bogus'.", str(bogus)
+    # Names the option; the sentence around it is click's (it words it anew now and then).
+    assert "--bogus" in error_lines(bogus)[-1], str(bogus)
 
 
 def test_a_url_without_its_scheme_names_the_option_and_what_was_meant(
@@ -758,8 +759,8 @@ def test_an_openlineage_yml_inside_the_workspace_is_not_read(cli: Run,
     (ws.root / "openlineage.yml").write_text("transport:\n  url: http://127.0.0.1:5111\n")
     got = cli("settings", "get", "openlineage.url", cwd=ws.root)
     assert got.code == 1 and got.text == "", str(got)
-    assert "openlineage.yml is inside the workspace, so it travels with it and is not read" \
-        in got.err, str(got)
+    assert (f"{ws.root / 'openlineage.yml'} is inside the workspace's repository {ws.root}, so "
+            "it travels with it") in got.err, str(got)
 
 
 def test_the_ecosystem_api_key_goes_only_to_a_server_the_user_named(

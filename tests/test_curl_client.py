@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from fakeserver import (
     FakeServer,
-    closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
+    refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from test_deliver_http import configure, dry_lines, export, export_bounded
 from test_secret_hygiene import Server, self_signed  # noqa: F401 - self_signed: the fixture
@@ -46,8 +46,9 @@ def test_the_proxy_the_environment_names_carries_the_events(
 
 def test_no_proxy_sends_the_events_directly(fake_server: FakeServer, one_run: Path,
                                             environ: dict[str, str],
-                                            no_proxies: pytest.MonkeyPatch) -> None:
-    no_proxies.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port()}")
+                                            no_proxies: pytest.MonkeyPatch,
+                                            refused_port: int) -> None:
+    no_proxies.setenv("HTTP_PROXY", f"http://127.0.0.1:{refused_port}")
     no_proxies.setenv("NO_PROXY", "127.0.0.1")
     configure(one_run, url=fake_server.url)
     report = export(one_run, environ)
@@ -57,10 +58,10 @@ def test_no_proxy_sends_the_events_directly(fake_server: FakeServer, one_run: Pa
 
 def test_libcurl_never_reads_the_proxy_variables_itself(
         fake_server: FakeServer, one_run: Path, environ: dict[str, str],
-        no_proxies: pytest.MonkeyPatch) -> None:
+        no_proxies: pytest.MonkeyPatch, refused_port: int) -> None:
     # Whatever environment_proxy answers is the proxy; libcurl would take http_proxy and
     # ALL_PROXY (and ignore NO_PROXY's forms it does not know) on its own.
-    dead = f"http://127.0.0.1:{closed_port()}"
+    dead = f"http://127.0.0.1:{refused_port}"
     no_proxies.setenv("http_proxy", dead)
     no_proxies.setenv("ALL_PROXY", dead)
     no_proxies.setattr(curl_client, "environment_proxy", lambda url: None)

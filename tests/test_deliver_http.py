@@ -23,9 +23,9 @@ from fakeserver import (
     Answer,
     FakeServer,
     Recorded,
-    closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
     make_fake_server_fixture,  # noqa: F401
+    refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from helpers import DEMO, WorkspaceMaker, run_record
 
@@ -49,9 +49,12 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def environ(config_dir: Path) -> dict[str, str]:
-    """A clean environment: secrets in a private file under tmp, never the real keyring."""
-    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(config_dir), "OPENLINEAGE_EXPORT_SECRETS": "file"}
+def environ(config_dir: Path, tmp_path: Path) -> dict[str, str]:
+    """A clean environment: secrets in a private file under tmp, never the real keyring, and
+    the ledger under tmp too (without it, the user's own: shared by every run of the suite,
+    it would remember the runs a test sent the last time its tmp path was the same)."""
+    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(config_dir), "OPENLINEAGE_EXPORT_SECRETS": "file",
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
 
 
 @pytest.fixture
@@ -213,7 +216,8 @@ def test_bearer_key_from_a_host_store(fake_server: FakeServer, three_runs: Path,
     store.set("prod", KEY)
     store.allow("prod", fake_server.url.rstrip("/"))
     configure(three_runs, url=fake_server.url, **{"apiKey.secretRef": "prod"})
-    report = run_export(ExportRequest(workspace=three_runs, secrets=store))
+    report = run_export(ExportRequest(workspace=three_runs, secrets=store, environ={
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}))
     assert report.exit_code == 0, report.to_dict()
     assert {r.headers.get("authorization") for r in fake_server.requests} == {f"Bearer {KEY}"}
 
@@ -325,8 +329,18 @@ def test_each_runs_events_arrive_in_order_with_concurrency(
         fake_server: FakeServer, demo: Path, environ: dict[str, str]) -> None:
     runs = dry_run(demo)
     assert len(runs) == 31 and sum(len(r.events) for r in runs) == 236
-    # Small, varying delays so that the runs really interleave.
-    fake_server.script(lambda req: Answer(201, delay=(len(req.raw) % 7) / 1000))
+    # The runs interleave for certain: the first event is answered only once a second one has
+    # come (another run's: a run's next event waits for the answer to the one before); then
+    # small, varying delays.
+    second = threading.Event()
+
+    def answer(req: Recorded) -> Answer:
+        if len(fake_server.requests) >= 2:
+            second.set()
+        return Answer(201, delay=(len(req.raw) % 7) / 1000,
+                      hold=None if second.is_set() else second)
+
+    fake_server.script(answer)
     configure(demo, url=fake_server.url, concurrency=8)
     report = export(demo, environ)
     assert report.exit_code == 0, report.to_dict()
@@ -391,7 +405,8 @@ def test_429_retry_after_is_honoured(fake_server: FakeServer, one_run: Path,
     first, second = fake_server.requests[:2]
     assert first.raw == second.raw
     waited = second.at - first.at
-    assert 0.9 <= waited < 15, f"retried after {waited:.2f} s, Retry-After said 1"
+    # Not before the server said (however slow the machine, a retry cannot come early).
+    assert waited >= 0.9, f"retried after {waited:.2f} s, Retry-After said 1"
     assert report.events_sent == 4 and len(fake_server.requests) == 5
 
 
@@ -500,8 +515,9 @@ def test_redirect_is_not_followed(make_fake_server: Callable[[], FakeServer], on
 # -- outages, slowness, cancellation ----------------------------------------------------------
 
 
-def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str, str], client_kind: str) -> None:
-    port = closed_port()
+def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str, str],
+                                                  client_kind: str, refused_port: int) -> None:
+    port = refused_port
     configure(demo, url=f"http://127.0.0.1:{port}", **{"retry.maxTime": 1})
     report = export_bounded(demo, environ, client=client_kind)
     assert report.outage is not None and report.exit_code == 4
@@ -513,8 +529,9 @@ def test_server_refusing_connections_is_an_outage(demo: Path, environ: dict[str,
     assert report.runs_failed == 0, report.to_dict()["failedRuns"]
 
 
-def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str]) -> None:
-    configure(three_runs, url=f"http://127.0.0.1:{closed_port()}", concurrency=1,
+def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str],
+                                refused_port: int) -> None:
+    configure(three_runs, url=f"http://127.0.0.1:{refused_port}", concurrency=1,
               **{"retry.maxTime": 1})
     report = export_bounded(three_runs, environ)
     assert report.outage is not None and report.exit_code == 4 and report.runs_failed == 0
@@ -522,7 +539,8 @@ def test_outage_with_one_sender(three_runs: Path, environ: dict[str, str]) -> No
 
 def test_slow_server_is_retried_then_failed_not_an_outage(
         fake_server: FakeServer, one_run: Path, environ: dict[str, str], client_kind: str) -> None:
-    fake_server.script(lambda req: Answer(201, delay=1.0))
+    never = threading.Event()  # no answer comes before the test ends (the server stops)
+    fake_server.script(lambda req: Answer(201, hold=never))
     configure(one_run, url=fake_server.url, timeout=0.2, **{"retry.maxTime": 3})
     report = export_bounded(one_run, environ, client=client_kind)
     assert report.outage is None

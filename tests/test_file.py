@@ -73,7 +73,7 @@ def test_a_changed_run_is_appended_whole(ws: WorkspaceMaker, environ: dict[str, 
 
 def test_a_folder_gets_rotating_files_that_never_split_a_run(
         demo: Path, environ: dict[str, str], tmp_path: Path) -> None:
-    folder = demo / "outbox"  # a workspace writes inside itself (docs/security.md)
+    folder = demo / ".workspace" / "exports"  # the only place a workspace writes to
     (demo / ".workspace" / "settings.json").write_text(json.dumps({
         "openlineage.transport": "file", "openlineage.file.path": f"{folder}/",
         "openlineage.file.maxBytes": 16 * 1024}))

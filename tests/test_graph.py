@@ -54,7 +54,7 @@ def test_a_broken_pipeline_is_one_bad_entry_and_the_others_are_kept(ws: Workspac
 @pytest.mark.parametrize(("content", "message"), [
     (None, f"{DISPLAY} not found: this folder is not a workspace with a Lineage hub graph"),
     ('{"workspace": ', f"{DISPLAY} is not JSON"),
-    ("[" * 5000 + "]" * 5000, f"{DISPLAY} is not JSON (depth limit exceeded"),
+    ("[" * 5000 + "]" * 5000, f"{DISPLAY} is not JSON ("),  # a reason, in orjson's words
     ('["a"]', f"{DISPLAY} must hold a JSON object"),
     ({"format": "lineage-hub/graph@2", "workspace": {"name": "w"}},
      f"{DISPLAY} has format 'lineage-hub/graph@2'; this exporter reads 'lineage-hub/graph@1'"),

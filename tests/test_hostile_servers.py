@@ -112,8 +112,9 @@ def test_retry_after_never_crashes_nor_shortens_the_backoff(
     report = export_bounded(one_run, environ)
     assert report.runs_failed == 1 and "HTTP 503" in report.failed[0].reason
     # Backoff 0.25, 0.5, 1 s (with jitter, at least half of each): at most 6 tries in 2 s,
-    # where a Retry-After of 0 once allowed hundreds.
-    assert 2 <= len(fake_server.requests) <= 6
+    # where a Retry-After of 0 once allowed hundreds. (A bound no busy machine can break: the
+    # waits are at least that long; how many fit in 2 s on a slow one is not asserted.)
+    assert 1 <= len(fake_server.requests) <= 6
 
 
 def test_a_huge_answer_is_not_downloaded(fake_server: FakeServer, one_run: Path,

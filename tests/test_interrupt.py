@@ -2,9 +2,9 @@
 accepted, and the next export sends exactly the rest.
 
 A real ``openlineage-export export`` process sends to a server on loopback that holds every
-request past the first fifth of the events, and gets SIGINT (Ctrl-C) or SIGTERM (docker stop,
-Kubernetes, systemd, CI runners) while those are in flight; they are answered once the export
-said it is stopping.
+request once it has accepted every event of one run, and gets SIGINT (Ctrl-C) or SIGTERM
+(docker stop, Kubernetes, systemd, CI runners) while those are in flight; they are answered
+once the export said it is stopping.
 """
 
 from __future__ import annotations
@@ -31,19 +31,22 @@ from openlineage_export.export import ExportRequest, run_export
 
 
 class HoldingServer(ThreadingHTTPServer):
-    """Accepts every event, keeping the bodies in the order they were accepted; the requests
-    past the first ``hold_after`` wait until ``release`` is set."""
+    """Accepts every event, keeping the bodies in the order they were accepted. Once it has
+    accepted every event of one pipeline run (``whole``: its events, by pipeline run id), the
+    requests that come after wait until ``release`` is set."""
 
     daemon_threads = True
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.hold_after: int | None = None
+        self.whole: dict[str, int] | None = None
         self.release = threading.Event()
         self.bodies: list[bytes] = []
-        self.received = 0
         self.in_flight = 0
+        self.held = 0
         self.lock = threading.Lock()
+        self._accepted: dict[str, int] = defaultdict(int)
+        self._a_run_is_whole = False
         threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
 
     @property
@@ -71,14 +74,19 @@ class _Handler(BaseHTTPRequestHandler):
         server = self.server
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         with server.lock:
-            server.received += 1
             server.in_flight += 1
-            held = server.hold_after is not None and server.received > server.hold_after
+            held = server.whole is not None and server._a_run_is_whole
+            if held:
+                server.held += 1
         try:
             if held:
                 server.release.wait(300)
             with server.lock:
                 server.bodies.append(body)  # accepted: answered 201 right after
+                if server.whole is not None:
+                    run = pipeline_run(json.loads(body))
+                    server._accepted[run] += 1
+                    server._a_run_is_whole |= server._accepted[run] == server.whole[run]
             self.send_response(201)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -124,8 +132,7 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
         name: str) -> None:
     root = tmp_path / "ws"
     write_workspace(root, 60, seed=4711)
-    # A fifth of the events accepted must include whole runs: fewer runs in flight than the
-    # 60 of the trail (at 32, all of them advance together and none is whole that early).
+    # Many runs in flight at once, fewer than the 60 of the trail.
     settings = root / ".workspace" / "settings.json"
     settings.write_text(json.dumps({**json.loads(settings.read_text()),
                                     "openlineage.concurrency": 16}))
@@ -138,14 +145,14 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
                 "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")})
     command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(root)]
 
-    slow_server.hold_after = total // 5
+    slow_server.whole = {run: len(events) for run, events in expected.items()}
     export = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     said: list[str] = []
     try:
-        # Held: some events accepted, the export waits for answers and cannot finish.
-        wait_until(lambda: slow_server.received > total // 5 or export.poll() is not None,
-                   "the export to send past the first fifth of its events")
+        # Held: a run accepted whole, the export waits for answers and cannot finish.
+        wait_until(lambda: slow_server.held > 0 or export.poll() is not None,
+                   "the export to send past the first run accepted whole")
         assert export.poll() is None, export.communicate()
         export.send_signal(stop)
         assert export.stderr is not None
@@ -180,7 +187,7 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
         assert received[run_id] == expected[run_id] and events == len(expected[run_id])
 
     # The next export sends exactly the rest: each run not kept, whole and once; none kept.
-    slow_server.hold_after = None
+    slow_server.whole = None
     again = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True,
                            timeout=300)
     assert again.returncode == 0, again.stderr
@@ -228,9 +235,9 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
     """The terminal closes (its window, or the ssh connection) while requests are in flight:
     the kernel sends SIGHUP, and every write to the terminal fails from then on. The requests
     in flight are answered and recorded all the same, the exit code is 129, and the next
-    export sends exactly the rest. The server holds every request until the signal was
-    taken."""
-    from fakeserver import Answer, FakeServer
+    export sends exactly the rest. Once it has every event of one run, the server holds each
+    request until the signal was taken."""
+    from fakeserver import Answer, FakeServer, Recorded
 
     root = tmp_path / "ws"
     write_workspace(root, 40, seed=99)
@@ -240,12 +247,19 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
     env["OPENLINEAGE_EXPORT_STATE_DIR"] = str(tmp_path / "state")
     command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(root)]
-    total = sum(len(events) for events in expected.values())
     release = threading.Event()
+    holding = threading.Event()  # set once a request is held
     with FakeServer() as server:
-        # A third of the events answered at once; from then on each is held until released.
-        server.script(lambda request: Answer(201) if len(server.requests) <= total // 3
-                      or release.wait(120) else Answer(503))
+
+        def answer(request: Recorded) -> Answer:
+            """At once until one run has all its events in; from then on each is held."""
+            before = by_run([r.body for r in server.requests if r is not request])
+            if not any(len(events) == len(expected[run]) for run, events in before.items()):
+                return Answer(201)
+            holding.set()
+            return Answer(201) if release.wait(120) else Answer(503)
+
+        server.script(answer)
         env["OPENLINEAGE_URL"] = server.url
         err = ""
         if how == "terminal closed":
@@ -254,7 +268,7 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
             export = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True)
         try:
-            assert server.wait_for(total // 3 + 1, timeout=120), "the requests did not come"
+            assert holding.wait(120), "the export never sent past its first run accepted whole"
             if how == "terminal closed":
                 os.close(master)  # the kernel hangs up: SIGHUP, and EIO for every write
                 # Observed: its first message failed, so it let go of the terminal.

@@ -1,8 +1,9 @@
 """settings.json as a file (host/jsonfile.py): read it whatever it holds, write it atomically,
-keep what belongs to others byte for byte, and keep a link a link."""
+keep what belongs to others byte for byte, and never write through a link."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -47,23 +48,60 @@ def test_the_cli_says_so_in_one_line(ws: WorkspaceMaker, tmp_path: Path,
                                   "deeply to read")
 
 
-def test_settings_set_writes_through_a_link_and_keeps_it(ws: WorkspaceMaker,
+@pytest.mark.parametrize("how", ["settings.json to the user's key-origins.json",
+                                 "settings.json to .git/config", ".workspace to a folder outside"])
+@pytest.mark.parametrize("command", [("set", "openlineage.timeout", "5"),
+                                     ("unset", "openlineage.timeout")])
+def test_settings_are_never_written_through_a_link(ws: WorkspaceMaker, tmp_path: Path,
+                                                   how: str, command: tuple[str, ...]) -> None:
+    """Issue 30, 5: the editor runs ``settings set`` on every change; a link pushed with the
+    workspace must not make it rewrite the user's file: one line, nothing written."""
+    marker = ws.root / ".workspace"
+    if how.startswith(".workspace"):
+        elsewhere = tmp_path / "elsewhere"
+        shutil.move(marker, elsewhere)
+        marker.symlink_to(elsewhere)
+        target = elsewhere / "settings.json"
+        link = marker
+    else:
+        if "key-origins" in how:
+            target = tmp_path / "config" / "key-origins.json"
+        else:
+            target = ws.root / ".git" / "config"
+        target.parent.mkdir(mode=0o700)
+        link = marker / "settings.json"
+        link.symlink_to(target)
+    target.write_text('{"openlineage.timeout": 7, "marquez-prod": ["https://m.example.com"]}\n')
+    before = (target.read_bytes(), target.stat().st_mtime_ns, sorted(os.listdir(target.parent)))
+    done = subprocess.run(cli_command("settings", *command, "-w", str(ws.root)),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: cannot write {ws.root}/.workspace/settings.json: {link} is a link, not a "
+        f"{'folder' if link == marker else 'file'} of the workspace's own; the workspace's "
+        "settings are written only inside the workspace, never through a link: nothing was "
+        "written"], done.stderr
+    assert (target.read_bytes(), target.stat().st_mtime_ns,
+            sorted(os.listdir(target.parent))) == before
+    assert link.is_symlink() and sorted(os.listdir(marker)) == sorted(
+        os.listdir(target.parent if link == marker else marker))
+
+
+def test_settings_set_writes_atomically_in_the_workspace(ws: WorkspaceMaker,
                                                          tmp_path: Path) -> None:
-    shared = tmp_path / "dotfiles" / "settings.json"
-    shared.parent.mkdir()
-    shared.write_text('{"other.extension": {"keep": [1, 2.50]}}\n')
-    shared.chmod(0o640)
-    link = ws.root / ".workspace" / "settings.json"
-    link.symlink_to(shared)
+    settings = ws.root / ".workspace" / "settings.json"
+    settings.write_text('{"other.extension": {"keep": [1, 2.50]}}\n')
+    settings.chmod(0o640)
+    inode = settings.stat().st_ino
     done = subprocess.run(cli_command("settings", "set", "openlineage.timeout", "5", "-w",
                                       str(ws.root)),
                           env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert link.is_symlink() and os.readlink(link) == str(shared)
-    assert shared.read_text() == ('{\n  "other.extension": {"keep": [1, 2.50]},\n'
-                                  '  "openlineage.timeout": 5\n}\n')
-    assert stat.S_IMODE(shared.stat().st_mode) == 0o640
-    assert sorted(os.listdir(shared.parent)) == ["settings.json"]  # no temporary left
+    assert settings.read_text() == ('{\n  "other.extension": {"keep": [1, 2.50]},\n'
+                                    '  "openlineage.timeout": 5\n}\n')
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o640
+    assert settings.stat().st_ino != inode  # a new file renamed over the old: never half one
+    assert sorted(os.listdir(settings.parent)) == ["lineage", "settings.json"]
 
 
 def test_a_link_to_a_file_not_there_yet_creates_it(tmp_path: Path) -> None:
@@ -79,7 +117,7 @@ def test_other_keys_are_written_back_with_exactly_their_text(tmp_path: Path) -> 
     file.write_text('\ufeff{ "a" :1.50e0, "b":"\\u00e9", "a": [ ] }')
     entries = raw_entries(file)
     assert entries == {"a": ('"a"', "[ ]"), "b": ('"b"', '"\\u00e9"')}
-    write_entries(file, entries)
+    write_entries(file, entries, root=tmp_path)
     assert file.read_text() == '{\n  "a": [ ],\n  "b": "\\u00e9"\n}\n'
 
 
@@ -135,3 +173,30 @@ def test_a_number_of_5000_digits_is_one_line_naming_the_file_and_key(
                          f"{path}: {where} is a number of 5,000 digits, longer than any "
                          "setting or secret (and than Python reads); fix or remove it"], lines
         assert "7777" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("text", ["[" * 300 + "]" * 300, str(2**64), str(-(2**70)),
+                                  "1" + "0" * 400])
+def test_a_deep_or_huge_value_is_shown_or_refused_in_one_line_never_a_traceback(
+        ws: WorkspaceMaker, tmp_path: Path, text: str) -> None:
+    """Valid JSON that orjson cannot write back (over 254 deep, over 64 bits) or no float can
+    hold: ``settings list|get --json`` show it as it is (to mend it), the export refuses it in
+    one line naming the file and the key, exit 2."""
+    settings = ws.root / ".workspace" / "settings.json"
+    settings.write_text(f'{{"openlineage.concurrency": {text}}}')
+    env = cli_env(tmp_path)
+    for command in (["settings", "list", "--json"],
+                    ["settings", "get", "openlineage.concurrency", "--json"]):
+        done = subprocess.run(cli_command(*command, "-w", str(ws.root)), env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        shown = json.loads(done.stdout)
+        row = next(r for r in shown if r["key"] == "openlineage.concurrency") if isinstance(
+            shown, list) else shown
+        assert row["value"] == json.loads(text) and row["source"] == "settings.json"
+    done = subprocess.run(cli_command("export", "--dry-run", "-o", str(tmp_path / "e.jsonl"),
+                                      "-w", str(ws.root)), env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: openlineage.concurrency in {settings} ")

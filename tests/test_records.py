@@ -53,25 +53,32 @@ def test_a_second_60_that_is_no_leap_second_is_refused(value: str) -> None:
         normalise_time(value, "startedAt")
 
 
-@pytest.mark.parametrize("value", ["2026-11-02T02:00:00+18:30", "2026-11-02t02:00:00.5-19:00",
-                                   "2026-11-02 02:00:00+23:59", "2026-11-02T02:00:00-18:01"])
-def test_an_offset_beyond_18_hours_is_a_bad_entry_named_with_file_and_line(
-        ws: WorkspaceMaker, value: str) -> None:
-    """java.time reads offsets up to ±18:00 only (Marquez answers such an event with a 500):
-    the line is a bad entry, named; the other runs are exported; ±18:00 itself is good."""
+@pytest.mark.parametrize(("value", "utc"), [
+    ("2026-11-02T02:00:00+18:30", "2026-11-01T07:30:00Z"),
+    ("2026-11-02t02:00:00.5-19:00", "2026-11-02T21:00:00.5Z"),
+    ("2026-11-02 02:00:00+23:59", "2026-11-01T02:01:00Z"),
+    ("2026-11-02T02:00:00.123456789-18:01", "2026-11-02T20:01:00.123456789Z"),
+    ("2017-01-01T22:59:60.5+23:00", "2016-12-31T23:59:59.999999Z"),  # a leap second
+])
+def test_an_offset_beyond_18_hours_is_delivered_as_the_same_instant_in_utc(
+        ws: WorkspaceMaker, value: str, utc: str) -> None:
+    """Issue 30, 12: RFC 3339 allows offsets to ±23:59; java.time reads ±18:00 only (Marquez
+    answers a 500 beyond). Such a time is no bad entry: it is sent as the same instant in UTC,
+    and ±18:00 itself as it is. The second pass (which trusts the first) writes it the same."""
     ws.segment("000001.jsonl", [
-        run_record("a", startedAt="2026-11-02T02:00:00+18:00"),
-        run_record("b", stages=[stage_record(startedAt=value)]),
-        run_record("c", startedAt="2026-11-02T02:00:00-18:00")])
+        run_record("a", pipeline="p-a", startedAt="2026-11-02T02:00:00+18:00", stages=[]),
+        run_record("b", pipeline="p-b", stages=[stage_record(startedAt=value)]),
+        run_record("c", pipeline="p-c", startedAt=value, endedAt=value, stages=[])])
     out = io.BytesIO()
     bad: list[object] = []
     report = run_export(ExportRequest(ws.root, dry_run=True, output=out,
                                       on_bad_entry=bad.append))
-    assert report.exit_code == 1 and report.runs_total == 2
-    assert [str(entry) for entry in bad] == [
-        f".workspace/lineage/audit/000001.jsonl:2: run 'b': stages[0].startedAt {value!r} has "
-        f"a UTC offset ({value[-6:]}) beyond ±18:00, which no time zone has and the lineage "
-        "servers cannot read"]
+    assert [str(entry) for entry in bad] == [] and report.runs_total == 3
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    times = {(e["job"]["name"], e["eventType"]): e["eventTime"] for e in events}
+    assert times[("p-a", "START")] == "2026-11-02T02:00:00+18:00"
+    assert times[("p-b.extract", "START")] == utc
+    assert times[("p-c", "START")] == times[("p-c", "COMPLETE")] == utc
 
 
 def test_a_leap_second_gives_the_same_run_id_everywhere(ws: WorkspaceMaker) -> None:

@@ -1,19 +1,22 @@
-"""The scripts a user runs first: each tells its usage with --help (and does nothing else), and
+"""The scripts a user runs first: each tells its usage with --help (and does nothing else), each
+passes ShellCheck, the helpers the service scripts share do what they say, and
 scripts/validate.py checks events against the official OpenLineage schemas."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from fakeserver import closed_port
+from fakeserver import refused_port
 from helpers import DEMO, ROOT, SHARED
 
 
 @pytest.mark.parametrize("script", ["demo.sh", "setup.sh", "test.sh", "browser.sh", "kafka.sh",
-                                    "marquez.sh", "datahub.sh", "vscode.sh",
+                                    "marquez.sh", "postgres.sh", "datahub.sh", "vscode.sh",
                                     "services.sh"])
 def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) -> None:
     result = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], cwd=tmp_path,
@@ -24,6 +27,82 @@ def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == [] or script == "marquez.sh"  # no file named --help
     if script in ("demo.sh", "setup.sh", "test.sh"):
         assert "Environment" in result.stdout and "PYTHON" in result.stdout
+
+
+SHELL_SCRIPTS = sorted([*(ROOT / "scripts").glob("*.sh"), *(ROOT / "scripts" / "lib").glob("*.sh")])
+
+
+def test_every_shell_script_passes_shellcheck() -> None:
+    # .shellcheckrc: each script's libraries are found beside it, and followed.
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (scripts/test.sh installs Debian's)")
+    result = subprocess.run(["shellcheck", "--format=gcc",
+                             *(str(p.relative_to(ROOT)) for p in SHELL_SCRIPTS)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def service_lib(snippet: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``snippet`` run by bash in a script named try.sh that sources scripts/lib/service.sh."""
+    script = tmp_path / "try.sh"
+    script.write_text(f"set -euo pipefail\n. {ROOT / 'scripts' / 'lib' / 'service.sh'}\n"
+                      f"{snippet}\n")
+    return subprocess.run(["bash", str(script)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env={"PATH": os.environ["PATH"]})
+
+
+def test_a_service_script_dies_saying_its_own_name(tmp_path: Path) -> None:
+    done = service_lib('log "starting"; die "port 127.0.0.1:1 is in use"; echo never', tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == ["try.sh: starting",
+                                        "try.sh: error: port 127.0.0.1:1 is in use"]
+
+
+def test_a_pid_file_names_our_process_only_while_it_runs_what_we_started(tmp_path: Path) -> None:
+    done = service_lib("""
+        (exec -a our-server sleep 30) & pid=$!
+        echo "$pid" >server.pid
+        until grep -q our-server "/proc/$pid/cmdline"; do sleep 0.05; done  # exec'd
+        echo "ours: $(started_pid server.pid our-server)"
+        echo "another program's: $(started_pid server.pid other-server)"
+        echo "no file: $(started_pid nothing.pid our-server)"
+        kill "$pid"; wait "$pid" || true
+        echo "ended: $(started_pid server.pid our-server)"
+        echo "$pid" | sed 's/^/ours is /' """, tmp_path)
+    said = done.stdout.splitlines()
+    pid = said[-1].removeprefix("ours is ")
+    assert said[:-1] == [f"ours: {pid}", "another program's: ", "no file: ", "ended: "], done.stderr
+
+
+def test_stop_pid_kills_what_ignores_sigterm_once_its_time_is_up(tmp_path: Path) -> None:
+    done = service_lib("""
+        bash -c 'trap "" TERM; while :; do sleep 0.1; done' & pid=$!
+        sleep 0.3
+        stop_pid "$pid" 1
+        rc=0; wait "$pid" 2>/dev/null || rc=$?; echo "ended by signal $((rc - 128))"
+        sleep 30 & pid=$!
+        stop_pid "$pid" 10
+        rc=0; wait "$pid" 2>/dev/null || rc=$?; echo "ended by signal $((rc - 128))" """, tmp_path)
+    assert done.stdout.splitlines() == ["ended by signal 9", "ended by signal 15"], done.stderr
+
+
+def test_wait_healthy_tells_healthy_ended_too_late_and_hopeless_apart(tmp_path: Path) -> None:
+    done = service_lib("""
+        tries=0
+        second_try() { tries=$((tries + 1)); ((tries >= 2)); }
+        never() { return 1; }
+        hopeless() { return 3; }
+        sleep 30 & running=$!
+        true & ended=$!; wait "$ended"
+        for case in "$running 10 second_try" "$ended 10 never" "$running 0.5 never" \\
+                    "$running 10 hopeless"; do
+          read -r pid seconds check <<<"$case"
+          rc=0; wait_healthy "$pid" "${seconds%.*}" 0.1 "$check" || rc=$?
+          echo "$check: $rc"
+        done
+        kill "$running" """, tmp_path)
+    assert done.stdout.splitlines() == ["second_try: 0", "never: 1", "never: 2",
+                                        "hopeless: 3"], done.stderr
 
 
 def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
@@ -40,7 +119,10 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
     ok = subprocess.run([*command, str(good)], capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "236 valid, 0 invalid", ok.stdout
     wrong = subprocess.run([*command, str(bad)], capture_output=True, text=True)
-    assert wrong.returncode == 1 and "'BEGIN' is not one of" in wrong.stdout, wrong.stdout
+    # The one line, by file, line and where in the event, with jsonschema's reason (its words).
+    problem, total = wrong.stdout.splitlines()
+    assert wrong.returncode == 1 and total == "0 valid, 1 invalid", wrong.stdout
+    assert problem.startswith(f"{bad}:1: event: ") and problem[len(f"{bad}:1: event: "):].strip()
 
 
 def test_demo_sh_says_what_it_does_on_first_run(tmp_path: Path) -> None:
@@ -60,12 +142,13 @@ def test_demo_sh_says_what_it_does_on_first_run(tmp_path: Path) -> None:
 
 def validate_offline(tmp_path: Path, *args: str, script: Path | None = None,
                      ) -> subprocess.CompletedProcess[str]:
-    """scripts/validate.py with no way out: any request goes to a closed loopback port."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-           "https_proxy": f"http://127.0.0.1:{closed_port()}",
-           "http_proxy": f"http://127.0.0.1:{closed_port()}"}
-    return subprocess.run([sys.executable, str(script or ROOT / "scripts" / "validate.py"),
-                           *args], capture_output=True, text=True, timeout=120, env=env)
+    """scripts/validate.py with no way out: any request goes to a loopback port that refuses
+    connections."""
+    with refused_port() as port:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+               "https_proxy": f"http://127.0.0.1:{port}", "http_proxy": f"http://127.0.0.1:{port}"}
+        return subprocess.run([sys.executable, str(script or ROOT / "scripts" / "validate.py"),
+                               *args], capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_validate_py_offline_uses_the_shared_spec_copy() -> None:

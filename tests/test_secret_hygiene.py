@@ -20,7 +20,6 @@ import ipaddress
 import json
 import logging
 import os
-import socket
 import ssl
 import stat
 import subprocess
@@ -36,6 +35,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 from click.testing import CliRunner, Result
+from fakeserver import refused_port_fixture  # noqa: F401 - registers refused_port
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 from support.netns import OTHER_MACHINE, in_netns
 
@@ -159,12 +159,6 @@ def server() -> Iterator[Server]:
     running.stop()
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 # -- running commands, keeping everything they said --------------------------------------------
 
 
@@ -237,7 +231,7 @@ def files_under(root: Path) -> list[tuple[str, bytes]]:
 
 def test_every_command_and_every_failure_keeps_the_key_to_itself(
         make_workspace: Any, server: Server, tmp_path: Path,
-        verbose_logging: _Capture) -> None:
+        verbose_logging: _Capture, refused_port: int) -> None:
     elsewhere = Server("127.0.0.2")  # where a redirect points: it must never hear from us
     server.redirect_to = elsewhere.url
     ws = make_workspace("ws")
@@ -294,7 +288,7 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     server.mode = "accept"
 
     # The server is down.
-    down = f"http://127.0.0.1:{closed_port()}"
+    down = f"http://127.0.0.1:{refused_port}"
     s.run("secrets", "allow", SECRET_NAME, down, code=0)
     s.run("settings", "set", "openlineage.url", down, "-w", w, code=0)
     s.run("export", "-w", w, code=4)

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import stat
 import subprocess
 import threading
 from pathlib import Path
 
+import pytest
 from fakeserver import Answer, FakeServer
-from helpers import WorkspaceMaker, cli_command, cli_env, delivered_runs, run_record
+from helpers import (
+    WorkspaceMaker,
+    can_drop_privileges,
+    can_mount,
+    cli_command,
+    cli_env,
+    delivered_runs,
+    on_read_only_mount,
+    run_record,
+    without_root_privileges,
+)
 from support.holds import wait_until
 from test_ledger import Server, dry_run_ids, export, trail
 
@@ -75,3 +88,66 @@ def test_an_export_that_was_killed_shows_as_such_and_its_runs_as_pending(
     assert lines[2].endswith("not finished: still running, or killed (the next export sends "
                              "what it did not record)")
 
+
+
+def _file_export(ws: WorkspaceMaker, tmp_path: Path) -> dict[str, str]:
+    env = cli_env(tmp_path, OPENLINEAGE_TRANSPORT="file",
+                  OPENLINEAGE_FILE_PATH=str(tmp_path / "events.jsonl"))
+    done = subprocess.run(cli_command("export", "-q", "-w", str(ws.root)), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return env
+
+
+def test_status_reads_a_ledger_on_a_read_only_file_system(ws: WorkspaceMaker,
+                                                          tmp_path: Path) -> None:
+    """Issue 30, 11: SQLite opened read-only still makes the log's shared-memory file beside
+    the ledger; on a read-only mount that was "unable to open database file"."""
+    trail(ws, 3)
+    env = _file_export(ws, tmp_path)
+    state = tmp_path / "state"
+    assert sorted(p.name for p in state.iterdir()) == ["ledger.sqlite", "locks"]
+    if can_mount() is None:
+        command = on_read_only_mount(state, cli_command("status", "-w", str(ws.root)))
+    elif can_drop_privileges() is None:
+        state.chmod(0o500)
+        command = without_root_privileges(cli_command("status", "-w", str(ws.root)))
+    else:
+        pytest.skip(f"{can_mount()}; {can_drop_privileges()}")
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        state.chmod(0o700)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "3 runs on the trail", f"{(tmp_path / 'events.jsonl').as_uri()}: 3 of 3 runs exported",
+        f"  last export: {done.stdout.splitlines()[2].removeprefix('  last export: ')}"]
+    assert done.stdout.splitlines()[2].startswith("  last export: finished ")
+    assert sorted(p.name for p in state.iterdir()) == ["ledger.sqlite", "locks"]
+
+
+def test_every_folder_made_for_state_and_secrets_is_0700_whatever_the_umask(
+        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """Issue 30, 11: under umask 000 the state folder was made 0777 (the lock folder first,
+    its parents with the default mode); every folder we make is 0700, files 0600."""
+    trail(ws, 1)
+    home = tmp_path / "home"
+    env = {k: v for k, v in cli_env(tmp_path).items()
+           if k not in ("OPENLINEAGE_EXPORT_STATE_DIR", "OPENLINEAGE_EXPORT_CONFIG_DIR")}
+    env.update(OPENLINEAGE_TRANSPORT="file", OPENLINEAGE_FILE_PATH=str(tmp_path / "ev.jsonl"))
+    for command, given in [(["export", "-q", "-w", str(ws.root)], None),
+                           (["secrets", "set", "marquez", "--for", "https://m.example.com"],
+                            "olx-s3cret-v4lue")]:
+        done = subprocess.run(cli_command(*command), env=env, input=given, text=True,
+                              capture_output=True, timeout=120, preexec_fn=lambda: os.umask(0))
+        assert done.returncode == 0, done.stderr
+    state = home / ".local" / "state" / "openlineage-export"
+    config = home / ".config" / "openlineage-export"
+    folders = [home, home / ".local", home / ".local" / "state", state, state / "locks",
+               home / ".config", config]
+    assert {str(f): oct(stat.S_IMODE(f.stat().st_mode)) for f in folders} == dict.fromkeys(
+        map(str, folders), "0o700")
+    files = [state / "ledger.sqlite", *(state / "locks").iterdir(), config / "secrets.json",
+             config / "key-origins.json"]
+    assert {str(f): oct(stat.S_IMODE(f.stat().st_mode)) for f in files} == dict.fromkeys(
+        map(str, files), "0o600")

@@ -12,7 +12,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import signal
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -218,47 +220,118 @@ def test_a_key_is_approved_for_a_server_or_a_broker_never_a_protocols_name(
 # -- a file the workspace names stays inside it --------------------------------------------------
 
 
-@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlinked-file", "symlinked-folder",
-                                 "symlink-in-rotating-folder"])
-def test_a_workspace_may_not_write_outside_itself(
+EXPORTS = ".workspace/exports"
+
+
+@pytest.mark.parametrize("how", [
+    "absolute", "dotdot", "dotdot-inside-exports", "the user's git hook", "the user's .git/config",
+    "the user's .venv/bin/activate", "anywhere else in the workspace", "symlinked-file",
+    "symlinked-exports", "symlinked-.workspace", "symlinked-subfolder",
+    "symlink-in-rotating-folder", "hard link"])
+def test_a_workspace_may_write_only_in_its_exports_folder_never_through_a_link(
         ws: WorkspaceMaker, cli: Cli, tmp_path: Path, how: str) -> None:
-    ws.segment("000001.jsonl", [run_record("r1")])
+    """Issue 30, 1: ``.git/hooks/pre-commit`` is inside the workspace, and the user's: events
+    appended there run at the next commit. A workspace names only files in the folder the
+    export owns, ``.workspace/exports/``, and no link on the way is followed."""
+    ws.segment("000001.jsonl", [run_record("r1", pipeline="$(touch /tmp/owned)")])
     victim = tmp_path / "victim" / "profile"
     victim.parent.mkdir()
-    victim.write_text("precious\n")
+    exports = ws.root / EXPORTS
     path: str
     if how == "absolute":
         path = str(victim)
     elif how == "dotdot":
         path = "../victim/profile"
+    elif how == "dotdot-inside-exports":
+        path = f"{EXPORTS}/../../.git/config"
+        victim = ws.root / ".git" / "config"
+    elif how.startswith("the user's"):
+        victim = ws.root / how.removeprefix("the user's ").replace("git hook",
+                                                                  ".git/hooks/pre-commit")
+        path = str(victim.relative_to(ws.root))
+    elif how == "anywhere else in the workspace":
+        victim = ws.root / "notes.txt"
+        path = "notes.txt"
     elif how == "symlinked-file":
-        (ws.root / "events.jsonl").symlink_to(victim)
-        path = "events.jsonl"
-    elif how == "symlinked-folder":
-        (ws.root / "out").symlink_to(victim.parent)
-        path = "out/profile"
-    else:  # git keeps links: a committed folder whose first rotating file points outside
-        (ws.root / "out").mkdir()
-        (ws.root / "out" / "events-000001.jsonl").symlink_to(victim)
-        path = "out/"
+        exports.mkdir()
+        (exports / "events.jsonl").symlink_to(victim)
+        path = f"{EXPORTS}/events.jsonl"
+    elif how == "symlinked-exports":
+        exports.symlink_to(victim.parent)
+        path = f"{EXPORTS}/profile"
+    elif how == "symlinked-.workspace":  # settings.json read through it, as data
+        marker = ws.root / ".workspace"
+        moved = tmp_path / "victim" / ".workspace"
+        marker.rename(moved)
+        marker.symlink_to(moved)
+        victim = moved / "exports" / "events.jsonl"
+        path = f"{EXPORTS}/events.jsonl"
+    elif how == "symlinked-subfolder":
+        exports.mkdir()
+        (exports / "ci").symlink_to(victim.parent)
+        path = f"{EXPORTS}/ci/profile"
+    elif how == "symlink-in-rotating-folder":  # git keeps links: a committed one
+        exports.mkdir()
+        (exports / "events-000001.jsonl").symlink_to(victim)
+        path = f"{EXPORTS}/"
+    else:  # a hard link is no git's doing: whatever names the file elsewhere is not ours
+        exports.mkdir()
+        victim.write_text("precious\n")
+        os.link(victim, exports / "events.jsonl")
+        path = f"{EXPORTS}/events.jsonl"
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_text("precious\n")
     ws.settings({"openlineage.transport": "file", "openlineage.file.path": path})
     line = one_line(cli("export", "-w", str(ws.root), code=2))
-    assert "openlineage.file.path in the workspace's settings.json" in line
-    assert "OPENLINEAGE_FILE_PATH" in line
+    assert line.startswith("error: openlineage.file.path in the workspace's settings.json "), line
+    assert "OPENLINEAGE_FILE_PATH in your environment" in line
     assert victim.read_text() == "precious\n"
-    # The user may write anywhere.
+    # The user may write anywhere, links followed.
     ws.settings({"openlineage.transport": "file"})
     cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_FILE_PATH=str(victim))
     assert victim.read_text().startswith("precious\n{")
 
 
-def test_a_file_inside_the_workspace_is_fine(ws: WorkspaceMaker, cli: Cli) -> None:
+@pytest.mark.parametrize("path", [f"{EXPORTS}/events.jsonl", f"{EXPORTS}/ci/events.jsonl",
+                                  "ABSOLUTE"])
+def test_a_file_in_the_exports_folder_is_fine(ws: WorkspaceMaker, cli: Cli, path: str) -> None:
     ws.segment("000001.jsonl", [run_record("r1")])
-    (ws.root / "exports").mkdir()
-    ws.settings({"openlineage.transport": "file",
-                 "openlineage.file.path": str(ws.root / "exports" / ".." / "events.jsonl")})
+    if path == "ABSOLUTE":  # where the pusher's checkout was is where the user's is
+        path = str(ws.root / EXPORTS / "events.jsonl")
+    ws.settings({"openlineage.transport": "file", "openlineage.file.path": path})
     cli("export", "-w", str(ws.root), code=0)
-    assert (ws.root / "events.jsonl").read_text().count("\n") == 4
+    assert (ws.root / path).read_text().count("\n") == 4
+
+
+def test_a_fifo_as_the_file_never_blocks_and_is_refused(ws: WorkspaceMaker,
+                                                         tmp_path: Path) -> None:
+    """Issue 30, 8: a named pipe (from the workspace, or from the user) made the export wait
+    for a reader forever, and Ctrl-C did not end it. It is not a file: one line, exit 2."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    (ws.root / EXPORTS).mkdir()
+    for fifo, env in [(ws.root / EXPORTS / "events.jsonl", {}),
+                      (tmp_path / "pipe", {"OPENLINEAGE_FILE_PATH": str(tmp_path / "pipe")})]:
+        os.mkfifo(fifo)
+        ws.settings({"openlineage.transport": "file",
+                     "openlineage.file.path": f"{EXPORTS}/events.jsonl"})
+        export = subprocess.Popen(cli_command("export", "-w", str(ws.root)),
+                                  env=cli_env(tmp_path, **env), stderr=subprocess.PIPE,
+                                  text=True)
+        try:
+            _, err = export.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            export.send_signal(signal.SIGINT)  # then it must at least end on Ctrl-C
+            try:
+                export.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                export.kill()
+                export.communicate()
+                raise AssertionError("neither the export nor Ctrl-C ended") from None
+            raise AssertionError("the export waited for a reader of the FIFO") from None
+        assert export.returncode == 2, err
+        assert err.count("\n") == 1 and err.startswith("error: openlineage.file.path"), err
+        assert f"{fifo}, which is a named pipe (FIFO), not a file" in err or (
+            f"{fifo}: it is a named pipe (FIFO), not a file" in err), err
 
 
 # -- loopback is what a name resolves to, and the hop the key really takes ----------------------
@@ -535,3 +608,68 @@ def test_secrets_check_takes_the_origins_a_host_keeps_for_its_own_keys(tmp_path:
         "error: not a URL: a server is given as scheme://host[:port], e.g. "
         "https://marquez.example.com")
     assert check(tmp_path, "editor-key", "kafka://sasl_plaintext")[0] == 2
+
+
+# -- an openlineage.yml in the repository is the workspace's, not the user's --------------------
+
+
+def _repository_with_a_workspace(tmp_path: Path, server: FakeServer) -> WorkspaceMaker:
+    """``repo/`` (a git checkout) holding ``ci/openlineage.yml``, which names ``server`` and
+    turns TLS checks off, and the workspace ``repo/analytics/``."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "ci").mkdir()
+    (repo / "ci" / "openlineage.yml").write_text(
+        f"transport:\n  type: http\n  url: {server.url}\n  verify: false\n")
+    ws = WorkspaceMaker(repo / "analytics")
+    ws.segment("000001.jsonl", [run_record("r1")])
+    return ws
+
+
+def _run(args: list[str], tmp_path: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli_command(*args), env=cli_env(tmp_path, **env), cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["committed link in the workspace", "repository root",
+                                 "OPENLINEAGE_CONFIG", "a link in the home folder"])
+def test_an_openlineage_yml_in_the_repository_is_never_read_as_the_users(
+        tmp_path: Path, server: FakeServer, how: str) -> None:
+    """Issue 30, 2: whoever pushed last wrote it; its url and ``verify: false`` are not the
+    user's, so a CI job's key does not go there: not read, a warning naming it, nothing sent."""
+    ws = _repository_with_a_workspace(tmp_path, server)
+    repo = ws.root.parent
+    cwd, env = ws.root, {"OPENLINEAGE_API_KEY": KEY}
+    if how == "committed link in the workspace":  # git keeps links as they were pushed
+        named = ws.root / "openlineage.yml"
+        named.symlink_to("../ci/openlineage.yml")
+    elif how == "repository root":  # a CI job runs in the checkout's root
+        named = repo / "openlineage.yml"
+        named.write_text((repo / "ci" / "openlineage.yml").read_text())
+        cwd = repo
+    elif how == "OPENLINEAGE_CONFIG":
+        named = repo / "ci" / "openlineage.yml"
+        env["OPENLINEAGE_CONFIG"] = str(named)
+    else:
+        named = tmp_path / "home" / ".openlineage" / "openlineage.yml"
+        named.parent.mkdir(parents=True)
+        named.symlink_to(repo / "ci" / "openlineage.yml")
+    got = _run(["settings", "get", "openlineage.url", "-w", str(ws.root)], tmp_path, cwd, **env)
+    assert got.returncode == 1 and got.stdout == "", got.stderr
+    assert str(named) in got.stderr and "is not read as your openlineage-python" in got.stderr
+    assert "(openlineage.yml" not in got.stderr
+    done = _run(["export", "-w", str(ws.root)], tmp_path, cwd, **env)
+    assert done.returncode == 2, done.stderr
+    assert server.requests == []
+    lines = done.stderr.splitlines()
+    said = f"OPENLINEAGE_CONFIG names {named}, which" if how == "OPENLINEAGE_CONFIG" else named
+    assert len(lines) == 2 and lines[0].startswith(f"warning: {said} "), lines
+    assert lines[1].startswith("error: ") and KEY not in done.stderr
+    # The user's own openlineage.yml (outside the repository) is read, and named.
+    own = tmp_path / "mine" / "openlineage.yml"
+    own.parent.mkdir()
+    own.write_text(f"transport:\n  type: http\n  url: {server.url}\n")
+    sent = _run(["export", "-q", "-w", str(ws.root)], tmp_path, cwd,
+                **{**env, "OPENLINEAGE_CONFIG": str(own)})
+    assert sent.returncode == 0, sent.stderr
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}

@@ -1,5 +1,10 @@
-# Sourced by the scripts that install Debian packages when missing (browser.sh, marquez.sh,
-# vscode.sh).
+# shellcheck shell=bash
+# Sourced by the scripts that install Debian packages when missing (browser.sh, postgres.sh and
+# marquez.sh, vscode.sh, test.sh).
+#
+# apt_install_missing LOG PACKAGE...
+#   those of PACKAGE... that are not installed, with apt_get_install, saying so; as another user
+#   than root (or without apt-get), dies saying what to install (log and die: lib/service.sh).
 #
 # apt_get_install LOG PACKAGE...
 #   apt-get install PACKAGE... (apt-get update first, unless the package lists are under an
@@ -16,4 +21,19 @@ apt_get_install() {
     fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
   ) 8>/run/lock/openlineage-export-apt.lock 9>&- >"$log" 2>&1
+}
+
+apt_install_missing() {
+  local log=$1 missing=() package
+  shift
+  for package in "$@"; do dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    die "${missing[*]} missing; install with: sudo apt-get install ${missing[*]}"
+  fi
+  log "installing ${missing[*]} (apt-get)"
+  if ! apt_get_install "$log" "${missing[@]}"; then
+    tail -n 40 "$log" >&2 || true
+    die "apt-get install ${missing[*]} failed (log: $log)"
+  fi
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that build from source with Maven and cache the build by a hash of what
 # it is made of (marquez.sh, datahub.sh).
 

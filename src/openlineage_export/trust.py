@@ -2,13 +2,15 @@
 
 ``.workspace/settings.json`` is written by whoever last pushed to the repository, so it is
 untrusted input. It may say *where events go*: the url and endpoint, the namespace, the
-transport and topic, a file *inside* the workspace. Only the user (environment, command line,
-the user's own secrets store) may say what *weakens or redirects a key*:
+transport and topic, a file in the export's own folder of the workspace. Only the user
+(environment, command line, the user's own secrets store) may say what *weakens or redirects a
+key*, or what is written outside that folder:
 
 - the settings declared ``user_only`` (``openlineage.allowInsecureKey``, ``openlineage.tls.*``):
   from the workspace they are refused (:func:`check_user_only`);
 - proxies: they are read from the environment only (``deliver/proxy.py``);
-- a file outside the workspace (:func:`confine`, :func:`inside`);
+- a file written anywhere but the export's own folder of the workspace, ``.workspace/exports/``
+  (:func:`workspace_output`; opened there without following a link, ``host/confine.py``);
 - which server a key goes to (:func:`check_key_destination`): a key from the environment goes
   only to a server the user named; a stored key only to a server its owner approved for it
   (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``). A host that keeps keys
@@ -188,21 +190,36 @@ def _allows_insecure_key(environ: Mapping[str, str]) -> bool:
     return parse_text(row, text, f"the environment variable {row.env}") is True
 
 
-def inside(path: Path, root: Path) -> bool:
-    """Whether ``path``, its links followed, is ``root`` or in it."""
-    return path.resolve().is_relative_to(root.resolve())
+EXPORTS = (".workspace", "exports")
+"""The folder of the workspace the export owns: the only place a workspace's settings.json may
+have events written to (``openlineage.file.path``)."""
 
 
-def confine(path: Path, settings: Settings, setting: str, root: Path) -> Path | None:
-    """The folder a path from ``setting`` must stay inside: ``root`` (the workspace) when the
-    workspace set it, None when the user did. A ConfigError when it is already outside."""
+def workspace_output(value: str, settings: Settings, setting: str,
+                     root: Path) -> tuple[str, ...] | None:
+    """Where a file path from ``setting`` may be written: None when the user named it (the
+    environment, the command line, the user's openlineage.yml: anywhere, links followed);
+    when the workspace did, its parts below ``root``, which must start with
+    ``.workspace/exports`` and never climb (``..``). The caller opens them without following
+    a link (``host/confine.py``). A ConfigError for anywhere else."""
     if not from_workspace(settings, setting):
         return None
-    if not inside(path, root):
-        env = settings.catalogue.declared(setting, None).env
-        raise ConfigError(
-            f"{setting} in the workspace's settings.json points outside the workspace (a path "
-            f"that is absolute, climbs with '..' or goes through a link): nothing was written. "
-            f"A workspace may only write inside itself; to write there, set {env} in your "
-            f"environment")
-    return root
+    path = Path(value)
+    try:
+        parts = (path.relative_to(root) if path.is_absolute() else path).parts
+    except ValueError:
+        parts = ()
+    if ".." in parts or parts[:2] != EXPORTS:
+        raise ConfigError(outside_exports(setting, settings.catalogue.declared(setting, None).env))
+    return parts
+
+
+def outside_exports(setting: str, env: str | None, why: str = "") -> str:
+    """The refusal of a path from the workspace's settings.json that is not in (or, ``why``
+    says how, leads out of) the export's own folder; ``env`` is how the user names one."""
+    why = why or ("names a file outside .workspace/exports/, the folder the export keeps for "
+                  "the workspace's events")
+    return (f"{setting} in the workspace's settings.json {why}: nothing was written. A "
+            f"workspace's events go only there, never through a link (.workspace/exports/"
+            f"events.jsonl, or .workspace/exports/ for rotating files); to write anywhere else, "
+            f"set {env} in your environment")

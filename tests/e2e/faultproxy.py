@@ -15,7 +15,9 @@ it misbehaves the way networks and servers do:
 ``first`` scripts the first requests' actions, so that every fault a test names happens.
 :meth:`FaultProxy.go_away` makes the server gone, either refusing every connection (nothing
 listens on the port any more) or accepting each one and resetting or closing it;
-:meth:`FaultProxy.come_back` undoes it, on the same port. ``gone_after`` refuses by itself
+:meth:`FaultProxy.come_back` undoes it, on the same port. The port stays the proxy's all
+along (a socket bound to it, never listening, for the proxy's life): while it refuses, no
+other program and no client's own outgoing connection can take it. ``gone_after`` refuses by itself
 once that many requests were accepted through it, so an outage can start mid-export.
 
 Requests a slow answer holds are passed on *before* the hold, never after: a request that
@@ -102,7 +104,12 @@ class FaultProxy:
         self._stopping = threading.Event()
         self._listener: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
-        self.port = 0
+        # Holds the port while nothing listens on it (SO_REUSEADDR on both lets the listener
+        # share it; nobody else can bind it, and connections to it are refused meanwhile).
+        self._keeper = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._keeper.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._keeper.bind(("127.0.0.1", 0))
+        self.port: int = self._keeper.getsockname()[1]
         self.actions: Counter[str] = Counter()
         self.passed: list[Passed] = []
         self._listen()
@@ -148,13 +155,14 @@ class FaultProxy:
             self.passed.clear()
 
     def close(self) -> None:
-        """Stop listening and cut every connection."""
+        """Stop listening, cut every connection and let go of the port."""
         self._stopping.set()
         self._unlisten()
         with self._lock:
             clients = list(self._clients)
         for client in clients:
             _reset(client)
+        self._keeper.close()
 
     def __enter__(self) -> FaultProxy:
         return self
@@ -170,7 +178,6 @@ class FaultProxy:
         listener.bind(("127.0.0.1", self.port))
         listener.listen(64)
         listener.settimeout(0.05)
-        self.port = listener.getsockname()[1]
         self._listener = listener
         self._acceptor = threading.Thread(target=self._accept, args=(listener,),
                                           name=f"faultproxy-{self.port}", daemon=True)

@@ -318,9 +318,12 @@ def test_datahub_of_2025_07_refuses_every_event_from_an_unknown_producer(
     file, events, _ = sent["demo"]
     results = convert(file, REFUSING)
     assert len(results) == len(events) == 236
-    assert {r["error"] for r in results} == {
-        "java.lang.RuntimeException: Unable to determine orchestrator"}
-    assert "Unable to determine orchestrator" in DATAHUB_REFUSAL
+    assert not any(r["ok"] for r in results)
+    # One reason for every event, the one our explanation quotes: taken from the converter's
+    # exception (Java's "class: message"), not written here in its words.
+    (error,) = {r["error"] for r in results}
+    reason = error.split(": ", 1)[-1]
+    assert reason.strip() and reason in DATAHUB_REFUSAL, (error, DATAHUB_REFUSAL)
 
 
 def test_generic_events_lose_runs_and_datasets_in_datahub(
@@ -333,8 +336,11 @@ def test_generic_events_lose_runs_and_datasets_in_datahub(
     stages = [r for e, r in zip(generic, old, strict=True) if "parent" in e["run"]["facets"]]
     # (An output whose schema has a field without a type fails it even before its parent.)
     assert stages and not any(r["ok"] for r in stages)
-    assert "java.lang.RuntimeException: Unable to determine orchestrator" in {
-        r["error"] for r in stages}
+    # Some for the reason DataHub mode answers (the one DATAHUB_REFUSAL quotes), in whatever
+    # words the converter's exception has.
+    from openlineage_export.deliver.http import DATAHUB_REFUSAL
+
+    assert any(r["error"].split(": ", 1)[-1] in DATAHUB_REFUSAL for r in stages), stages[:3]
     new = convert(plain, ACCEPTING[1])
     dropped = [e for e, r in zip(generic, new, strict=True)
                if "outputs" in r and len(r["outputs"]) < len({(d["namespace"], d["name"])

@@ -225,8 +225,10 @@ class Tab:
         if message.type != "error":
             return
         source = urlsplit(message.location.get("url") or "").hostname
-        if source in FONT_HOSTS and message.text.startswith("Failed to load resource: net::"):
-            return  # the web fonts, unreachable here; the page falls back to system fonts
+        if source in self.outside:
+            # A request this tab aborted (the web fonts, unreachable here: the page falls back
+            # to system fonts), said in Chromium's words, which are its own.
+            return
         self.errors.append(f"console error: {message.text} ({message.location})")
 
     def open(self, path: str) -> None:

@@ -35,9 +35,9 @@ from fakeserver import (
     Answer,
     FakeServer,
     Recorded,
-    closed_port,
     fake_server_fixture,  # noqa: F401 - registers fake_server
     make_fake_server_fixture,  # noqa: F401 - registers make_fake_server
+    refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from helpers import DEMO, ROOT
 from support.chromium import chromium, require
@@ -620,12 +620,13 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
 
 def test_the_editors_http_proxy_carries_the_export(
         open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, make_fake_server: Callable[[], FakeServer]) -> None:
-    """http.proxy of the editor's settings is the export's proxy: the server's address has
-    nothing listening, so only the proxy (a loopback server taking absolute-form requests) can
-    take the events."""
+        code_server: CodeServer, make_fake_server: Callable[[], FakeServer],
+        refused_port: int) -> None:
+    """http.proxy of the editor's settings is the export's proxy: the server's address refuses
+    connections, so only the proxy (a loopback server taking absolute-form requests) can take
+    the events."""
     proxy = make_fake_server()
-    target = f"http://127.0.0.1:{closed_port()}"
+    target = f"http://127.0.0.1:{refused_port}"
     root = workspace(**{"openlineage.url": target})
     user_settings = code_server.user_data / "User" / "settings.json"
     user_settings.write_text(json.dumps({**USER_SETTINGS, "http.proxy": proxy.url}))

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
-import orjson
 
+from .. import jsonout
 from ..errors import ExportError, OutputError
 from ..terminal.signals import exit_interrupted
 from ..terminal.streams import STDOUT, detach, write_err
@@ -75,8 +75,8 @@ class Commands(click.Group):
     def _error(ctx: click.Context, exc: ExportError) -> None:
         """One line on stderr (JSON with --progress json), and the error's exit code."""
         if ctx.meta.get("json_progress"):
-            write_err(orjson.dumps({"event": "error", "message": str(exc),
-                                    "exitCode": exc.exit_code}).decode())
+            write_err(jsonout.dumps({"event": "error", "message": str(exc),
+                                     "exitCode": exc.exit_code}).decode())
         else:
             echo(f"error: {exc}", err=True)
         ctx.exit(exc.exit_code)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import orjson
-
+from .. import jsonout
 from ..terminal.streams import write_err, write_out
 from ..terminal.text import shown
 
@@ -17,9 +16,9 @@ def echo(text: str, *, err: bool = False) -> None:
 
 
 def echo_json(value: object, *, indent: bool = True) -> None:
-    """Print a JSON document on standard output (JSON escapes control characters itself)."""
-    write_out(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0,
-                           default=str).decode())
+    """Print a JSON document on standard output, every control character escaped (C1 too:
+    ``jsonout.py``)."""
+    write_out(jsonout.dumps(value, indent=indent, default=str).decode())
 
 
 def show(value: object) -> str:

@@ -6,6 +6,12 @@ events are appended to it) or a folder (an existing one, or a path ending in ``/
 gets ``events-000001.jsonl``, ``events-000002.jsonl``, ... starting a new file once the current
 one reaches ``openlineage.file.maxBytes``; a run's events are never split across two files.
 The ledger applies as for a server: each export appends only the runs that are new or changed.
+
+The path is the user's to choose (``OPENLINEAGE_FILE_PATH``, openlineage-python's
+configuration): anywhere, links followed. From the workspace's settings.json it is confined to
+``.workspace/exports/`` (``trust.workspace_output``), walked from the workspace root without
+following a link (``host/confine.py``). Either way only a regular file is written, opened
+without blocking: a FIFO, a device or a socket is refused, never waited on.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ from pathlib import Path
 from typing import IO, BinaryIO, ClassVar, Literal
 
 from ..errors import ConfigError, DestinationError, OutputError
+from ..host.confine import Refused, open_append, open_folder
 from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
-from ..trust import confine, inside
+from ..trust import EXPORTS, outside_exports, workspace_output
 from .destination import Opening, RunOutcome, Tally
 
 _ROTATED = re.compile(r"events-(\d{6,})\.jsonl")
@@ -37,7 +44,8 @@ class FileSettings(SettingsGroup):
         "openlineage.file.path", "output", None,
         "File the events are appended to as JSON Lines, or a folder (an existing one, or a "
         "path ending in /) of rotating files events-NNNNNN.jsonl. Relative paths start at the "
-        "workspace folder.",
+        "workspace folder. From the workspace's settings.json only in .workspace/exports/ "
+        "(anywhere else: yours to set, in the environment).",
         env="OPENLINEAGE_FILE_PATH", ecosystem="transport.log_file_path")
     max_bytes: int = setting(
         "openlineage.file.maxBytes", "integer", 64 * 1024 * 1024,
@@ -53,9 +61,11 @@ class FileConfig:
     folder: bool = False
     max_bytes: int = 64 * 1024 * 1024
     stream: BinaryIO | None = None
-    confined_to: Path | None = None
-    """The folder every file written must stay inside, links followed (the workspace, when
-    the path came from its settings.json); None: the user chose the path."""
+    below: tuple[str, ...] | None = None
+    """The path's parts below ``root`` (``.workspace``, ``exports``, ...) when the workspace's
+    settings.json named it: opened one by one, never through a link. None: the user chose the
+    path (links followed)."""
+    root: Path | None = None
 
     @classmethod
     def from_settings(cls, opening: Opening) -> FileConfig:
@@ -64,13 +74,20 @@ class FileConfig:
         if not values.path:
             raise ConfigError("openlineage.transport is file: set openlineage.file.path (or "
                               "OPENLINEAGE_FILE_PATH) to a file or a folder, or use --dry-run")
+        ends_in_slash = values.path.endswith(("/", os.sep))
+        below = workspace_output(values.path, opening.settings, "openlineage.file.path",
+                                 opening.workspace)
+        if below is not None:
+            path = opening.workspace.joinpath(*below)
+            folder = ends_in_slash or below == EXPORTS or (path.is_dir()
+                                                           and not path.is_symlink())
+            return cls(path=path, folder=folder, max_bytes=values.max_bytes, below=below,
+                       root=opening.workspace)
         path = Path(values.path).expanduser()
         if not path.is_absolute():
             path = opening.workspace / path
-        confined_to = confine(path, opening.settings, "openlineage.file.path", opening.workspace)
-        folder = values.path.endswith(("/", os.sep)) or path.is_dir()
-        return cls(path=path.absolute(), folder=folder, max_bytes=values.max_bytes,
-                   confined_to=confined_to)
+        folder = ends_in_slash or path.is_dir()
+        return cls(path=path.absolute(), folder=folder, max_bytes=values.max_bytes)
 
     @property
     def name(self) -> str:
@@ -93,6 +110,8 @@ class FileDestination:
         self.config = config
         self.name = config.name
         self._file: IO[bytes] | None = None
+        self._folder: int | None = None
+        """The folder the files are opened in, held open (a link swapped in cannot move it)."""
         self._size = 0
         self._number = 0
         if config.stream is None and config.path is not None:
@@ -142,13 +161,20 @@ class FileDestination:
                 raise OutputError(f"cannot write the events: {reason}",
                                   getattr(exc, "errno", None), reason) from None
             return
-        if self._file is not None:
-            try:
+        try:
+            if self._file is not None:
                 self._file.flush()
                 os.fsync(self._file.fileno())
-            finally:
+        finally:
+            if self._file is not None:
                 self._file.close()
                 self._file = None
+            self._drop_folder()
+
+    def _drop_folder(self) -> None:
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
 
     def _where(self) -> Path:
         if self.config.path is None:
@@ -158,38 +184,63 @@ class FileDestination:
         return self.config.path / f"events-{self._number:06d}.jsonl"
 
     def _open_first(self) -> IO[bytes]:
-        assert self.config.path is not None
         try:
+            self._folder = self._open_folder()
             if self.config.folder:
-                self.config.path.mkdir(parents=True, exist_ok=True)
-                numbers = [int(m.group(1)) for p in self.config.path.iterdir()
-                           if (m := _ROTATED.fullmatch(p.name))]
+                numbers = [int(m.group(1)) for name in os.listdir(self._folder)
+                           if (m := _ROTATED.fullmatch(name))]
                 self._number = max(numbers, default=1)
-            else:
-                self.config.path.parent.mkdir(parents=True, exist_ok=True)
             stream = self._open(self._where())
+        except Refused as exc:  # a link, a FIFO...: said as what the user can change
+            self._drop_folder()
+            raise self._refused(exc) from None
         except OSError as exc:
+            self._drop_folder()
             raise ConfigError(f"openlineage.file.path: cannot write to {self._where()} "
                               f"({exc.strerror or exc})") from None
-        self._size = stream.tell()
+        except BaseException:
+            self._drop_folder()
+            raise
+        self._size = os.fstat(stream.fileno()).st_size
         return stream
+
+    def _open_folder(self) -> int:
+        """A descriptor of the folder the files go in, made if missing: walked from the
+        workspace without following a link when the workspace named it."""
+        config = self.config
+        assert config.path is not None
+        if config.below is not None:
+            assert config.root is not None
+            return open_folder(config.root, config.below if config.folder else config.below[:-1],
+                               create=True)
+        folder = config.path if config.folder else config.path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                       | getattr(os, "O_CLOEXEC", 0))
 
     def _rotate_if_full(self) -> None:
         if self.config.folder and self._size >= self.config.max_bytes:
             assert self._file is not None
             self._file.close()
+            self._file = None
             self._number += 1
-            self._file = self._open(self._where())
+            try:
+                self._file = self._open(self._where())
+            except Refused as exc:
+                raise self._refused(exc) from None
             self._size = 0
 
     def _open(self, path: Path) -> IO[bytes]:
-        """``path`` to append to; a file the workspace chose stays inside it, whatever links
-        it (or a folder on its way) is."""
-        root = self.config.confined_to
-        if root is not None and not inside(path, root):
-            raise ConfigError(
-                f"openlineage.file.path in the workspace's settings.json leads outside the "
-                f"workspace through a link ({self.config.name}): nothing more was written. A "
-                f"workspace may only write inside itself; to write there, set "
-                f"OPENLINEAGE_FILE_PATH in your environment")
-        return path.open("ab")
+        """``path`` to append to, in the folder held open: a regular file, never waited on; a
+        file the workspace chose is never a link (nor one of another name: a hard link)."""
+        return open_append(path, folder=self._folder, follow=self.config.below is None)
+
+    def _refused(self, exc: Refused) -> ConfigError:
+        what = (exc.strerror or "").removeprefix("it ")
+        if self.config.below is not None:
+            row = FileSettings.rows()[0]
+            return ConfigError(outside_exports(row.key, row.env,
+                                               f"leads to {exc.filename}, which {what}"))
+        return ConfigError(f"openlineage.file.path: cannot write to {exc.filename}: it {what} "
+                           "(the file destination appends to regular files; a dry run writes "
+                           "the events to standard output)")

@@ -8,12 +8,18 @@ keys stand for which of our settings is declared once, with each setting (its ro
 ``ecosystem`` key: ``setting_row.py``); :func:`given_by` reads them.
 
 Both are the *user's*: they come from the environment and the user's home, never from the
-workspace. An ``openlineage.yml`` in the current folder that lies inside the workspace travels
-with it, so it is not read (a warning says so): the workspace speaks through settings.json.
+workspace. An ``openlineage.yml`` that lies in the workspace's repository (the workspace, or
+any folder between it and the repository's root: see :func:`.confine.repository`) travels with
+it, whoever names it (the current folder, ``OPENLINEAGE_CONFIG``), and so does one that is a
+link into it: such a file is not read at all (a warning says so, naming it); the workspace
+speaks through settings.json. A file of the user's is read as plain data: no anchors or aliases
+(nothing there needs them, and a few hundred bytes of them stand for gigabytes, or a loop), at
+most :data:`MAX_BYTES`, never a FIFO.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -21,11 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .confine import repository, travels
 from .setting_row import Setting
+from .workspace import read_file
 
 ENV_PREFIX = "OPENLINEAGE__"
 CONFIG_ENV = "OPENLINEAGE_CONFIG"
 FILE_NAME = "openlineage.yml"
+MAX_BYTES = 1 << 20
+"""The largest openlineage.yml read: a few lines do in practice."""
 
 
 @dataclass(frozen=True)
@@ -89,48 +99,104 @@ def _from_variables(environ: Mapping[str, str]) -> Layer:
 
 def _config_file(environ: Mapping[str, str], workspace: Path | None,
                  warnings: list[str]) -> Path | None:
+    repo = repository(workspace, environ) if workspace is not None else None
+
+    def users(path: Path, named: bool = False) -> bool:
+        how = travels(path, repo) if repo is not None else None
+        if how is not None:
+            what = f"{CONFIG_ENV} names {path}, which" if named else str(path)
+            warnings.append(f"{what} {how} the workspace's repository {repo}, so it "
+                            "travels with it (whoever pushed last wrote it) and is not read "
+                            "as your openlineage-python configuration (the workspace's "
+                            "settings are in .workspace/settings.json)")
+        return how is None
+
     given = environ.get(CONFIG_ENV)
     if given:
         path = Path(given).expanduser()
-        if path.is_file():
+        if not path.is_file():
+            warnings.append(f"{CONFIG_ENV} names {path}, which is no file: not read")
+        elif users(path, named=True):
             return path
-        warnings.append(f"{CONFIG_ENV} names {path}, which is no file: not read")
     here = Path.cwd() / FILE_NAME
-    if here.is_file():
-        if workspace is not None and here.resolve().is_relative_to(workspace.resolve()):
-            warnings.append(f"{here} is inside the workspace, so it travels with it and is not "
-                            "read (the workspace's settings are in .workspace/settings.json)")
-        else:
-            return here
+    if here.is_file() and users(here):
+        return here
     home = environ.get("HOME")
     if home:
         path = Path(home) / ".openlineage" / FILE_NAME
-        if path.is_file():
+        if path.is_file() and users(path):
             return path
     return None
 
 
 def _from_file(path: Path) -> Layer:
-    import yaml
-
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.__class__.__name__})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML") from None
+    loaded = _load(path)
     if loaded is None:
         return Layer()
     if not isinstance(loaded, dict):
         raise ConfigError(f"{path}: must hold a mapping (transport: ...)")
     layer = Layer()
-    for key, value in loaded.items():
-        for leaf, leaf_value in _leaves(str(key).lower(), value):
-            layer.values[leaf] = leaf_value
-            layer.sources[leaf] = f"{FILE_NAME} ({path})"
+    try:
+        for key, value in loaded.items():
+            for leaf, leaf_value in _leaves(str(key).lower(), value):
+                layer.values[leaf] = leaf_value
+                layer.sources[leaf] = f"{FILE_NAME} ({path})"
+    except RecursionError:
+        raise ConfigError(_too_deep(path)) from None
     return layer
+
+
+def _load(path: Path) -> object:
+    """The YAML document in ``path``, as plain data, or one ConfigError naming the file."""
+    import yaml
+
+    try:
+        text = read_file(path, limit=MAX_BYTES).decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: cannot read it (not UTF-8 text)") from None
+    try:
+        return yaml.load(text, Loader=_plain_loader())  # a SafeLoader: no Python objects
+    except _AliasFound as exc:
+        raise ConfigError(f"{path}:{exc.line}: an alias (*{exc.anchor}): openlineage.yml is "
+                          "read as plain data, without anchors and aliases (a few hundred "
+                          "bytes of them can stand for gigabytes); write the values out") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{where}: not valid YAML") from None
+    except RecursionError:
+        raise ConfigError(_too_deep(path)) from None
+    except Exception:  # PyYAML's constructors raise anything for a tagged or
+        # mistyped value (2026-13-45: ValueError, !!timestamp x: AttributeError...)
+        raise ConfigError(f"{path}: a value in it cannot be read (not valid YAML data)") from None
+
+
+def _too_deep(path: Path) -> str:
+    return f"{path}: nested too deeply to read (no openlineage.yml is nested like that)"
+
+
+class _AliasFound(Exception):
+    def __init__(self, anchor: str, line: int) -> None:
+        super().__init__(anchor)
+        self.anchor, self.line = anchor, line
+
+
+@functools.cache
+def _plain_loader() -> type[Any]:
+    import yaml
+
+    class PlainLoader(yaml.SafeLoader):
+        """YAML's safe loader, refusing every alias (``*name``) when it meets it."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise _AliasFound(str(event.anchor), event.start_mark.line + 1)
+            return super().compose_node(parent, index)
+
+    return PlainLoader
 
 
 def _leaves(path: str, value: Any) -> list[tuple[str, object]]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError, value_kind
+from .confine import Refused, open_folder, replace_file
 from .workspace import read_file
 
 
@@ -179,11 +180,43 @@ def _skip_blank(text: str, at: int) -> int:
     return at
 
 
-def write_entries(file: Path, entries: Mapping[str, tuple[str, str]]) -> None:
+def check_editable(root: Path, file: Path) -> None:
+    """Refuse at once (before it is read to be edited) a file of the workspace ``root`` that
+    :func:`write_entries` could not write: one that is, or lies in a folder that is, a link."""
+    parts = file.relative_to(root).parts
+    try:
+        folder = open_folder(root, parts[:-1], create=False)
+    except Refused as exc:
+        raise _through_a_link(file, exc) from None
+    except OSError:
+        return  # said when it is written, as any other failure to write
+    try:
+        info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return
+    finally:
+        os.close(folder)
+    if stat.S_ISLNK(info.st_mode):
+        raise _through_a_link(file, Refused(0, "it is a link, not a file of the workspace's own",
+                                            str(file)))
+
+
+def write_entries(file: Path, entries: Mapping[str, tuple[str, str]], *, root: Path) -> None:
+    """Write ``entries`` as settings.json ``file`` of the workspace ``root``: atomically, never
+    through a link (a settings.json or a .workspace that is one is refused, nothing written:
+    a link pushed with the workspace would make us rewrite a file that is not the workspace's)."""
     lines = [f"  {raw_key}: {raw_value}" for raw_key, raw_value in entries.values()]
     text = "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
     try:
-        file.parent.mkdir(exist_ok=True)
-        write_file_atomically(file, text.encode("utf-8"))
+        replace_file(root, file.relative_to(root).parts, text.encode("utf-8"))
+    except Refused as exc:
+        raise _through_a_link(file, exc) from None
     except OSError as exc:
         raise ConfigError(f"cannot write {file}: {exc.strerror or exc}") from None
+
+
+def _through_a_link(file: Path, exc: Refused) -> ConfigError:
+    what = (exc.strerror or "").removeprefix("it ")
+    return ConfigError(f"cannot write {file}: {exc.filename} {what}; the workspace's settings "
+                       "are written only inside the workspace, never through a link: nothing "
+                       "was written")

@@ -24,13 +24,12 @@ from ..errors import ConfigError
 from .jsonfile import loads, too_deep, write_file_atomically
 from .secret_store import Place, check_secret_name, check_secret_value
 from .userconfig import check_users_file, check_users_folder
+from .userdirs import make_private_folder
 
 
 def _private_folder(folder: Path) -> None:
-    # Only a folder we create is narrowed to 0700: an existing one was chosen by the user.
-    if not folder.is_dir():
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(folder, 0o700)  # exactly 0700, whatever the umask took away
+    # Only folders we create are 0700 (those above it too): an existing one is the user's.
+    make_private_folder(folder)
 
 
 def read_private_json(path: Path, what: str) -> object | None:

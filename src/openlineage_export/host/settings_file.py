@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .credentials import PREFIX, looks_like_secret_key
-from .jsonfile import raw_entries, write_entries
+from .jsonfile import check_editable, raw_entries, write_entries
 from .setting_values import check_value, parse_text
 from .settings import Catalogue, user_only_error
 from .workspace import Workspace
@@ -31,10 +31,11 @@ def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
     value = parse_text(row, value_text)
     check_value(row, value, key, ws.root)
     file = ws.settings_file
+    check_editable(ws.root, file)
     entries = raw_entries(file)
     raw_key = entries[key][0] if key in entries else json.dumps(key, ensure_ascii=False)
     entries[key] = (raw_key, json.dumps(value, ensure_ascii=False))
-    write_entries(file, entries)
+    write_entries(file, entries, root=ws.root)
     return value
 
 
@@ -49,11 +50,12 @@ def unset_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str) -
         raise ConfigError(f"'{key}' is not an openlineage.* setting; keys of other extensions "
                           "are left alone")
     file = ws.settings_file
+    check_editable(ws.root, file)
     entries = raw_entries(file)
     if key not in entries:
         if catalogue.get(key) is not None or looks_like_secret_key(key):
             return False
         catalogue.declared(key, str(file))  # raises: unknown, with a suggestion
     del entries[key]
-    write_entries(file, entries)
+    write_entries(file, entries, root=ws.root)
     return True

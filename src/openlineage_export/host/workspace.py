@@ -125,15 +125,22 @@ def file_kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def read_file(path: Path) -> bytes:
+def read_file(path: Path, *, limit: int | None = None) -> bytes:
     """The bytes of a workspace file, which must be a regular file (or a link to one).
 
     A FIFO would make a plain read wait forever and a link to ``/dev/zero`` fill the memory:
-    anything but a regular file is an :class:`OSError` whose ``strerror`` says what it is.
+    anything but a regular file is an :class:`OSError` whose ``strerror`` says what it is, and
+    so is a file of more than ``limit`` bytes.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with open(fd, "rb") as stream:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a file", str(path))
-        return stream.read()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a file",
+                          str(path))
+        if limit is None:
+            return stream.read()
+        data = stream.read(limit + 1)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"it is larger than {limit:,} bytes", str(path))
+        return data

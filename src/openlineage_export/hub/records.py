@@ -48,12 +48,14 @@ def normalise_time(value: object, where: str) -> str:
 
     A leap second (``23:59:60`` UTC, which RFC 3339 allows) is accepted and written as
     ``23:59:59.999999`` of the same offset: the lineage servers built on ``java.time``
-    (Marquez, DataHub) refuse a second 60, and every time must stay one they can store.
+    (Marquez, DataHub) refuse a second 60, and every time must stay one they can store. For the
+    same reason, a time whose offset is beyond ±18:00 (valid RFC 3339: up to ±23:59) is written
+    as the same instant in UTC (``Z``).
     """
     if type(value) is str and _CANONICAL.fullmatch(value):
         # The common form, checked for real dates and times by the C parser.
         if value[-1] != "Z" and value[-5:] > MAX_OFFSET:
-            raise BadRecord(_offset_too_far(value, value[-6:], where))
+            return _in_utc(value, where)
         try:
             moment = datetime.fromisoformat(value)
         except ValueError as exc:
@@ -72,7 +74,7 @@ def normalise_time(value: object, where: str) -> str:
     if offset is None:
         raise BadRecord(f"{where} {value!r} has no UTC offset")
     if offset not in "Zz" and offset[1:] > MAX_OFFSET:
-        raise BadRecord(_offset_too_far(value, offset, where))
+        return _in_utc(value, where)
     moment = _parsed(value, where)
     if value[:4] in _EDGE_YEARS:
         _check_utc(moment, value, where)
@@ -81,14 +83,29 @@ def normalise_time(value: object, where: str) -> str:
 
 
 MAX_OFFSET = "18:00"
-"""The farthest UTC offset a time may have, either way: what ``java.time`` (``ZoneOffset``)
+"""The farthest UTC offset a time keeps, either way: what ``java.time`` (``ZoneOffset``)
 reads, so Marquez and DataHub, which refuse a time beyond it (Marquez with a 500). Every
-offset in use is within it (-12:00 to +14:00)."""
+offset in use is within it (-12:00 to +14:00); a time beyond it is written in UTC."""
 
 
-def _offset_too_far(value: str, offset: str, where: str) -> str:
-    return (f"{where} {value!r} has a UTC offset ({offset}) beyond ±{MAX_OFFSET}, which "
-            "no time zone has and the lineage servers cannot read")
+def _in_utc(value: str, where: str) -> str:
+    """A valid time with an offset beyond :data:`MAX_OFFSET`, as the same instant in UTC (its
+    fraction of a second as written; a leap second as the last microsecond before it)."""
+    moment = _parsed(value, where)  # checks it, and that a second 60 is a leap second
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:
+        raise BadRecord(f"{where} {value!r} is out of range (in UTC it falls before year 1 "
+                        "or after year 9999)") from None
+    match = _RFC3339.fullmatch(value)
+    assert match is not None
+    fraction = ".999999" if value[17:19] == "60" else match.group(7) or ""
+    return f"{utc.replace(tzinfo=None, microsecond=0).isoformat()}{fraction}Z"
+
+
+def _far(value: str) -> bool:
+    """Whether an accepted time's offset is beyond :data:`MAX_OFFSET`."""
+    return value[-1] not in "Zz" and value[-5:] > MAX_OFFSET
 
 
 def _parsed(value: str, where: str) -> datetime:
@@ -111,8 +128,10 @@ def _leap_free(normal: str) -> str:
 
 def trusted_time(value: str) -> str:
     """:func:`normalise_time` of a time it has already accepted, without checking it again."""
-    if value[10] == "T" and value[-1] != "z" and value[17] != "6":
+    if value[10] == "T" and value[-1] != "z" and value[17] != "6" and not _far(value):
         return value
+    if _far(value):
+        return _in_utc(value, "")
     tail = "Z" if value[-1] in "zZ" else value[-1]
     return _leap_free(f"{value[:10]}T{value[11:-1]}{tail}")
 
@@ -234,15 +253,20 @@ def parse_trusted(line: bytes) -> Run:
     if run.status == "running" and run.ended_at is not None:
         return _checked(run, trusted=True)
     # (Single characters: indexing a str by one position allocates nothing.)
+    # An offset from 18:00 (its tens of hours 1 and units 8 or 9, or tens 2) may be beyond
+    # ±18:00, which is written in UTC: trusted_time tells.
     for value in (run.started_at, run.ended_at):
-        if value is not None and (value[10] != "T" or value[-1] == "z" or value[17] == "6"):
+        if value is not None and (value[10] != "T" or value[-1] == "z" or value[17] == "6"
+                                  or (value[-1] != "Z" and (value[-5] == "2" or (
+                                      value[-5] == "1" and value[-4] >= "8")))):
             return _checked(run, trusted=True)
     for stage in run.stages:
         if stage.ended_at is not None and stage.status in ("running", "skipped"):
             return _checked(run, trusted=True)
         for value in (stage.started_at, stage.ended_at):
-            if value is not None and (value[10] != "T" or value[-1] == "z"
-                                      or value[17] == "6"):
+            if value is not None and (value[10] != "T" or value[-1] == "z" or value[17] == "6"
+                                      or (value[-1] != "Z" and (value[-5] == "2" or (
+                                          value[-5] == "1" and value[-4] >= "8")))):
                 return _checked(run, trusted=True)
     return run
 

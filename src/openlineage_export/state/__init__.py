@@ -14,8 +14,15 @@ from collections.abc import Iterator
 
 from ..errors import StateError
 
-_DAMAGE = ("malformed", "not a database", "file is encrypted")
-"""What SQLite says of a file that is no (longer a) database."""
+_FULL = frozenset({sqlite3.SQLITE_FULL})
+_DAMAGE = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+"""SQLite's (primary) result codes for a full disk, and for a file that is no (longer a)
+database: told apart by code, never by SQLite's words."""
+
+
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
 
 
 @contextlib.contextmanager
@@ -27,10 +34,10 @@ def state_errors(what: str, advice: str, *, full: str | None = None,
     try:
         yield
     except sqlite3.Error as exc:
-        text = str(exc)
-        if full is not None and "disk is full" in text:
+        code = _primary_code(exc)
+        if full is not None and code in _FULL:
             advice = full
-        elif damaged is not None and any(word in text for word in _DAMAGE):
+        elif damaged is not None and code in _DAMAGE:
             advice = damaged
         raise StateError(f"{what} cannot be used ({exc}); {advice}") from None
     except OSError as exc:

@@ -52,7 +52,9 @@ class RunIndex:
             remove_abandoned(parent)
             self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
             self.path = self._folder / "index.sqlite"
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # URIs on: the ledger is attached as it was opened (read only, ``state/readonly``).
+            self.db = sqlite3.connect(self.path.absolute().as_uri(), uri=True,
+                                      isolation_level=None, check_same_thread=False)
             for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -4000",
                            "temp_store = FILE"):
                 self.db.execute(f"PRAGMA {pragma}")

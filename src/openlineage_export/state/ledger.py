@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StateError
-from ..host.userdirs import xdg_dir
+from ..host.userdirs import make_private_folder, xdg_dir
 from . import state_errors
 from .index import RunIndex, Winner
-from .migrations import migrate, now
+from .migrations import migrate, now, up_to_date
+from .readonly import connect_read_only
 
 STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 
@@ -108,26 +109,50 @@ class Ledger:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self._attach_as = str(path)
+        """How the run index attaches this file: as it was opened (read only: a URI)."""
         with self._errors():
-            if not read_only:
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if read_only:
+                self.db = self._read_only(path)
+            else:
+                make_private_folder(path.parent)
                 if not path.exists():
                     os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                                      check_same_thread=False)
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self.db = self._writable(path)
             self._check_whole()
             if not read_only:
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
-            migrate(self.db)
-            if read_only:
-                self.db.execute("PRAGMA query_only = ON")
+                migrate(self.db)
         self._buffer: list[tuple[object, ...]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._timer: threading.Thread | None = None
         self._broken: StateError | None = None
+
+    @staticmethod
+    def _writable(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                             check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return db
+
+    def _read_only(self, path: Path) -> sqlite3.Connection:
+        """``path`` to read, writing nothing (on a read-only file system too); a ledger an
+        older version wrote is brought up to date first, as an export would."""
+        db, self._attach_as = connect_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if up_to_date(db):
+            return db
+        db.close()
+        writable = self._writable(path)
+        try:
+            migrate(writable)
+        finally:
+            writable.close()
+        db, self._attach_as = connect_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return db
 
     @classmethod
     def open(cls, environ: Mapping[str, str]) -> Ledger:
@@ -213,7 +238,7 @@ class Ledger:
         self.flush()
         index.seal()
         with self._errors():
-            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+            index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
             with self._errors():
                 rows = index.db.execute(
@@ -238,7 +263,7 @@ class Ledger:
         self.flush()
         index.seal()
         with self._errors():
-            index.db.execute("ATTACH DATABASE ? AS ledger", (str(self.path),))
+            index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
             with self._errors():
                 rows = index.db.execute(

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from ..errors import ExportBusy
+from ..host.userdirs import make_private_folder
 from . import state_errors
 
 LOCKS = "locks"
@@ -43,7 +44,7 @@ class ExportLock:
                           "OPENLINEAGE_EXPORT_STATE_DIR to another one",
                           full="free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to "
                                "a folder with room"):
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private_folder(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

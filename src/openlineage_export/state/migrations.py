@@ -61,3 +61,12 @@ def migrate(db: sqlite3.Connection) -> None:
 def now() -> str:
     """Wall-clock time for bookkeeping only (never in an event)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def up_to_date(db: sqlite3.Connection) -> bool:
+    """Whether every migration was applied to ``db`` (which may be read-only)."""
+    try:
+        done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:  # no such table: never migrated
+        return False
+    return all(name in done for name, _ in MIGRATIONS)

@@ -23,8 +23,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-import orjson
-
+from .. import jsonout
 from .streams import STDERR, detach
 from .text import shown
 
@@ -223,7 +222,7 @@ class Display:
                 self._went_away()
 
     def _json(self, value: dict[str, Any]) -> None:
-        data = orjson.dumps(value).decode() + "\n"
+        data = jsonout.dumps(value).decode() + "\n"
         with self._lock:
             if self._gone:
                 return

@@ -9,7 +9,8 @@ The rule: every line the command prints for a person goes through :func:`shown` 
 line at a time (the command never puts a line break inside a message; a text of several lines
 is a list of lines joined after each was shown). So a line break, carriage return or escape
 inside a value is printed as ``\\n``, ``\\r``, ``\\x1b`` and cannot act on the terminal. The
-JSON outputs need nothing: JSON escapes every control character itself.
+JSON outputs escape the same characters in their one encoder (``jsonout.py``): JSON itself
+escapes C0 only, not DEL nor C1.
 """
 
 from __future__ import annotations

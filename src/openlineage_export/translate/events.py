@@ -11,9 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ..hub.model import DataAccess, Graph, Run, StageExecution
+from ..jsonout import dumps
 from . import facets, names
 from .datasets import DatasetNamer
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
@@ -47,8 +46,9 @@ class TranslatedRun:
 
 
 def encode(event: Event) -> bytes:
-    """One event as compact JSON bytes (what the dry run writes and the transports send)."""
-    return orjson.dumps(event)
+    """One event as compact JSON bytes (what the dry run writes and the transports send), its
+    control characters escaped (``jsonout.py``: a dry run's events may meet a terminal)."""
+    return dumps(event)
 
 
 class Translator:
