@@ -140,13 +140,13 @@ class KeyVerdict:
     """The verdict in one sentence, naming what to run when its owner may approve it."""
 
 
-def key_verdict(name: str, url: str, store: SecretStore, environ: Mapping[str, str],
-                also_approved: Sequence[str] = ()) -> KeyVerdict:
+def key_verdict(name: str, url: str, approved: Sequence[str],
+                environ: Mapping[str, str]) -> KeyVerdict:
     """Whether the secret ``name`` may go to ``url``, as an export would decide: the key's
     transport (plain http only to this machine, through the proxy ``environ`` names, unless
-    the user set ``OPENLINEAGE_ALLOW_INSECURE_KEY``), then the origins its owner approved: in
-    ``store``, and ``also_approved`` (those a host keeps for a key of its own), compared as
-    :func:`origin_of` spells them."""
+    the user set ``OPENLINEAGE_ALLOW_INSECURE_KEY``), then the origins ``approved`` for it
+    (the store's, and those a host keeps for a key of its own), compared as :func:`origin_of`
+    spells them."""
     origin = approvable_origin(url)
     if origin.startswith("http"):
         try:
@@ -154,7 +154,7 @@ def key_verdict(name: str, url: str, store: SecretStore, environ: Mapping[str, s
                                 environment_proxy(url, environ))
         except ConfigError as exc:
             return KeyVerdict(name, origin, False, "in clear text", str(exc))
-    if origin not in _approved(store, name) | _canonical(also_approved):
+    if origin not in _canonical(approved):
         return KeyVerdict(name, origin, False, "not approved",
                           f"the secret '{name}' is not approved for {origin}; if that server "
                           f"should have it: {PROG} secrets allow {name} {origin}")

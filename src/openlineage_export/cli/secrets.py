@@ -101,11 +101,15 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
     """Whether the secret NAME may be sent to URL, as an export decides it: plain http only to
     this machine (and through a proxy on it), and only to a server approved for NAME. Exit 0
     when it may, 1 when it may not; the secret's value is never read."""
+    from ..host.secret_files import KeyOrigins
+    from ..host.userconfig import config_dir
     from ..trust import key_verdict
 
     secrets_mod.check_secret_name(name)
-    verdict = key_verdict(name, url, secrets_mod.default_store(os.environ), os.environ,
-                          approved)
+    # Both stores keep the approvals in key-origins.json of the config folder: read there,
+    # without looking for a keyring (the value is never needed).
+    kept = KeyOrigins(config_dir(os.environ)).of(name)
+    verdict = key_verdict(name, url, [*kept, *approved], os.environ)
     if as_json:
         echo_json({"name": verdict.name, "origin": verdict.origin, "may": verdict.may,
                    "reason": verdict.reason, "message": verdict.message})
