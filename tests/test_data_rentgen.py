@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DEMO, WorkspaceMaker, run_record, stage_record
+from helpers import DEMO, ROOT, SHARED, WorkspaceMaker, run_record, stage_record
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -219,3 +221,15 @@ def without_the_mode(event: dict[str, Any]) -> dict[str, Any]:
 def test_nothing_else_changes() -> None:
     assert [without_the_mode(e) for e in events(DEMO, **MODE)] == [
         without_the_mode(e) for e in events(DEMO)]
+
+
+def test_the_events_are_valid_openlineage(tmp_path: Path) -> None:
+    spec = SHARED / "openlineage-spec"
+    if not spec.is_dir():
+        pytest.skip(f"{spec} is absent: a local copy of the schemas lives in ../shared")
+    out = tmp_path / "events.jsonl"
+    out.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in events(DEMO, **MODE)))
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "validate.py"), "--spec",
+                           str(spec), str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[-1] == "236 valid, 0 invalid"
