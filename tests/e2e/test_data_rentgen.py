@@ -30,53 +30,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from helpers import DEMO, WorkspaceMaker, run_record
-from rentgen import QUIET, DataRentgen, Held, malformed_with, new_topic, sent, settle
+from rentgen import BOOTSTRAP, DataRentgen, Held, malformed_with, new_topic, sent, settle
 from support.synth_trail import write_workspace
 
 pytestmark = pytest.mark.e2e
 
-BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP_SERVERS",
-                           f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}")
-
-
-def require(variable: str, message: str) -> None:
-    if os.environ.get(variable) == "1":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.fixture(scope="session")
-def rentgen() -> DataRentgen:
-    """The running Data.Rentgen; skipped (or failed, under scripts/test.sh) when it is not up."""
-    try:
-        return DataRentgen()
-    except httpx.HTTPError as exc:
-        require("OLX_REQUIRE_DATA_RENTGEN",
-                f"no Data.Rentgen at {os.environ.get('DATA_RENTGEN_URL', 'its default address')}"
-                f" ({exc}); start it with scripts/data-rentgen.sh start, or run the whole "
-                "suite with scripts/test.sh")
-        raise
-
-
-@pytest.fixture(scope="session")
-def admin() -> AdminClient:
-    """The broker Data.Rentgen's consumer reads from."""
-    client = AdminClient({"bootstrap.servers": BOOTSTRAP, **QUIET})
-    try:
-        client.list_topics(timeout=5)
-    except KafkaException as exc:
-        require("OLX_REQUIRE_KAFKA", f"no Kafka broker at {BOOTSTRAP} ({exc.args[0].str()})")
-    return client
-
-
 @pytest.fixture
-def topic(admin: AdminClient, rentgen: DataRentgen) -> str:
-    return new_topic(admin)
+def topic(rentgen_kafka: AdminClient, rentgen: DataRentgen) -> str:
+    return new_topic(rentgen_kafka)
 
 
 @pytest.fixture
@@ -146,13 +110,13 @@ def assert_holds(held: Held, expected: Held) -> None:
 
 
 def test_the_demo_lands_whole_and_a_second_export_changes_nothing(
-        rentgen: DataRentgen, admin: AdminClient, env: dict[str, str], topic: str,
+        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
         job_namespace: str, tmp_path: Path) -> None:
     events = dry_run(DEMO, env, tmp_path)
     summary = export(DEMO, env)
     assert summary["runs"]["sent"] == summary["runs"]["total"] == 31
     assert summary["events"]["sent"] == len(events) == 236
-    settle(rentgen, admin, topic)
+    settle(rentgen, rentgen_kafka, topic)
     assert malformed_with(job_namespace) == []
     expected = sent(events)
     held = rentgen.held(f"lineage-hub://{job_namespace}")
@@ -163,13 +127,13 @@ def test_the_demo_lands_whole_and_a_second_export_changes_nothing(
     # Another machine (no ledger: every run is sent again) exports the same demo.
     again = export(DEMO, {**env, "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "other")})
     assert again["events"]["sent"] == 236
-    settle(rentgen, admin, topic)
+    settle(rentgen, rentgen_kafka, topic)
     assert malformed_with(job_namespace) == []
     assert_holds(rentgen.held(f"lineage-hub://{job_namespace}"), expected)
 
 
 def test_a_synthetic_trail_of_300_runs_lands_whole(
-        rentgen: DataRentgen, admin: AdminClient, env: dict[str, str], topic: str,
+        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
         job_namespace: str, tmp_path: Path) -> None:
     trail = write_workspace(tmp_path / "synthetic", 300, seed=31)
     assert trail["runs"] == 300
@@ -177,7 +141,7 @@ def test_a_synthetic_trail_of_300_runs_lands_whole(
     summary = export(tmp_path / "synthetic", env)
     assert summary["runs"]["sent"] == summary["runs"]["total"] == 300
     assert summary["events"]["sent"] == len(events)
-    settle(rentgen, admin, topic)
+    settle(rentgen, rentgen_kafka, topic)
     assert malformed_with(job_namespace) == []
     held = rentgen.held(f"lineage-hub://{job_namespace}")
     assert_holds(held, sent(events))
@@ -194,14 +158,14 @@ def uuid7(at: datetime) -> str:
 
 
 def test_a_uuid7_trace_id_stays_the_run_id_and_a_uuid4_gets_one_derived(
-        rentgen: DataRentgen, admin: AdminClient, env: dict[str, str], topic: str,
+        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
         job_namespace: str, ws: WorkspaceMaker, tmp_path: Path) -> None:
     v7 = uuid7(datetime(2026, 11, 2, 2, 0, 0, 120_000, tzinfo=UTC))
     v4 = str(uuid.uuid4())
     ws.segment("000001.jsonl", [run_record(v7.upper()), run_record(v4)])
     events = dry_run(ws.root, env, tmp_path)
     export(ws.root, env)
-    settle(rentgen, admin, topic)
+    settle(rentgen, rentgen_kafka, topic)
     assert malformed_with(job_namespace) == []
     held = rentgen.held(f"lineage-hub://{job_namespace}")
     assert_holds(held, sent(events))
@@ -213,12 +177,12 @@ def test_a_uuid7_trace_id_stays_the_run_id_and_a_uuid4_gets_one_derived(
 
 
 def test_without_the_mode_every_event_of_a_uuid4_run_is_refused(
-        rentgen: DataRentgen, admin: AdminClient, env: dict[str, str], topic: str,
+        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
         job_namespace: str, tmp_path: Path) -> None:
     generic = {**env, "OPENLINEAGE_SERVER": "generic"}
     lines = dry_run_lines(DEMO, generic, tmp_path)
     export(DEMO, generic)
-    settle(rentgen, admin, topic)
+    settle(rentgen, rentgen_kafka, topic)
 
     def uuid7_only(line: bytes) -> bool:
         run = json.loads(line)["run"]
