@@ -120,6 +120,8 @@ class Held:
     """(run id, dataset location, dataset name)"""
     outputs: set[tuple[str, str, str, int | None, int | None]]
     """(run id, dataset location, dataset name, rows, bytes)"""
+    schemas: dict[tuple[str, str], list[tuple[str, str | None]]]
+    """(dataset location, dataset name) -> the fields of its schema (name, type), last written"""
 
     @property
     def datasets(self) -> set[tuple[str, str]]:
@@ -138,6 +140,7 @@ def sent(events: list[dict[str, Any]]) -> Held:
     operations: dict[str, OperationHeld] = {}
     inputs: set[tuple[str, str, str]] = set()
     outputs: dict[tuple[str, str, str], tuple[int | None, int | None]] = {}
+    schemas: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
     for event in events:
         job, run, facets = event["job"], event["run"]["runId"], event["run"]["facets"]
         job_type = job["facets"]["jobType"]
@@ -160,8 +163,11 @@ def sent(events: list[dict[str, Any]]) -> Held:
             stats = d.get("outputFacets", {}).get("outputStatistics", {})
             outputs[(run, location(d["namespace"]), d["name"])] = (stats.get("rowCount"),
                                                                     stats.get("size"))
+            if "schema" in d["facets"]:
+                schemas[(location(d["namespace"]), d["name"])] = [
+                    (f["name"], f.get("type")) for f in d["facets"]["schema"]["fields"]]
     return Held(jobs, runs, operations, inputs,
-                {(*key, rows, size) for key, (rows, size) in outputs.items()})
+                {(*key, rows, size) for key, (rows, size) in outputs.items()}, schemas)
 
 
 class DataRentgen:
@@ -206,7 +212,7 @@ class DataRentgen:
         """Everything Data.Rentgen holds of the jobs at ``job_location`` (``scheme://name``)."""
         location_id = self.location_id(job_location)
         if location_id is None:
-            return Held({}, {}, {}, set(), set())
+            return Held({}, {}, {}, set(), set(), {})
         jobs = {str(j["id"]): j["data"] for j in self.items("/v1/jobs", location_id=[location_id])}
         runs: dict[str, RunHeld] = {}
         for job_id, job in jobs.items():
@@ -223,15 +229,16 @@ class DataRentgen:
                 operations[str(op["id"])] = OperationHeld(
                     str(op["run_id"]), op["name"], op["type"], op["status"],
                     when(op["started_at"]), when(op["ended_at"]))
-        inputs, outputs = self._io(jobs, set(runs))
+        held = Held({}, runs, operations, set(), set(), {})
+        self._io(jobs, held)
         names = {job_id: job["name"] for job_id, job in jobs.items()}
-        return Held({job["name"]: (job["type"], names.get(str(job["parent_job_id"])))
-                     for job in jobs.values()}, runs, operations, inputs, outputs)
+        held.jobs = {job["name"]: (job["type"], names.get(str(job["parent_job_id"])))
+                     for job in jobs.values()}
+        return held
 
-    def _io(self, jobs: dict[str, dict[str, Any]], runs: set[str]) -> tuple[
-            set[tuple[str, str, str]], set[tuple[str, str, str, int | None, int | None]]]:
-        inputs: set[tuple[str, str, str]] = set()
-        outputs: set[tuple[str, str, str, int | None, int | None]] = set()
+    def _io(self, jobs: dict[str, dict[str, Any]], held: Held) -> None:
+        """The inputs and outputs of ``held``'s runs, and the schemas of their datasets, from the
+        lineage of each stage's job (a run's reads and writes, its rows and bytes)."""
         for job_id, job in jobs.items():
             if job["parent_job_id"] is None:
                 continue  # a pipeline: only its stages read and write
@@ -240,16 +247,19 @@ class DataRentgen:
             datasets = {key: f"{d['location']['type']}://{d['location']['name']}"
                         for key, d in graph["nodes"]["datasets"].items()}
             names = {key: d["name"] for key, d in graph["nodes"]["datasets"].items()}
+            for key, d in graph["nodes"]["datasets"].items():
+                if d.get("schema"):
+                    held.schemas[(datasets[key], names[key])] = [
+                        (f["name"], f["type"]) for f in d["schema"]["fields"]]
             for relation in graph["relations"]["inputs"]:
                 run, dataset = relation["to"], relation["from"]["id"]
-                if run["kind"] == "RUN" and run["id"] in runs:
-                    inputs.add((run["id"], datasets[dataset], names[dataset]))
+                if run["kind"] == "RUN" and run["id"] in held.runs:
+                    held.inputs.add((run["id"], datasets[dataset], names[dataset]))
             for relation in graph["relations"]["outputs"]:
                 run, dataset = relation["from"], relation["to"]["id"]
-                if run["kind"] == "RUN" and run["id"] in runs:
-                    outputs.add((run["id"], datasets[dataset], names[dataset],
-                                 relation["num_rows"], relation["num_bytes"]))
-        return inputs, outputs
+                if run["kind"] == "RUN" and run["id"] in held.runs:
+                    held.outputs.add((run["id"], datasets[dataset], names[dataset],
+                                      relation["num_rows"], relation["num_bytes"]))
 
 
 # ------------------------------------------------------------------ Kafka

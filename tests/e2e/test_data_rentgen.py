@@ -122,6 +122,8 @@ def test_the_demo_lands_whole_and_a_second_export_changes_nothing(
     held = rentgen.held(f"lineage-hub://{job_namespace}")
     assert_holds(held, expected)
     assert (len(held.jobs), len(held.runs), len(held.operations)) == (19, 119, 87)
+    assert len(expected.schemas) == 5  # the demo writes each of these with one schema
+    assert {key: held.schemas.get(key) for key in expected.schemas} == expected.schemas
     assert {run.external_id for run in held.runs.values() if run.parent is None} == trace_ids(DEMO)
 
     # Another machine (no ledger: every run is sent again) exports the same demo.
