@@ -13,9 +13,7 @@ import httpx
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
-from rentgen import BOOTSTRAP as RENTGEN_BOOTSTRAP
-from rentgen import URL as RENTGEN_URL
-from rentgen import DataRentgen
+from rentgen import DataRentgen, bootstrap, rest_url
 
 MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -133,7 +131,7 @@ def rentgen() -> DataRentgen:
     try:
         return DataRentgen()
     except httpx.HTTPError as exc:
-        message = (f"no Data.Rentgen at {RENTGEN_URL} ({exc}); start it with "
+        message = (f"no Data.Rentgen at {rest_url()} ({exc}); start it with "
                    "scripts/data-rentgen.sh start, or run the whole suite with scripts/test.sh")
         if os.environ.get("OLX_REQUIRE_DATA_RENTGEN") == "1":
             pytest.fail(message)
@@ -143,11 +141,11 @@ def rentgen() -> DataRentgen:
 @pytest.fixture(scope="session")
 def rentgen_kafka() -> AdminClient:
     """The broker Data.Rentgen's consumer reads from."""
-    client = AdminClient({"bootstrap.servers": RENTGEN_BOOTSTRAP, "log_level": 0})
+    client = AdminClient({"bootstrap.servers": bootstrap(), "log_level": 0})
     try:
         client.list_topics(timeout=5)
     except KafkaException as exc:
-        message = f"no Kafka broker at {RENTGEN_BOOTSTRAP} ({exc.args[0].str()})"
+        message = f"no Kafka broker at {bootstrap()} ({exc.args[0].str()})"
         if os.environ.get("OLX_REQUIRE_KAFKA") == "1":
             pytest.fail(message)
         pytest.skip(message)

@@ -32,9 +32,6 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
-URL = os.environ.get("DATA_RENTGEN_URL", "http://127.0.0.1:58000").rstrip("/")
-BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP_SERVERS",
-                           f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}")
 GROUP = os.environ.get("DATA_RENTGEN_GROUP", "data-rentgen")
 MALFORMED = os.environ.get("DATA_RENTGEN_MALFORMED_TOPIC", "input.runs__malformed")
 TOPIC_PREFIX = "input.runs.olx-e2e-"
@@ -54,6 +51,18 @@ LOCATIONS = {"file": "file://unknown", "bigquery": "bigquery://googleapis.com"}
 """Dataset namespaces that are no URL, as Data.Rentgen's consumer makes them one."""
 
 T = TypeVar("T")
+
+
+def rest_url() -> str:
+    """Data.Rentgen's REST API: as scripts/services.sh says (its env file, read into the
+    session's environment by the ``services`` fixture, after this module is imported)."""
+    return os.environ.get("DATA_RENTGEN_URL", "http://127.0.0.1:58000").rstrip("/")
+
+
+def bootstrap() -> str:
+    """The Kafka broker its consumer reads from."""
+    return os.environ.get("KAFKA_BOOTSTRAP_SERVERS",
+                          f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}")
 
 
 def when(text: str | None) -> datetime | None:
@@ -173,9 +182,9 @@ def sent(events: list[dict[str, Any]]) -> Held:
 class DataRentgen:
     """A reader of Data.Rentgen's REST API, logged in (its dummy auth: any name)."""
 
-    def __init__(self, url: str = URL) -> None:
-        self.url = url
-        self.http = httpx.Client(base_url=url, timeout=120)
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or rest_url()
+        self.http = httpx.Client(base_url=self.url, timeout=120)
         token = self.http.post("/v1/auth/token", data={"username": "olx-e2e", "password": "-"})
         token.raise_for_status()
         self.http.headers["Authorization"] = f"Bearer {token.json()['access_token']}"
@@ -276,7 +285,7 @@ def new_topic(admin: AdminClient) -> str:
 
 def end_offsets(topic: str) -> dict[int, int]:
     """partition -> the offset after its last message."""
-    consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"olx-e2e-{uuid.uuid4()}",
+    consumer = Consumer({"bootstrap.servers": bootstrap(), "group.id": f"olx-e2e-{uuid.uuid4()}",
                          **QUIET})
     try:
         partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
@@ -318,7 +327,7 @@ def settle(rentgen: DataRentgen, admin: AdminClient, topic: str) -> None:
         return True if all(done.get(p, -1) >= end for p, end in ends.items()) else None
 
     wait_for(f"Data.Rentgen's consumer fetching all of {topic} (end offsets {ends})", fetched)
-    producer = Producer({"bootstrap.servers": BOOTSTRAP, **QUIET})
+    producer = Producer({"bootstrap.servers": bootstrap(), **QUIET})
     markers = []
     for partition in ends:
         run_id, value = marker(topic, partition)
@@ -338,7 +347,7 @@ def settle(rentgen: DataRentgen, admin: AdminClient, topic: str) -> None:
 
 def malformed_with(text: str) -> list[bytes]:
     """The messages on Data.Rentgen's malformed-messages topic that hold ``text``."""
-    consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"olx-e2e-{uuid.uuid4()}",
+    consumer = Consumer({"bootstrap.servers": bootstrap(), "group.id": f"olx-e2e-{uuid.uuid4()}",
                          "enable.auto.commit": False, **QUIET})
     try:
         topics = consumer.list_topics(timeout=30).topics

@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 from helpers import DEMO, WorkspaceMaker, run_record
-from rentgen import BOOTSTRAP, DataRentgen, Held, malformed_with, new_topic, sent, settle
+from rentgen import DataRentgen, Held, bootstrap, malformed_with, new_topic, sent, settle
 from support.synth_trail import write_workspace
 
 pytestmark = pytest.mark.e2e
@@ -53,7 +53,7 @@ def env(topic: str, job_namespace: str, tmp_path: Path) -> dict[str, str]:
     """The CLI's environment: kafka to ``topic``, Data.Rentgen mode, this test's namespace."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
     return {**environ, "OPENLINEAGE_TRANSPORT": "kafka", "OPENLINEAGE_SERVER": "data-rentgen",
-            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": BOOTSTRAP, "OPENLINEAGE_KAFKA_TOPIC": topic,
+            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap(), "OPENLINEAGE_KAFKA_TOPIC": topic,
             "OPENLINEAGE_NAMESPACE": job_namespace,
             "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
             "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}

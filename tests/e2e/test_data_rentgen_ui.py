@@ -30,13 +30,12 @@ import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
 from helpers import DEMO, ROOT
-from rentgen import BOOTSTRAP, SINCE, DataRentgen, location, new_topic, settle
+from rentgen import SINCE, DataRentgen, bootstrap, location, new_topic, settle
 from support.chromium import chromium, require
 from support.screenshot import renew
 
 pytestmark = pytest.mark.e2e
 
-UI_URL = os.environ.get("DATA_RENTGEN_UI_URL", "http://127.0.0.1:53000").rstrip("/")
 PIPELINE = "customer-360"
 NAMESPACE = "acme-analytics-ui"
 """The job namespace of this module's export, which no other test uses: the same in every run,
@@ -56,18 +55,20 @@ Edge = tuple[Node, Node, str]
 
 @pytest.fixture(scope="module")
 def ui(rentgen: DataRentgen) -> str:
-    """Data.Rentgen's web UI, answering and passing /v1/ on to the REST API the tests use."""
+    """Data.Rentgen's web UI, answering and passing /v1/ on to the REST API the tests use (where
+    scripts/services.sh says, DATA_RENTGEN_UI_URL)."""
+    url = os.environ.get("DATA_RENTGEN_UI_URL", "http://127.0.0.1:53000").rstrip("/")
     try:
-        with httpx.Client(base_url=UI_URL, timeout=60) as http:
+        with httpx.Client(base_url=url, timeout=60) as http:
             page, api = http.get("/jobs"), http.get("/v1/users/me")
     except httpx.HTTPError as exc:
         require("OLX_REQUIRE_DATA_RENTGEN_UI",
-                f"no Data.Rentgen web UI at {UI_URL} ({exc}); start it with "
+                f"no Data.Rentgen web UI at {url} ({exc}); start it with "
                 "scripts/data-rentgen.sh ui, or run the whole suite with scripts/test.sh")
     if page.status_code != 200 or '<div id="root">' not in page.text or api.status_code != 401:
-        pytest.fail(f"{UI_URL} is not Data.Rentgen's web UI in front of its API (GET /jobs: "
+        pytest.fail(f"{url} is not Data.Rentgen's web UI in front of its API (GET /jobs: "
                     f"{page.status_code}, GET /v1/users/me: {api.status_code})")
-    return UI_URL
+    return url
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -84,7 +85,7 @@ def exported(rentgen: DataRentgen, rentgen_kafka: AdminClient,
     folder = tmp_path_factory.mktemp("rentgen-ui")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")},
            "OPENLINEAGE_TRANSPORT": "kafka", "OPENLINEAGE_SERVER": "data-rentgen",
-           "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": BOOTSTRAP, "OPENLINEAGE_KAFKA_TOPIC": topic,
+           "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap(), "OPENLINEAGE_KAFKA_TOPIC": topic,
            "OPENLINEAGE_NAMESPACE": namespace,
            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(folder / "config"),
            "OPENLINEAGE_EXPORT_STATE_DIR": str(folder / "state")}
@@ -152,7 +153,7 @@ def lineage_shown(page: Any, rentgen: DataRentgen) -> tuple[set[Node], set[Edge]
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[tuple[Any, set[str]]]:
+def browser(ui: str, tmp_path: Path) -> Iterator[tuple[Any, set[str]]]:
     """A page in a fresh profile, and the outside hosts it tried to reach (all refused)."""
     outside: set[str] = set()
 
@@ -162,7 +163,7 @@ def browser(tmp_path: Path) -> Iterator[tuple[Any, set[str]]]:
 
     with chromium(tmp_path / "profile", VIEWPORT) as context:
         context.set_default_timeout(PAGE_TIMEOUT_MS)
-        context.route(re.compile(r"^(?!" + re.escape(UI_URL) + r"/).*"), refuse)
+        context.route(re.compile(r"^(?!" + re.escape(ui) + r"/).*"), refuse)
         yield context.new_page(), outside
 
 

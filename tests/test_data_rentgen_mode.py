@@ -1,7 +1,8 @@
 """Data.Rentgen mode (translate/data_rentgen.py): UUIDv7 run ids, the trace id as the run's
 external id, the jobs' location; every other server's events unchanged.
 
-What Data.Rentgen itself makes of the events is in tests/e2e/test_data_rentgen.py.
+What Data.Rentgen itself makes of the events is in tests/e2e/test_data_rentgen.py (this file is
+named apart from it: pytest imports test modules by their base name).
 """
 
 from __future__ import annotations
