@@ -1,8 +1,9 @@
 """The real Data.Rentgen, as scripts/data-rentgen.sh starts it: a thin reader of its REST API,
 what it holds of one job namespace, and a wait for its Kafka consumer.
 
-Data.Rentgen's consumer reads every topic matching ``input.runs.*`` (the script's pattern), so
-each test exports to a topic of its own, :func:`new_topic`. When the export is done,
+Data.Rentgen's consumer reads every topic matching ``input.runs.*`` (the script's pattern); the
+tests export to one of them, :func:`shared_topic`, each into a job namespace of its own. When the
+export is done,
 :func:`settle` observes the consumer take it all: its group's committed offsets reach the
 topic's end (it has fetched every event), then one marker event per partition, produced after
 that, each with an output, is seen through the REST API with its output: the consumer handles
@@ -26,6 +27,7 @@ import httpx
 from confluent_kafka import (
     Consumer,
     ConsumerGroupTopicPartitions,
+    KafkaError,
     KafkaException,
     Producer,
     TopicPartition,
@@ -34,8 +36,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 GROUP = os.environ.get("DATA_RENTGEN_GROUP", "data-rentgen")
 MALFORMED = os.environ.get("DATA_RENTGEN_MALFORMED_TOPIC", "input.runs__malformed")
-TOPIC_PREFIX = "input.runs.olx-e2e-"
-"""Topics the consumer reads (scripts/data-rentgen.sh: ``^input\\.runs(\\..+)?$``)."""
+TOPIC = "input.runs.olx-e2e"
+"""The tests' topic: one the consumer reads (scripts/data-rentgen.sh: ``^input\\.runs(\\..+)?$``)."""
 SINCE = "2026-10-01T00:00:00Z"
 """Before every run the tests send: the demo's and the synthetic trail's start in 2026-11."""
 MARK_TIME = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -274,13 +276,19 @@ class DataRentgen:
 # ------------------------------------------------------------------ Kafka
 
 
-def new_topic(admin: AdminClient) -> str:
-    """A fresh topic of 3 partitions that Data.Rentgen's consumer reads."""
-    name = f"{TOPIC_PREFIX}{uuid.uuid4().hex[:12]}"
-    for future in admin.create_topics([NewTopic(name, num_partitions=3,
-                                                replication_factor=1)]).values():
-        future.result(timeout=30)
-    return name
+def shared_topic(admin: AdminClient) -> str:
+    """The topic of 3 partitions the tests export to, which Data.Rentgen's consumer reads:
+    made when missing, then kept (the consumer reads every topic of its pattern, and a topic
+    deleted under it leaves it failing to commit; one topic for every test, each test in a job
+    namespace of its own, keeps what it reads the same from run to run)."""
+    try:
+        for future in admin.create_topics([NewTopic(TOPIC, num_partitions=3,
+                                                    replication_factor=1)]).values():
+            future.result(timeout=30)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+    return TOPIC
 
 
 def end_offsets(topic: str) -> dict[int, int]:

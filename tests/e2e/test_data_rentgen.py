@@ -10,10 +10,10 @@ another machine changes nothing there; a trace id that is already a UUIDv7 is th
 what the mode is for: without it, Data.Rentgen refuses every event of a run whose trace id is a
 UUIDv4.
 
-Each test exports to a topic of its own and into a job namespace of its own
-(``olx-e2e-<hex>``, which Data.Rentgen shows at ``lineage-hub://olx-e2e-<hex>``), so that tests
-and sessions never see each other's runs: the datasets are shared (their locations are the
-data's), the jobs and runs are not. How the consumer is seen to have taken everything:
+Each test exports into a job namespace of its own (``olx-e2e-<hex>``, which Data.Rentgen shows at
+``lineage-hub://olx-e2e-<hex>``), so that tests and sessions never see each other's runs: the
+datasets are shared (their locations are the data's), the jobs and runs are not. They share
+one topic (tests/e2e/rentgen.py says why). How the consumer is seen to have taken everything:
 tests/e2e/rentgen.py.
 """
 
@@ -33,14 +33,14 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 from helpers import DEMO, WorkspaceMaker, run_record
-from rentgen import DataRentgen, Held, bootstrap, malformed_with, new_topic, sent, settle
+from rentgen import DataRentgen, Held, bootstrap, malformed_with, sent, settle, shared_topic
 from support.synth_trail import write_workspace
 
 pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def topic(rentgen_kafka: AdminClient, rentgen: DataRentgen) -> str:
-    return new_topic(rentgen_kafka)
+    return shared_topic(rentgen_kafka)
 
 
 @pytest.fixture

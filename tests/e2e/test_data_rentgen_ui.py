@@ -30,7 +30,7 @@ import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
 from helpers import DEMO, ROOT
-from rentgen import SINCE, DataRentgen, bootstrap, location, new_topic, settle
+from rentgen import SINCE, DataRentgen, bootstrap, location, settle, shared_topic
 from support.chromium import chromium, require
 from support.screenshot import renew
 
@@ -81,7 +81,7 @@ def exported(rentgen: DataRentgen, rentgen_kafka: AdminClient,
              tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict[str, Any]]]:
     """The demo exported to Data.Rentgen into a namespace of its own: (namespace, events)."""
     namespace = NAMESPACE
-    topic = new_topic(rentgen_kafka)
+    topic = shared_topic(rentgen_kafka)
     folder = tmp_path_factory.mktemp("rentgen-ui")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")},
            "OPENLINEAGE_TRANSPORT": "kafka", "OPENLINEAGE_SERVER": "data-rentgen",
