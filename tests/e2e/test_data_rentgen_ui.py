@@ -188,9 +188,10 @@ def test_the_demos_lineage_is_drawn_in_its_web_ui(
     view = {"since": SINCE.replace("Z", ".000Z"), "depth": 1, "direction": "BOTH",
             "granularity": "JOB"}
     page.goto(f"{ui}/jobs/{job['id']}/show/lineage?filter={quote(json.dumps(view))}")
-    page.wait_for_function(
-        "n => document.querySelectorAll('.react-flow__node').length >= n",
-        arg=len(expected_nodes))
+    page.wait_for_function(  # drawn once laid out: every node and arrow, or the test fails
+        """([nodes, edges]) => document.querySelectorAll('.react-flow__node').length >= nodes &&
+             document.querySelectorAll('.react-flow__edge').length >= edges""",
+        arg=[len(expected_nodes), len(expected_edges)])
     page.get_by_text(PIPELINE, exact=True).first.wait_for()
     nodes, edges = lineage_shown(page, rentgen)
     assert nodes == expected_nodes
