@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepare everything the end-to-end and browser tests need, in two lanes side by side: one
-# for Java (Marquez built with Maven and started with its PostgreSQL, a Kafka broker, DataHub's
-# converters), one for Node and Debian's packages (Chromium and Graphviz, code-server, the
-# extension's .vsix, Marquez's web UI). scripts/test.sh runs it in the background while the
+# for Java (Marquez built with Maven and started with its PostgreSQL, a Kafka broker,
+# Data.Rentgen from PyPI on that broker, DataHub's converters), one for Node and Debian's
+# packages (Chromium and Graphviz, code-server, the extension's .vsix, Data.Rentgen's web UI,
+# Marquez's web UI). scripts/test.sh runs it in the background while the
 # tests that need none of it run; those that do wait for it (tests/conftest.py's `services`).
 #
 # Usage: scripts/services.sh DIR
@@ -14,14 +15,16 @@
 #   DIR/env      KEY=VALUE lines for the tests' environment:
 #                  OLX_REQUIRE_<NAME>=1   for each service that is up: its tests must run (they
 #                                         fail, never skip). NAME: MARQUEZ, MARQUEZ_UI, KAFKA,
-#                                         DATAHUB, BROWSER (Chromium and Graphviz), VSCODE
+#                                         DATA_RENTGEN, DATA_RENTGEN_UI, DATAHUB, BROWSER
+#                                         (Chromium and Graphviz), VSCODE
 #                  OLX_VSCODE_VSIX=FILE   the extension's .vsix
 #   DIR/status   0, or 1 when a service the run requires is not up (DIR/log says why); this
 #                script exits with it
 #
 # The services' addresses are not in DIR/env: they follow from the scripts' variables, which the
-# caller has before (scripts/test.sh exports MARQUEZ_URL, MARQUEZ_WEB_URL and
-# KAFKA_BOOTSTRAP_SERVERS before pytest starts, and a test module may read them at import).
+# caller has before (scripts/test.sh exports MARQUEZ_URL, MARQUEZ_WEB_URL,
+# KAFKA_BOOTSTRAP_SERVERS, DATA_RENTGEN_URL and DATA_RENTGEN_UI_URL before pytest starts, and a
+# test module may read them at import; Data.Rentgen's consumer reads the topics input.runs.*).
 #
 # Who waits for what: scripts/test.sh starts this script (in a session of its own: setsid) and
 # gives pytest DIR as OLX_SERVICES and this script's pid as OLX_SERVICES_PID. tests/conftest.py's
@@ -30,16 +33,17 @@
 # session's environment; pytest's closing summary shows DIR/log whole. scripts/test.sh waits
 # for this script after pytest, and fails the run when its status is not 0, whichever tests
 # ran. DIR/lanes/ is the lanes' own, on their way: each one's log as it goes (java.log,
-# node.log), and a file per service, NAME, that says up or down once it is done (the web UI
-# waits for MARQUEZ).
+# node.log), and a file per service, NAME, that says up or down once it is done (the web UIs
+# wait for MARQUEZ, DATA_RENTGEN).
 #
 # A service the run requires that cannot be had fails the run; one it does not require has its
 # tests skipped, each saying why. Required: those with OLX_REQUIRE_<NAME>=1; where that is not
-# set, Marquez, its web UI and DataHub's converters when their source is in ../shared/third_party
-# beside the repository, and always Kafka, Chromium and Graphviz, and code-server.
+# set, Marquez, its web UI, Data.Rentgen's web UI and DataHub's converters when their source is
+# in ../shared/third_party beside the repository, and always Kafka, Data.Rentgen (its source is
+# PyPI), Chromium and Graphviz, and code-server.
 #
-# Environment: that of scripts/marquez.sh, kafka.sh, datahub.sh, vscode.sh (see their --help),
-# and OLX_REQUIRE_<NAME> (1: required; 0: not).
+# Environment: that of scripts/marquez.sh, kafka.sh, data-rentgen.sh, datahub.sh, vscode.sh (see
+# their --help), and OLX_REQUIRE_<NAME> (1: required; 0: not).
 set -uo pipefail
 case "${1:-}" in -h|--help|"") sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 dir=$(cd "$1" && pwd) || exit 1
@@ -65,6 +69,7 @@ required() {
     MARQUEZ) compgen -G "../shared/third_party/marquez-*/api" >/dev/null ;;
     MARQUEZ_UI) compgen -G "../shared/third_party/marquez-*/web/package.json" >/dev/null ;;
     DATAHUB) compgen -G "../shared/third_party/datahub-*/metadata-integration" >/dev/null ;;
+    DATA_RENTGEN_UI) compgen -G "../shared/third_party/data-rentgen-ui-*/package.json" >/dev/null ;;
     *) true ;;
   esac
 }
@@ -106,15 +111,32 @@ marquez_ui() {
   scripts/marquez.sh ui
 }
 
+# Data.Rentgen's web UI: built (npm) while the Java lane prepares what it talks to, started
+# once Data.Rentgen is up.
+# shellcheck disable=SC2317  # run by bring
+data_rentgen_ui() {
+  scripts/data-rentgen.sh build-ui || return
+  while [ ! -s "$lanes/DATA_RENTGEN" ] && kill -0 "$java" 2>/dev/null; do sleep 1; done
+  if [ "$(cat "$lanes/DATA_RENTGEN" 2>/dev/null)" != up ]; then
+    say "Data.Rentgen is not up, for its web UI to talk to" >&2
+    return 1
+  fi
+  scripts/data-rentgen.sh ui
+}
+
 java_lane() {
   bring MARQUEZ "Marquez could not be built or started" scripts/marquez.sh start &&
     bring KAFKA "Kafka could not be started" scripts/kafka.sh start &&
+    bring DATA_RENTGEN "Data.Rentgen could not be installed or started" \
+      scripts/data-rentgen.sh start &&
     bring DATAHUB "DataHub's converters could not be built" scripts/datahub.sh build
 }
 
 node_lane() {
   bring BROWSER "Chromium or Graphviz could not be installed" scripts/browser.sh &&
     bring VSCODE "code-server could not be installed, or the extension packaged" vscode_ready &&
+    bring DATA_RENTGEN_UI "Data.Rentgen's web UI could not be built or started" \
+      data_rentgen_ui &&
     bring MARQUEZ_UI "Marquez's web UI could not be built or started" marquez_ui
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on this machine, start a real Marquez (and its PostgreSQL,
-# and its own web UI) and a Kafka broker on loopback, install Chromium and Graphviz when missing,
-# and run the whole test suite. This is what CI runs (.ci/run).
+# and its own web UI), a Kafka broker and a Data.Rentgen (and its web UI) on loopback, install
+# Chromium and Graphviz when missing, and run the whole test suite. This is what CI runs
+# (.ci/run).
 #
 # Usage: scripts/test.sh [PYTEST ARGUMENTS...]     e.g. scripts/test.sh tests/test_cli.py -x
 #        scripts/test.sh -- --help                  pytest's own help
@@ -13,12 +14,17 @@
 #   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
 #   KAFKA_BOOTSTRAP_SERVERS  the Kafka broker the end-to-end tests use [127.0.0.1:$KAFKA_PORT]
 #   KAFKA_PORT        its port when KAFKA_BOOTSTRAP_SERVERS is not set [59092]
+#   DATA_RENTGEN_URL  the Data.Rentgen REST API the end-to-end tests use
+#                     [http://127.0.0.1:$DATA_RENTGEN_PORT]
+#   DATA_RENTGEN_PORT its port when DATA_RENTGEN_URL is not set [58000]
+#   DATA_RENTGEN_UI_URL  its web UI the browser test opens [http://127.0.0.1:$DATA_RENTGEN_UI_PORT]
+#   DATA_RENTGEN_UI_PORT its port when DATA_RENTGEN_UI_URL is not set [53000]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
 #   OLX_TEST_SEED  the seed of the test order [a new one each run]: the tests run shuffled
 #                  (modules, and the tests within each), the seed printed on the first line;
 #                  give it again to run them in that same order
-#   and those of scripts/marquez.sh, scripts/kafka.sh, scripts/datahub.sh and scripts/vscode.sh
-#   (see their --help)
+#   and those of scripts/marquez.sh, scripts/kafka.sh, scripts/data-rentgen.sh,
+#   scripts/datahub.sh and scripts/vscode.sh (see their --help)
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -44,13 +50,16 @@ fi
 export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
 export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}
 export KAFKA_BOOTSTRAP_SERVERS=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:${KAFKA_PORT:-59092}}
+export DATA_RENTGEN_URL=${DATA_RENTGEN_URL:-http://127.0.0.1:${DATA_RENTGEN_PORT:-58000}}
+export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:${DATA_RENTGEN_UI_PORT:-53000}}
 # What the end-to-end and browser tests need is prepared by scripts/services.sh in the
 # background, while the tests that need none of it run; those that do wait for it
 # (tests/conftest.py's `services`), and this script waits for it after pytest. Its --help is
 # the interface (DIR/log, DIR/env, DIR/status) and says which services a run requires. Once, on
 # a fresh machine, that is several minutes of builds from the sources in ../shared/third_party:
 # Marquez's API with Maven (~1 min) and its web UI with npm (~4 min), DataHub's converters
-# (~1 min), code-server from npm (~1.5 min), the extension's .vsix; later runs reuse them.
+# (~1 min), code-server from npm (~1.5 min), the extension's .vsix, Data.Rentgen from PyPI
+# (~1 min) and its web UI with npm (~3 min); later runs reuse them.
 # In CI a skipped test is a missing proof: it fails the run (tests/conftest.py).
 if [ "${CI:-}" = true ]; then
   export OLX_NO_SKIPS=1

@@ -17,6 +17,7 @@ from helpers import DEMO, ROOT, SHARED
 
 @pytest.mark.parametrize("script", ["demo.sh", "setup.sh", "test.sh", "browser.sh", "kafka.sh",
                                     "marquez.sh", "postgres.sh", "datahub.sh", "vscode.sh",
+                                    "data-rentgen.sh",
                                     "services.sh"])
 def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) -> None:
     result = subprocess.run(["bash", str(ROOT / "scripts" / script), "--help"], cwd=tmp_path,

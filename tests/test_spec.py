@@ -22,7 +22,7 @@ from openlineage.client.generated import (
     source_code_location_job,
     tags_run,
 )
-from openlineage.client.generated.base import RunEvent
+from openlineage.client.generated.base import RunEvent, RunFacet
 from openlineage.client.naming import dataset as naming
 from openlineage.client.uuid import generate_static_uuid
 
@@ -31,6 +31,7 @@ from openlineage_export.translate import spec
 
 @pytest.mark.parametrize("ours, theirs", [
     (spec.RUN_EVENT, RunEvent),
+    (spec.RUN_FACET, RunFacet),
     (spec.DATASET_VERSION, dataset_version_dataset.DatasetVersionDatasetFacet),
     (spec.DOCUMENTATION, documentation_job.DocumentationJobFacet),
     (spec.ERROR_MESSAGE, error_message_run.ErrorMessageRunFacet),

@@ -35,9 +35,9 @@ from .report import ExportReport, Progress, RunResult
 from .state.index import Winner
 from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
 from .state.lock import ExportLock
-from .translate import datahub
+from .translate import shapes
 from .translate.datasets import job_namespace
-from .translate.events import TranslatedRun, TranslationConfig, Translator
+from .translate.events import TranslatedRun, TranslationConfig
 from .translate.facets import PRODUCER
 from .translate.names import JobNames, graph_claims, may_clash
 
@@ -115,7 +115,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
                         on_progress=request.on_progress, on_retry=request.on_retry,
                         on_warning=request.on_warning)
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
-    report.namespace = opened.translation.namespace
+    report.namespace = shapes.job_namespace(opened.translation)
     report.namespace_from = opened.namespace_from
     async with contextlib.AsyncExitStack() as stack:
         destination = open_for(request, opened, environ, recorder)
@@ -262,8 +262,7 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
     their events too). A run whose job name is ambiguous is refused here (a failed run,
     nothing sent); one that ends before it starts is sent as recorded, with a warning.
     """
-    shaped = datahub.DataHubTranslator if opened.translation.server == "datahub" else Translator
-    translator = shaped(opened.graph, opened.translation)
+    translator = shapes.translator_for(opened.translation.server)(opened.graph, opened.translation)
     for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
                                        recorder.bad_entry):
         events = translator.translate(run)

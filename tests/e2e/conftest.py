@@ -11,6 +11,9 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from rentgen import DataRentgen, bootstrap, rest_url
 
 MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -116,3 +119,34 @@ def empty_marquez(marquez: Marquez) -> Callable[[], None]:
 def namespace() -> str:
     """The demo's job namespace (the workspace name): every e2e test exports the same demo."""
     return "acme-analytics"
+
+
+# ------------------------------------------------------------------ Data.Rentgen (rentgen.py)
+
+
+@pytest.fixture(scope="session")
+def rentgen() -> DataRentgen:
+    """The running Data.Rentgen, logged in; skipped (or failed, under scripts/test.sh) when it
+    is not up."""
+    try:
+        return DataRentgen()
+    except httpx.HTTPError as exc:
+        message = (f"no Data.Rentgen at {rest_url()} ({exc}); start it with "
+                   "scripts/data-rentgen.sh start, or run the whole suite with scripts/test.sh")
+        if os.environ.get("OLX_REQUIRE_DATA_RENTGEN") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def rentgen_kafka() -> AdminClient:
+    """The broker Data.Rentgen's consumer reads from."""
+    client = AdminClient({"bootstrap.servers": bootstrap(), "log_level": 0})
+    try:
+        client.list_topics(timeout=5)
+    except KafkaException as exc:
+        message = f"no Kafka broker at {bootstrap()} ({exc.args[0].str()})"
+        if os.environ.get("OLX_REQUIRE_KAFKA") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return client

@@ -151,11 +151,13 @@ class EventSettings(SettingsGroup):
         "Branch, tag or commit of openlineage.sourceRepository.url.")
     server: str = setting(
         "openlineage.server", "string", "auto",
-        "Whose OpenLineage converter the events are shaped for. datahub: DataHub's, so that it "
-        "keeps every run and dataset (docs/datahub.md); generic: any other server (Marquez...); "
-        "auto: datahub when openlineage.endpoint is DataHub's "
-        "(openapi/openlineage/api/v1/lineage), else generic. Set it for a proxy in front of "
-        "DataHub.", env="OPENLINEAGE_SERVER", choices=("auto", "datahub", "generic"))
+        "Whose OpenLineage converter the events are shaped for, whatever the transport. "
+        "datahub: DataHub's, so that it keeps every run and dataset (docs/datahub.md); "
+        "data-rentgen: Data.Rentgen's, which takes only UUIDv7 run ids (docs/data-rentgen.md); "
+        "generic: any other server (Marquez...); auto: datahub when openlineage.endpoint is "
+        "DataHub's (openapi/openlineage/api/v1/lineage), else generic. Set it for a proxy in "
+        "front of DataHub, and for Data.Rentgen.", env="OPENLINEAGE_SERVER",
+        choices=("auto", "datahub", "data-rentgen", "generic"))
 
 
 def load_settings(workspace: Path | Workspace, catalogue: Catalogue,

@@ -30,8 +30,8 @@ class TranslationConfig:
     source_repository_url: str | None = None
     source_repository_version: str | None = None
     server: str = "generic"
-    """Whose converter the events are shaped for: ``generic`` (any OpenLineage server) or
-    ``datahub`` (see ``translate/datahub.py``)."""
+    """Whose converter the events are shaped for: ``generic`` (any OpenLineage server),
+    ``datahub`` or ``data-rentgen`` (``translate/shapes.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,25 +58,26 @@ class Translator:
         self.graph = graph
         self.config = config
         self.namespace = config.namespace
+        self.job_namespace = config.namespace
+        """The namespace the jobs are sent in (``namespace`` stays what ids are derived from)."""
         self._names = DatasetNamer(graph.workspace_name)
         self._job_facets: dict[str, dict[str, Any]] = {}
 
     def translate(self, run: Run) -> TranslatedRun:
         """All events of one editor run: pipeline START, each stage's events, pipeline end."""
-        ns = self.namespace
-        run_id = pipeline_run_id(ns, run.pipeline, run.trace_id, run.started_at)
-        pipeline_job = {"namespace": ns, "name": self.pipeline_job_name(run.pipeline),
+        run_id = self.run_id(run)
+        pipeline_job = {"namespace": self.job_namespace,
+                        "name": self.pipeline_job_name(run.pipeline),
                         "facets": self._pipeline_facets(run.pipeline)}
         run_facets: dict[str, Any] = {"processing_engine": self.engine_facet(run)}
-        tag_pairs = []
-        if canonical_uuid(run.trace_id) is None:
-            tag_pairs.append(("traceId", run.trace_id))
+        tag_pairs = self.trace_tags(run)
         if run.trigger is not None:
             tag_pairs.append(("trigger", run.trigger))
         if tag_pairs:
             run_facets["tags"] = facets.tags(tag_pairs)
         if run.parameters:
             run_facets["executionParameters"] = facets.execution_parameters(run.parameters)
+        run_facets.update(self.server_run_facets(run, None))
 
         events = [self._event("START", run.started_at, run_id, run_facets, pipeline_job)]
         for stage in run.stages:
@@ -94,7 +95,7 @@ class Translator:
 
     def _stage_events(self, run: Run, parent_id: str, stage: StageExecution) -> Iterable[Event]:
         assert stage.started_at is not None
-        ns = self.namespace
+        ns = self.job_namespace
         run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
         job = {"namespace": ns, "name": self.stage_job_name(run.pipeline, stage.stage),
                "facets": self._stage_facets(run.pipeline, stage.stage)}
@@ -102,10 +103,12 @@ class Translator:
             "parent": self.parent_facet(ns, self.pipeline_job_name(run.pipeline), parent_id),
             "processing_engine": self.engine_facet(run),
         }
-        if stage.attempt != 1:
-            run_facets["tags"] = facets.tags([("attempt", str(stage.attempt))])
+        attempt_tags = self.attempt_tags(stage)
+        if attempt_tags:
+            run_facets["tags"] = facets.tags(attempt_tags)
         if stage.parameters:
             run_facets["executionParameters"] = facets.execution_parameters(stage.parameters)
+        run_facets.update(self.server_run_facets(run, stage))
         inputs = [self._dataset(access, output=False) for access in stage.reads]
         outputs = [self._dataset(access, output=True) for access in stage.writes]
         yield self._event("START", stage.started_at, run_id, run_facets, job, inputs, outputs)
@@ -117,8 +120,27 @@ class Translator:
                     stage.error, self._source(run.pipeline, stage.stage))}
             yield self._event(end, stage.ended_at, run_id, end_facets, job, inputs, outputs)
 
-    # What a server-shaped translator (translate/datahub.py) changes: the job names, the
-    # engine, parent and dataset facets, and the dataset names.
+    # What a server-shaped translator (translate/datahub.py, data_rentgen.py) changes: the run
+    # ids, the job names, the engine, parent, tags and dataset facets, the dataset names, and
+    # facets of the server's own.
+
+    def run_id(self, run: Run) -> str:
+        """The run id of an editor run's pipeline run (its trace id, when that is a UUID)."""
+        return pipeline_run_id(self.namespace, run.pipeline, run.trace_id, run.started_at)
+
+    def trace_tags(self, run: Run) -> list[tuple[str, str]]:
+        """The ``tags`` that carry the trace id of a pipeline run: it, when it is no UUID (a
+        UUID is the run id)."""
+        return [("traceId", run.trace_id)] if canonical_uuid(run.trace_id) is None else []
+
+    def attempt_tags(self, stage: StageExecution) -> list[tuple[str, str]]:
+        """The ``tags`` of a stage run that say which attempt it is, after the first."""
+        return [("attempt", str(stage.attempt))] if stage.attempt != 1 else []
+
+    def server_run_facets(self, run: Run, stage: StageExecution | None) -> dict[str, Any]:
+        """Run facets of the server's own, for a pipeline run (``stage`` None) or a stage run;
+        none for servers at large."""
+        return {}
 
     def pipeline_job_name(self, pipeline: str) -> str:
         """The job name of a pipeline."""

@@ -28,6 +28,12 @@ def pipeline_run_id(namespace: str, pipeline: str, trace_id: str, started_at: st
     as_uuid = canonical_uuid(trace_id)
     if as_uuid is not None:
         return as_uuid
+    return derived_run_id(namespace, pipeline, trace_id, started_at)
+
+
+def derived_run_id(namespace: str, pipeline: str, trace_id: str, started_at: str) -> str:
+    """The run id derived for a pipeline run whose trace id cannot be its run id: a UUIDv7 of
+    the run's start and a hash of the namespace, pipeline and trace id."""
     data = "\x00".join(("lineage-hub/run", namespace, pipeline, trace_id)).encode()
     return static_uuid(parse_time(started_at), data)
 

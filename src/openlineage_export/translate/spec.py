@@ -21,6 +21,8 @@ the version this project is tested with: pinned, so events do not change with th
 library's version; ``tests/test_spec.py`` checks it has the library's form."""
 
 RUN_EVENT = f"{_SPEC}/2-0-2/OpenLineage.json#/$defs/RunEvent"
+RUN_FACET = f"{_SPEC}/2-0-2/OpenLineage.json#/$defs/RunFacet"
+"""The base of every run facet: the ``_schemaURL`` of a custom facet without a schema of its own."""
 DATASET_VERSION = f"{_SPEC}/facets/1-0-1/DatasetVersionDatasetFacet.json#/$defs/DatasetVersionDatasetFacet"  # noqa: E501
 DOCUMENTATION = f"{_SPEC}/facets/1-1-0/DocumentationJobFacet.json#/$defs/DocumentationJobFacet"
 ERROR_MESSAGE = f"{_SPEC}/facets/1-0-1/ErrorMessageRunFacet.json#/$defs/ErrorMessageRunFacet"

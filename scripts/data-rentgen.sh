@@ -1,0 +1,501 @@
+#!/usr/bin/env bash
+# Run a real Data.Rentgen (the OpenLineage server fed through Kafka: PyPI's data-rentgen, its
+# Kafka consumer and REST server, and with --ui its web UI) on loopback only, against the
+# project's Kafka broker and PostgreSQL cluster, for end-to-end tests and for trying the kafka
+# transport with Data.Rentgen locally (docs/data-rentgen.md).
+#
+# Usage: scripts/data-rentgen.sh start [--ui]|ui|build-ui|stop|status
+#
+#   start   install data-rentgen[server,consumer,postgres]==$DATA_RENTGEN_VERSION into a venv of
+#           its own on Python 3.12 or later (pyenv's; with scripts/data-rentgen/constraints.txt,
+#           the versions it was tested with), once, into
+#           $DATA_RENTGEN_HOME/venv/<version>-<hash of the recipe>; start the Kafka broker
+#           (scripts/kafka.sh start: idempotent) and create the database `data_rentgen` in the
+#           project's PostgreSQL cluster (scripts/postgres.sh createdb); run its migrations and
+#           its partition script for every month from $DATA_RENTGEN_FIRST_MONTH (the demo's and
+#           the synthetic trail's runs start in November 2026) to the end of next month; start
+#           its consumer (topics matching $DATA_RENTGEN_TOPICS, from their first message) and its
+#           REST server, and wait until both answer. Idempotent. Progress goes to stderr; the
+#           REST server's URL is the only thing printed on stdout.
+#   start --ui
+#           the same, plus its web UI on http://127.0.0.1:$DATA_RENTGEN_UI_PORT (log in with any
+#           name and password): built from ../shared/third_party/data-rentgen-ui-$DATA_RENTGEN_VERSION
+#           (or DATA_RENTGEN_UI_SOURCE) with upstream's own npm ci and npm run build, in a copy,
+#           with an empty environment (its vite.config puts the whole of process.env into the
+#           page), once: kept in $DATA_RENTGEN_HOME/web/<version>-<hash of the source and the
+#           recipe>/dist; served by scripts/data-rentgen/web/server.js, which passes /v1/ on to
+#           the REST server. Prints the REST URL, then the UI's.
+#   ui      the same as start --ui, printing only the UI's URL.
+#   build-ui  only build the web UI (when not built yet); prints the folder it is served from.
+#   stop    stop the web UI, the REST server and the consumer (not Kafka or PostgreSQL: they
+#           are shared; scripts/kafka.sh and scripts/postgres.sh stop them).
+#   status  say what is running (exit 0 only when the consumer and the REST server answer).
+#
+# What it is given (DATA_RENTGEN__* variables of its own, set here): the database URL, the
+# broker, the topic pattern, the malformed-messages topic $DATA_RENTGEN_MALFORMED_TOPIC, the
+# consumer group $DATA_RENTGEN_GROUP, auto_offset_reset=earliest (a new topic is read from its
+# first message), metadata_max_age_ms=2000 (a new topic is found within seconds), the dummy
+# auth provider (any name and password; its token key made once, in $DATA_RENTGEN_HOME/jwt.key).
+# DATA_RENTGEN__* variables in the caller's environment are passed on after ours, so they win.
+#
+# Environment (defaults in brackets):
+#   DATA_RENTGEN_HOME         state dir [$HOME/.cache/openlineage-export/data-rentgen]
+#   DATA_RENTGEN_VERSION      data-rentgen version from PyPI [0.7.2]
+#   DATA_RENTGEN_PYTHON       Python 3.12+ for its venv [pyenv's newest 3.12, else 3.13, else
+#                             python3.12 / python3.13 on PATH]
+#   DATA_RENTGEN_PORT         REST server port [58000]
+#   DATA_RENTGEN_CONSUMER_PORT  the consumer's health endpoint port [58001]
+#   DATA_RENTGEN_UI_PORT      web UI port [53000]
+#   DATA_RENTGEN_TOPICS       regular expression of the topics its consumer reads
+#                             [^input\.runs(\..+)?$: input.runs, and input.runs.<anything>]
+#   DATA_RENTGEN_MALFORMED_TOPIC  where it puts events it cannot parse [input.runs__malformed]
+#   DATA_RENTGEN_GROUP        its consumer group [data-rentgen]
+#   DATA_RENTGEN_FIRST_MONTH  first month (YYYY-MM) it has partitions for [2026-11]
+#   DATA_RENTGEN_UI_SOURCE    the web UI's source [../shared/third_party/data-rentgen-ui-$DATA_RENTGEN_VERSION]
+#   DATA_RENTGEN_START_TIMEOUT  seconds to wait for each process to answer [120]
+#   PIP_INDEX_URL...          pip's own variables, for where the packages come from
+#   NODE, NPM                 node and npm binaries, for the web UI [node, npm]
+#   and those of scripts/kafka.sh and scripts/postgres.sh (KAFKA_PORT, MARQUEZ_PG_PORT...).
+#
+# Everything listens on 127.0.0.1 only.
+set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/service.sh
+. "$SCRIPT_DIR/lib/service.sh"
+CONSTRAINTS="$SCRIPT_DIR/data-rentgen/constraints.txt"
+WEB_SERVER="$SCRIPT_DIR/data-rentgen/web/server.js"
+
+DATA_RENTGEN_HOME=${DATA_RENTGEN_HOME:-$HOME/.cache/openlineage-export/data-rentgen}
+DATA_RENTGEN_VERSION=${DATA_RENTGEN_VERSION:-0.7.2}
+DATA_RENTGEN_PORT=${DATA_RENTGEN_PORT:-58000}
+DATA_RENTGEN_CONSUMER_PORT=${DATA_RENTGEN_CONSUMER_PORT:-58001}
+DATA_RENTGEN_UI_PORT=${DATA_RENTGEN_UI_PORT:-53000}
+DATA_RENTGEN_TOPICS=${DATA_RENTGEN_TOPICS:-'^input\.runs(\..+)?$'}
+DATA_RENTGEN_MALFORMED_TOPIC=${DATA_RENTGEN_MALFORMED_TOPIC:-input.runs__malformed}
+DATA_RENTGEN_GROUP=${DATA_RENTGEN_GROUP:-data-rentgen}
+DATA_RENTGEN_FIRST_MONTH=${DATA_RENTGEN_FIRST_MONTH:-2026-11}
+DATA_RENTGEN_UI_SOURCE=${DATA_RENTGEN_UI_SOURCE:-$SCRIPT_DIR/../../shared/third_party/data-rentgen-ui-$DATA_RENTGEN_VERSION}
+DATA_RENTGEN_START_TIMEOUT=${DATA_RENTGEN_START_TIMEOUT:-120}
+NODE=${NODE:-node}
+NPM=${NPM:-npm}
+
+HOST=$LOOPBACK
+BASE_URL="http://$HOST:$DATA_RENTGEN_PORT"
+UI_URL="http://$HOST:$DATA_RENTGEN_UI_PORT"
+DB_NAME=data_rentgen
+EXTRAS="server,consumer,postgres"
+
+mkdir -p "$DATA_RENTGEN_HOME"
+DATA_RENTGEN_HOME=$(cd "$DATA_RENTGEN_HOME" && pwd -P)
+UI_LOG="$DATA_RENTGEN_HOME/web.log"
+UI_BUILD_LOG="$DATA_RENTGEN_HOME/web-build.log"
+
+# ---------------------------------------------------------------- helpers
+
+# One invocation at a time per state dir (a first install takes a minute); a build of the web
+# UI (minutes) holds its own lock, in web/, so that it holds up no start.
+lock() { take_lock "$DATA_RENTGEN_HOME" 1800; }
+web_lock() { mkdir -p "$DATA_RENTGEN_HOME/web" && take_lock "$DATA_RENTGEN_HOME/web" 1800; }
+
+# PID of our process NAME (consumer, server, web) when it still runs what its pid file says.
+pid_of() { started_pid "$DATA_RENTGEN_HOME/$1.pid" "$2"; }
+
+stop_named() { # stop_named NAME PID
+  stop_pid "$2" 15
+  rm -f "$DATA_RENTGEN_HOME/$1.pid"
+  log "$1 stopped"
+}
+
+# ---------------------------------------------------------------- its venv
+
+# Sets PYTHON: an interpreter of 3.12 or later (data-rentgen 0.5+ needs it).
+PYTHON=""
+find_python() {
+  local candidates=() root c
+  if [[ -n ${DATA_RENTGEN_PYTHON:-} ]]; then
+    candidates=("$DATA_RENTGEN_PYTHON")
+  else
+    root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+    mapfile -t candidates < <(
+      for c in "$root"/versions/3.12.*/bin/python; do [[ -x $c ]] && echo "$c"; done | sort -V -r
+      for c in "$root"/versions/3.13.*/bin/python; do [[ -x $c ]] && echo "$c"; done | sort -V -r
+      echo python3.12; echo python3.13)
+  fi
+  for c in "${candidates[@]}"; do
+    if "$c" -c 'import sys, venv; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      PYTHON=$(command -v "$c")
+      return 0
+    fi
+  done
+  die "no Python 3.12 or later found (data-rentgen $DATA_RENTGEN_VERSION needs it; pip offers only 0.3.1 on 3.11): install one with pyenv, or set DATA_RENTGEN_PYTHON"
+}
+
+# Sets VENV: the venv with data-rentgen installed (made now if need be).
+VENV=""
+ensure_venv() {
+  find_python
+  local key dir t0 python_version
+  python_version=$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')
+  key=$({ echo "data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION python $python_version"
+          cat "$CONSTRAINTS"; } | sha256sum | cut -c1-16)
+  dir="$DATA_RENTGEN_HOME/venv/$DATA_RENTGEN_VERSION-$key"
+  VENV=$dir
+  [[ -f $dir/.complete && -x $dir/bin/python ]] && return 0
+  log "installing data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION on Python $python_version ($PYTHON)"
+  log "  into $dir, once: about a minute (log: $DATA_RENTGEN_HOME/pip.log)"
+  t0=$SECONDS
+  mkdir -p "$DATA_RENTGEN_HOME/venv"
+  # Made where it will live (a venv's scripts name their own path), then marked complete.
+  rm -rf "$dir"
+  if ! { "$PYTHON" -m venv "$dir" &&
+         "$dir/bin/python" -m pip install -q --disable-pip-version-check -c "$CONSTRAINTS" \
+           "data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION"; } >"$DATA_RENTGEN_HOME/pip.log" 2>&1 9>&-; then
+    show_log_tail 30 "$DATA_RENTGEN_HOME/pip.log"
+    rm -rf "$dir"
+    die "pip could not install data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION (log: $DATA_RENTGEN_HOME/pip.log)"
+  fi
+  echo "$DATA_RENTGEN_VERSION $PYTHON" >"$dir/.complete"
+  # Venvs of earlier recipes are of no further use.
+  find "$DATA_RENTGEN_HOME/venv" -mindepth 1 -maxdepth 1 -type d ! -path "$dir" -exec rm -rf {} +
+  log "installed data-rentgen $DATA_RENTGEN_VERSION in $((SECONDS - t0))s"
+}
+
+# ---------------------------------------------------------------- configuration
+
+# The token key of the dummy auth provider: made once, kept private.
+jwt_key() {
+  local file="$DATA_RENTGEN_HOME/jwt.key"
+  if [[ ! -s $file ]]; then
+    (umask 077 && od -An -tx1 -N24 /dev/urandom | tr -d ' \n' >"$file")
+  fi
+  cat "$file"
+}
+
+# Sets DR_ENV: the environment of Data.Rentgen's processes (DATABASE_URL must be set).
+DR_ENV=()
+DATABASE_URL=""
+configure() {
+  local bootstrap=$1 extra
+  DR_ENV=(
+    "PATH=$VENV/bin:/usr/bin:/bin" "HOME=$DATA_RENTGEN_HOME" "LANG=C.UTF-8"
+    "DATA_RENTGEN__DATABASE__URL=$DATABASE_URL"
+    "PYTHONUNBUFFERED=1"
+    "DATA_RENTGEN__KAFKA__BOOTSTRAP_SERVERS=[\"$bootstrap\"]"
+    "DATA_RENTGEN__KAFKA__METADATA_MAX_AGE_MS=2000"
+    "DATA_RENTGEN__CONSUMER__TOPICS_LIST=[]"
+    "DATA_RENTGEN__CONSUMER__TOPICS_PATTERN=$DATA_RENTGEN_TOPICS"
+    "DATA_RENTGEN__CONSUMER__GROUP_ID=$DATA_RENTGEN_GROUP"
+    "DATA_RENTGEN__CONSUMER__AUTO_OFFSET_RESET=earliest"
+    "DATA_RENTGEN__PRODUCER__MALFORMED_TOPIC=$DATA_RENTGEN_MALFORMED_TOPIC"
+    "DATA_RENTGEN__AUTH__PROVIDER=data_rentgen.server.providers.auth.dummy_provider.DummyAuthProvider"
+    "DATA_RENTGEN__AUTH__ACCESS_TOKEN__SECRET_KEY=$(jwt_key)"
+    "DATA_RENTGEN__AUTH__PERSONAL_TOKENS__ENABLED=false"
+    "DATA_RENTGEN__SERVER__STATIC_FILES__ENABLED=false"
+  )
+  while read -r extra; do
+    [[ -n $extra ]] && DR_ENV+=("$extra=${!extra}")
+  done < <(compgen -e | grep '^DATA_RENTGEN__' || true)
+}
+
+# runs NAME COMMAND...: COMMAND in Data.Rentgen's environment, its output in NAME.log.
+run_logged() {
+  local name=$1
+  shift
+  if ! (cd "$DATA_RENTGEN_HOME" && env -i "${DR_ENV[@]}" "$@") >"$DATA_RENTGEN_HOME/$name.log" 2>&1 9>&-; then
+    show_log_tail 30 "$DATA_RENTGEN_HOME/$name.log"
+    die "$name failed (log: $DATA_RENTGEN_HOME/$name.log)"
+  fi
+}
+
+# The database, in the project's PostgreSQL cluster (started if need be).
+prepare_database() {
+  local url
+  url=$("$SCRIPT_DIR/postgres.sh" createdb "$DB_NAME" 9>&-) ||
+    die "the database $DB_NAME could not be created in the project's PostgreSQL cluster (above)"
+  DATABASE_URL="postgresql+asyncpg://${url#postgresql://}"
+}
+
+# Its tables (migrations) and the partitions of the months the events fall in.
+migrate() {
+  local start=$1 end=$2
+  run_logged migrations "$VENV/bin/python" -m data_rentgen.db.migrations upgrade head
+  run_logged partitions "$VENV/bin/python" -m data_rentgen.db.scripts.create_partitions \
+    --start "$start" --end "$end" --granularity month
+  log "database $DB_NAME migrated, partitions from $start to $end"
+}
+
+# ---------------------------------------------------------------- consumer and REST server
+
+consumer_healthy() { [[ $(http_status "$DATA_RENTGEN_CONSUMER_PORT" /monitoring/ping) == 2* ]]; }
+server_healthy() { [[ $(http_status "$DATA_RENTGEN_PORT" /monitoring/ping) == 200 ]]; }
+
+# start_process NAME HEALTH_FUNCTION PORT MODULE ARGS...
+start_process() {
+  local name=$1 healthy=$2 port=$3 module=$4 pid t0 logfile="$DATA_RENTGEN_HOME/$1.log"
+  shift 4
+  pid=$(pid_of "$name" "$VENV/bin/python -m $module")
+  if [[ -z $pid ]]; then
+    # One of an earlier venv, or of an earlier configuration: started again.
+    local old
+    old=$(pid_of "$name" "-m $module")
+    [[ -n $old ]] && stop_named "$name" "$old"
+  fi
+  if [[ -n $pid ]] && "$healthy"; then
+    log "$name already running (pid $pid)"
+    return 0
+  fi
+  if [[ -z $pid ]]; then
+    port_in_use "$port" && die "port $HOST:$port is in use by another program (see --help for the port's variable)"
+    log "starting its $name on $HOST:$port"
+    (cd "$DATA_RENTGEN_HOME" && exec nohup setsid env -i "${DR_ENV[@]}" "$VENV/bin/python" -m "$module" \
+        "$@" >"$logfile" 2>&1 </dev/null 9>&-) &
+    pid=$!
+    echo "$pid" >"$DATA_RENTGEN_HOME/$name.pid"
+  fi
+  t0=$SECONDS
+  until "$healthy"; do
+    if [[ ! -d /proc/$pid ]]; then
+      show_log_tail 40 "$logfile"
+      rm -f "$DATA_RENTGEN_HOME/$name.pid"
+      die "its $name exited during startup (log: $logfile)"
+    fi
+    if (( SECONDS - t0 >= DATA_RENTGEN_START_TIMEOUT )); then
+      show_log_tail 40 "$logfile"
+      die "its $name (pid $pid) did not answer on $HOST:$port within ${DATA_RENTGEN_START_TIMEOUT}s"
+    fi
+    sleep 0.5
+  done
+  log "$name ready ($((SECONDS - t0))s)"
+}
+
+# Stopped when it was started with another configuration (a broker, a database, a pattern).
+restart_if_configured_otherwise() {
+  local name pid want
+  want=$(printf '%s\n' "${DR_ENV[@]}" | sha256sum | cut -c1-16)
+  if [[ -f $DATA_RENTGEN_HOME/config.key && $(cat "$DATA_RENTGEN_HOME/config.key") != "$want" ]]; then
+    for name in consumer server; do
+      pid=$(pid_of "$name" " -m data_rentgen.")
+      [[ -n $pid ]] && stop_named "$name" "$pid"
+    done
+  fi
+  echo "$want" >"$DATA_RENTGEN_HOME/config.key"
+}
+
+start_backend() {
+  local bootstrap range
+  bootstrap=$("$SCRIPT_DIR/kafka.sh" start 9>&-) || die "the Kafka broker could not be started (above)"
+  ensure_venv
+  prepare_database
+  range=$(partition_range)
+  configure "$bootstrap"
+  restart_if_configured_otherwise
+  # shellcheck disable=SC2086 # two words: START END
+  migrate $range
+  start_process consumer consumer_healthy "$DATA_RENTGEN_CONSUMER_PORT" data_rentgen.consumer \
+    --host "$HOST" --port "$DATA_RENTGEN_CONSUMER_PORT"
+  start_process server server_healthy "$DATA_RENTGEN_PORT" data_rentgen.server \
+    --host "$HOST" --port "$DATA_RENTGEN_PORT"
+  log "Data.Rentgen ready at $BASE_URL (consumer reads topics matching $DATA_RENTGEN_TOPICS from $bootstrap)"
+}
+
+# "START END": the partitions made: every month from DATA_RENTGEN_FIRST_MONTH (or this month,
+# if earlier) to the end of next month.
+partition_range() {
+  local first start end
+  [[ $DATA_RENTGEN_FIRST_MONTH =~ ^[0-9]{4}-[0-9]{2}$ ]] ||
+    die "DATA_RENTGEN_FIRST_MONTH=$DATA_RENTGEN_FIRST_MONTH is not YYYY-MM"
+  first="$DATA_RENTGEN_FIRST_MONTH-01"
+  start=$(date -u +%Y-%m-01)
+  [[ $first < $start ]] && start=$first
+  end=$(date -u -d "$(date -u +%Y-%m-01) + 2 months" +%Y-%m-01)
+  echo "$start $end"
+}
+
+# ---------------------------------------------------------------- web UI
+
+ensure_node() {
+  local need=("$NODE") major
+  [[ ${1:-} == npm ]] && need+=("$NPM")
+  if ! have "${need[@]}"; then
+    if ! is_root || ! have apt-get; then
+      die "Node.js and npm are needed to build and serve Data.Rentgen's web UI (sudo apt-get install nodejs npm)"
+    fi
+    # shellcheck source=lib/apt.sh
+    . "$SCRIPT_DIR/lib/apt.sh"
+    log "installing Node.js and npm (apt-get install nodejs npm)"
+    if ! apt_get_install "$DATA_RENTGEN_HOME/apt.log" nodejs npm; then
+      show_log_tail 30 "$DATA_RENTGEN_HOME/apt.log"
+      die "apt-get install nodejs npm failed (full log: $DATA_RENTGEN_HOME/apt.log)"
+    fi
+    have "${need[@]}" || die "Node.js and npm installed, but ${need[*]} not found on PATH"
+  fi
+  major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  (( major >= 20 )) ||
+    die "Data.Rentgen's web UI (Vite 8) needs Node.js 20 or later; $NODE is $("$NODE" --version 2>&1 | head -n 1)"
+}
+
+# How the UI is built, in a copy of its source: upstream's own npm ci and npm run build, with
+# nothing of the caller's environment (the build puts process.env into the page). NODE_ENV=CI
+# is how upstream's CI keeps the bundle visualizer from opening a browser.
+web_recipe() {
+  local path
+  path="$(dirname "$(command -v "$NPM")"):$(dirname "$(command -v "$NODE")"):/usr/bin:/bin"
+  env -i PATH="$path" HOME="$HOME" npm_config_update_notifier=false \
+    "$NPM" ci --no-audit --no-fund --prefer-offline &&
+    env -i PATH="$path" HOME="$HOME" NODE_ENV=CI "$NPM" run build
+}
+
+# Hash of what a build is made of: the version, the source (without what a build adds) and
+# the recipe (web_recipe); other changes to this script keep the build.
+web_key() {
+  {
+    echo "data-rentgen-ui $DATA_RENTGEN_VERSION"
+    declare -f web_recipe
+    (cd "$1" && find . \( -path ./node_modules -o -path ./dist \) -prune -o -type f -print0 |
+       LC_ALL=C sort -z | xargs -0 sha256sum)
+  } | sha256sum | cut -c1-16
+}
+
+build_web() { # build_web SOURCE DIR
+  local src=$1 dir=$2 tmp="$DATA_RENTGEN_HOME/web/.unfinished" t0=$SECONDS errors
+  ensure_node npm
+  log "building Data.Rentgen's web UI from its source ($src) with npm ci and npm run build, once"
+  log "  for this source: a few minutes the first time (log: $UI_BUILD_LOG)"
+  rm -rf "$tmp"
+  mkdir -p "$tmp/src"
+  tar -C "$src" --exclude=./node_modules --exclude=./dist -cf - . | tar -C "$tmp/src" --no-same-owner -xf -
+  chmod -R u+w "$tmp/src"
+  if ! (cd "$tmp/src" && web_recipe) >"$UI_BUILD_LOG" 2>&1 9>&-; then
+    errors=$(grep -E '^(npm (error|ERR!) +[^ ]|error |Error: |\[vite\]|✗ Build failed)' "$UI_BUILD_LOG" | head -n 15 || true)
+    [[ -n $errors ]] && { echo "----- first errors in $UI_BUILD_LOG -----" >&2; echo "$errors" >&2; }
+    show_log_tail 15 "$UI_BUILD_LOG"
+    rm -rf "$tmp"
+    die "npm could not build Data.Rentgen's web UI from $src (log: $UI_BUILD_LOG)"
+  fi
+  [[ -f $tmp/src/dist/index.html ]] ||
+    die "npm run build ran but left no dist/index.html in $tmp/src (log: $UI_BUILD_LOG)"
+  mv "$tmp/src/dist" "$tmp/dist"
+  rm -rf "$tmp/src"  # node_modules: serving needs dist/ only
+  echo "$src" >"$tmp/.complete"
+  rm -rf "$DATA_RENTGEN_HOME/web/$DATA_RENTGEN_VERSION-"????????????????
+  mv "$tmp" "$dir"
+  log "built Data.Rentgen's web UI in $((SECONDS - t0))s ($dir)"
+}
+
+# Sets WEB_DIST: the UI built from its source (built now if need be).
+WEB_DIST=""
+ensure_web_dist() {
+  local src dir
+  [[ -f $DATA_RENTGEN_UI_SOURCE/package.json && -f $DATA_RENTGEN_UI_SOURCE/package-lock.json ]] ||
+    die "no source of Data.Rentgen's web UI to build at $(realpath -m "$DATA_RENTGEN_UI_SOURCE") (its package.json and package-lock.json; set DATA_RENTGEN_UI_SOURCE)"
+  src=$(cd "$DATA_RENTGEN_UI_SOURCE" && pwd -P)
+  dir="$DATA_RENTGEN_HOME/web/$DATA_RENTGEN_VERSION-$(web_key "$src")"
+  WEB_DIST="$dir/dist"
+  [[ -f $dir/.complete && -f $WEB_DIST/index.html ]] || build_web "$src" "$dir"
+}
+
+web_healthy() {
+  [[ $(http_status "$DATA_RENTGEN_UI_PORT" /) == 200 &&
+     $(http_status "$DATA_RENTGEN_UI_PORT" /v1/users/me) == 401 ]]
+}
+
+start_web() {
+  local pid t0 serves=("$WEB_SERVER" "$WEB_DIST" "$DATA_RENTGEN_UI_PORT" "$BASE_URL")
+  pid=$(pid_of web "$WEB_SERVER")
+  [[ -z $pid ]] && pid=$(pid_of web "/data-rentgen/web/server.js")
+  if [[ -n $pid && $(tr '\0' ' ' <"/proc/$pid/cmdline") != *"${serves[*]}"* ]]; then
+    log "the web UI (pid $pid) serves another build, port or API; restarting it"
+    stop_named web "$pid"
+    pid=""
+  fi
+  if [[ -n $pid ]] && web_healthy; then
+    log "web UI already running at $UI_URL"
+    return 0
+  fi
+  if [[ -z $pid ]]; then
+    port_in_use "$DATA_RENTGEN_UI_PORT" &&
+      die "port $HOST:$DATA_RENTGEN_UI_PORT is in use by another program (set DATA_RENTGEN_UI_PORT)"
+    ensure_node
+    log "starting Data.Rentgen's web UI on $UI_URL (API: $BASE_URL)"
+    (cd "$DATA_RENTGEN_HOME" && exec nohup setsid "$NODE" "${serves[@]}" >"$UI_LOG" 2>&1 </dev/null 9>&-) &
+    pid=$!
+    echo "$pid" >"$DATA_RENTGEN_HOME/web.pid"
+  fi
+  t0=$SECONDS
+  until web_healthy; do
+    if [[ ! -d /proc/$pid ]]; then
+      show_log_tail 30 "$UI_LOG"
+      rm -f "$DATA_RENTGEN_HOME/web.pid"
+      die "Data.Rentgen's web UI exited during startup (log: $UI_LOG)"
+    fi
+    if (( SECONDS - t0 >= 30 )); then
+      show_log_tail 30 "$UI_LOG"
+      die "Data.Rentgen's web UI (pid $pid) did not answer GET $UI_URL/ (and its API) within 30s"
+    fi
+    sleep 0.5
+  done
+  log "web UI ready at $UI_URL"
+}
+
+# ---------------------------------------------------------------- commands
+
+start_all() {
+  if [[ ${1:-} == ui ]]; then
+    web_lock
+    ensure_web_dist  # built first: if npm fails, nothing was started
+  fi
+  lock  # (fd 9: the web lock is let go, the build is done)
+  start_backend
+  [[ ${1:-} == ui ]] && start_web
+  return 0
+}
+
+cmd_stop() {
+  local name pid
+  lock
+  pid=$(pid_of web "/data-rentgen/web/server.js")
+  [[ -n $pid ]] && stop_named web "$pid"
+  for name in server consumer; do
+    pid=$(pid_of "$name" " -m data_rentgen.")
+    [[ -n $pid ]] && stop_named "$name" "$pid"
+  done
+  return 0
+}
+
+cmd_status() {
+  local rc=0 pid
+  for name in consumer server; do
+    pid=$(pid_of "$name" " -m data_rentgen.")
+    if "${name}_healthy"; then
+      echo "$name: running${pid:+ (pid $pid)}"
+    elif [[ -n $pid ]]; then
+      echo "$name: process $pid running but not answering"; rc=3
+    else
+      echo "$name: not running"; rc=3
+    fi
+  done
+  pid=$(pid_of web "/data-rentgen/web/server.js")
+  if [[ -n $pid ]] && web_healthy; then
+    echo "web UI: running at $UI_URL (pid $pid)"
+  else
+    echo "web UI: not running"
+  fi
+  [[ $rc == 0 ]] && echo "REST API: $BASE_URL"
+  return $rc
+}
+
+case "${1:-}" in
+  start)
+    case "${2:-}" in
+      "") start_all; echo "$BASE_URL" ;;
+      --ui) start_all ui; echo "$BASE_URL"; echo "$UI_URL" ;;
+      *) echo "usage: $0 start [--ui]" >&2; exit 2 ;;
+    esac ;;
+  ui) start_all ui; echo "$UI_URL" ;;
+  build-ui) web_lock; ensure_web_dist; echo "$WEB_DIST" ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 start [--ui]|ui|build-ui|stop|status" >&2; exit 2 ;;
+esac
