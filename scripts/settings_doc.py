@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
 from openlineage_export.host.setting_row import Setting  # noqa: E402
+from openlineage_export.host.setting_values import accepted_range  # noqa: E402
 
 HEAD = """\
 # Settings
@@ -48,7 +49,9 @@ Where the events go is `openlineage.transport`, one destination kind each (its d
 lists them): a server over HTTP, a Kafka topic (see [servers](servers.md#kafka)), JSON Lines
 files (see [servers](servers.md#files-for-air-gapped-sites))... Each kind has its own group
 below. A setting that is *yours to set* is refused from the workspace's settings.json (it
-weakens how keys travel): set it in your environment.
+weakens how keys travel): set it in your environment. Every number has the range its type
+column gives; one outside it (`openlineage.timeout: 1e16`) is refused when the settings are
+read, in one line naming the key, where it comes from and the range (exit 2).
 """
 
 TAIL = """\
@@ -79,6 +82,8 @@ def code(value: object) -> str:
 def row_of(row: Setting) -> str:
     """One setting as a table row."""
     kind = row.type + (": " + ", ".join(f"`{c}`" for c in row.choices) if row.choices else "")
+    if row.type in ("integer", "number"):
+        kind = row.type + ": " + accepted_range(row)
     where = [f"`{row.env}`" if row.env else "", f"`{row.ecosystem}`" if row.ecosystem else ""]
     what = cell(row.description)
     return f"| `{row.key}` | {kind} | {code(row.default)} | {where[0]} | {where[1]} | {what} |"

@@ -612,3 +612,36 @@ def test_an_answer_that_cannot_be_decoded_is_retried(fake_server: FakeServer, on
     report = export_bounded(one_run, environ, client=client_kind)
     assert report.exit_code == 0, report.to_dict()
     assert (report.runs_sent, report.events_sent) == (1, 4) and len(fake_server.requests) == 5
+
+
+def test_an_error_inside_the_hosts_client_is_a_failed_run_and_exit_1(
+        three_runs: Path, environ: dict[str, str]) -> None:
+    """Issue 30 (4): any error in a send, not only ours, is a failed run in the summary and
+    the exit code (was: "0 of 3 runs sent", exit 0, "Task exception was never retrieved")."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise OverflowError("timeout value is too large")
+
+    configure(three_runs, url="http://lineage.test")
+    report = export(three_runs, environ, http=httpx.MockTransport(handler))
+    assert (report.runs_sent, report.runs_failed, report.exit_code) == (0, 3, 1)
+    assert {f.reason for f in report.failed} == {
+        "failed inside the exporter (OverflowError: timeout value is too large)"}
+
+
+@pytest.mark.parametrize("value", ["1e16", "1e308", "9" * 400, "-1"])
+def test_a_timeout_no_client_can_take_is_refused_by_the_cli_in_one_line(
+        three_runs: Path, tmp_path: Path, value: str) -> None:
+    """Issue 30 (4): openlineage.timeout 1e16 in settings.json: exit 0 with nothing sent;
+    1e308: a traceback. Now: one line naming the key, its file and the range; exit 2."""
+    import subprocess
+
+    from helpers import cli_command, cli_env
+
+    settings = three_runs / ".workspace" / "settings.json"
+    settings.write_text('{"openlineage.url": "http://127.0.0.1:9", "openlineage.timeout": '
+                        + value + "}")
+    proc = subprocess.run(cli_command("export", "-w", str(three_runs)), env=cli_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == (f"error: openlineage.timeout in {settings} must be a number from "
+                           "0.1 to 900\n")

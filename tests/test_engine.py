@@ -9,6 +9,7 @@ to take 0.5 s takes exactly that, on a fast idle machine and a slow busy one ali
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import threading
 from collections.abc import Iterator
@@ -203,6 +204,61 @@ def test_a_configuration_error_mid_delivery_ends_it() -> None:
     destination.raise_for["r1"] = ConfigError("the server refused the key")
     with pytest.raises(ConfigError, match="refused the key"):
         send_all(destination, [run(f"r{i}") for i in range(10)])
+
+
+@pytest.mark.parametrize("legs", [False, True])
+def test_any_error_in_a_send_is_that_runs_failure_and_none_is_left_unretrieved(
+        legs: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 30 (4): an OverflowError inside an HTTP client (a timeout of 1e16 s) was lost:
+    "Task exception was never retrieved", "0 of 3 runs sent", exit 0."""
+    destination = Scripted(concurrency=3, event_legs=legs)
+    destination.raise_for = {f"r{i}": OverflowError("Python int too large to convert to C long")
+                             for i in (1, 4)}
+    destination.raise_for["r6"] = RuntimeError("")
+    with caplog.at_level("ERROR", logger="asyncio"):
+        result = send_all(destination, [run(f"r{i}") for i in range(8)])
+        gc.collect()  # where asyncio says an exception of a task was never retrieved
+    assert sorted(result) == [f"r{i}" for i in range(8)], "every run has an outcome"
+    assert result["r1"] == result["r4"] == RunOutcome(0, (
+        "failed inside the exporter (OverflowError: Python int too large to convert to C long)"))
+    assert result["r6"] == RunOutcome(0, "failed inside the exporter (RuntimeError)")
+    assert all(result[f"r{i}"].delivered for i in (0, 2, 3, 5, 7))
+    assert destination.closed == 1
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
+
+
+def test_any_error_in_a_send_that_never_waits_is_that_runs_failure() -> None:
+    class Writes(Scripted):
+        never_waits = True
+
+    destination = Writes(concurrency=1)
+    destination.raise_for = {"r1": ValueError("I/O operation on closed file")}
+    result = send_all(destination, [run(f"r{i}") for i in range(3)])
+    assert result["r1"] == RunOutcome(0, "failed inside the exporter (ValueError: I/O "
+                                         "operation on closed file)")
+    assert result["r0"].delivered and result["r2"].delivered
+
+
+def test_an_error_in_a_send_is_shown_with_the_secrets_masked() -> None:
+    destination = Scripted(concurrency=2)
+    destination.redact = Redactor("sk-live-4f9a1c2e7b")
+    destination.raise_for = {"r0": ValueError("bad header 'Bearer sk-live-4f9a1c2e7b'\nnext")}
+    result = send_all(destination, [run("r0")])
+    assert result["r0"].error == "failed inside the exporter (ValueError: bad header " \
+                                 "'Bearer ***' next)"
+
+
+def test_an_error_handing_an_outcome_over_ends_the_delivery_loudly() -> None:
+    destination = Scripted(concurrency=2)
+
+    def on_outcome(run: TranslatedRun, tag: str, outcome: RunOutcome) -> None:
+        if tag == "r2":
+            raise KeyError("the recorder's own bug")
+
+    with pytest.raises(KeyError, match="the recorder's own bug"):
+        deliver(((r, r.run_id) for r in [run(f"r{i}") for i in range(10)]), destination,
+                on_outcome, threading.Event())
+    assert destination.closed == 1
 
 
 def test_a_cancel_abandons_requests_that_never_get_an_answer() -> None:

@@ -609,6 +609,24 @@ def test_a_stored_password_goes_only_to_the_brokers_approved_for_it(tmp_path: Pa
                   ).config.sasl_password == "from-ci"
 
 
+def test_the_password_is_checked_against_each_broker_as_kafka_host_port(tmp_path: Path) -> None:
+    """The origin a key is approved for is kafka://host:port per broker: a stored password
+    approved for kafka://sasl_plaintext (what the old refusal advised) goes nowhere."""
+    sasl = {"openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+            "openlineage.kafka.sasl.username": "olx",
+            "openlineage.kafka.sasl.password.secretRef": "pw",
+            "openlineage.kafka.bootstrapServers": "SASL_PLAINTEXT://127.0.0.1:59094"}
+    store = Store(approved=("kafka://sasl_plaintext",), pw="olx-test-password")
+    with pytest.raises(KeyNotApproved) as refused:
+        opened(kafka_settings(tmp_path, **sasl), store)
+    assert "'pw' is not approved for kafka://127.0.0.1:59094" in str(refused.value)
+    assert "secrets allow pw kafka://127.0.0.1:59094" in str(refused.value)
+    store.allow("pw", "kafka://127.0.0.1:59094")
+    config = opened(kafka_settings(tmp_path, **sasl), store).config
+    assert config.producer_config()["bootstrap.servers"] == "127.0.0.1:59094"
+    assert config.name == "kafka://127.0.0.1:59094/openlineage.events"
+
+
 def test_the_producer_is_idempotent_waits_for_all_replicas_and_times_out_when_told(
         tmp_path: Path) -> None:
     settings = kafka_settings(tmp_path, **{"openlineage.timeout": 3,

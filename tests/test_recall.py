@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -135,3 +136,126 @@ def test_only_a_marquez_events_url_is_asked() -> None:
         "https://h/openapi/openlineage/api/v1"  # DataHub: asked, but answers no Marquez 404
     assert marquez_api("https://h/events") is None
     assert marquez_api("https://h/api/v1/lineage?x=1") is None
+
+
+# -- one client, one deadline, a cancel, a body limit (issue 30, finding 7) ---------------------
+
+
+def _remembers_then(answer: Callable[[Recorded], Answer]) -> Callable[[Recorded], Answer]:
+    """Events accepted; the questions answered by ``answer``."""
+    return lambda request: Answer(201) if request.method == "POST" else answer(request)
+
+
+def start_export(ws: WorkspaceMaker, tmp_path: Path, url: str, *args: str,
+                 ) -> subprocess.Popen[str]:
+    return subprocess.Popen(cli_command("export", "--json", "-w", str(ws.root), *args),
+                            env=cli_env(tmp_path, OPENLINEAGE_URL=url), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_the_questions_have_one_deadline_together_and_a_trickling_server_cannot_outlast_it(
+        trail: WorkspaceMaker, tmp_path: Path) -> None:
+    """Each answer trickles in over about 1.5 s, under the 2 s a request may take: six
+    questions took six of those (before: 22 s at the default 10 s). Now all of them together
+    have openlineage.timeout: the asking stops there, said in one line; nothing changes."""
+    trail.settings({"openlineage.timeout": 2})
+    with FakeServer() as server:
+        export(trail, tmp_path, server)
+        server.script(_remembers_then(lambda request: (
+            Answer(200, body={"name": NAMESPACE}) if "/namespaces/" in request.path
+            else Answer(200, body='{"id": "x"}' + " " * 20, trickle=0.05))))
+        again = export(trail, tmp_path, server)
+        gets = [r for r in server.requests if r.method == "GET"]
+    assert again["runs"]["unchanged"] == 8
+    assert len(gets) < 1 + SAMPLE, "the questions went on past the deadline"
+    assert again["warnings"] == [
+        f"could not ask the server at {server.url.rstrip('/')}/api/v1/lineage whether it still "
+        "has the runs the ledger says it accepted (it did not answer within 2 s, "
+        "openlineage.timeout); they are not sent again (--full sends every run)"]
+
+
+def test_ctrl_c_ends_the_questions_at_once(trail: WorkspaceMaker, tmp_path: Path) -> None:
+    """A server that holds its answer to a question: the first Ctrl-C ends the asking (before:
+    the export waited for the request's deadline, question after question)."""
+    import signal
+    import threading
+
+    trail.settings({"openlineage.timeout": 600})
+    held = threading.Event()
+    with FakeServer() as server:
+        export(trail, tmp_path, server)
+        server.script(_remembers_then(lambda request: Answer(200, hold=held)))
+        proc = start_export(trail, tmp_path, server.url)
+        try:
+            assert wait_until_asked(server), "the export never asked"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)  # not the 600 s the request could take
+        finally:
+            held.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    assert json.loads(out)["runs"]["unchanged"] == 8 and "Traceback" not in err
+
+
+def wait_until_asked(server: FakeServer) -> bool:
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(r.method == "GET" for r in server.requests):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_300_mb_answer_to_a_question_is_never_read_whole(
+        trail: WorkspaceMaker, tmp_path: Path) -> None:
+    """The questions' answers are capped as the POSTs' are (64 KiB): a 300 MB answer stops
+    being read there (before the one client: read whole, 750 MB at the peak)."""
+    import os
+
+    with FakeServer() as server:
+        export(trail, tmp_path, server)
+        server.script(_remembers_then(lambda request: Answer(200, huge=300 * 1024 * 1024)))
+        proc = start_export(trail, tmp_path, server.url)
+        _, status, usage = os.wait4(proc.pid, 0)
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+        sent = server.huge_bytes_sent
+    assert os.waitstatus_to_exitcode(status) == 0, err
+    assert json.loads(out)["runs"]["unchanged"] == 8
+    assert sent < 64 * 1024 * 1024, f"{sent} bytes of the answer were read"
+    assert usage.ru_maxrss < 256 * 1024, f"peak memory {usage.ru_maxrss} kB"
+
+
+def test_a_url_only_some_clients_take_is_asked_or_cannot_be_asked_never_a_traceback(
+        trail: WorkspaceMaker, tmp_path: Path) -> None:
+    """http://xn--a.localhost:PORT (not a valid IDNA label): libcurl takes it, as it took the
+    events; before, the questions had a client of their own, whose idna decoding made every
+    later export die with a traceback. A host's httpx client cannot decode it: one line."""
+    import httpx
+
+    from openlineage_export.export import ExportRequest, run_export
+
+    with FakeServer() as server:
+        url = server.url.replace("127.0.0.1", "xn--a.localhost")
+        first = subprocess.run(cli_command("export", "--json", "-w", str(trail.root)),
+                               env=cli_env(tmp_path, OPENLINEAGE_URL=url),
+                               capture_output=True, text=True, timeout=300)
+        assert first.returncode == 0, first.stderr
+        again = subprocess.run(cli_command("export", "--json", "-w", str(trail.root)),
+                               env=cli_env(tmp_path, OPENLINEAGE_URL=url),
+                               capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+        assert json.loads(again.stdout)["runs"]["unchanged"] == 8
+        assert any(r.method == "GET" for r in server.requests), "libcurl asked"
+        with httpx.Client(trust_env=False) as http:
+            hosted = run_export(ExportRequest(workspace=trail.root, http=http,
+                                              environ=cli_env(tmp_path, OPENLINEAGE_URL=url)))
+    assert hosted.runs_unchanged == 8 and hosted.exit_code == 0
+    [warning] = hosted.warnings
+    assert warning.startswith(f"could not ask the server at {url.rstrip('/')}/api/v1/lineage "
+                              "whether it still has the runs the ledger says it accepted (")

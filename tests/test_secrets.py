@@ -101,7 +101,9 @@ def test_file_store_is_private_whatever_the_umask(tmp_path: Path, any_umask: Non
     FileStore(folder).set("marquez-prod", SECRET)
     assert mode_of(folder) == 0o700
     assert mode_of(folder / "secrets.json") == 0o600
-    assert sorted(os.listdir(folder)) == ["secrets.json"], "no temporary file left behind"
+    assert sorted(os.listdir(folder)) == ["secrets.json", "secrets.json.lock"], \
+        "no temporary file left behind"
+    assert mode_of(folder / "secrets.json.lock") & 0o077 == 0
 
 
 def test_file_store_refuses_a_file_others_can_read(tmp_path: Path) -> None:
@@ -333,3 +335,117 @@ def test_the_cli_shows_a_broken_backend_as_one_line(tmp_path: Path) -> None:
     assert done.stderr == ("error: the system keyring (broken backend Keyring) could not store 'marquez-prod': "
                            "it failed with ValueError\n")
     assert SECRET not in done.stdout + done.stderr
+
+
+# --- writers at once ------------------------------------------------------------------------
+
+WRITERS = 12
+
+
+def _writers_env(tmp_path: Path, backend: str) -> dict[str, str]:
+    from helpers import ROOT, cli_env
+
+    env = cli_env(tmp_path, OPENLINEAGE_EXPORT_SECRETS=backend)
+    if backend == "keyring":
+        env.update(PYTHON_KEYRING_BACKEND="support.dir_keyring.DirKeyring",
+                   OLX_TEST_KEYRING_DIR=str(tmp_path / "keyring"),
+                   PYTHONPATH=os.pathsep.join([str(ROOT / "tests"),
+                                               env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    return env
+
+
+def _all_at_once(commands: list[list[str]], env: dict[str, str]) -> None:
+    """Start every command, each held at its read of stdin (past its start-up, before it
+    touches the store), then let them all go at once; each must end well."""
+    procs = [subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for command in commands]
+    for n, proc in enumerate(procs):
+        assert proc.stdin is not None
+        proc.stdin.write(f"value-{n}".encode())
+        proc.stdin.flush()
+    for proc in procs:  # the gate: each reads its value to the end, then writes
+        assert proc.stdin is not None
+        proc.stdin.close()
+    codes = [proc.wait(timeout=120) for proc in procs]
+    assert codes == [0] * len(procs), [proc.stderr.read() for proc in procs if proc.stderr]
+
+
+def _listed(env: dict[str, str]) -> dict[str, Any]:
+    from helpers import cli_command
+
+    proc = subprocess.run(cli_command("secrets", "list", "--json"), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    listed: dict[str, Any] = json.loads(proc.stdout)
+    return listed
+
+
+@pytest.mark.parametrize("backend", ["file", "keyring"])
+def test_twelve_secrets_set_at_once_all_survive(tmp_path: Path, backend: str) -> None:
+    """Issue 30 (6): twelve ``secrets set`` at once all exited 0, and 1 to 8 of the 12 were
+    kept (no lock around the read-modify-write of the store, or of the keyring's index)."""
+    from helpers import cli_command
+
+    env = _writers_env(tmp_path, backend)
+    _all_at_once([cli_command("secrets", "set", f"key-{n}", "--for", f"https://h{n}.example")
+                  for n in range(WRITERS)], env)
+    listed = _listed(env)
+    assert listed["backend"] == backend
+    names = [f"key-{n}" for n in range(WRITERS)]
+    assert listed["names"] == sorted(names)
+    assert listed["origins"] == {f"key-{n}": [f"https://h{n}.example"] for n in range(WRITERS)}
+    if backend == "file":
+        assert json.loads((tmp_path / "config" / "secrets.json").read_text()) == {
+            f"key-{n}": f"value-{n}" for n in range(WRITERS)}
+
+
+def test_twelve_approvals_of_one_secret_at_once_all_survive(tmp_path: Path) -> None:
+    """Issue 30 (6): the same for key-origins.json: twelve servers approved for one secret at
+    once (``secrets set NAME --for ORIGIN``, then ``secrets allow`` twelve times together)."""
+    from helpers import cli_command
+
+    env = _writers_env(tmp_path, "file")
+    _all_at_once([cli_command("secrets", "set", "shared", "--for", f"https://a{n}.example")
+                  for n in range(WRITERS)], env)
+    allows = [subprocess.Popen(cli_command("secrets", "allow", "shared",
+                                           f"kafka://b{n}.example:9093"), env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for n in range(WRITERS)]
+    assert [proc.wait(timeout=120) for proc in allows] == [0] * WRITERS
+    assert _listed(env)["origins"] == {"shared": sorted(
+        [f"https://a{n}.example" for n in range(WRITERS)]
+        + [f"kafka://b{n}.example:9093" for n in range(WRITERS)])}
+
+
+def test_a_change_waits_for_the_lock_and_a_stuck_holder_is_one_line(tmp_path: Path,
+                                                                      monkeypatch:
+                                                                      pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from openlineage_export.host import secret_files
+
+    store = FileStore(tmp_path / "cfg")
+    store.set("a", SECRET)
+    with open(tmp_path / "cfg" / "secrets.json.lock") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        monkeypatch.setattr(secret_files, "LOCK_WAIT", 0.2)
+        with pytest.raises(ConfigError) as caught:
+            store.set("b", OTHER)
+    assert str(caught.value) == (
+        f"the secrets file {store.path} is being changed by another process, which has held its "
+        f"lock ({store.path}.lock) for 0.2 s; nothing was changed: try again once it ends")
+    assert store.names() == ["a"]
+    store.set("b", OTHER)  # let go: it goes through
+    assert store.names() == ["a", "b"]
+
+
+def test_a_lock_file_that_is_a_link_is_never_followed(tmp_path: Path) -> None:
+    folder = tmp_path / "cfg"
+    store = FileStore(folder)
+    store.set("a", SECRET)
+    (folder / "secrets.json.lock").unlink()
+    target = tmp_path / "elsewhere"
+    (folder / "secrets.json.lock").symlink_to(target)
+    with pytest.raises(ConfigError, match=r"^cannot lock the secrets file .*secrets\.json\.lock"):
+        store.set("b", OTHER)
+    assert not target.exists() and store.names() == ["a"]

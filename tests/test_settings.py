@@ -10,6 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as fuzz_settings
+from hypothesis import strategies as st
 
 from openlineage_export.deliver.console import ConsoleSettings
 from openlineage_export.deliver.destination import DeliverySettings
@@ -18,8 +21,9 @@ from openlineage_export.deliver.http import HttpSettings
 from openlineage_export.deliver.kafka_config import KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
+from openlineage_export.host import setting_values, settings_file
 from openlineage_export.host import settings as settings_mod
-from openlineage_export.host import settings_file
+from openlineage_export.host.setting_row import Setting
 from openlineage_export.host.settings import (
     EventSettings,
     Settings,
@@ -220,10 +224,11 @@ def test_a_wrong_type_names_the_key_the_expected_type_and_the_file(
     ("openlineage.url", "http://a b", "spaces"),
     ("openlineage.sourceRepository.url", "git@github.com:acme/a.git", "http:// or https://"),
     ("openlineage.compression", "zip", "must be one of: none, gzip"),
-    ("openlineage.concurrency", 0, "must be from 1 to 64"),
-    ("openlineage.concurrency", 65, "must be from 1 to 64"),
-    ("openlineage.timeout", 0, "must be at least 0.1"),
-    ("openlineage.retry.maxTime", -1, "must be at least 0"),
+    ("openlineage.concurrency", 0, "must be an integer from 1 to 64"),
+    ("openlineage.concurrency", 65, "must be an integer from 1 to 64"),
+    ("openlineage.timeout", 0, "must be a number from 0.1 to 900"),
+    ("openlineage.retry.maxTime", -1, "must be a number from 0 to 86400"),
+    ("openlineage.url", "http://host:0", "has port 0"),
     ("openlineage.namespace", "  ", "must not be empty"),
     ("openlineage.apiKey.secretRef", "my key", "must match"),
     ("openlineage.tls.caBundle", "missing.pem", "no file at"),
@@ -234,6 +239,57 @@ def test_a_bad_value_is_refused_with_the_reason(
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as caught:
         load_settings(tmp_path)
     assert expected in str(caught.value)
+
+
+NUMERIC = [row for row in CATALOGUE if row.type in ("integer", "number")]
+
+
+def test_every_numeric_setting_declares_its_range() -> None:
+    """One rule for every number: a row without both bounds cannot even be declared, so no
+    value a library cannot take (a timeout of 1e16 s) gets past the settings."""
+    assert NUMERIC and all(row.minimum is not None and row.maximum is not None
+                           for row in NUMERIC)
+    with pytest.raises(TypeError, match="must declare its minimum and maximum"):
+        settings_mod.setting("openlineage.x", "number", 1.0, "unbounded", minimum=0)
+
+
+def _out_of_range(row: Setting) -> list[object]:
+    assert row.minimum is not None and row.maximum is not None
+    values: list[object] = [row.maximum + 1, row.minimum - 1, 10**400, -(10**400)]
+    if row.type == "number":
+        values += [1e16, 1e308, -1e308, row.maximum * 1.0001]
+    return values
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    (row.key, value) for row in NUMERIC for value in _out_of_range(row)])
+def test_a_number_out_of_range_is_one_line_naming_the_key_the_file_and_the_range(
+        tmp_path: Path, key: str, value: object) -> None:
+    row = CATALOGUE.declared(key, None)
+    file = write_settings(tmp_path, {key: value})
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    kind = "an integer" if row.type == "integer" else "a number"
+    assert str(caught.value) == (f"{key} in {file} must be {kind} "
+                                 f"{setting_values.accepted_range(row)}")
+
+
+@pytest.mark.parametrize("text", ["1e16", "1e999", "nan", "-inf", "9" * 400])
+def test_a_number_out_of_range_from_the_environment_names_the_variable(
+        tmp_path: Path, text: str) -> None:
+    row = CATALOGUE.declared("openlineage.timeout", None)
+    for source in (row, dataclasses.replace(row, env="OPENLINEAGE_TIMEOUT")):
+        value = setting_values.parse_text(source, text, "the environment variable X")
+        with pytest.raises(ConfigError, match=r"^the environment variable X must be a number "
+                                              r"from 0\.1 to 900$"):
+            setting_values.check_value(source, value, "the environment variable X", tmp_path)
+
+
+def test_the_bounds_themselves_are_taken(tmp_path: Path) -> None:
+    for row in NUMERIC:
+        for value in (row.minimum, row.maximum):
+            write_settings(tmp_path, {row.key: int(value) if row.type == "integer" else value})
+            assert getattr(load_settings(tmp_path), row.attribute) == value
 
 
 @pytest.mark.parametrize("url", [
@@ -418,7 +474,8 @@ def test_set_parses_text_by_the_declared_type(
     ("openlineage.concurrency", "eight", "an integer"),
     ("openlineage.concurrency", "100", "from 1 to 64"),
     ("openlineage.timeout", "soon", "a number"),
-    ("openlineage.timeout", "nan", "finite"),
+    ("openlineage.timeout", "nan", "a number from 0.1 to 900"),
+    ("openlineage.timeout", "1e16", "a number from 0.1 to 900"),
     ("openlineage.compression", "brotli", "one of: none, gzip"),
     ("openlineage.url", "marquez:5000", "http:// or https://"),
     ("openlineage.tls.caBundle", "nope.pem", "only you may set it"),
@@ -507,8 +564,56 @@ def test_settings_from_values_check_like_the_file(tmp_path: Path) -> None:
     s = CATALOGUE.settings({"openlineage.url": "http://localhost:5000"}, base=tmp_path)
     assert s.of(HttpSettings).events_url == "http://localhost:5000/api/v1/lineage"
     assert CATALOGUE.settings({"openlineage.timeout": None}).of(DeliverySettings).timeout == 10.0
-    with pytest.raises(ConfigError, match="openlineage.concurrency must be from 1 to 64"):
+    with pytest.raises(ConfigError, match="openlineage.concurrency must be an integer from 1 to 64"):
         CATALOGUE.settings({"openlineage.concurrency": 100})
     more = s.with_values({"openlineage.concurrency": 2, "openlineage.url": None})
     assert more.of(DeliverySettings).concurrency == 2 and more.of(HttpSettings).url is None
     assert s.of(HttpSettings).url == "http://localhost:5000", "settings are values"
+
+
+# -- numbers strangers write (property-based) ----------------------------------------------------
+
+FUZZ = fuzz_settings(max_examples=150, deadline=None, database=None)
+json_number = st.one_of(
+    st.integers(), st.integers(-(10**400), 10**400), st.floats(allow_nan=False),
+    st.sampled_from([1e16, 1e308, -1e308, 5e-324, 0.0, -0.0, 2**63, 2**64, -(2**63) - 1]))
+
+
+@FUZZ
+@given(row=st.sampled_from(NUMERIC), value=json_number)
+def test_any_json_number_is_taken_in_range_or_refused_in_one_line(
+        tmp_path_factory: pytest.TempPathFactory, row: Setting, value: float) -> None:
+    folder = tmp_path_factory.mktemp("ws")
+    (folder / ".workspace").mkdir()
+    text = json.dumps({row.key: value})  # Infinity for the floats JSON cannot write
+    file = write_settings(folder, text.replace("Infinity", "1e999"))
+    try:
+        taken = getattr(load_settings(folder), row.attribute)
+    except ConfigError as refused:
+        kind = "an integer" if row.type == "integer" else "a number"
+        if row.type == "integer" and isinstance(value, float):
+            assert "must be an integer" in str(refused)
+        else:
+            assert str(refused) == (f"{row.key} in {file} must be {kind} "
+                                    f"{setting_values.accepted_range(row)}")
+        return
+    assert row.minimum is not None and row.maximum is not None
+    assert row.minimum <= taken <= row.maximum
+    assert type(taken) is (int if row.type == "integer" else float)
+
+
+@FUZZ
+@given(row=st.sampled_from(NUMERIC), text=st.one_of(
+    st.text(max_size=30), st.from_regex(r"\s*[+-]?(\d{1,400}|\d*\.\d*(e[+-]?\d{1,4})?)\s*",
+                                        fullmatch=True)))
+def test_any_text_for_a_number_is_taken_in_range_or_refused_in_one_line(
+        row: Setting, text: str) -> None:
+    subject = f"the environment variable X ({row.key})"
+    try:
+        value = setting_values.check_value(row, setting_values.parse_text(row, text, subject),
+                                           subject, Path.cwd())
+    except ConfigError as refused:
+        assert str(refused).startswith(subject + " must be ") and "\n" not in str(refused)
+        return
+    assert row.minimum is not None and row.maximum is not None
+    assert isinstance(value, (int, float)) and row.minimum <= value <= row.maximum

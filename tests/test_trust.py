@@ -198,6 +198,25 @@ def test_approving_takes_an_origin_in_any_spelling(cli: Cli) -> None:
     assert "not a URL" in one_line(cli("secrets", "allow", NAME, "marquez", code=2))
 
 
+
+@pytest.mark.parametrize(("server", "says"), [
+    ("kafka://sasl_plaintext", "a Kafka broker is approved with its port: kafka://host:port"),
+    ("kafka://broker.example.com", "a Kafka broker is approved with its port"),
+    ("SASL_PLAINTEXT://127.0.0.1:9094", "not a URL"),
+    ("ftp://files.example.com", "not a ftp:// address"),
+])
+def test_a_key_is_approved_for_a_server_or_a_broker_never_a_protocols_name(
+        cli: Cli, server: str, says: str) -> None:
+    """Issue 30 (3): the old refusal advised approving kafka://sasl_plaintext, which then let
+    the password go to any SASL_PLAINTEXT:// host; a broker is approved as kafka://host:port."""
+    cli("secrets", "set", NAME, code=0, stdin=KEY)
+    assert says in one_line(cli("secrets", "allow", NAME, server, code=2))
+    assert says in one_line(cli("secrets", "set", "other", "--for", server, code=2, stdin=KEY))
+    cli("secrets", "allow", NAME, "kafka://Broker.Example.com:9093", code=0)
+    assert json.loads(cli("secrets", "list", "--json", code=0).stdout)["origins"] == {
+        NAME: ["kafka://broker.example.com:9093"]}
+
+
 # -- a file the workspace names stays inside it --------------------------------------------------
 
 
@@ -502,6 +521,93 @@ def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new
     code, said = export("n")
     assert code == 2 and f"secrets allow {NAME} {origin(other)}" in said, said
     assert other.requests == []
+
+
+# -- a host that keeps keys of its own asks the CLI (secrets check) ------------------------------
+
+
+def check(tmp_path: Path, name: str, url: str, *approved: str,
+          **env: str) -> tuple[int, dict[str, object] | str]:
+    """``secrets check NAME URL --json`` in a real process: its exit code and verdict (or its
+    one error line)."""
+    import subprocess
+
+    args = [arg for origin in approved for arg in ("--approved", origin)]
+    proc = subprocess.run(cli_command("secrets", "check", name, url, "--json", *args),
+                          env=cli_env(tmp_path, **env), capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode == 2:
+        assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+        return 2, proc.stderr.strip()
+    verdict: dict[str, object] = json.loads(proc.stdout)
+    assert proc.returncode == (0 if verdict["may"] else 1), proc.stderr
+    return proc.returncode, verdict
+
+
+def export_with(ws: WorkspaceMaker, tmp_path: Path, url: str) -> tuple[int, str]:
+    import subprocess
+
+    proc = subprocess.run(cli_command("export", "-w", str(ws.root)), env=cli_env(
+        tmp_path, OPENLINEAGE_URL=url), capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stderr
+
+
+def test_secrets_check_answers_as_the_export_decides(
+        ws: WorkspaceMaker, tmp_path: Path, server: FakeServer) -> None:
+    """The editor's question (may this key go there?) gets the export's own answer: the same
+    origins in any spelling, the same transport rule; the key's value is never read."""
+    import subprocess
+
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.apiKey.secretRef": NAME})
+    port = server.url.rstrip("/").rsplit(":", 1)[1]
+    stored = subprocess.run(cli_command("secrets", "set", NAME, "--for",
+                                        f"http://127.0.0.1:{port}"), input=KEY,
+                            env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert stored.returncode == 0, stored.stderr
+    for spelled in (f"http://127.0.0.1:{port}/api/v1", f"http://0x7f.1:{port}",
+                    f"http://[::ffff:127.0.0.1]:{port}", f"HTTP://2130706433:{port}/"):
+        code, verdict = check(tmp_path, NAME, spelled)
+        assert (code, verdict) == (0, {
+            "name": NAME, "origin": f"http://127.0.0.1:{port}", "may": True,
+            "reason": "approved", "message": f"the secret '{NAME}' may be sent to "
+                                             f"http://127.0.0.1:{port}"}), spelled
+        assert export_with(ws, tmp_path, spelled)[0] == 0, spelled
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+
+    code, verdict = check(tmp_path, NAME, f"http://127.0.0.2:{port}")
+    assert code == 1 and isinstance(verdict, dict) and verdict["reason"] == "not approved"
+    assert verdict["message"] == (
+        f"the secret '{NAME}' is not approved for http://127.0.0.2:{port}; if that server "
+        f"should have it: openlineage-export secrets allow {NAME} http://127.0.0.2:{port}")
+    refused = export_with(ws, tmp_path, f"http://127.0.0.2:{port}")
+    assert refused[0] == 2 and f"not approved for http://127.0.0.2:{port}" in refused[1]
+
+    for url, env in ((f"http://{OTHER_MACHINE}:{port}", {}),
+                     (f"http://127.0.0.1:{port}", {"HTTP_PROXY": f"http://{OTHER_MACHINE}:3128"})):
+        code, verdict = check(tmp_path, NAME, url, url, **env)
+        assert code == 1 and isinstance(verdict, dict), verdict
+        assert verdict["reason"] == "in clear text" and KEY not in str(verdict)
+        assert "plain http" in str(verdict["message"])
+    code, verdict = check(tmp_path, NAME, f"http://{OTHER_MACHINE}:{port}",
+                          f"http://{OTHER_MACHINE}:{port}",
+                          OPENLINEAGE_ALLOW_INSECURE_KEY="true")
+    assert code == 0, verdict
+
+
+def test_secrets_check_takes_the_origins_a_host_keeps_for_its_own_keys(tmp_path: Path) -> None:
+    """The VS Code extension keeps its keys (and the servers approved for each) in the editor:
+    it hands those origins in, in any spelling, and the CLI decides."""
+    code, verdict = check(tmp_path, "editor-key", "https://Marquez.Example.com/api/v1/lineage")
+    assert code == 1 and isinstance(verdict, dict) and verdict["reason"] == "not approved"
+    code, verdict = check(tmp_path, "editor-key", "https://marquez.example.com/api/v1/lineage",
+                          "HTTPS://MARQUEZ.example.com.:443")
+    assert code == 0 and isinstance(verdict, dict)
+    assert verdict["origin"] == "https://marquez.example.com"
+    assert check(tmp_path, "editor-key", "marquez:5000")[1] == (
+        "error: not a URL: a server is given as scheme://host[:port], e.g. "
+        "https://marquez.example.com")
+    assert check(tmp_path, "editor-key", "kafka://sasl_plaintext")[0] == 2
 
 
 # -- an openlineage.yml in the repository is the workspace's, not the user's --------------------

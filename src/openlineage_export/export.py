@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .deliver.destination import Destination, Opening, Recalling, Retry, Supplied
-from .deliver.engine import blocking, deliver_async
+from .deliver.engine import blocking, deliver_async, unless_cancelled
 from .deliver.file import FileDestination
 from .deliver.http import event_server
 from .deliver.recall import SAMPLE as RECALL_SAMPLE
+from .deliver.recall import CannotAsk
 from .deliver.registry import CATALOGUE, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
 from .host.secrets import LazyStore, SecretStore
@@ -135,7 +136,8 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             stack.callback(scan.index.close)
             recorder.scanned(scan.runs, never_run(opened.graph, scan))
             names = check_names(opened, scan, recorder)
-            full = request.full or await server_forgot(destination, recorder, scan, opened)
+            full = request.full or await server_forgot(destination, recorder, scan, opened,
+                                                       cancel)
             plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
                             full=full)
             runs = translate(opened, scan, plan, recorder, names,
@@ -206,10 +208,11 @@ def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
 
 
 async def server_forgot(destination: Destination, recorder: Recorder, scan: TrailScan,
-                        opened: Opened) -> bool:
+                        opened: Opened, cancel: threading.Event) -> bool:
     """Step *recall*: whether the server lost runs the ledger says it accepted (a database
     reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
-    export says so and sends every run again."""
+    export says so and sends every run again. A cancel ends the asking at once; a server that
+    could not be asked is one line, and nothing changes."""
     if not isinstance(destination, Recalling) or recorder.ledger is None \
             or recorder.destination_id is None:
         return False
@@ -217,7 +220,14 @@ async def server_forgot(destination: Destination, recorder: Recorder, scan: Trai
                                              opened.fingerprint, RECALL_SAMPLE)
     if not sample:
         return False
-    said = await destination.forgotten(opened.translation.namespace, sample)
+    try:
+        said = await unless_cancelled(
+            destination.forgotten(opened.translation.namespace, sample), cancel)
+    except CannotAsk as exc:
+        recorder.add_warning(f"could not ask the server at {destination.name} whether it still "
+                             f"has the runs the ledger says it accepted ({exc}); they are not "
+                             "sent again (--full sends every run)")
+        return False
     if said is None:
         return False
     recorder.add_warning(said)

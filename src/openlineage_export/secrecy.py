@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError, MissingSecret
 from .host.secrets import SecretStore
+from .hosts import address_of, canonical_host
 
 MASK = "***"
 """What stands in a text where a secret was."""
@@ -87,17 +88,22 @@ def check_header_safe(secret: Secret) -> None:
 
 
 def is_loopback(url: str) -> bool:
-    """True when the URL's host is this machine: an address in 127.0.0.0/8 or ::1, or the name
-    ``localhost`` (or ``*.localhost``) when every address it resolves to is one of those.
+    """True when the URL's host is this machine: an address in 127.0.0.0/8 or ::1 in any
+    spelling the client reads as one (``hosts.canonical_host``: ``0x7f.1``, ``[::ffff:
+    127.0.0.1]``), or the name ``localhost`` (or ``*.localhost``) when every address it
+    resolves to is one of those.
 
     A name is judged by what it resolves to, never by how it reads: ``h2evil.localhost`` may
     well be mapped to another machine. Other names are not loopback (they are not looked up:
     no lookup leaves the machine for this), nor is a name that does not resolve.
     """
-    host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    literal = _loopback_address(host)
-    if literal is not None:
-        return literal
+    try:
+        host = canonical_host(urlsplit(url).hostname or "")
+    except ValueError:
+        return False
+    address = address_of(host)
+    if address is not None:
+        return _loopback_address(str(address)) is True
     if host != "localhost" and not host.endswith(".localhost"):
         return False
     try:

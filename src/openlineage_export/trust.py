@@ -13,7 +13,9 @@ key*, or what is written outside that folder:
   (:func:`workspace_output`; opened there without following a link, ``host/confine.py``);
 - which server a key goes to (:func:`check_key_destination`): a key from the environment goes
   only to a server the user named; a stored key only to a server its owner approved for it
-  (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``).
+  (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``). A host that keeps keys
+  of its own (the VS Code extension) asks the same question with ``secrets check NAME URL``
+  (:func:`key_verdict`) before it hands a key over.
 
 Whatever is refused is one :class:`~.errors.ConfigError` naming the setting and how the user
 allows it, raised while the destination is opened: before anything is sent.
@@ -21,14 +23,17 @@ allows it, raised while the destination is opened: before anything is sent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .deliver.proxy import environment_proxy
 from .errors import ConfigError, KeyNotApproved
 from .host.secrets import SecretStore
 from .host.settings import WORKSPACE_SOURCE, Settings, user_only_error
-from .secrecy import Secret
+from .hosts import canonical_host
+from .secrecy import Secret, check_key_transport
 
 PROG = "openlineage-export"
 
@@ -49,21 +54,46 @@ def check_user_only(settings: Settings) -> None:
 
 
 def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``, as keys are approved for: lower case, the
-    default port left out, an IPv6 address in brackets. A ConfigError for no URL."""
+    """``scheme://host[:port]`` of ``url``, as keys are approved for: the host in the one
+    spelling every address of it shares (``hosts.canonical_host``: case, a trailing dot,
+    percent-encoding, IPv4 in decimal, octal or hex, IPv6 forms), the default port left out.
+    A ConfigError for no URL."""
     try:
         parts = urlsplit(url.strip())
         host, port = parts.hostname, parts.port
     except ValueError:
         raise ConfigError("not a URL: a server is given as scheme://host[:port]") from None
     scheme = parts.scheme.lower()
-    if not scheme or not host or any(c.isspace() or not c.isprintable() for c in host):
+    try:
+        if not scheme or not host or any(c.isspace() or not c.isprintable() for c in host):
+            raise ValueError("no host")
+        host = canonical_host(host)
+    except ValueError:
         raise ConfigError("not a URL: a server is given as scheme://host[:port], e.g. "
-                          "https://marquez.example.com")
-    host = f"[{host}]" if ":" in host else host.rstrip(".")
+                          "https://marquez.example.com") from None
     if port is None or port == _DEFAULT_PORTS.get(scheme):
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
+
+
+APPROVABLE = ("http", "https", "kafka")
+"""The schemes a key may be approved for: a server's, or a Kafka broker's (``kafka://``)."""
+
+
+def approvable_origin(server: str) -> str:
+    """The origin a key is approved for when the user names ``server`` (``secrets set --for``,
+    ``secrets allow``): an http(s) server's, or a Kafka broker's with its port, as
+    ``kafka_brokers.Broker.url`` names each broker. A ConfigError for anything else (a
+    protocol's name, ``kafka://sasl_plaintext``, names no broker)."""
+    origin = origin_of(server)
+    scheme = origin.split("://", 1)[0]
+    if scheme not in APPROVABLE:
+        raise ConfigError(f"a key is approved for an http:// or https:// server, or a Kafka "
+                          f"broker as kafka://host:port, not a {scheme}:// address")
+    if scheme == "kafka" and urlsplit(origin).port is None:
+        raise ConfigError("a Kafka broker is approved with its port: kafka://host:port, one "
+                          "for each broker of openlineage.kafka.bootstrapServers")
+    return origin
 
 
 def check_key_destination(secret: Secret, servers: Sequence[str], settings: Settings,
@@ -83,7 +113,7 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
                 f"comes from the workspace's settings.json: nothing was sent. Name the server "
                 f"yourself with {how}")
         return
-    approved = set(store.origins(secret.name))
+    approved = _approved(store, secret.name)
     for server in servers:
         origin = origin_of(server)
         if origin not in approved:
@@ -93,6 +123,71 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
                 f"the secret '{secret.name}' is not approved for {origin} ({setting}, from "
                 f"{source}): nothing was sent. If that server should have it: {PROG} secrets "
                 f"allow {secret.name} {origin}", secret.name, origin, f"{setting}, from {source}")
+
+
+@dataclass(frozen=True)
+class KeyVerdict:
+    """Whether the secret ``name`` may be sent to a server, and why (``secrets check``)."""
+
+    name: str
+    origin: str
+    """The server's origin, as it is approved (``secrets allow NAME ORIGIN``)."""
+    may: bool
+    reason: str
+    """``approved``, ``not approved`` (its owner may approve it) or ``in clear text`` (plain
+    http to another machine, or through a proxy on one: approving would not change that)."""
+    message: str
+    """The verdict in one sentence, naming what to run when its owner may approve it."""
+
+
+def key_verdict(name: str, url: str, approved: Sequence[str],
+                environ: Mapping[str, str]) -> KeyVerdict:
+    """Whether the secret ``name`` may go to ``url``, as an export would decide: the key's
+    transport (plain http only to this machine, through the proxy ``environ`` names, unless
+    the user set ``OPENLINEAGE_ALLOW_INSECURE_KEY``), then the origins ``approved`` for it
+    (the store's, and those a host keeps for a key of its own), compared as :func:`origin_of`
+    spells them."""
+    origin = approvable_origin(url)
+    if origin.startswith("http"):
+        try:
+            check_key_transport(url, True, _allows_insecure_key(environ),
+                                environment_proxy(url, environ))
+        except ConfigError as exc:
+            return KeyVerdict(name, origin, False, "in clear text", str(exc))
+    if origin not in _canonical(approved):
+        return KeyVerdict(name, origin, False, "not approved",
+                          f"the secret '{name}' is not approved for {origin}; if that server "
+                          f"should have it: {PROG} secrets allow {name} {origin}")
+    return KeyVerdict(name, origin, True, "approved",
+                      f"the secret '{name}' may be sent to {origin}")
+
+
+def _approved(store: SecretStore, name: str) -> set[str]:
+    """The origins approved for ``name``, each as :func:`origin_of` spells it today (an
+    approval kept in an older spelling still counts)."""
+    return _canonical(store.origins(name))
+
+
+def _canonical(origins: Sequence[str]) -> set[str]:
+    canonical = set()
+    for origin in origins:
+        try:
+            canonical.add(origin_of(origin))
+        except ConfigError:
+            continue
+    return canonical
+
+
+def _allows_insecure_key(environ: Mapping[str, str]) -> bool:
+    """Whether the user set ``openlineage.allowInsecureKey`` (its variable: the user's alone)."""
+    from .deliver.destination import DeliverySettings
+    from .host.setting_values import parse_text
+
+    row = next(row for row in DeliverySettings.rows() if row.attribute == "allow_insecure_key")
+    text = environ.get(row.env or "")
+    if not text:
+        return False
+    return parse_text(row, text, f"the environment variable {row.env}") is True
 
 
 EXPORTS = (".workspace", "exports")

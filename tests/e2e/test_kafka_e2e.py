@@ -251,6 +251,70 @@ def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_s
         assert not any(consume(topic).values())
 
 
+SASL_PORT = int(SASL_BOOTSTRAP.rsplit(":", 1)[1])
+
+
+@pytest.mark.parametrize("listed", [
+    "SASL_PLAINTEXT://127.0.0.1:{sasl}/x:1",             # the finding: read as the host
+    "SASL_PLAINTEXT://127.0.0.1:{evil}/x:{sasl}",        # 'sasl_plaintext'; librdkafka: evil
+    "sasl_plaintext://127.0.0.1:{evil}",
+    "127.0.0.1:{sasl},127.0.0.1:{evil}",                 # one approved broker, one not
+    "127.0.0.1:{evil} ,127.0.0.1:{sasl}",
+    "127.0.0.1:{sasl},SASL_PLAINTEXT://127.0.0.1:{evil}/x:{sasl}",
+])
+def test_the_sasl_password_never_goes_to_a_broker_not_approved_for_it(
+        admin: AdminClient, env: dict[str, str], topic: str, tmp_path: Path,
+        listed: str) -> None:
+    """Issue 30 (3): with the real broker. The password is approved for the SASL listener
+    only (kafka://127.0.0.1:SASL); a workspace's list that names another broker, in whatever
+    spelling librdkafka reads, sends nothing: no connection reaches the other broker (a
+    listening socket here), no message the topic; what the old refusal advised approving
+    (kafka://sasl_plaintext) cannot be approved. The approved list itself goes through."""
+    import select
+    import shutil
+    import socket
+
+    workspace = tmp_path / "ws"
+    shutil.copytree(DEMO, workspace)
+    user = {k: v for k, v in env.items() if not k.startswith("OPENLINEAGE_KAFKA_")
+            and k != "OPENLINEAGE_TRANSPORT"}
+    user["OPENLINEAGE_ALLOW_INSECURE_KEY"] = "true"  # the user's: a trusted network; not why
+    set_key = subprocess.run([sys.executable, "-m", "openlineage_export", "secrets", "set",
+                              "kafka-pw", "--for", f"kafka://{SASL_BOOTSTRAP}"],
+                             input="olx-test-password", capture_output=True, text=True,
+                             env=user, timeout=120)
+    assert set_key.returncode == 0, set_key.stderr
+    advised = cli("secrets", "allow", "kafka-pw", "kafka://sasl_plaintext", env=user)
+    assert advised.returncode == 2 and "kafka://host:port" in advised.stderr, advised.stderr
+
+    def export_listing(servers: str) -> subprocess.CompletedProcess[str]:
+        (workspace / ".workspace" / "settings.json").write_text(json.dumps({
+            "openlineage.transport": "kafka", "openlineage.kafka.topic": topic,
+            "openlineage.kafka.bootstrapServers": servers,
+            "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+            "openlineage.kafka.sasl.mechanism": "PLAIN",
+            "openlineage.kafka.sasl.username": "olx",
+            "openlineage.kafka.sasl.password.secretRef": "kafka-pw",
+            "openlineage.retry.maxTime": 5}))
+        return cli("export", "-w", str(workspace), "--json", env=user)
+
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        evil = other.getsockname()[1]
+        refused = export_listing(listed.format(sasl=SASL_PORT, evil=evil))
+        reached = select.select([other], [], [], 0.5)[0]
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("error: ") and "openlineage.kafka.bootstrapServers" in line
+    assert "kafka://sasl_plaintext" not in line and "olx-test-password" not in line
+    assert not reached, "a connection reached the broker the password is not approved for"
+    assert not any(consume(topic).values()), "nothing was produced"
+
+    accepted = export_listing(f"SASL_PLAINTEXT://{SASL_BOOTSTRAP}")
+    assert accepted.returncode == 0, accepted.stderr
+    assert json.loads(accepted.stdout)["destination"] == f"kafka://{SASL_BOOTSTRAP}/{topic}"
+    assert sum(len(messages) for messages in consume(topic).values()) == 236
+
+
 @pytest.fixture
 def our_broker(admin: AdminClient) -> Iterator[None]:
     """The broker may be stopped by the test: only when scripts/kafka.sh runs it; restarted."""

@@ -99,22 +99,29 @@ export function activate(context: vscode.ExtensionContext): void {
     const settings = mirror?.readFile() ?? {};
     const env = await exportEnvironment(context.secrets, settings, dryRun);
     if (!dryRun && env.OPENLINEAGE_API_KEY !== undefined) {
-      // The key goes only to a server its owner approved (as the CLI's own rule: a key from the
-      // environment goes only to a url from the environment, which the extension then vouches
-      // for). A workspace that names another one asks first.
+      // The key goes only where the CLI's trust model says it may (`secrets check`: plain http
+      // only to this machine, and only to a server its owner approved); the extension then
+      // vouches for the url (a key from the environment goes only to a url from it). A
+      // workspace that names a server not approved for the key asks first.
       const url = urlInForce(settings, properties);
-      const origin = originOf(url);
       const ref = String(settings["openlineage.apiKey.secretRef"]);
-      if (!origin || !approvedOrigins(context, ref).includes(origin)) {
+      const verdict = await checkKey(found, folder, ref, url, approvedOrigins(context, ref));
+      if (typeof verdict === "string" || (!verdict.may && verdict.reason !== "not approved")) {
+        const why = typeof verdict === "string" ? verdict : verdict.message;
+        log(`export not started: ${why}`);
+        void vscode.window.showErrorMessage(`${NAME}: ${why}`);
+        return;
+      }
+      if (!verdict.may) {
         const choice = await vscode.window.showWarningMessage(
-          `${NAME}: the workspace's settings send the API key '${ref}' to ${origin ?? url}, ` +
+          `${NAME}: the workspace's settings send the API key '${ref}' to ${verdict.origin}, ` +
           "which you have not approved for it. Send it there, now and from now on?",
           { modal: true }, SEND_THERE);
-        if (choice !== SEND_THERE || !origin) {
-          log(`export not started: the key '${ref}' is not approved for ${origin ?? url}`);
+        if (choice !== SEND_THERE) {
+          log(`export not started: the key '${ref}' is not approved for ${verdict.origin}`);
           return;
         }
-        await approve(context, ref, origin);
+        await approve(context, ref, verdict.origin);
       }
       env.OPENLINEAGE_URL = url;
     }
@@ -234,10 +241,14 @@ export function activate(context: vscode.ExtensionContext): void {
       }
       await mirror.enqueue(() => mirror.pullFromFile());
     }
+    const found = await tool();
+    const checked = found && await checkKey(found, folder, name as string,
+      urlInForce(mirror.readFile(), properties), []);
+    const origin = checked && typeof checked !== "string" ? checked.origin : undefined;
     const key = await vscode.window.showInputBox({
       title: "OpenLineage: Store API Key",
       prompt: `The API key for '${name}', sent only to ` +
-        `${originOf(urlInForce(mirror.readFile(), properties)) ?? "the server in openlineage.url"} ` +
+        `${origin ?? "the server in openlineage.url"} ` +
         "(kept in VS Code's secret storage; exports pass it to the exporter in its environment " +
         "only)",
       password: true,
@@ -249,7 +260,6 @@ export function activate(context: vscode.ExtensionContext): void {
       return;
     }
     await context.secrets.store(name as string, key);
-    const origin = originOf(urlInForce(mirror.readFile(), properties));
     if (origin) {
       await approve(context, name as string, origin);  // the server it was stored for
     }
@@ -438,13 +448,28 @@ function urlInForce(settings: Record<string, unknown>, properties: Record<string
   return typeof url === "string" && url ? url : String(properties["openlineage.url"]?.default ?? "");
 }
 
-/** scheme://host[:port] of a URL, undefined when it is none. */
-function originOf(url: string): string | undefined {
+/** The CLI's verdict on a key of the editor's (`secrets check`). */
+interface KeyVerdict {
+  name: string;
+  /** The server's origin, as the CLI spells it (the one spelling every address of it shares). */
+  origin: string;
+  may: boolean;
+  /** "approved", "not approved" (its owner may approve it), "in clear text". */
+  reason: string;
+  message: string;
+}
+
+/** May the key `name` go to `url`? The CLI decides, with its own trust model and the servers
+ * approved for the key here (`approved`); a string: why it could not say (not a URL...). */
+async function checkKey(found: Tool, cwd: string, name: string, url: string,
+  approved: string[]): Promise<KeyVerdict | string> {
+  const args = ["secrets", "check", name, url, "--json",
+    ...approved.flatMap((origin) => ["--approved", origin])];
+  const done = await runTool(found, args, { cwd, env: baseEnvironment() });
   try {
-    const origin = new URL(url).origin;
-    return origin === "null" ? undefined : origin;
+    return JSON.parse(done.stdout) as KeyVerdict;
   } catch {
-    return undefined;
+    return cliError(done);
   }
 }
 

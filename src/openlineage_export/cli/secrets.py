@@ -40,10 +40,10 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 
     It is sent only to the servers approved for it (--for here, or later with secrets allow).
     """
-    from ..trust import origin_of
+    from ..trust import approvable_origin
 
     secrets_mod.check_secret_name(name)  # before asking for the value
-    origins = [origin_of(server) for server in servers]
+    origins = [approvable_origin(server) for server in servers]
     store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
         value = click.prompt(f"value for {name}", hide_input=True,
@@ -71,16 +71,52 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 def secrets_allow(name: str, server: str) -> None:
     """Approve sending the secret NAME to ORIGIN (scheme://host[:port]; for Kafka,
     kafka://host:port for each broker). A stored secret goes to no server not approved."""
-    from ..trust import origin_of
+    from ..trust import approvable_origin
 
     secrets_mod.check_secret_name(name)
-    origin = origin_of(server)
+    origin = approvable_origin(server)
     store = secrets_mod.default_store(os.environ)
     if store.get(name) is None:
         raise ConfigError(f"no secret named {name!r} in {store.description}; store it with: "
                           f"{PROG} secrets set {name} --for {origin}")
     store.allow(name, origin)
     echo(f"the secret {name!r} may be sent to: {', '.join(store.origins(name))}")
+
+
+@secrets.command("check", short_help="Whether the secret NAME may be sent to URL, and why "
+                                     "(exit 0: it may; 1: it may not).",
+                 examples=f"""\
+{PROG} secrets check marquez-prod https://marquez.example.com/api/v1/lineage
+{PROG} secrets check kafka-prod kafka://broker1.example.com:9093 --json
+{PROG} secrets check editor-key http://127.0.0.1:5000 --approved http://localhost:5000 --json""")
+@click.argument("name")
+@click.argument("url", metavar="URL")
+@click.option("--approved", "approved", metavar="ORIGIN", multiple=True,
+              help="An origin approved for NAME outside this store (a host that keeps keys of "
+                   "its own, as the VS Code extension does); repeat for more.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the verdict as one JSON object: name, origin, may, reason (approved, "
+                   "not approved, in clear text) and message.")
+def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool) -> None:
+    """Whether the secret NAME may be sent to URL, as an export decides it: plain http only to
+    this machine (and through a proxy on it), and only to a server approved for NAME. Exit 0
+    when it may, 1 when it may not; the secret's value is never read."""
+    from ..host.secret_files import KeyOrigins
+    from ..host.userconfig import config_dir
+    from ..trust import key_verdict
+
+    secrets_mod.check_secret_name(name)
+    # Both stores keep the approvals in key-origins.json of the config folder: read there,
+    # without looking for a keyring (the value is never needed).
+    kept = KeyOrigins(config_dir(os.environ)).of(name)
+    verdict = key_verdict(name, url, [*kept, *approved], os.environ)
+    if as_json:
+        echo_json({"name": verdict.name, "origin": verdict.origin, "may": verdict.may,
+                   "reason": verdict.reason, "message": verdict.message})
+    else:
+        echo(verdict.message)
+    if not verdict.may:
+        sys.exit(1)
 
 
 @secrets.command("list", short_help="The names of the stored secrets (never their values), and "

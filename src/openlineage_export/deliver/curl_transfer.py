@@ -88,7 +88,9 @@ def system_cas(curl: pycurl.Curl) -> None:
 
 def curl_error(code: int, curl: pycurl.Curl) -> Exception:
     """libcurl's failure as one of ours (a deadline as :class:`TimeoutError`)."""
-    message = curl.errstr() or f"libcurl error {code}"
+    # Raw: libcurl may quote the server's own bytes (a Transfer-Encoding it does not know),
+    # which need not be UTF-8; errstr() would fail decoding them.
+    message = curl.errstr_raw().decode("utf-8", "replace") or f"libcurl error {code}"
     if code in _TIMEOUT:
         return TimeoutError()
     if code in _CERTIFICATE:

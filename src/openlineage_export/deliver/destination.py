@@ -92,7 +92,9 @@ class Recalling(Protocol):
 
     async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
         """What the server no longer has of these runs (a sentence: every run is then sent
-        again), or None: it has them, or it cannot be asked."""
+        again), or None: it has them, or it is not a server that can be asked;
+        ``recall.CannotAsk`` (why) when it could not be asked: no answer in time, a client
+        that failed on the question."""
         ...
 
 
@@ -162,14 +164,15 @@ class DeliverySettings(SettingsGroup):
 
     timeout: float = setting(
         "openlineage.timeout", "number", 10.0,
-        "Seconds to wait for one request.", minimum=0.1, ecosystem="transport.timeout")
+        "Seconds to wait for one request.", minimum=0.1, maximum=900,
+        ecosystem="transport.timeout")
     retry_max_time: float = setting(
         "openlineage.retry.maxTime", "number", 30.0,
         "Total seconds spent retrying one event before giving up and declaring the server "
-        "unreachable (0: a single attempt).", minimum=0)
+        "unreachable (0: a single attempt).", minimum=0, maximum=86400)
     concurrency: int = setting(
         "openlineage.concurrency", "integer", 32,
-        "Editor runs sending at once, each one event at a time (1 to 64).", minimum=1, maximum=64)
+        "Editor runs sending at once, each one event at a time.", minimum=1, maximum=64)
     # Who may set the three below: the user only, never the workspace (docs/security.md).
     tls_ca_bundle: Path | None = setting(
         "openlineage.tls.caBundle", "path", None,

@@ -17,12 +17,17 @@ A cancel (the host's ``threading.Event``) stops new runs and new events at once;
 still in flight get :data:`CANCEL_GRACE` seconds to be answered, then they are abandoned, so
 the export returns within about a second. Abandoned and cut-short runs are reported as not
 delivered (they stay pending in the ledger).
+
+No error is lost: a send that raises anything but our own errors (a bug, a library's
+``OverflowError``) is that run's failure, with the error as its reason (:func:`crash_reason`),
+counted as any refused run is; no task is left with an exception nobody retrieves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, TypeVar
@@ -40,6 +45,15 @@ CANCEL_GRACE = 0.8
 _WATCH_EVERY = 0.05
 
 OnOutcome = Callable[[TranslatedRun, T, RunOutcome], None]
+
+_REASON_LIMIT = 300
+
+
+def crash_reason(exc: BaseException, redact: Callable[[str], str]) -> str:
+    """A failed run's reason for an error that is none of ours: what it is, in one line."""
+    detail = " ".join(redact(str(exc)).split())[:_REASON_LIMIT]
+    name = type(exc).__name__
+    return f"failed inside the exporter ({name}{': ' + detail if detail else ''})"
 
 
 def deliver(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
@@ -71,6 +85,20 @@ async def deliver_async(runs: Iterable[tuple[TranslatedRun, T]], destination: De
 R = TypeVar("R")
 
 
+async def unless_cancelled(work: Coroutine[Any, Any, R], cancel: threading.Event) -> R | None:
+    """``work``'s result, or None once the host's ``cancel`` is set first (``work`` is then
+    cancelled: a request in flight is abandoned)."""
+    task = asyncio.ensure_future(work)
+    while not cancel.is_set():
+        done, _ = await asyncio.wait([task], timeout=_WATCH_EVERY)
+        if done:
+            return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
+
+
 def blocking(work: Coroutine[Any, Any, R]) -> R:
     """Run ``work`` to the end on an event loop of its own: in this thread, or, when this
     thread already runs a loop (an asyncio host called a blocking function), in a new one."""
@@ -98,6 +126,8 @@ class _Delivery(Generic[T]):
         """Send runs in legs; with one run at a time there is nothing to gain."""
         self.tasks: set[asyncio.Task[None]] = set()
         self.failure: ExportError | None = None
+        self.crash: BaseException | None = None
+        """An error outside any send (handing an outcome over): re-raised once all stopped."""
         self.changed = asyncio.Event()
         """Set when a run finishes or the delivery must stop: time to look again."""
 
@@ -126,6 +156,8 @@ class _Delivery(Generic[T]):
             watcher.cancel()
         if self.failure is not None:
             raise self.failure
+        if self.crash is not None:
+            raise self.crash
 
     async def _one_after_another(self, runs: Iterable[tuple[TranslatedRun, T]]) -> None:
         """A destination whose ``send`` never waits (a file, the dry run's stream) gains
@@ -141,6 +173,8 @@ class _Delivery(Generic[T]):
             except ExportError as exc:
                 self.failure = exc
                 break
+            except Exception as exc:  # any error of a send is its run's failure
+                outcome = RunOutcome(tally.accepted, crash_reason(exc, self.destination.redact))
             self._report(run, tag, outcome)
             if self.failure is not None:
                 break
@@ -183,6 +217,9 @@ class _Delivery(Generic[T]):
         except asyncio.CancelledError:  # abandoned after a cancel's grace time
             outcome = RunOutcome(accepted + tally.accepted,
                                  "interrupted before the server answered")
+        except Exception as exc:  # any error of a send is its run's failure
+            outcome = RunOutcome(accepted + tally.accepted,
+                                 crash_reason(exc, self.destination.redact))
         finally:
             for leg in legs[done:]:  # what will never be sent is waited for no more
                 self.order.finish(leg.ticket)
@@ -230,6 +267,11 @@ class _Delivery(Generic[T]):
     def _finished(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
         self.changed.set()
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            # Not a send's (those are outcomes): reporting one failed. Retrieved here, so
+            # asyncio never prints "Task exception was never retrieved"; it ends the delivery.
+            self.crash = self.crash or exc
+            self.stop.set()
 
     async def _one_finished_or_stop(self) -> None:
         """Wait until a run finishes, or (unless already stopping) the delivery must stop."""

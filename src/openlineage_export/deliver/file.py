@@ -50,7 +50,7 @@ class FileSettings(SettingsGroup):
     max_bytes: int = setting(
         "openlineage.file.maxBytes", "integer", 64 * 1024 * 1024,
         "In a folder: start a new file once the current one reaches this many bytes.",
-        minimum=1024)
+        minimum=1024, maximum=2**40)
 
 
 @dataclass(frozen=True)

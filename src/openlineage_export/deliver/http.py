@@ -247,9 +247,11 @@ class HttpDestination:
 
     async def forgotten(self, namespace: str, run_ids: Sequence[str]) -> str | None:
         """What the server no longer has of the runs the ledger says it accepted (a sentence;
-        every run is then sent again), or None (``recall.py``: Marquez can be asked)."""
+        every run is then sent again), or None (``recall.py``: Marquez can be asked), all
+        within ``openlineage.timeout``; ``recall.CannotAsk`` when it could not be asked."""
         await self.start()
-        return await forgotten(self._poster, self.url, namespace, run_ids)
+        return await forgotten(self._poster, self.url, namespace, run_ids,
+                               deadline=self.config.timeout)
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""

@@ -5,6 +5,7 @@ The destination itself is ``kafka.py``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
@@ -12,8 +13,9 @@ from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import is_loopback, resolve_secret
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening
+from .kafka_brokers import PROTOCOLS, Broker, parse_bootstrap
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SECURITY_PROTOCOLS = PROTOCOLS
 """How the producer talks to the brokers (Kafka's ``security.protocol``)."""
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 """Username/password SASL mechanisms; the password comes from the secrets store."""
@@ -110,10 +112,12 @@ class KafkaConfig:
         password = resolve_secret(opening.environ, kafka.sasl_password_secret_ref, PASSWORD_ENV,
                                   store=opening.secrets,
                                   setting="openlineage.kafka.sasl.password.secretRef")
+        source = opening.settings.source("openlineage.kafka.bootstrapServers")
+        brokers = parse_bootstrap(kafka.bootstrap_servers, kafka.security_protocol,
+                                  "--url" if source == "given" else source)
         if password is not None:
-            servers = [f"kafka://{s.strip()}" for s in kafka.bootstrap_servers.split(",")
-                       if s.strip()]
-            check_key_destination(password, servers, opening.settings, opening.secrets,
+            check_key_destination(password, [broker.url for broker in brokers],
+                                  opening.settings, opening.secrets,
                                   setting="openlineage.kafka.bootstrapServers",
                                   what="Kafka password")
         return cls(
@@ -140,6 +144,7 @@ class KafkaConfig:
                                      "openlineage.kafka.compression")):
             if value not in allowed:
                 raise ConfigError(f"{key} must be one of: {', '.join(allowed)}")
+        self.brokers  # noqa: B018 - refused now, not when the producer is made
         if self.delivery_timeout <= 0 or self.request_timeout <= 0:
             raise ConfigError("the Kafka timeouts must be more than 0 seconds")
         if self.uses_sasl:
@@ -163,10 +168,15 @@ class KafkaConfig:
                 f"openlineage.kafka.securityProtocol is {self.security_protocol}: set it to "
                 "SASL_SSL (or SASL_PLAINTEXT), or unset the SASL settings")
 
+    @cached_property
+    def brokers(self) -> list[Broker]:
+        """The bootstrap brokers as librdkafka reads them (``kafka_brokers.py``)."""
+        return parse_bootstrap(self.bootstrap_servers, self.security_protocol, "the config")
+
     @property
     def servers(self) -> list[str]:
-        """The bootstrap brokers, ``host:port`` each."""
-        return [s.strip() for s in self.bootstrap_servers.split(",") if s.strip()]
+        """The bootstrap brokers, ``host:port`` each: what librdkafka is handed."""
+        return [broker.address for broker in self.brokers]
 
     @property
     def uses_sasl(self) -> bool:

@@ -15,16 +15,20 @@ Either way the answer is one sentence for the user, and the export sends every r
 has again only updates it: same run id, same events).
 
 Only a Marquez answer counts: a 404 with Marquez's JSON error (``{"code": 404, ...}``). Any
-other server (DataHub, Atlan, a proxy), an answer we do not understand, a refusal or an
-error (a host's client that fails on a GET included) means we cannot ask: nothing is said and
+other server (DataHub, Atlan, a proxy), an answer we do not understand, a refusal, or no
+answer at all (the export itself says so as it posts) means we cannot ask: nothing is said and
 nothing changes. The requests go through the destination's own client
-(:class:`~.poster.Poster`: its deadline, proxy and body limit) and carry no API key (they read;
-the key goes only where the export posts), so a server that wants one for reading is not asked
-either.
+(:class:`~.poster.Poster`: its proxy and body limit) under one deadline for all of them
+together, and carry no API key (they read; the key goes only where the export posts), so a
+server that wants one for reading is not asked either. A server that has not answered them all
+by the deadline (one that trickles its answers), or a client that fails on a question in a way
+of its own (a host's httpx client on a host name it cannot decode), is :class:`CannotAsk`: one
+line for the user, and nothing changes.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from urllib.parse import quote, urlsplit
 
@@ -40,6 +44,10 @@ _WHY = "a database reset, or a restore of an older backup?"
 _NO_HEADERS: dict[str, str] = {}
 
 
+class CannotAsk(Exception):
+    """The server could not be asked (why, in a few words): said in one line; nothing changes."""
+
+
 def marquez_api(events_url: str) -> str | None:
     """Marquez's API base (``.../api/v1``) for its events url, or None when it is not one."""
     parts = urlsplit(events_url)
@@ -49,33 +57,43 @@ def marquez_api(events_url: str) -> str | None:
 
 
 async def forgotten(poster: Poster, events_url: str, namespace: str,
-                    run_ids: Sequence[str]) -> str | None:
+                    run_ids: Sequence[str], *, deadline: float) -> str | None:
     """A sentence saying what the server no longer has of what the ledger says it accepted
-    (then every run is to be sent again), or None: it has all we asked about, or it cannot
-    be asked. ``poster`` is started."""
+    (then every run is to be sent again), or None: it has all we asked about, or it is no
+    Marquez. :class:`CannotAsk` when it did not answer every question within ``deadline``
+    seconds, all of them together, or the client failed on one. ``poster`` is started."""
     base = marquez_api(events_url)
     if base is None or not run_ids:
         return None
     try:
-        gone = _namespace_gone(await poster.get(
-            f"{base}/namespaces/{quote(namespace, safe='')}", _NO_HEADERS))
-        if gone is None:
-            return None
-        if gone:
-            return (f"the server no longer has the namespace {namespace!r} that the ledger "
-                    f"says its runs were sent to ({_WHY}): sending every run again")
-        missing = []
-        for run_id in run_ids:
-            found = _gone(await poster.get(f"{base}/jobs/runs/{quote(run_id, safe='')}",
-                                           _NO_HEADERS))
-            if found is None:
-                return None
-            if found:
-                missing.append(run_id)
-    except (NoAnswer, BadCertificate, TransportFailure, TimeoutError):
+        async with asyncio.timeout(deadline):
+            return await _ask(poster, base, namespace, run_ids)
+    except TimeoutError:
+        raise CannotAsk(f"it did not answer within {deadline:g} s, openlineage.timeout") \
+            from None
+    except (NoAnswer, BadCertificate, TransportFailure):
         return None  # no answer: the export itself will say so, as it posts
-    except Exception:  # a host's client (or its stand-in) that cannot GET: we cannot ask
+    except Exception as exc:  # a host's client (or its stand-in) that cannot GET
+        detail = " ".join(str(exc).split())[:200]
+        raise CannotAsk(f"{type(exc).__name__}{': ' + detail if detail else ''}") from None
+
+
+async def _ask(poster: Poster, base: str, namespace: str, run_ids: Sequence[str]) -> str | None:
+    gone = _namespace_gone(await poster.get(
+        f"{base}/namespaces/{quote(namespace, safe='')}", _NO_HEADERS))
+    if gone is None:
         return None
+    if gone:
+        return (f"the server no longer has the namespace {namespace!r} that the ledger "
+                f"says its runs were sent to ({_WHY}): sending every run again")
+    missing = []
+    for run_id in run_ids:
+        found = _gone(await poster.get(f"{base}/jobs/runs/{quote(run_id, safe='')}",
+                                       _NO_HEADERS))
+        if found is None:
+            return None
+        if found:
+            missing.append(run_id)
     if not missing:
         return None
     return (f"the server no longer has {len(missing)} of the last {len(run_ids)} runs the "

@@ -15,7 +15,7 @@ import keyring
 import keyring.errors
 
 from ..errors import ConfigError
-from .secret_files import KeyOrigins, read_private_json, write_private_json
+from .secret_files import KeyOrigins, locked, read_private_json, write_private_json
 from .secret_store import NAME, Place, check_secret_name, check_secret_value
 from .userconfig import SERVICE
 
@@ -48,7 +48,8 @@ class KeyringStore:
 
     A keyring cannot list what it holds, so the NAMES (never the values) are also kept in
     ``keyring-names.json`` in the config folder. That index can fall behind when a secret is
-    removed with another tool; :meth:`get` always asks the keyring itself.
+    removed with another tool; :meth:`get` always asks the keyring itself. Each change of the
+    index is made under its lock (``secret_files.locked``), as the secrets file's is.
     """
 
     INDEX_FILE = "keyring-names.json"
@@ -117,9 +118,10 @@ class KeyringStore:
             self._backend.set_password(SERVICE, name, value)
         except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"store '{name}'", exc, value) from None
-        names = self._index()
-        if name not in names:
-            write_private_json(self.index_path, sorted([*names, name]), "the keyring index")
+        with locked(self.index_path, "the keyring index"):
+            names = self._index()
+            if name not in names:
+                write_private_json(self.index_path, sorted([*names, name]), "the keyring index")
 
     def delete(self, name: str) -> bool:
         """Forget ``name`` in the keyring and the index; True if the keyring held it."""
@@ -131,10 +133,12 @@ class KeyringStore:
             existed = False
         except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"delete '{name}'", exc) from None
-        names = self._index()
-        if name in names:
-            write_private_json(self.index_path, [n for n in names if n != name],
-                                "the keyring index")
+        if self.index_path.exists():  # else no name to take out, and nothing is made
+            with locked(self.index_path, "the keyring index"):
+                names = self._index()
+                if name in names:
+                    write_private_json(self.index_path, [n for n in names if n != name],
+                                       "the keyring index")
         self._origins.forget(name)
         return existed
 

@@ -2,14 +2,22 @@
 may be sent to (:class:`KeyOrigins`, ``key-origins.json``, beside it): files this user alone can
 read or change, in a folder nobody else can change.
 
+Every change is a read-modify-write under the file's lock (:func:`locked`: ``fcntl.flock`` on
+``NAME.lock`` beside it), so that writers at once (twelve ``secrets set`` started together)
+never lose each other's entries; readers need no lock, as each write replaces the file whole.
+
 No secret value ever appears in an exception message, a repr or a log line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -49,6 +57,42 @@ def read_private_json(path: Path, what: str) -> object | None:
         raise ConfigError(too_deep(path)) from None
 
 
+LOCK_WAIT = 30.0
+"""Seconds a change waits for another process's change of the same file to end."""
+
+
+@contextlib.contextmanager
+def locked(path: Path, what: str) -> Iterator[None]:
+    """Hold the lock of ``path`` (``path.lock``, made 0600 beside it, never through a link)
+    while it is read, changed and written: the kernel lets go of it however its holder ends."""
+    check_users_folder(path.parent, what)
+    lock = path.with_name(path.name + ".lock")
+    try:
+        _private_folder(path.parent)
+        # Read-only is enough to flock, and opens a lock a umask of 0277 made 0400.
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot lock {what} {path} (with {lock}): "
+                          f"{exc.strerror or exc}") from None
+    try:
+        check_users_file(os.fstat(fd), lock, f"the lock file of {what}")
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ConfigError(
+                        f"{what} {path} is being changed by another process, which has held "
+                        f"its lock ({lock}) for {LOCK_WAIT:g} s; nothing was changed: try "
+                        "again once it ends") from None
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(fd)
+
+
 def write_private_json(path: Path, value: object, what: str) -> None:
     """Write ``value`` as JSON to ``path``, 0600 in a folder made private (0700) if new."""
     check_users_folder(path.parent, what)
@@ -68,13 +112,14 @@ class KeyOrigins:
     of origins, private to the user like the secrets themselves."""
 
     FILE_NAME = "key-origins.json"
+    WHAT = "the file of approved servers"
 
     def __init__(self, folder: Path) -> None:
         """The approvals kept in ``folder`` (nothing is touched yet)."""
         self.path = folder / self.FILE_NAME
 
     def _read(self) -> dict[str, list[str]]:
-        data = read_private_json(self.path, "the file of approved servers")
+        data = read_private_json(self.path, self.WHAT)
         if data is None:
             return {}
         if not isinstance(data, dict) or not all(
@@ -93,16 +138,20 @@ class KeyOrigins:
         check_secret_name(name)
         if not _ORIGIN.fullmatch(origin):
             raise ConfigError("an approved server must be an origin: scheme://host[:port]")
-        approved = self._read()
-        if origin not in approved.get(name, []):
-            approved[name] = sorted([*approved.get(name, []), origin])
-            write_private_json(self.path, approved, "the file of approved servers")
+        with locked(self.path, self.WHAT):
+            approved = self._read()
+            if origin not in approved.get(name, []):
+                approved[name] = sorted([*approved.get(name, []), origin])
+                write_private_json(self.path, approved, self.WHAT)
 
     def forget(self, name: str) -> None:
         """Forget every origin of ``name``."""
-        approved = self._read()
-        if approved.pop(name, None) is not None:
-            write_private_json(self.path, approved, "the file of approved servers")
+        if not self.path.exists():  # nothing to forget: nothing is made (no lock file either)
+            return
+        with locked(self.path, self.WHAT):
+            approved = self._read()
+            if approved.pop(name, None) is not None:
+                write_private_json(self.path, approved, self.WHAT)
 
 
 class FileStore:
@@ -149,16 +198,21 @@ class FileStore:
         """Store ``value`` under ``name``."""
         check_secret_name(name)
         check_secret_value(value)
-        secrets = self._read()
-        secrets[name] = value
-        write_private_json(self.path, secrets, "the secrets file")
+        with locked(self.path, "the secrets file"):
+            secrets = self._read()
+            secrets[name] = value
+            write_private_json(self.path, secrets, "the secrets file")
 
     def delete(self, name: str) -> bool:
         """Forget ``name``; True if it was stored."""
-        secrets = self._read()
-        if secrets.pop(check_secret_name(name), None) is None:
+        check_secret_name(name)
+        if not self.path.exists():  # nothing to delete: nothing is made (no lock file either)
             return False
-        write_private_json(self.path, secrets, "the secrets file")
+        with locked(self.path, "the secrets file"):
+            secrets = self._read()
+            if secrets.pop(name, None) is None:
+                return False
+            write_private_json(self.path, secrets, "the secrets file")
         self._origins.forget(name)
         return True
 

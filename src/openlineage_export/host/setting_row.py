@@ -24,8 +24,10 @@ _ROW = "openlineage_export.setting"
 class Setting:
     """One setting: its key in settings.json, its type, default and meaning.
 
-    ``minimum``/``maximum`` bound numbers (inclusive) and ``pattern`` is a regular expression a
-    string must match whole. ``attribute`` is the field of its group it is read as.
+    ``minimum``/``maximum`` bound numbers (inclusive; every ``integer`` and ``number`` setting
+    declares both, so that no value a library cannot take gets past the settings) and
+    ``pattern`` is a regular expression a string must match whole. ``attribute`` is the field
+    of its group it is read as.
     """
 
     key: str
@@ -48,6 +50,11 @@ class Setting:
     """When only some of that key's values stand for ours: (theirs, ours) pairs; any other
     value is not ours (``transport.type: console`` names no destination of ours)."""
     attribute: str = ""
+
+    def __post_init__(self) -> None:
+        if self.type in ("integer", "number") and (self.minimum is None or self.maximum is None):
+            raise TypeError(f"the {self.type} setting {self.key} must declare its minimum and "
+                            "maximum")
 
 
 def setting(key: str, type: SettingType, default: object, description: str,

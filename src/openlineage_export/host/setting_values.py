@@ -94,20 +94,24 @@ def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
 
 
 def _check_bounds(row: Setting, value: float, subject: str) -> float:
-    try:
-        finite = math.isfinite(value)
-    except OverflowError:  # an integer no float can hold (over 308 digits): valid JSON
-        raise ConfigError(f"{subject} is a number too large for any setting") from None
-    if not finite:
-        raise ConfigError(f"{subject} must be a finite number")
+    """The number if it is in its row's range, else one line naming the range. Compared
+    exactly: an integer too large for a float (valid JSON) is out of range, not an
+    OverflowError."""
     low, high = row.minimum, row.maximum
-    if (low is not None and value < low) or (high is not None and value > high):
-        if low is not None and high is not None:
-            bounds = f"from {low:g} to {high:g}"
-        else:
-            bounds = f"at least {low:g}" if low is not None else f"at most {high:g}"
-        raise ConfigError(f"{subject} must be {bounds}")
+    assert low is not None and high is not None, "declared by every numeric row"
+    if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
+        kind = "an integer" if row.type == "integer" else "a number"
+        raise ConfigError(f"{subject} must be {kind} {accepted_range(row)}")
     return float(value) if row.type == "number" else value
+
+
+def accepted_range(row: Setting) -> str:
+    """The values a numeric setting takes, in words: ``from 0.1 to 900``."""
+    return f"from {_number(row.minimum)} to {_number(row.maximum)}"
+
+
+def _number(bound: float | None) -> str:
+    return str(int(bound)) if bound is not None and float(bound).is_integer() else f"{bound:g}"
 
 
 def _check_url(value: str, subject: str) -> None:
@@ -128,6 +132,8 @@ def _check_url(value: str, subject: str) -> None:
         raise ConfigError(f"{subject} must start with http:// or https://{meant}")
     if not host:
         raise ConfigError(f"{subject} has no host")
+    if parts.port == 0:
+        raise ConfigError(f"{subject} has port 0: a port is from 1 to 65535")
     if parts.username is not None or parts.password is not None:
         raise ConfigError(
             f"{subject} carries credentials (user or password before '@'). Keys never go in "
