@@ -48,7 +48,7 @@ def test_two_exports_of_one_workspace_to_one_server_send_each_event_once(
     assert bodies and max(bodies.values()) == 1, "an event was sent twice"
     for code, _, err in results:
         if code == 5:
-            assert err.startswith("error: another export of ") and "(process " in err
+            assert err.startswith("error: another export of ") and "(process " in err, err
             assert err.count("\n") == 1, err  # one line
 
 
@@ -59,11 +59,11 @@ def test_a_second_export_is_refused_naming_the_first_and_a_dry_run_still_runs(
     with FakeServer() as server:
         server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 3
                                              else None))
-        ws.settings({"openlineage.concurrency": 1, "openlineage.timeout": 3600})
+        ws.settings({"openlineage.concurrency": 1, "openlineage.timeout": 900})  # the longest
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
         holder = start(ws.root, env)
         try:
-            assert server.wait_for(4)
+            assert server.wait_for(4), finish(holder, timeout=5)
             code, _, err = finish(start(ws.root, env))
             assert code == 5, err
             assert err == (f"error: another export of {ws.root.resolve()} to {server.url}"
