@@ -21,7 +21,7 @@ from .deliver.file import FileDestination
 from .deliver.http import event_server
 from .deliver.recall import SAMPLE as RECALL_SAMPLE
 from .deliver.recall import CannotAsk
-from .deliver.registry import CATALOGUE, open_destination
+from .deliver.registry import CATALOGUE, doubts, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
 from .host.secrets import LazyStore, SecretStore
 from .host.settings import EventSettings, Settings, load_settings
@@ -122,6 +122,8 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
         stack.push_async_callback(destination.close)
         recorder.destination(destination.name, destination.redact)
         if not request.dry_run:
+            for doubt in doubts(opened.settings):
+                recorder.add_warning(doubt)
             # Taken first and let go last, after the ledger holds everything this export did.
             folder = request.ledger.path.parent if request.ledger else state_dir(environ)
             lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)

@@ -22,6 +22,7 @@ from .console import ConsoleConfig, ConsoleDestination, ConsoleSettings
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
 from .http import API_KEY_ENV, HttpConfig, HttpDestination, HttpSettings
+from .http_address import url_doubts
 from .kafka import KafkaDestination
 from .kafka_config import PASSWORD_ENV, KafkaConfig, KafkaSettings
 
@@ -59,6 +60,8 @@ class Kind:
     """Its name from the settings alone, so that ``status`` lists it before anything went to
     it; None: ``status`` lists it once it was exported to."""
     secret: Secret | None = None
+    doubts: Callable[[Settings], list[str]] | None = None
+    """What in its settings is likely a mistake (warnings, said before sending); None: none."""
 
 
 def _events_url(settings: Settings) -> str | None:
@@ -69,7 +72,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("http", HttpSettings, HttpConfig.from_settings, HttpDestination,
          "POST each event to openlineage.url (Marquez, DataHub, Atlan...)",
          address="openlineage.url", transport_type="http", unreachable="is the server running",
-         planned=_events_url,
+         planned=_events_url, doubts=url_doubts,
          secret=Secret("openlineage.apiKey.secretRef", API_KEY_ENV, "the API key")),
     Kind("kafka", KafkaSettings, KafkaConfig.from_settings, KafkaDestination,
          "produce each event to openlineage.kafka.topic",
@@ -108,6 +111,12 @@ CATALOGUE = Catalogue((EventSettings, TransportSettings, DeliverySettings,
 def kind_of(settings: Settings) -> Kind:
     """The kind ``openlineage.transport`` names in ``settings``."""
     return KINDS[settings.of(TransportSettings).transport]
+
+
+def doubts(settings: Settings) -> list[str]:
+    """What in the settings of the destination in force is likely a mistake."""
+    kind = kind_of(settings)
+    return kind.doubts(settings) if kind.doubts is not None else []
 
 
 def open_destination(opening: Opening) -> Destination:
