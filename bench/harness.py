@@ -53,8 +53,9 @@ def _generator_version() -> str:
     return hashlib.sha256((SUPPORT / "synth_trail.py").read_bytes()).hexdigest()[:8]
 
 
-def workspace(runs: int, *, seed: int = 1, gzip_closed: bool = True,
-              log: Any = print) -> tuple[Path, dict[str, Any]]:
+def workspace(
+    runs: int, *, seed: int = 1, gzip_closed: bool = True, log: Any = print
+) -> tuple[Path, dict[str, Any]]:
     """A synthetic workspace of ``runs`` runs from the cache, generated on first use.
 
     Generation goes to a temporary folder renamed into place when complete, so an interrupted
@@ -77,8 +78,10 @@ def workspace(runs: int, *, seed: int = 1, gzip_closed: bool = True,
     return final, summary
 
 
-_UUID = re.compile(rb'"traceId":"([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-'
-                   rb'[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})"')
+_UUID = re.compile(
+    rb'"traceId":"([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-'
+    rb'[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})"'
+)
 
 
 def rekeyed_copy(source: Path, target: Path, salt: str) -> Path:
@@ -89,6 +92,7 @@ def rekeyed_copy(source: Path, target: Path, salt: str) -> Path:
     new ones. The replacement is a function of (salt, id), so a trace id's records stay one run,
     and keeps length and case: the events differ from the original's in their ids only.
     """
+
     def fresh(match: re.Match[bytes]) -> bytes:
         old = match.group(1)
         digest = bytearray(hashlib.blake2b(salt.encode() + old.lower(), digest_size=16).digest())
@@ -112,8 +116,9 @@ def rekeyed_copy(source: Path, target: Path, salt: str) -> Path:
 
 def go_tools(log: Any = print) -> dict[str, Path]:
     """Build bench/sink and bench/loadgen with the machine's ``go build`` into the cache."""
-    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists()
-                                else None)
+    go = shutil.which("go") or (
+        "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
+    )
     if go is None:
         raise SystemExit("bench: needs Go (go build) for the sink and the load generator")
     out = cache_dir() / "bin"
@@ -124,8 +129,12 @@ def go_tools(log: Any = print) -> dict[str, Path]:
         binary = out / f"{tool}-{hashlib.sha256(source.read_bytes()).hexdigest()[:12]}"
         if not binary.exists():
             log(f"  go build {source.relative_to(REPO)} -> {binary}")
-            subprocess.run([go, "build", "-o", str(binary), str(source)], check=True,
-                           cwd=BENCH, env={**os.environ, "CGO_ENABLED": "0"})
+            subprocess.run(
+                [go, "build", "-o", str(binary), str(source)],
+                check=True,
+                cwd=BENCH,
+                env={**os.environ, "CGO_ENABLED": "0"},
+            )
         tools[tool] = binary
     return tools
 
@@ -134,8 +143,9 @@ def go_version() -> str:
     """What ``go version`` says, or that Go is missing."""
     go = shutil.which("go") or "/usr/local/go/bin/go"
     try:
-        return subprocess.run([go, "version"], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            [go, "version"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "go: not found"
 
@@ -153,7 +163,9 @@ class Sink:
         self.latency_ms = latency_ms
         self.process = subprocess.Popen(
             [str(binary), "-addr", "127.0.0.1:0", "-latency", f"{latency_ms}ms"],
-            stdout=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         match = re.search(r"listening on (\S+)", line)
@@ -214,8 +226,12 @@ def run_child(kind: str, args: dict[str, Any], *, timeout: float | None = None) 
     """
     load_before = load_average()
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "bench.measure", kind, json.dumps(args)],
-                               stdout=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.measure", kind, json.dumps(args)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     assert process.stdout is not None
     try:
         output = process.stdout.read() if timeout is None else _read_with_timeout(process, timeout)
@@ -227,8 +243,14 @@ def run_child(kind: str, args: dict[str, Any], *, timeout: float | None = None) 
     if process.returncode != 0:
         raise RuntimeError(f"measurement {kind} failed (exit {process.returncode})")
     lines = [line for line in output.splitlines() if line.strip()]
-    return ChildResult(json.loads(lines[-1]), usage.ru_maxrss / 1024,
-                       usage.ru_utime + usage.ru_stime, wall, load_before, load_average())
+    return ChildResult(
+        json.loads(lines[-1]),
+        usage.ru_maxrss / 1024,
+        usage.ru_utime + usage.ru_stime,
+        wall,
+        load_before,
+        load_average(),
+    )
 
 
 def _read_with_timeout(process: subprocess.Popen[str], timeout: float) -> str:
@@ -240,8 +262,9 @@ def _read_with_timeout(process: subprocess.Popen[str], timeout: float) -> str:
     return output
 
 
-def run_loadgen(binary: Path, url: str, events: Path, concurrency: int,
-                requests: int = 0) -> dict[str, Any]:
+def run_loadgen(
+    binary: Path, url: str, events: Path, concurrency: int, requests: int = 0
+) -> dict[str, Any]:
     """POST the events (each line once, or ``requests`` in turn) with bench/loadgen."""
     command = [str(binary), "-url", url, "-events", str(events), "-concurrency", str(concurrency)]
     if requests:

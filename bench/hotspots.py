@@ -72,29 +72,59 @@ def profile_delivery(runs: int, top: int, concurrency: int) -> None:
     ws, _ = harness.workspace(runs)
     tools = harness.go_tools()
     with harness.Sink(tools["sink"], 0) as sink, tempfile.TemporaryDirectory() as scratch:
-        for mode, flags in (("CPU: samples holding the GIL", ["--gil"]),
-                            ("wall: every non-idle sample, lock waits included", [])):
+        for mode, flags in (
+            ("CPU: samples holding the GIL", ["--gil"]),
+            ("wall: every non-idle sample, lock waits included", []),
+        ):
             raw = Path(scratch) / "samples.txt"
-            args = {"ws": str(ws), "url": sink.url, "concurrency": concurrency,
-                    "state_dir": tempfile.mkdtemp(dir=scratch)}
+            args = {
+                "ws": str(ws),
+                "url": sink.url,
+                "concurrency": concurrency,
+                "state_dir": tempfile.mkdtemp(dir=scratch),
+            }
             done = subprocess.run(
-                [spy, "record", "--rate", "250", "--format", "raw", "--output", str(raw),
-                 *flags, "--", sys.executable, "-m", "bench.measure",
-                 "deliver_ours", json.dumps(args)],
-                capture_output=True, text=True, check=True)
-            result = json.loads([line for line in done.stdout.splitlines()
-                                 if line.startswith("{")][-1])
-            print(f"run_export of {runs:,} runs to the Go sink at 0 ms, concurrency "
-                  f"{concurrency}: {result['events']:,} events in {result['wall_s']:.1f} s "
-                  f"(under py-spy); {mode}")
+                [
+                    spy,
+                    "record",
+                    "--rate",
+                    "250",
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(raw),
+                    *flags,
+                    "--",
+                    sys.executable,
+                    "-m",
+                    "bench.measure",
+                    "deliver_ours",
+                    json.dumps(args),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            result = json.loads(
+                [line for line in done.stdout.splitlines() if line.startswith("{")][-1]
+            )
+            print(
+                f"run_export of {runs:,} runs to the Go sink at 0 ms, concurrency "
+                f"{concurrency}: {result['events']:,} events in {result['wall_s']:.1f} s "
+                f"(under py-spy); {mode}"
+            )
             summarise(raw, top)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", choices=("dry-run", "deliver"), default="dry-run")
-    parser.add_argument("--runs", type=int, default=None,
-                        help="trail size (default: 5000 for dry-run, 1000 for deliver)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="trail size (default: 5000 for dry-run, 1000 for deliver)",
+    )
     parser.add_argument("--top", type=int, default=30, help="functions to list (default 30)")
     parser.add_argument("--concurrency", type=int, default=64)
     args = parser.parse_args()

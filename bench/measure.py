@@ -83,17 +83,22 @@ def _settings(ws: Path, environ: dict[str, str], concurrency: int) -> Any:
     from openlineage_export.deliver.registry import CATALOGUE
     from openlineage_export.host.settings import load_settings
 
-    return load_settings(ws, CATALOGUE, environ).with_values({"openlineage.concurrency":
-                                                               concurrency})
+    return load_settings(ws, CATALOGUE, environ).with_values(
+        {"openlineage.concurrency": concurrency}
+    )
 
 
-def _environ(url: str | None, state_dir: str | None,
-             namespace: str | None = None) -> dict[str, str]:
+def _environ(
+    url: str | None, state_dir: str | None, namespace: str | None = None
+) -> dict[str, str]:
     """OPENLINEAGE_* overrides for run_export: the server, the ledger's folder, no keyring."""
     scratch = tempfile.mkdtemp(prefix="olx-bench-")
     atexit.register(shutil.rmtree, scratch, True)
-    environ = {"OPENLINEAGE_EXPORT_STATE_DIR": state_dir or scratch,
-               "OPENLINEAGE_EXPORT_CONFIG_DIR": scratch, "OPENLINEAGE_EXPORT_SECRETS": "file"}
+    environ = {
+        "OPENLINEAGE_EXPORT_STATE_DIR": state_dir or scratch,
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": scratch,
+        "OPENLINEAGE_EXPORT_SECRETS": "file",
+    }
     if url:
         environ["OPENLINEAGE_URL"] = url.removesuffix("/api/v1/lineage")
     if namespace:
@@ -112,8 +117,13 @@ def translate_ours(ws: str) -> dict[str, Any]:
     sink = NullSink()
     with Timer() as timer:
         report = run_export(ExportRequest(Path(ws), dry_run=True, output=sink))  # type: ignore[arg-type]
-    return {"events": report.events_sent, "runs": report.runs_total, "bytes": sink.bytes,
-            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+    return {
+        "events": report.events_sent,
+        "runs": report.runs_total,
+        "bytes": sink.bytes,
+        "wall_s": timer.wall_s,
+        "cpu_s": timer.cpu_s,
+    }
 
 
 @measurement
@@ -129,8 +139,13 @@ def translate_plain(ws: str) -> dict[str, Any]:
             for event in build_events(run, graph, namespace):
                 chars += len(Serde.to_json(event))
                 events += 1
-    return {"events": events, "runs": len(runs), "chars": chars,
-            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+    return {
+        "events": events,
+        "runs": len(runs),
+        "chars": chars,
+        "wall_s": timer.wall_s,
+        "cpu_s": timer.cpu_s,
+    }
 
 
 @measurement
@@ -161,8 +176,12 @@ def translate_parts(ws: str) -> dict[str, Any]:
     with Timer() as timer:
         for event in dicts:
             size += len(dumps(event))
-    parts["floor"] = {"wall_s": timer.wall_s, "cpu_s": timer.cpu_s, "events": len(dicts),
-                      "bytes": size}
+    parts["floor"] = {
+        "wall_s": timer.wall_s,
+        "cpu_s": timer.cpu_s,
+        "events": len(dicts),
+        "bytes": size,
+    }
     del dicts
 
     events = 0
@@ -182,8 +201,14 @@ def translate_parts(ws: str) -> dict[str, Any]:
 
 
 @measurement
-def deliver_ours(ws: str, url: str, concurrency: int, state_dir: str | None = None,
-                 namespace: str | None = None, unordered: bool = False) -> dict[str, Any]:
+def deliver_ours(
+    ws: str,
+    url: str,
+    concurrency: int,
+    state_dir: str | None = None,
+    namespace: str | None = None,
+    unordered: bool = False,
+) -> dict[str, Any]:
     """run_export to ``url``: read + translate + encode + POST + ledger (in ``state_dir``).
 
     ``unordered`` removes the causal order (every run may go at once), to measure its cost.
@@ -202,11 +227,17 @@ def deliver_ours(ws: str, url: str, concurrency: int, state_dir: str | None = No
     settings = _settings(Path(ws), environ, concurrency)
     with Timer() as timer:
         report = run_export(ExportRequest(Path(ws), settings=settings, environ=environ))
-    return {"events": report.events_sent, "runs": report.runs_total,
-            "runs_sent": report.runs_sent, "runs_unchanged": report.runs_unchanged,
-            "runs_failed": report.runs_failed, "outage": report.outage,
-            "first_failure": report.failed[0].reason if report.failed else None,
-            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+    return {
+        "events": report.events_sent,
+        "runs": report.runs_total,
+        "runs_sent": report.runs_sent,
+        "runs_unchanged": report.runs_unchanged,
+        "runs_failed": report.runs_failed,
+        "outage": report.outage,
+        "first_failure": report.failed[0].reason if report.failed else None,
+        "wall_s": timer.wall_s,
+        "cpu_s": timer.cpu_s,
+    }
 
 
 @measurement
@@ -217,8 +248,9 @@ def deliver_ol_http(ws: str, url: str) -> dict[str, Any]:
     from openlineage.client.transport.http import HttpConfig, HttpTransport
 
     events = _plain_events(Path(ws))
-    client = OpenLineageClient(transport=HttpTransport(
-        HttpConfig(url=url.removesuffix("/api/v1/lineage"))))
+    client = OpenLineageClient(
+        transport=HttpTransport(HttpConfig(url=url.removesuffix("/api/v1/lineage")))
+    )
     with Timer() as timer:
         for event in events:
             client.emit(event)
@@ -242,9 +274,15 @@ def deliver_ol_async(ws: str, url: str) -> dict[str, Any]:
         completed = transport.wait_for_completion()
     stats = dict(transport.get_stats())
     client.close()
-    return {"events": stats["success"], "built": len(events), "failed": stats["failed"],
-            "completed": completed, "max_concurrent_requests": config.max_concurrent_requests,
-            "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+    return {
+        "events": stats["success"],
+        "built": len(events),
+        "failed": stats["failed"],
+        "completed": completed,
+        "max_concurrent_requests": config.max_concurrent_requests,
+        "wall_s": timer.wall_s,
+        "cpu_s": timer.cpu_s,
+    }
 
 
 @measurement
@@ -270,8 +308,9 @@ def _fresh_topic(bootstrap: str, prefix: str) -> str:
     name = f"{prefix}-{os.getpid()}"
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-    for future in admin.create_topics([NewTopic(name, num_partitions=3,
-                                                replication_factor=1)]).values():
+    for future in admin.create_topics(
+        [NewTopic(name, num_partitions=3, replication_factor=1)]
+    ).values():
         future.result(30)
     return name
 
@@ -283,13 +322,22 @@ def kafka_ours(ws: str, bootstrap: str, topic: str) -> dict[str, Any]:
 
     topic = _fresh_topic(bootstrap, topic)
     environ = _environ(None, None)
-    environ.update({"OPENLINEAGE_TRANSPORT": "kafka",
-                    "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
-                    "OPENLINEAGE_KAFKA_TOPIC": topic})
+    environ.update(
+        {
+            "OPENLINEAGE_TRANSPORT": "kafka",
+            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+            "OPENLINEAGE_KAFKA_TOPIC": topic,
+        }
+    )
     with Timer() as timer:
         report = run_export(ExportRequest(Path(ws), environ=environ))
-    return {"events": report.events_sent, "runs_failed": report.runs_failed,
-            "outage": report.outage, "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
+    return {
+        "events": report.events_sent,
+        "runs_failed": report.runs_failed,
+        "outage": report.outage,
+        "wall_s": timer.wall_s,
+        "cpu_s": timer.cpu_s,
+    }
 
 
 @measurement
@@ -301,8 +349,9 @@ def kafka_ol(ws: str, bootstrap: str, topic: str, flush: bool) -> dict[str, Any]
 
     topic = _fresh_topic(bootstrap, topic)
     events = _plain_events(Path(ws))
-    transport = KafkaTransport(KafkaConfig(config={"bootstrap.servers": bootstrap},
-                                           topic=topic, flush=flush))
+    transport = KafkaTransport(
+        KafkaConfig(config={"bootstrap.servers": bootstrap}, topic=topic, flush=flush)
+    )
     client = OpenLineageClient(transport=transport)
     with Timer() as timer:
         for event in events:
@@ -320,8 +369,9 @@ def _bodies(events: str, count: int) -> list[bytes]:
 
 
 @measurement
-def bare_posts(client: str, url: str, events: str, requests: int,
-               concurrency: int) -> dict[str, Any]:
+def bare_posts(
+    client: str, url: str, events: str, requests: int, concurrency: int
+) -> dict[str, Any]:
     """One HTTP client alone: ``requests`` POSTs of our dry run's events (prebuilt), at most
     ``concurrency`` in flight, nothing else (no reading, no engine, no ledger).
 
@@ -344,9 +394,15 @@ def bare_posts(client: str, url: str, events: str, requests: int,
             http = ClientBuilder().max_connections(concurrency).build()
 
             async def post(body: bytes) -> int:
-                response = await http.post(url).body_bytes(body).header(
-                    "Content-Type", "application/json").build().send()
+                response = (
+                    await http.post(url)
+                    .body_bytes(body)
+                    .header("Content-Type", "application/json")
+                    .build()
+                    .send()
+                )
                 return int(response.status)
+
             closing = http.close
         else:
             from openlineage_export.deliver.aiohttp_client import AiohttpPoster
@@ -356,22 +412,29 @@ def bare_posts(client: str, url: str, events: str, requests: int,
             if client == "curl":
                 from openlineage_export.deliver.curl_client import CurlPoster
 
-                poster = CurlPoster(verify=True, concurrency=concurrency, timeout=30,
-                                    user_agent="bench/1")
+                poster = CurlPoster(
+                    verify=True, concurrency=concurrency, timeout=30, user_agent="bench/1"
+                )
             elif client == "aiohttp":
-                poster = AiohttpPoster(None, verify=True, concurrency=concurrency, timeout=30,
-                                       user_agent="bench/1")
+                poster = AiohttpPoster(
+                    None, verify=True, concurrency=concurrency, timeout=30, user_agent="bench/1"
+                )
             else:
                 import httpx
 
                 limits = httpx.Limits(max_connections=concurrency)
-                poster = HttpxPoster(httpx.AsyncClient(limits=limits, timeout=30),
-                                     verify=True, concurrency=concurrency, timeout=30,
-                                     user_agent="bench/1")
+                poster = HttpxPoster(
+                    httpx.AsyncClient(limits=limits, timeout=30),
+                    verify=True,
+                    concurrency=concurrency,
+                    timeout=30,
+                    user_agent="bench/1",
+                )
             await poster.start()
 
             async def post(body: bytes) -> int:
                 return int((await poster.post(url, body, headers)).status)
+
             closing = poster.close
         queue = iter(bodies)
         failed = 0
@@ -387,8 +450,12 @@ def bare_posts(client: str, url: str, events: str, requests: int,
         result = closing()
         if asyncio.iscoroutine(result):
             await result
-        return {"events": len(bodies), "failed": failed, "wall_s": timer.wall_s,
-                "cpu_s": timer.cpu_s}
+        return {
+            "events": len(bodies),
+            "failed": failed,
+            "wall_s": timer.wall_s,
+            "cpu_s": timer.cpu_s,
+        }
 
     return asyncio.run(main())
 
@@ -427,8 +494,7 @@ def _curl_loop(url: str, bodies: list[bytes], concurrency: int) -> dict[str, Any
                         multi.add_handle(curl)
                 if not queued:
                     break
-    return {"events": len(bodies), "failed": failed, "wall_s": timer.wall_s,
-            "cpu_s": timer.cpu_s}
+    return {"events": len(bodies), "failed": failed, "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
 
 
 # --------------------------------------------------------------------------- memory

@@ -60,8 +60,7 @@ class Sizes:
     def of(cls, quick: bool) -> Sizes:
         if quick:
             return cls(1_000, 2, 300, 60, 2_000, (2_000, 20_000), 30_000, 1, 2_000, 1_500)
-        return cls(5_000, 3, 2_000, 300, 100_000, (10_000, 1_000_000), 100_000, 3, 20_000,
-                   6_000)
+        return cls(5_000, 3, 2_000, 300, 100_000, (10_000, 1_000_000), 100_000, 3, 20_000, 6_000)
 
 
 @dataclass
@@ -92,24 +91,48 @@ class Report:
     load: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
 
-    def measured(self, part: str, what: str, events: int | None, wall_s: float | None,
-                 cpu_s: float | None = None, rss_mb: float | None = None,
-                 load: str = "", note: str = "") -> float | None:
+    def measured(
+        self,
+        part: str,
+        what: str,
+        events: int | None,
+        wall_s: float | None,
+        cpu_s: float | None = None,
+        rss_mb: float | None = None,
+        load: str = "",
+        note: str = "",
+    ) -> float | None:
         """Add one measurement row; returns events per wall second."""
         rate = events / wall_s if events and wall_s else None
-        self.rows.append([
-            part, what, f"{events:,}" if events is not None else "",
-            f"{wall_s:.2f}" if wall_s is not None else "",
-            f"{rate:,.0f}" if rate is not None else "",
-            f"{cpu_s:.2f}" if cpu_s is not None else "",
-            f"{1e6 * cpu_s / events:,.1f}" if cpu_s is not None and events else "",
-            f"{rss_mb:,.0f}" if rss_mb is not None else "", load, note])
+        self.rows.append(
+            [
+                part,
+                what,
+                f"{events:,}" if events is not None else "",
+                f"{wall_s:.2f}" if wall_s is not None else "",
+                f"{rate:,.0f}" if rate is not None else "",
+                f"{cpu_s:.2f}" if cpu_s is not None else "",
+                f"{1e6 * cpu_s / events:,.1f}" if cpu_s is not None and events else "",
+                f"{rss_mb:,.0f}" if rss_mb is not None else "",
+                load,
+                note,
+            ]
+        )
         return rate
 
-    def target(self, key: str, what: str, ours: str, reference: str, ratio: float | None,
-               shown: str, bound: str, met: bool | None, short_by: str = "") -> None:
-        self.targets.append(Target(key, what, ours, reference, ratio, shown, bound, met,
-                                   short_by))
+    def target(
+        self,
+        key: str,
+        what: str,
+        ours: str,
+        reference: str,
+        ratio: float | None,
+        shown: str,
+        bound: str,
+        met: bool | None,
+        short_by: str = "",
+    ) -> None:
+        self.targets.append(Target(key, what, ours, reference, ratio, shown, bound, met, short_by))
 
 
 def say(text: str) -> None:
@@ -122,8 +145,10 @@ def child(kind: str, **args: Any) -> ChildResult:
     events = done.result.get("events")
     wall = done.result.get("wall_s")
     rate = f"{events / wall:,.0f} events/s" if events and wall else ""
-    say(f"    {kind}: {rate} {'(' + format(wall, '.2f') + ' s)' if wall else ''} "
-        f"peak RSS {done.max_rss_mb:,.0f} MB, load {done.load_before} -> {done.load_after}")
+    say(
+        f"    {kind}: {rate} {'(' + format(wall, '.2f') + ' s)' if wall else ''} "
+        f"peak RSS {done.max_rss_mb:,.0f} MB, load {done.load_before} -> {done.load_after}"
+    )
     return done
 
 
@@ -132,8 +157,10 @@ def counted_note(report: Report, part: str, reported: int, counted: int) -> str:
     note = f"sink counted {counted:,}"
     if counted != reported:
         note += f" (MISMATCH: {counted - reported:+,})"
-        report.notes.append(f"part {part}: the client reported {reported:,} events accepted, "
-                            f"the sink counted {counted:,} POSTs")
+        report.notes.append(
+            f"part {part}: the client reported {reported:,} events accepted, "
+            f"the sink counted {counted:,} POSTs"
+        )
     return note
 
 
@@ -165,41 +192,70 @@ def part_clients(report: Report, sizes: Sizes, tools: dict[str, Path], scratch: 
     events_file = scratch / "client-events.jsonl"
     child("dry_run_to_file", ws=str(ws), output=str(events_file))
     concurrency = 16
-    say(f"0. HTTP clients alone: {sizes.client_requests:,} POSTs, concurrency {concurrency}, "
-        f"sink at 5 ms, median of {sizes.repeats}")
+    say(
+        f"0. HTTP clients alone: {sizes.client_requests:,} POSTs, concurrency {concurrency}, "
+        f"sink at 5 ms, median of {sizes.repeats}"
+    )
     part = "0 (clients)"
     per_request: dict[str, float] = {}
     with Sink(tools["sink"], 5) as sink:
-        result = run_loadgen(tools["loadgen"], sink.url, events_file, concurrency,
-                             sizes.client_requests)
-        report.measured(part, f"Go load generator (prebuilt bodies), concurrency {concurrency}",
-                        result["ok"], result["seconds"], result["cpu_s"],
-                        load=f"{result['load_before']} -> {result['load_after']}",
-                        note="CPU: the whole process, startup included")
+        result = run_loadgen(
+            tools["loadgen"], sink.url, events_file, concurrency, sizes.client_requests
+        )
+        report.measured(
+            part,
+            f"Go load generator (prebuilt bodies), concurrency {concurrency}",
+            result["ok"],
+            result["seconds"],
+            result["cpu_s"],
+            load=f"{result['load_before']} -> {result['load_after']}",
+            note="CPU: the whole process, startup included",
+        )
         per_request["go"] = 1e6 * result["cpu_s"] / max(1, result["ok"])
         for client, what in CLIENTS:
             if client == "pyreqwest" and importlib.util.find_spec("pyreqwest") is None:
-                report.notes.append("part 0: pyreqwest is not installed here (pip install "
-                                    "pyreqwest to compare it)")
+                report.notes.append(
+                    "part 0: pyreqwest is not installed here (pip install pyreqwest to compare it)"
+                )
                 continue
             requests = sizes.client_requests if client != "httpx" else sizes.client_requests // 4
             sink.reset()
-            done = median_child(sizes.repeats if client != "httpx" else 1, "bare_posts",
-                                client=client, url=sink.url, events=str(events_file),
-                                requests=requests, concurrency=concurrency)
+            done = median_child(
+                sizes.repeats if client != "httpx" else 1,
+                "bare_posts",
+                client=client,
+                url=sink.url,
+                events=str(events_file),
+                requests=requests,
+                concurrency=concurrency,
+            )
             r = done.result
             note = f"failed {r['failed']}" if r["failed"] else ""
-            report.measured(part, what, r["events"], r["wall_s"], r["cpu_s"], done.max_rss_mb,
-                            f"{done.load_before} -> {done.load_after}", note)
+            report.measured(
+                part,
+                what,
+                r["events"],
+                r["wall_s"],
+                r["cpu_s"],
+                done.max_rss_mb,
+                f"{done.load_before} -> {done.load_after}",
+                note,
+            )
             per_request[client] = 1e6 * r["cpu_s"] / max(1, r["events"])
-    ranked = sorted((c for c in per_request if c not in ("go", "curl-loop")),
-                    key=per_request.__getitem__)
-    report.target("0", "the default HTTP client is the cheapest measured (CPU per POST)",
-                  f"curl: {per_request.get('curl', 0):,.0f} µs",
-                  f"{ranked[0]}: {per_request[ranked[0]]:,.0f} µs" if ranked else "",
-                  None, ", ".join(f"{c} {per_request[c]:,.0f} µs" for c in per_request),
-                  "default = cheapest", bool(ranked) and ranked[0] == "curl",
-                  "" if ranked and ranked[0] == "curl" else f"{ranked[0]} is cheaper")
+    ranked = sorted(
+        (c for c in per_request if c not in ("go", "curl-loop")), key=per_request.__getitem__
+    )
+    report.target(
+        "0",
+        "the default HTTP client is the cheapest measured (CPU per POST)",
+        f"curl: {per_request.get('curl', 0):,.0f} µs",
+        f"{ranked[0]}: {per_request[ranked[0]]:,.0f} µs" if ranked else "",
+        None,
+        ", ".join(f"{c} {per_request[c]:,.0f} µs" for c in per_request),
+        "default = cheapest",
+        bool(ranked) and ranked[0] == "curl",
+        "" if ranked and ranked[0] == "curl" else f"{ranked[0]} is cheaper",
+    )
 
 
 # --------------------------------------------------------------------------- 1. translation
@@ -220,48 +276,102 @@ def part_translation(report: Report, sizes: Sizes) -> None:
     if o["events"] != p["events"]:
         report.notes.append(f"translation: ours built {o['events']} events, plain {p['events']}")
     part = f"1 ({runs:,} runs)"
-    ours_rate = report.measured(part, "ours: dry run = read trail + translate + encode (orjson)",
-                                o["events"], o["wall_s"], o["cpu_s"], ours.max_rss_mb,
-                                f"{ours.load_before} -> {ours.load_after}")
-    plain_rate = report.measured(part, "openlineage-python: same reader + build_events + "
-                                       "Serde.to_json", p["events"], p["wall_s"], p["cpu_s"],
-                                 plain.max_rss_mb, f"{plain.load_before} -> {plain.load_after}")
+    ours_rate = report.measured(
+        part,
+        "ours: dry run = read trail + translate + encode (orjson)",
+        o["events"],
+        o["wall_s"],
+        o["cpu_s"],
+        ours.max_rss_mb,
+        f"{ours.load_before} -> {ours.load_after}",
+    )
+    plain_rate = report.measured(
+        part,
+        "openlineage-python: same reader + build_events + Serde.to_json",
+        p["events"],
+        p["wall_s"],
+        p["cpu_s"],
+        plain.max_rss_mb,
+        f"{plain.load_before} -> {plain.load_after}",
+    )
     r = parts.result
-    floor_rate = report.measured(part, "floor: orjson.dumps of the same events as prebuilt "
-                                       "dicts (no reading, no translation)",
-                                 r["floor"]["events"], r["floor"]["wall_s"], r["floor"]["cpu_s"])
+    floor_rate = report.measured(
+        part,
+        "floor: orjson.dumps of the same events as prebuilt dicts (no reading, no translation)",
+        r["floor"]["events"],
+        r["floor"]["wall_s"],
+        r["floor"]["cpu_s"],
+    )
     pload = f"{parts.load_before} -> {parts.load_after}"
-    for name, what in (("read", "breakdown: reading alone (scan + second pass, our reader)"),
-                       ("translate", "breakdown: our Translator.translate alone"),
-                       ("plain_build", "breakdown: ol_plain.build_events alone"),
-                       ("plain_serde", "breakdown: Serde.to_json alone")):
-        report.measured(part, what, r[name].get("events", o["events"]), r[name]["wall_s"],
-                        r[name]["cpu_s"], load=pload,
-                        note="rate per event the runs read yield" if name == "read" else "")
+    for name, what in (
+        ("read", "breakdown: reading alone (scan + second pass, our reader)"),
+        ("translate", "breakdown: our Translator.translate alone"),
+        ("plain_build", "breakdown: ol_plain.build_events alone"),
+        ("plain_serde", "breakdown: Serde.to_json alone"),
+    ):
+        report.measured(
+            part,
+            what,
+            r[name].get("events", o["events"]),
+            r[name]["wall_s"],
+            r[name]["cpu_s"],
+            load=pload,
+            note="rate per event the runs read yield" if name == "read" else "",
+        )
     ratio = ours_rate / plain_rate if ours_rate and plain_rate else None
     cpu_ratio = (p["cpu_s"] / o["cpu_s"]) if o["cpu_s"] else None
     met, short = verdict(ratio, 10)
-    report.target("1a", "translation: ours vs openlineage-python plain (events/s)",
-                  f"{ours_rate:,.0f}/s", f"{plain_rate:,.0f}/s", ratio,
-                  f"{ratio:.1f}x (CPU time: {cpu_ratio:.1f}x)", ">= 10x", met, short)
+    report.target(
+        "1a",
+        "translation: ours vs openlineage-python plain (events/s)",
+        f"{ours_rate:,.0f}/s",
+        f"{plain_rate:,.0f}/s",
+        ratio,
+        f"{ratio:.1f}x (CPU time: {cpu_ratio:.1f}x)",
+        ">= 10x",
+        met,
+        short,
+    )
     ratio = ours_rate / floor_rate if ours_rate and floor_rate else None
     met, short = verdict(ratio, 0.5)
-    report.target("1b", "translation: ours vs the orjson floor (events/s)",
-                  f"{ours_rate:,.0f}/s", f"{floor_rate:,.0f}/s", ratio,
-                  f"{ratio:.3f}x (floor is {1 / ratio:.1f}x faster)", ">= 0.5x (within ~2x)",
-                  met, short)
+    report.target(
+        "1b",
+        "translation: ours vs the orjson floor (events/s)",
+        f"{ours_rate:,.0f}/s",
+        f"{floor_rate:,.0f}/s",
+        ratio,
+        f"{ratio:.3f}x (floor is {1 / ratio:.1f}x faster)",
+        ">= 0.5x (within ~2x)",
+        met,
+        short,
+    )
     dry_ws, _ = harness.workspace(sizes.dry_run, log=say)
     done = median_child(repeats, "dry_run_memory", ws=str(dry_ws))
     r = done.result
     whole = 1e6 * done.cpu_s / max(1, r["events"])
-    report.measured(f"1 ({sizes.dry_run:,} runs)", "ours: dry run into a null sink, CPU of "
-                    "the whole process (startup, imports and reading included, from wait4)",
-                    r["events"], done.wall_s, done.cpu_s, done.max_rss_mb,
-                    f"{done.load_before} -> {done.load_after}",
-                    f"measured part alone: {1e6 * r['cpu_s'] / max(1, r['events']):.1f} µs/event")
+    report.measured(
+        f"1 ({sizes.dry_run:,} runs)",
+        "ours: dry run into a null sink, CPU of "
+        "the whole process (startup, imports and reading included, from wait4)",
+        r["events"],
+        done.wall_s,
+        done.cpu_s,
+        done.max_rss_mb,
+        f"{done.load_before} -> {done.load_after}",
+        f"measured part alone: {1e6 * r['cpu_s'] / max(1, r['events']):.1f} µs/event",
+    )
     met, short = verdict(whole, 12, above=False)
-    report.target("1c", f"dry run of {sizes.dry_run:,} runs: CPU per event of the whole process",
-                  f"{whole:.1f} µs", "", whole, f"{whole:.1f} µs", "<= 12 µs", met, short)
+    report.target(
+        "1c",
+        f"dry run of {sizes.dry_run:,} runs: CPU per event of the whole process",
+        f"{whole:.1f} µs",
+        "",
+        whole,
+        f"{whole:.1f} µs",
+        "<= 12 µs",
+        met,
+        short,
+    )
 
 
 def _wall_of(done: ChildResult) -> float:
@@ -274,22 +384,41 @@ def _wall_of(done: ChildResult) -> float:
 # --------------------------------------------------------------------------- 2. delivery
 
 
-def sink_capacity(report: Report, loadgen: Path, sink: Sink, events_file: Path,
-                  requests: int, concurrency: int, part: str) -> None:
+def sink_capacity(
+    report: Report,
+    loadgen: Path,
+    sink: Sink,
+    events_file: Path,
+    requests: int,
+    concurrency: int,
+    part: str,
+) -> None:
     """Prove the sink is never the bottleneck: the Go load generator at 0 ms latency."""
     cpu = sink.cpu()
     result = run_loadgen(loadgen, sink.url, events_file, concurrency, requests)
     sink_cpu = sink.cpu() - cpu
     say(f"    sink capacity (0 ms, loadgen x{concurrency}): {result['perSecond']:,.0f} requests/s")
-    rate = report.measured(part, f"sink capacity: Go loadgen -> Go sink at 0 ms, "
-                                 f"concurrency {concurrency} (both on these 2 cores)",
-                           result["ok"], result["seconds"],
-                           load=f"{result['load_before']} -> {result['load_after']}",
-                           note=f"failed {result['failed']}; sink CPU {sink_cpu:.1f} s")
+    rate = report.measured(
+        part,
+        f"sink capacity: Go loadgen -> Go sink at 0 ms, "
+        f"concurrency {concurrency} (both on these 2 cores)",
+        result["ok"],
+        result["seconds"],
+        load=f"{result['load_before']} -> {result['load_after']}",
+        note=f"failed {result['failed']}; sink CPU {sink_cpu:.1f} s",
+    )
     met = bool(rate and rate >= 10_000)
-    report.target("2.0", "sink capacity (must exceed 10k requests/s)", f"{rate:,.0f}/s", "",
-                  None, f"{rate:,.0f} requests/s", "> 10,000/s", met,
-                  "" if met else "the sink may limit part 2")
+    report.target(
+        "2.0",
+        "sink capacity (must exceed 10k requests/s)",
+        f"{rate:,.0f}/s",
+        "",
+        None,
+        f"{rate:,.0f} requests/s",
+        "> 10,000/s",
+        met,
+        "" if met else "the sink may limit part 2",
+    )
 
 
 def median_child(repeats: int, kind: str, **args: Any) -> ChildResult:
@@ -298,8 +427,14 @@ def median_child(repeats: int, kind: str, **args: Any) -> ChildResult:
     return done[len(done) // 2]
 
 
-def part_delivery(report: Report, sizes: Sizes, tools: dict[str, Path],
-                  concurrencies: list[int], scratch: Path, fast_sink: Sink) -> None:
+def part_delivery(
+    report: Report,
+    sizes: Sizes,
+    tools: dict[str, Path],
+    concurrencies: list[int],
+    scratch: Path,
+    fast_sink: Sink,
+) -> None:
     from openlineage_export.deliver.destination import DeliverySettings
 
     default = DeliverySettings.rows()[2].default
@@ -307,109 +442,213 @@ def part_delivery(report: Report, sizes: Sizes, tools: dict[str, Path],
     ws, _ = harness.workspace(runs, log=say)
     events_file = scratch / "delivery-events.jsonl"
     child("dry_run_to_file", ws=str(ws), output=str(events_file))
-    say(f"2. delivery to the Go sink at 5 ms latency: {runs:,} runs, concurrency "
-        f"{', '.join(map(str, concurrencies))}, median of {sizes.repeats}")
+    say(
+        f"2. delivery to the Go sink at 5 ms latency: {runs:,} runs, concurrency "
+        f"{', '.join(map(str, concurrencies))}, median of {sizes.repeats}"
+    )
     part = f"2 ({runs:,} runs)"
-    sink_capacity(report, tools["loadgen"], fast_sink, events_file, sizes.capacity_requests,
-                  max(concurrencies), part)
+    sink_capacity(
+        report,
+        tools["loadgen"],
+        fast_sink,
+        events_file,
+        sizes.capacity_requests,
+        max(concurrencies),
+        part,
+    )
     ordered: dict[int, tuple[float, float]] = {}
     unordered: dict[int, float] = {}
     ceiling: dict[int, float] = {}
     rates: dict[str, float | None] = {}
     with Sink(tools["sink"], 5) as sink:
         for concurrency in concurrencies:
-            result = run_loadgen(tools["loadgen"], sink.url, events_file, concurrency,
-                                 sizes.capacity_requests // 3)
-            ceiling[concurrency] = report.measured(
-                part, f"ceiling: Go loadgen -> sink at 5 ms, concurrency {concurrency}, any order",
-                result["ok"], result["seconds"], result["cpu_s"],
-                load=f"{result['load_before']} -> {result['load_after']}",
-                note=f"{concurrency} / 5 ms = {concurrency / 0.005:,.0f}/s at most") or 0.0
+            result = run_loadgen(
+                tools["loadgen"], sink.url, events_file, concurrency, sizes.capacity_requests // 3
+            )
+            ceiling[concurrency] = (
+                report.measured(
+                    part,
+                    f"ceiling: Go loadgen -> sink at 5 ms, concurrency {concurrency}, any order",
+                    result["ok"],
+                    result["seconds"],
+                    result["cpu_s"],
+                    load=f"{result['load_before']} -> {result['load_after']}",
+                    note=f"{concurrency} / 5 ms = {concurrency / 0.005:,.0f}/s at most",
+                )
+                or 0.0
+            )
             for free in (False, True):
                 sink.reset()
                 cpu = sink.cpu()
                 # Each child gets a fresh ledger of its own (state_dir None): a full export.
-                done = median_child(sizes.repeats, "deliver_ours", ws=str(ws), url=sink.url,
-                                    concurrency=concurrency, unordered=free)
+                done = median_child(
+                    sizes.repeats,
+                    "deliver_ours",
+                    ws=str(ws),
+                    url=sink.url,
+                    concurrency=concurrency,
+                    unordered=free,
+                )
                 r = done.result
-                what = (f"ours: run_export, concurrency {concurrency}, "
-                        + ("causal order off (every run may go at once)" if free else
-                           "runs in causal order (as shipped)")
-                        + " - read + translate + encode + POST + ledger")
-                note = (f"{counted_note(report, '2', r['events'] * sizes.repeats, sink.count())}"
-                        f" over {sizes.repeats} runs; sink CPU {sink.cpu() - cpu:.1f} s")
-                rate = report.measured(part, what, r["events"], r["wall_s"], r["cpu_s"],
-                                       done.max_rss_mb, f"{done.load_before} -> "
-                                       f"{done.load_after}", note) or 0.0
+                what = (
+                    f"ours: run_export, concurrency {concurrency}, "
+                    + (
+                        "causal order off (every run may go at once)"
+                        if free
+                        else "runs in causal order (as shipped)"
+                    )
+                    + " - read + translate + encode + POST + ledger"
+                )
+                note = (
+                    f"{counted_note(report, '2', r['events'] * sizes.repeats, sink.count())}"
+                    f" over {sizes.repeats} runs; sink CPU {sink.cpu() - cpu:.1f} s"
+                )
+                rate = (
+                    report.measured(
+                        part,
+                        what,
+                        r["events"],
+                        r["wall_s"],
+                        r["cpu_s"],
+                        done.max_rss_mb,
+                        f"{done.load_before} -> {done.load_after}",
+                        note,
+                    )
+                    or 0.0
+                )
                 if free:
                     unordered[concurrency] = rate
                 else:
                     ordered[concurrency] = (rate, 1e6 * r["cpu_s"] / max(1, r["events"]))
         for key, kind, what in (
-                ("async", "deliver_ol_async",
-                 "openlineage-python AsyncHttpTransport (default: 100 concurrent), emit all, "
-                 "wait_for_completion (events prebuilt, untimed)"),
-                ("http", "deliver_ol_http",
-                 "openlineage-python HttpTransport, client.emit one by one "
-                 "(events prebuilt, untimed)")):
+            (
+                "async",
+                "deliver_ol_async",
+                "openlineage-python AsyncHttpTransport (default: 100 concurrent), emit all, "
+                "wait_for_completion (events prebuilt, untimed)",
+            ),
+            (
+                "http",
+                "deliver_ol_http",
+                "openlineage-python HttpTransport, client.emit one by one "
+                "(events prebuilt, untimed)",
+            ),
+        ):
             sink.reset()
             done = child(kind, ws=str(ws), url=sink.url)
             r = done.result
             note = counted_note(report, f"2 {key}", r["events"], sink.count())
             if r.get("failed"):
                 note += f"; failed: {r['failed']}"
-            rates[key] = report.measured(part, what, r["events"], r["wall_s"], r["cpu_s"],
-                                         done.max_rss_mb, f"{done.load_before} -> "
-                                         f"{done.load_after}", note)
+            rates[key] = report.measured(
+                part,
+                what,
+                r["events"],
+                r["wall_s"],
+                r["cpu_s"],
+                done.max_rss_mb,
+                f"{done.load_before} -> {done.load_after}",
+                note,
+            )
     best = max(ordered, key=lambda c: ordered[c][0])
     ours, cpu_per_event = ordered[default]
     http, aio = rates["http"], rates["async"]
     ratio = ours / http if ours and http else None
     met, short = verdict(ratio, 60)
-    report.target("2a", f"delivery, sink at 5 ms: ours (concurrency {default}, the default) vs "
-                  "HttpTransport one by one", f"{ours:,.0f}/s", f"{http:,.0f}/s", ratio,
-                  f"{ratio:.1f}x", ">= 60x", met, short)
+    report.target(
+        "2a",
+        f"delivery, sink at 5 ms: ours (concurrency {default}, the default) vs "
+        "HttpTransport one by one",
+        f"{ours:,.0f}/s",
+        f"{http:,.0f}/s",
+        ratio,
+        f"{ratio:.1f}x",
+        ">= 60x",
+        met,
+        short,
+    )
     ratio = ours / aio if ours and aio else None
     met, short = verdict(ratio, 10)
-    report.target("2b", "delivery, sink at 5 ms: ours vs AsyncHttpTransport at its defaults",
-                  f"{ours:,.0f}/s", f"{aio:,.0f}/s", ratio, f"{ratio:.2f}x", ">= 10x", met,
-                  short)
+    report.target(
+        "2b",
+        "delivery, sink at 5 ms: ours vs AsyncHttpTransport at its defaults",
+        f"{ours:,.0f}/s",
+        f"{aio:,.0f}/s",
+        ratio,
+        f"{ratio:.2f}x",
+        ">= 10x",
+        met,
+        short,
+    )
     met, short = verdict(cpu_per_event, 60, above=False)
     others = ", ".join(f"{c}: {ordered[c][1]:,.0f} µs" for c in concurrencies)
-    report.target("2c", "client CPU per event, whole tool (read, translate, ledger included), "
-                  f"at the default concurrency ({default})", f"{cpu_per_event:,.0f} µs", "",
-                  cpu_per_event, f"{cpu_per_event:,.0f} µs ({others})", "<= 60 µs", met, short)
+    report.target(
+        "2c",
+        "client CPU per event, whole tool (read, translate, ledger included), "
+        f"at the default concurrency ({default})",
+        f"{cpu_per_event:,.0f} µs",
+        "",
+        cpu_per_event,
+        f"{cpu_per_event:,.0f} µs ({others})",
+        "<= 60 µs",
+        met,
+        short,
+    )
     top = max(concurrencies)
     ratio = ordered[top][0] / ceiling[top] if ceiling.get(top) else None
     met, short = verdict(ratio, 0.8)
-    report.target("2d", f"ours vs the Go load generator at concurrency {top}",
-                  f"{ordered[top][0]:,.0f}/s", f"{ceiling[top]:,.0f}/s", ratio,
-                  f"{100 * ratio:.0f}%" if ratio else "n/a", ">= 80%", met, short)
+    report.target(
+        "2d",
+        f"ours vs the Go load generator at concurrency {top}",
+        f"{ordered[top][0]:,.0f}/s",
+        f"{ceiling[top]:,.0f}/s",
+        ratio,
+        f"{100 * ratio:.0f}%" if ratio else "n/a",
+        ">= 80%",
+        met,
+        short,
+    )
     free = unordered[default]
-    report.target("2e", "what the causal order costs on this trail (ordered vs order off)",
-                  f"{ours:,.0f}/s", f"{free:,.0f}/s", ours / free if free else None,
-                  f"{100 * ours / free:.0f}% of the unordered rate" if free else "n/a",
-                  "(measured, no bound)", None)
-    report.target("2f", "the default openlineage.concurrency is the best measured",
-                  f"{default}: {ours:,.0f}/s", f"best {best}: {ordered[best][0]:,.0f}/s",
-                  None, ", ".join(f"{c}: {ordered[c][0]:,.0f}/s" for c in concurrencies),
-                  "default = best (within 5%)", ours >= 0.95 * ordered[best][0],
-                  "" if ours >= 0.95 * ordered[best][0] else f"{best} is faster")
+    report.target(
+        "2e",
+        "what the causal order costs on this trail (ordered vs order off)",
+        f"{ours:,.0f}/s",
+        f"{free:,.0f}/s",
+        ours / free if free else None,
+        f"{100 * ours / free:.0f}% of the unordered rate" if free else "n/a",
+        "(measured, no bound)",
+        None,
+    )
+    report.target(
+        "2f",
+        "the default openlineage.concurrency is the best measured",
+        f"{default}: {ours:,.0f}/s",
+        f"best {best}: {ordered[best][0]:,.0f}/s",
+        None,
+        ", ".join(f"{c}: {ordered[c][0]:,.0f}/s" for c in concurrencies),
+        "default = best (within 5%)",
+        ours >= 0.95 * ordered[best][0],
+        "" if ours >= 0.95 * ordered[best][0] else f"{best} is faster",
+    )
 
 
 # --------------------------------------------------------------------------- 3. Marquez
 
 
-def part_marquez(report: Report, sizes: Sizes, tools: dict[str, Path], concurrency: int,
-                 scratch: Path, base: str) -> None:
+def part_marquez(
+    report: Report, sizes: Sizes, tools: dict[str, Path], concurrency: int, scratch: Path, base: str
+) -> None:
     runs = sizes.marquez
     say(f"3. delivery into Marquez at {base}: {runs:,} runs")
     if not harness.marquez_up(base):
-        message = (f"skipped: Marquez does not answer at {base}; start it with "
-                   "`scripts/marquez.sh start` and run again")
+        message = (
+            f"skipped: Marquez does not answer at {base}; start it with "
+            "`scripts/marquez.sh start` and run again"
+        )
         say(f"    {message}")
-        report.target("3", "into Marquez: ours vs Go load generator", "", "", None, message,
-                      ">= 90%", None)
+        report.target(
+            "3", "into Marquez: ours vs Go load generator", "", "", None, message, ">= 90%", None
+        )
         return
     source, _ = harness.workspace(runs, gzip_closed=False, log=say)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
@@ -419,40 +658,69 @@ def part_marquez(report: Report, sizes: Sizes, tools: dict[str, Path], concurren
     events_file = scratch / "marquez-events.jsonl"
     lg_namespace = f"bench-loadgen-{stamp}"
     child("dry_run_to_file", ws=str(lg_ws), output=str(events_file), namespace=lg_namespace)
-    result = run_loadgen(tools["loadgen"], base.rstrip("/") + "/api/v1/lineage", events_file,
-                         concurrency)
-    say(f"    loadgen: {result['perSecond']:,.0f} events/s ({result['seconds']:.1f} s), "
-        f"failed {result['failed']}")
+    result = run_loadgen(
+        tools["loadgen"], base.rstrip("/") + "/api/v1/lineage", events_file, concurrency
+    )
+    say(
+        f"    loadgen: {result['perSecond']:,.0f} events/s ({result['seconds']:.1f} s), "
+        f"failed {result['failed']}"
+    )
     note = f"namespace {lg_namespace}; failed {result['failed']}"
     if result.get("firstError"):
         note += f" (first: {str(result['firstError'])[:120]})"
-    limit = report.measured(part, f"limit: Go loadgen posting our dry run's events, "
-                                  f"concurrency {concurrency}, any order",
-                            result["ok"], result["seconds"],
-                            load=f"{result['load_before']} -> {result['load_after']}", note=note)
+    limit = report.measured(
+        part,
+        f"limit: Go loadgen posting our dry run's events, concurrency {concurrency}, any order",
+        result["ok"],
+        result["seconds"],
+        load=f"{result['load_before']} -> {result['load_after']}",
+        note=note,
+    )
     ours_ws = harness.rekeyed_copy(source, scratch / "marquez-ours", f"{stamp}-ours")
     ours_namespace = f"bench-ours-{stamp}"
-    done = child("deliver_ours", ws=str(ours_ws), url=base, concurrency=concurrency,
-                 state_dir=str(scratch / "state-marquez"), namespace=ours_namespace)
+    done = child(
+        "deliver_ours",
+        ws=str(ours_ws),
+        url=base,
+        concurrency=concurrency,
+        state_dir=str(scratch / "state-marquez"),
+        namespace=ours_namespace,
+    )
     r = done.result
     note = f"namespace {ours_namespace}; runs failed {r['runs_failed']}"
     if r.get("first_failure"):
         note += f" (first: {r['first_failure'][:120]})"
-    ours = report.measured(part, f"ours: run_export, openlineage.concurrency {concurrency}, "
-                                 "runs in causal order", r["events"], r["wall_s"], r["cpu_s"],
-                           done.max_rss_mb, f"{done.load_before} -> {done.load_after}", note)
+    ours = report.measured(
+        part,
+        f"ours: run_export, openlineage.concurrency {concurrency}, runs in causal order",
+        r["events"],
+        r["wall_s"],
+        r["cpu_s"],
+        done.max_rss_mb,
+        f"{done.load_before} -> {done.load_after}",
+        note,
+    )
     ratio = ours / limit if ours and limit else None
     met, short = verdict(ratio, 0.9)
-    report.target("3", "into Marquez: ours vs Go load generator (same events, same concurrency)",
-                  f"{ours:,.0f}/s", f"{limit:,.0f}/s", ratio,
-                  f"{100 * ratio:.0f}%" if ratio else "n/a", ">= 90%", met, short)
+    report.target(
+        "3",
+        "into Marquez: ours vs Go load generator (same events, same concurrency)",
+        f"{ours:,.0f}/s",
+        f"{limit:,.0f}/s",
+        ratio,
+        f"{100 * ratio:.0f}%" if ratio else "n/a",
+        ">= 90%",
+        met,
+        short,
+    )
 
 
 # --------------------------------------------------------------------------- 4. incremental
 
 
-def part_incremental(report: Report, sizes: Sizes, concurrency: int, scratch: Path,
-                     sink: Sink) -> None:
+def part_incremental(
+    report: Report, sizes: Sizes, concurrency: int, scratch: Path, sink: Sink
+) -> None:
     runs = sizes.incremental
     ws, _ = harness.workspace(runs, log=say)
     say(f"4. unchanged re-export: {runs:,} runs to the Go sink at 0 ms")
@@ -462,26 +730,43 @@ def part_incremental(report: Report, sizes: Sizes, concurrency: int, scratch: Pa
     for label in ("full export (fresh ledger)", "second export, trail unchanged"):
         sink.reset()
         cpu = sink.cpu()
-        done = child("deliver_ours", ws=str(ws), url=sink.url, concurrency=concurrency,
-                     state_dir=str(state))
+        done = child(
+            "deliver_ours", ws=str(ws), url=sink.url, concurrency=concurrency, state_dir=str(state)
+        )
         counted, sink_cpu = sink.count(), sink.cpu() - cpu
         r = done.result
-        report.measured(part, f"ours: {label}, concurrency {concurrency}", r["events"],
-                        r["wall_s"], r["cpu_s"], done.max_rss_mb,
-                        f"{done.load_before} -> {done.load_after}",
-                        f"{counted_note(report, f'4 {label}', r['events'], counted)}; "
-                        f"runs unchanged {r['runs_unchanged']:,}; "
-                        f"failed {r['runs_failed']}; sink CPU {sink_cpu:.1f} s")
+        report.measured(
+            part,
+            f"ours: {label}, concurrency {concurrency}",
+            r["events"],
+            r["wall_s"],
+            r["cpu_s"],
+            done.max_rss_mb,
+            f"{done.load_before} -> {done.load_after}",
+            f"{counted_note(report, f'4 {label}', r['events'], counted)}; "
+            f"runs unchanged {r['runs_unchanged']:,}; "
+            f"failed {r['runs_failed']}; sink CPU {sink_cpu:.1f} s",
+        )
         figures.append((r["events"], r["wall_s"], counted))
     (full_events, full_s, _), (again_events, again_s, again_counted) = figures
     ratio = again_s / full_s
     met = again_events == 0 and again_counted == 0 and ratio < 0.1
-    short = "" if met else (f"sent {again_events} events" if again_events
-                            else f"{ratio / 0.1:.1f}x too slow")
-    report.target("4", f"unchanged re-export of {runs:,} runs: time vs the full export",
-                  f"{again_events} events, {again_s:.1f} s",
-                  f"{full_events:,} events, {full_s:.1f} s", ratio, f"{ratio:.3f} of the time",
-                  "0 events, < 0.1", met, short)
+    short = (
+        ""
+        if met
+        else (f"sent {again_events} events" if again_events else f"{ratio / 0.1:.1f}x too slow")
+    )
+    report.target(
+        "4",
+        f"unchanged re-export of {runs:,} runs: time vs the full export",
+        f"{again_events} events, {again_s:.1f} s",
+        f"{full_events:,} events, {full_s:.1f} s",
+        ratio,
+        f"{ratio:.3f} of the time",
+        "0 events, < 0.1",
+        met,
+        short,
+    )
 
 
 # --------------------------------------------------------------------------- 5. memory
@@ -491,26 +776,51 @@ def part_memory(report: Report, sizes: Sizes) -> None:
     small, large = sizes.memory
     say(f"5. peak RSS of a dry run: {small:,} and {large:,} runs")
     base = child("imports_only")
-    report.measured("5", "baseline: python + `import openlineage_export.export`", None, None,
-                    rss_mb=base.max_rss_mb)
+    report.measured(
+        "5",
+        "baseline: python + `import openlineage_export.export`",
+        None,
+        None,
+        rss_mb=base.max_rss_mb,
+    )
     peaks = []
     for runs in (small, large):
         ws, _ = harness.workspace(runs, log=say)
         done = child("dry_run_memory", ws=str(ws))
         r = done.result
-        report.measured(f"5 ({runs:,} runs)", "ours: dry run into a null sink (peak RSS, wait4)",
-                        r["events"], r["wall_s"], r["cpu_s"], done.max_rss_mb,
-                        f"{done.load_before} -> {done.load_after}")
+        report.measured(
+            f"5 ({runs:,} runs)",
+            "ours: dry run into a null sink (peak RSS, wait4)",
+            r["events"],
+            r["wall_s"],
+            r["cpu_s"],
+            done.max_rss_mb,
+            f"{done.load_before} -> {done.load_after}",
+        )
         peaks.append(done.max_rss_mb)
         whole = 1e6 * done.cpu_s / max(1, r["events"])
-        report.measured(f"5 ({runs:,} runs)", "the same, CPU of the whole process (startup, "
-                        "imports and reading included, from wait4)", r["events"], done.wall_s,
-                        done.cpu_s, note=f"{whole:.1f} µs per event")
+        report.measured(
+            f"5 ({runs:,} runs)",
+            "the same, CPU of the whole process (startup, "
+            "imports and reading included, from wait4)",
+            r["events"],
+            done.wall_s,
+            done.cpu_s,
+            note=f"{whole:.1f} µs per event",
+        )
     ratio = peaks[1] / peaks[0]
     met, short = verdict(ratio, 1.5, above=False)
-    report.target("5", f"peak RSS of a dry run: {large:,} vs {small:,} runs",
-                  f"{peaks[1]:,.0f} MB", f"{peaks[0]:,.0f} MB", ratio, f"{ratio:.2f}x",
-                  "< 1.5x", met, short)
+    report.target(
+        "5",
+        f"peak RSS of a dry run: {large:,} vs {small:,} runs",
+        f"{peaks[1]:,.0f} MB",
+        f"{peaks[0]:,.0f} MB",
+        ratio,
+        f"{ratio:.2f}x",
+        "< 1.5x",
+        met,
+        short,
+    )
 
 
 # --------------------------------------------------------------------------- 6. Kafka
@@ -526,11 +836,12 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
     try:
         AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(timeout=5)
     except Exception as exc:  # the broker's client says why in its own words
-        message = (f"skipped: no Kafka broker at {bootstrap} ({exc}); start one with "
-                   "`scripts/kafka.sh start`")
+        message = (
+            f"skipped: no Kafka broker at {bootstrap} ({exc}); start one with "
+            "`scripts/kafka.sh start`"
+        )
         say(f"    {message}")
-        report.target("6", "Kafka: ours vs KafkaTransport", "", "", None, message, ">= 2x",
-                      None)
+        report.target("6", "Kafka: ours vs KafkaTransport", "", "", None, message, ">= 2x", None)
         return
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
     counter = iter(range(1_000))
@@ -538,33 +849,70 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
     def topic() -> str:
         return f"bench-{stamp}-{next(counter)}"
 
-    ours = median_child(sizes.repeats, "kafka_ours", ws=str(ws), bootstrap=bootstrap,
-                        topic=topic())
-    theirs = median_child(sizes.repeats, "kafka_ol", ws=str(ws), bootstrap=bootstrap,
-                          topic=topic(), flush=False)
+    ours = median_child(sizes.repeats, "kafka_ours", ws=str(ws), bootstrap=bootstrap, topic=topic())
+    theirs = median_child(
+        sizes.repeats, "kafka_ol", ws=str(ws), bootstrap=bootstrap, topic=topic(), flush=False
+    )
     default = child("kafka_ol", ws=str(ws), bootstrap=bootstrap, topic=topic(), flush=True)
     rates = {}
     for key, done, what in (
-            ("ours", ours, "ours: run_export to a fresh topic (3 partitions) - read + translate + "
-                           "encode + produce + ledger"),
-            ("theirs", theirs, "openlineage-python KafkaTransport, flush=False, emit each "
-                               "(events prebuilt, untimed), close() flushes"),
-            ("default", default, "openlineage-python KafkaTransport at its default flush=True "
-                                 "(a flush after every event)")):
+        (
+            "ours",
+            ours,
+            "ours: run_export to a fresh topic (3 partitions) - read + translate + "
+            "encode + produce + ledger",
+        ),
+        (
+            "theirs",
+            theirs,
+            "openlineage-python KafkaTransport, flush=False, emit each "
+            "(events prebuilt, untimed), close() flushes",
+        ),
+        (
+            "default",
+            default,
+            "openlineage-python KafkaTransport at its default flush=True "
+            "(a flush after every event)",
+        ),
+    ):
         r = done.result
-        rates[key] = (report.measured(part, what, r["events"], r["wall_s"], r["cpu_s"],
-                                      done.max_rss_mb, f"{done.load_before} -> "
-                                      f"{done.load_after}") or 0.0,
-                      1e6 * r["cpu_s"] / max(1, r["events"]))
+        rates[key] = (
+            report.measured(
+                part,
+                what,
+                r["events"],
+                r["wall_s"],
+                r["cpu_s"],
+                done.max_rss_mb,
+                f"{done.load_before} -> {done.load_after}",
+            )
+            or 0.0,
+            1e6 * r["cpu_s"] / max(1, r["events"]),
+        )
     (ours_rate, ours_cpu), (their_rate, their_cpu) = rates["ours"], rates["theirs"]
     ratio = ours_rate / their_rate if their_rate else None
     met = bool(ratio and ratio >= 2 and ours_cpu <= their_cpu)
-    short = "" if met else (f"{ratio:.2f}x" if ratio and ratio < 2
-                            else f"CPU {ours_cpu:.0f} vs {their_cpu:.0f} µs/event")
-    report.target("6", "Kafka: ours vs KafkaTransport (flush=False, its fastest), events/s, "
-                  "at no more CPU per event", f"{ours_rate:,.0f}/s, {ours_cpu:.0f} µs/event",
-                  f"{their_rate:,.0f}/s, {their_cpu:.0f} µs/event", ratio,
-                  f"{ratio:.1f}x" if ratio else "n/a", ">= 2x, CPU <=", met, short)
+    short = (
+        ""
+        if met
+        else (
+            f"{ratio:.2f}x"
+            if ratio and ratio < 2
+            else f"CPU {ours_cpu:.0f} vs {their_cpu:.0f} µs/event"
+        )
+    )
+    report.target(
+        "6",
+        "Kafka: ours vs KafkaTransport (flush=False, its fastest), events/s, "
+        "at no more CPU per event",
+        f"{ours_rate:,.0f}/s, {ours_cpu:.0f} µs/event",
+        f"{their_rate:,.0f}/s, {their_cpu:.0f} µs/event",
+        ratio,
+        f"{ratio:.1f}x" if ratio else "n/a",
+        ">= 2x, CPU <=",
+        met,
+        short,
+    )
 
 
 # --------------------------------------------------------------------------- output
@@ -572,59 +920,84 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
 
 def git_state() -> str:
     """HEAD and the files changed in the work tree (read-only git calls)."""
+
     def git(*args: str) -> str:
-        done = subprocess.run(["git", "--no-optional-locks", *args], cwd=harness.REPO,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["git", "--no-optional-locks", *args], cwd=harness.REPO, capture_output=True, text=True
+        )
         return done.stdout.strip()
+
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = [line[3:] for line in git("status", "--porcelain").splitlines()
-             if line[3:].startswith("src/")]
+    dirty = [
+        line[3:]
+        for line in git("status", "--porcelain").splitlines()
+        if line[3:].startswith("src/")
+    ]
     digest = hashlib.sha256()
     for path in sorted((harness.REPO / "src").rglob("*.py")):
         digest.update(path.read_bytes())
-    return (head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else "")
-            + f" (src/**/*.py digest {digest.hexdigest()[:10]})")
+    return (
+        head
+        + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else "")
+        + f" (src/**/*.py digest {digest.hexdigest()[:10]})"
+    )
 
 
 def render(report: Report, argv: list[str], started: str, elapsed: float) -> str:
     mode = "quick" if report.quick else "full"
     lines = [
-        f"# Benchmark results ({mode})", "",
+        f"# Benchmark results ({mode})",
+        "",
         f"`python -m bench.run{' ' + ' '.join(argv) if argv else ''}` on {started}, "
         f"{elapsed / 60:.1f} min. Each measurement ran in its own child process; "
         "events/s = events / wall seconds of the measured work (interpreter start excluded).",
-        "", "## Targets", "",
+        "",
+        "## Targets",
+        "",
         "| # | what | ours | reference | ratio | target | verdict |",
         "|---|---|---|---|---|---|---|",
     ]
     for t in report.targets:
-        mark = {True: "met", False: f"**missed**{' (' + t.short_by + ')' if t.short_by else ''}",
-                None: "measured" if t.ratio is not None else "not measured"}[t.met]
-        lines.append(f"| {t.key} | {t.what} | {t.ours} | {t.reference} | {t.shown} | {t.bound} "
-                     f"| {mark} |")
-    lines += ["", "## Measurements", "",
-              "| part | measurement | events | wall s | events/s | CPU s | CPU µs/event "
-              "| peak RSS MB | load avg before -> after | notes |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+        mark = {
+            True: "met",
+            False: f"**missed**{' (' + t.short_by + ')' if t.short_by else ''}",
+            None: "measured" if t.ratio is not None else "not measured",
+        }[t.met]
+        lines.append(
+            f"| {t.key} | {t.what} | {t.ours} | {t.reference} | {t.shown} | {t.bound} | {mark} |"
+        )
+    lines += [
+        "",
+        "## Measurements",
+        "",
+        "| part | measurement | events | wall s | events/s | CPU s | CPU µs/event "
+        "| peak RSS MB | load avg before -> after | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in report.rows]
-    lines += ["", "## Setup", "",
-              f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, "
-              f"{platform.system()} {platform.release()}; shared with other engineers' test runs",
-              f"- load average (1/5/15 min): {'; '.join(report.load)}",
-              f"- Python {platform.python_version()}, openlineage-python "
-              f"{version('openlineage-python')}, httpx {version('httpx')}, orjson "
-              f"{version('orjson')}, {harness.go_version()}",
-              f"- code: {report.code[0]} at the start"
-              + (f"; {report.code[-1]} at the end (other engineers were changing it)"
-                 if report.code[-1] != report.code[0] else ", unchanged to the end"),
-              f"- concurrency: openlineage.concurrency {report.concurrency} for ours and the Go "
-              f"load generator (parts 2, 4), {report.marquez_concurrency} for both into Marquez "
-              "(part 3); AsyncHttpTransport at its default (100)",
-              "- trails: tests/support/synth_trail.py (seed 1), cached under "
-              f"{harness.cache_dir()}",
-              "- CPU s: user + system time of the measured work in the child (all its threads); "
-              "peak RSS: the child's ru_maxrss from os.wait4",
-              ]
+    lines += [
+        "",
+        "## Setup",
+        "",
+        f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{platform.system()} {platform.release()}; shared with other engineers' test runs",
+        f"- load average (1/5/15 min): {'; '.join(report.load)}",
+        f"- Python {platform.python_version()}, openlineage-python "
+        f"{version('openlineage-python')}, httpx {version('httpx')}, orjson "
+        f"{version('orjson')}, {harness.go_version()}",
+        f"- code: {report.code[0]} at the start"
+        + (
+            f"; {report.code[-1]} at the end (other engineers were changing it)"
+            if report.code[-1] != report.code[0]
+            else ", unchanged to the end"
+        ),
+        f"- concurrency: openlineage.concurrency {report.concurrency} for ours and the Go "
+        f"load generator (parts 2, 4), {report.marquez_concurrency} for both into Marquez "
+        "(part 3); AsyncHttpTransport at its default (100)",
+        f"- trails: tests/support/synth_trail.py (seed 1), cached under {harness.cache_dir()}",
+        "- CPU s: user + system time of the measured work in the child (all its threads); "
+        "peak RSS: the child's ru_maxrss from os.wait4",
+    ]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
     return "\n".join(lines) + "\n"
@@ -632,25 +1005,48 @@ def render(report: Report, argv: list[str], started: str, elapsed: float) -> str
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="small sizes, no 1M-run trail (a few minutes)")
-    parser.add_argument("--concurrencies", default="8,16,32,64",
-                        help="part 2: the openlineage.concurrency values to compare, each with "
-                             "the load generator at the same concurrency (default 8,16,32,64)")
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="part 4: openlineage.concurrency (default: the setting's default)")
-    parser.add_argument("--marquez-concurrency", type=int, default=16,
-                        help="concurrency of ours and the load generator into Marquez (default "
-                             "16: on 2 cores Marquez takes the most at about that)")
-    parser.add_argument("--marquez-url", default="http://127.0.0.1:5000",
-                        help="Marquez base URL for part 3 (default http://127.0.0.1:5000)")
-    parser.add_argument("--kafka", default="127.0.0.1:59092",
-                        help="Kafka bootstrap servers for part 6 (default 127.0.0.1:59092, "
-                             "scripts/kafka.sh's broker)")
-    parser.add_argument("--parts", default="0123456",
-                        help="which parts to run, e.g. 12 (default: all)")
-    parser.add_argument("--output", type=Path, default=RESULTS,
-                        help="where to write the table (default bench/results/latest.md)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, no 1M-run trail (a few minutes)"
+    )
+    parser.add_argument(
+        "--concurrencies",
+        default="8,16,32,64",
+        help="part 2: the openlineage.concurrency values to compare, each with "
+        "the load generator at the same concurrency (default 8,16,32,64)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="part 4: openlineage.concurrency (default: the setting's default)",
+    )
+    parser.add_argument(
+        "--marquez-concurrency",
+        type=int,
+        default=16,
+        help="concurrency of ours and the load generator into Marquez (default "
+        "16: on 2 cores Marquez takes the most at about that)",
+    )
+    parser.add_argument(
+        "--marquez-url",
+        default="http://127.0.0.1:5000",
+        help="Marquez base URL for part 3 (default http://127.0.0.1:5000)",
+    )
+    parser.add_argument(
+        "--kafka",
+        default="127.0.0.1:59092",
+        help="Kafka bootstrap servers for part 6 (default 127.0.0.1:59092, "
+        "scripts/kafka.sh's broker)",
+    )
+    parser.add_argument(
+        "--parts", default="0123456", help="which parts to run, e.g. 12 (default: all)"
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=RESULTS,
+        help="where to write the table (default bench/results/latest.md)",
+    )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     sizes = Sizes.of(args.quick)
@@ -658,14 +1054,17 @@ def main(argv: list[str] | None = None) -> int:
         from openlineage_export.deliver.destination import DeliverySettings
 
         args.concurrency = int(DeliverySettings.rows()[2].default)  # type: ignore[call-overload]
-    report = Report(quick=args.quick, concurrency=args.concurrency,
-                    marquez_concurrency=args.marquez_concurrency)
+    report = Report(
+        quick=args.quick, concurrency=args.concurrency, marquez_concurrency=args.marquez_concurrency
+    )
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     began = time.perf_counter()
     report.load.append(f"{load_average()} at the start")
     report.code.append(git_state())
-    say(f"benchmark ({'quick' if args.quick else 'full'}), load average {load_average()}, "
-        f"{os.cpu_count()} CPUs")
+    say(
+        f"benchmark ({'quick' if args.quick else 'full'}), load average {load_average()}, "
+        f"{os.cpu_count()} CPUs"
+    )
     tools = harness.go_tools(log=say)
     scratch = Path(tempfile.mkdtemp(prefix="olx-bench-"))
     try:
@@ -673,13 +1072,18 @@ def main(argv: list[str] | None = None) -> int:
             parts = {
                 "0": lambda: part_clients(report, sizes, tools, scratch),
                 "1": lambda: part_translation(report, sizes),
-                "2": lambda: part_delivery(report, sizes, tools,
-                                           [int(c) for c in args.concurrencies.split(",")],
-                                           scratch, fast_sink),
-                "3": lambda: part_marquez(report, sizes, tools, args.marquez_concurrency,
-                                          scratch, args.marquez_url),
-                "4": lambda: part_incremental(report, sizes, args.concurrency, scratch,
-                                              fast_sink),
+                "2": lambda: part_delivery(
+                    report,
+                    sizes,
+                    tools,
+                    [int(c) for c in args.concurrencies.split(",")],
+                    scratch,
+                    fast_sink,
+                ),
+                "3": lambda: part_marquez(
+                    report, sizes, tools, args.marquez_concurrency, scratch, args.marquez_url
+                ),
+                "4": lambda: part_incremental(report, sizes, args.concurrency, scratch, fast_sink),
                 "5": lambda: part_memory(report, sizes),
                 "6": lambda: part_kafka(report, sizes, args.kafka),
             }

@@ -77,8 +77,15 @@ LEGACY_ORDERS = "mysql://legacy-db.acme.internal:3306/shop.orders"
 LEGACY_EXPORT = "file:///srv/exports/legacy/orders.csv"
 
 
-def _stage(sid: str, name: str | None, reads: list[str], writes: list[str], *,
-           source: str | None = None, description: str | None = None) -> dict[str, Any]:
+def _stage(
+    sid: str,
+    name: str | None,
+    reads: list[str],
+    writes: list[str],
+    *,
+    source: str | None = None,
+    description: str | None = None,
+) -> dict[str, Any]:
     """A graph stage; optional fields are left out when not given, as the contract allows."""
     stage: dict[str, Any] = {"id": sid}
     if name is not None:
@@ -98,14 +105,29 @@ PIPELINES: list[dict[str, Any]] = [
         "name": "Daily sales",
         "description": "Loads yesterday's orders and builds the sales mart (revenue in €).",
         "stages": [
-            _stage("extract", "Extract orders", [PG_ORDERS], [RAW_ORDERS],
-                   source="pipelines/daily_sales/extract.py",
-                   description="Pulls one day of orders from the shop database."),
-            _stage("clean", "Clean and enrich", [RAW_ORDERS, PG_STORES], [CLEAN_ORDERS],
-                   source="pipelines/daily_sales/clean.py",
-                   description="Drops test orders, converts currencies, adds the store's region."),
-            _stage("build_mart", "Build sales mart", [CLEAN_ORDERS], [SALES_MART],
-                   source="pipelines/daily_sales/sales_mart.sql"),
+            _stage(
+                "extract",
+                "Extract orders",
+                [PG_ORDERS],
+                [RAW_ORDERS],
+                source="pipelines/daily_sales/extract.py",
+                description="Pulls one day of orders from the shop database.",
+            ),
+            _stage(
+                "clean",
+                "Clean and enrich",
+                [RAW_ORDERS, PG_STORES],
+                [CLEAN_ORDERS],
+                source="pipelines/daily_sales/clean.py",
+                description="Drops test orders, converts currencies, adds the store's region.",
+            ),
+            _stage(
+                "build_mart",
+                "Build sales mart",
+                [CLEAN_ORDERS],
+                [SALES_MART],
+                source="pipelines/daily_sales/sales_mart.sql",
+            ),
             _stage("publish", "Publish report", [SALES_MART], [SALES_REPORT]),
         ],
     },
@@ -114,15 +136,35 @@ PIPELINES: list[dict[str, Any]] = [
         "name": "Customer 360",
         "description": "Joins CRM records with the web clickstream into one profile per customer.",
         "stages": [
-            _stage("ingest_crm", "Ingest CRM", [CRM_CUSTOMERS], [LAKE_CUSTOMERS],
-                   source="pipelines/customer_360/ingest_crm.py"),
-            _stage("ingest_events", "Ingest clickstream", [CLICKSTREAM], [LAKE_EVENTS],
-                   source="pipelines/customer_360/ingest_events.py",
-                   description="Reads the last day of web events from Kafka."),
-            _stage("join", "Build profiles", [LAKE_CUSTOMERS, LAKE_EVENTS], [PROFILES],
-                   source="pipelines/customer_360/profiles.sql"),
-            _stage("load", "Load to BigQuery", [PROFILES], [CUSTOMER_360],
-                   source="pipelines/customer_360/load.py"),
+            _stage(
+                "ingest_crm",
+                "Ingest CRM",
+                [CRM_CUSTOMERS],
+                [LAKE_CUSTOMERS],
+                source="pipelines/customer_360/ingest_crm.py",
+            ),
+            _stage(
+                "ingest_events",
+                "Ingest clickstream",
+                [CLICKSTREAM],
+                [LAKE_EVENTS],
+                source="pipelines/customer_360/ingest_events.py",
+                description="Reads the last day of web events from Kafka.",
+            ),
+            _stage(
+                "join",
+                "Build profiles",
+                [LAKE_CUSTOMERS, LAKE_EVENTS],
+                [PROFILES],
+                source="pipelines/customer_360/profiles.sql",
+            ),
+            _stage(
+                "load",
+                "Load to BigQuery",
+                [PROFILES],
+                [CUSTOMER_360],
+                source="pipelines/customer_360/load.py",
+            ),
         ],
     },
     {
@@ -130,11 +172,21 @@ PIPELINES: list[dict[str, Any]] = [
         "name": "Inventory sync",
         "description": "Reconciles the ERP's stock export with the product catalogue, twice a day.",
         "stages": [
-            _stage("pull", "Pull ERP export", [ERP_STOCK], [RAW_STOCK],
-                   source="pipelines/inventory_sync/pull.py"),
-            _stage("reconcile", "Reconcile stock", [RAW_STOCK, PG_PRODUCTS], [PG_INVENTORY],
-                   source="pipelines/inventory_sync/reconcile.sql",
-                   description="Upserts on-hand quantities per SKU and warehouse."),
+            _stage(
+                "pull",
+                "Pull ERP export",
+                [ERP_STOCK],
+                [RAW_STOCK],
+                source="pipelines/inventory_sync/pull.py",
+            ),
+            _stage(
+                "reconcile",
+                "Reconcile stock",
+                [RAW_STOCK, PG_PRODUCTS],
+                [PG_INVENTORY],
+                source="pipelines/inventory_sync/reconcile.sql",
+                description="Upserts on-hand quantities per SKU and warehouse.",
+            ),
         ],
     },
     {
@@ -142,13 +194,28 @@ PIPELINES: list[dict[str, Any]] = [
         "name": "Marketing attribution",
         "description": "Attributes orders to ad campaigns from the sessionised clickstream.",
         "stages": [
-            _stage("sessions", "Sessionise clickstream", [CLICKSTREAM], [SESSIONS],
-                   source="pipelines/marketing/sessions.py"),
-            _stage("attribute", "Attribute orders", [SESSIONS, AD_SPEND, SALES_MART], [ATTRIBUTION],
-                   source="pipelines/marketing/attribution.sql",
-                   description="Last-touch attribution over a rolling window."),
-            _stage("report", "Weekly report", [ATTRIBUTION], [ATTRIBUTION_REPORT],
-                   source="pipelines/marketing/report.py"),
+            _stage(
+                "sessions",
+                "Sessionise clickstream",
+                [CLICKSTREAM],
+                [SESSIONS],
+                source="pipelines/marketing/sessions.py",
+            ),
+            _stage(
+                "attribute",
+                "Attribute orders",
+                [SESSIONS, AD_SPEND, SALES_MART],
+                [ATTRIBUTION],
+                source="pipelines/marketing/attribution.sql",
+                description="Last-touch attribution over a rolling window.",
+            ),
+            _stage(
+                "report",
+                "Weekly report",
+                [ATTRIBUTION],
+                [ATTRIBUTION_REPORT],
+                source="pipelines/marketing/report.py",
+            ),
         ],
     },
     {
@@ -156,12 +223,27 @@ PIPELINES: list[dict[str, Any]] = [
         "name": "Churn model",
         "description": "Scores every customer's likelihood to churn. New; not scheduled yet.",
         "stages": [
-            _stage("features", "Build features", [CUSTOMER_360, SALES_MART], [CHURN_FEATURES],
-                   source="pipelines/churn/features.sql"),
-            _stage("train", "Train model", [CHURN_FEATURES], [CHURN_MODEL],
-                   source="pipelines/churn/train.py"),
-            _stage("score", "Score customers", [CHURN_MODEL, CHURN_FEATURES], [CHURN_SCORES],
-                   source="pipelines/churn/score.py"),
+            _stage(
+                "features",
+                "Build features",
+                [CUSTOMER_360, SALES_MART],
+                [CHURN_FEATURES],
+                source="pipelines/churn/features.sql",
+            ),
+            _stage(
+                "train",
+                "Train model",
+                [CHURN_FEATURES],
+                [CHURN_MODEL],
+                source="pipelines/churn/train.py",
+            ),
+            _stage(
+                "score",
+                "Score customers",
+                [CHURN_MODEL, CHURN_FEATURES],
+                [CHURN_SCORES],
+                source="pipelines/churn/score.py",
+            ),
         ],
     },
 ]
@@ -169,8 +251,9 @@ PIPELINES: list[dict[str, Any]] = [
 # Deleted from the graph on 2 November; its runs stay on the trail.
 LEGACY_PIPELINE: dict[str, Any] = {
     "id": "legacy-orders-export",
-    "stages": [_stage("dump", None, [LEGACY_ORDERS], [LEGACY_EXPORT],
-                      source="scripts/legacy_export.py")],
+    "stages": [
+        _stage("dump", None, [LEGACY_ORDERS], [LEGACY_EXPORT], source="scripts/legacy_export.py")
+    ],
 }
 
 GRAPH = {
@@ -183,10 +266,19 @@ PIPELINE_BY_ID = {p["id"]: p for p in [*PIPELINES, LEGACY_PIPELINE]}
 
 # Typical stage durations in seconds; each execution varies around it.
 DURATION = {
-    "extract": 190, "clean": 95, "build_mart": 120, "publish": 25,
-    "ingest_crm": 240, "ingest_events": 610, "join": 380, "load": 140,
-    "pull": 35, "reconcile": 70,
-    "sessions": 420, "attribute": 900, "report": 60,
+    "extract": 190,
+    "clean": 95,
+    "build_mart": 120,
+    "publish": 25,
+    "ingest_crm": 240,
+    "ingest_events": 610,
+    "join": 380,
+    "load": 140,
+    "pull": 35,
+    "reconcile": 70,
+    "sessions": 420,
+    "attribute": 900,
+    "report": 60,
     "dump": 300,
 }
 
@@ -207,35 +299,59 @@ PARAMETERS: dict[str, dict[str, Any]] = {
 }
 
 COLUMNS_ORDERS = [
-    {"name": "order_id", "type": "BIGINT"}, {"name": "customer_id", "type": "BIGINT"},
-    {"name": "store_id", "type": "INTEGER"}, {"name": "ordered_at", "type": "TIMESTAMP"},
-    {"name": "amount", "type": "DECIMAL(12,2)"}, {"name": "currency", "type": "CHAR(3)"},
+    {"name": "order_id", "type": "BIGINT"},
+    {"name": "customer_id", "type": "BIGINT"},
+    {"name": "store_id", "type": "INTEGER"},
+    {"name": "ordered_at", "type": "TIMESTAMP"},
+    {"name": "amount", "type": "DECIMAL(12,2)"},
+    {"name": "currency", "type": "CHAR(3)"},
 ]
 
 # What a write looks like, per dataset: schema (optional), typical rows, bytes per row.
 WRITE_SHAPE: dict[str, dict[str, Any]] = {
     RAW_ORDERS: {"schema": COLUMNS_ORDERS, "rows": 120000, "row_bytes": 151},
-    CLEAN_ORDERS: {"schema": [*COLUMNS_ORDERS, {"name": "region", "type": "VARCHAR"},
-                              {"name": "amount_eur", "type": "DECIMAL(12,2)"}],
-                   "rows": 118000, "row_bytes": 163},
-    SALES_MART: {"schema": [{"name": "day", "type": "DATE"}, {"name": "region", "type": "STRING"},
-                            {"name": "orders", "type": "INT64"},
-                            {"name": "revenue_eur", "type": "NUMERIC"}],
-                 "rows": 14},
+    CLEAN_ORDERS: {
+        "schema": [
+            *COLUMNS_ORDERS,
+            {"name": "region", "type": "VARCHAR"},
+            {"name": "amount_eur", "type": "DECIMAL(12,2)"},
+        ],
+        "rows": 118000,
+        "row_bytes": 163,
+    },
+    SALES_MART: {
+        "schema": [
+            {"name": "day", "type": "DATE"},
+            {"name": "region", "type": "STRING"},
+            {"name": "orders", "type": "INT64"},
+            {"name": "revenue_eur", "type": "NUMERIC"},
+        ],
+        "rows": 14,
+    },
     SALES_REPORT: {"rows": 14, "row_bytes": 48},
-    LAKE_CUSTOMERS: {"schema": [{"name": "customer_id", "type": "BIGINT"},
-                                {"name": "email_sha256", "type": "VARCHAR"},
-                                {"name": "country", "type": "CHAR(2)"},
-                                {"name": "created_at", "type": "TIMESTAMP"}],
-                     "rows": 482000, "row_bytes": 96},
+    LAKE_CUSTOMERS: {
+        "schema": [
+            {"name": "customer_id", "type": "BIGINT"},
+            {"name": "email_sha256", "type": "VARCHAR"},
+            {"name": "country", "type": "CHAR(2)"},
+            {"name": "created_at", "type": "TIMESTAMP"},
+        ],
+        "rows": 482000,
+        "row_bytes": 96,
+    },
     LAKE_EVENTS: {"rows": 3100000, "row_bytes": 212},
     PROFILES: {"rows": 479000, "row_bytes": 310},
     CUSTOMER_360: {"rows": 479000},
-    RAW_STOCK: {"schema": [{"name": "sku", "type": "VARCHAR"},
-                           {"name": "warehouse", "type": "VARCHAR"},
-                           {"name": "on_hand", "type": "INTEGER"},
-                           {"name": "as_of", "type": "TIMESTAMP"}],
-                "rows": 23800, "row_bytes": 61},
+    RAW_STOCK: {
+        "schema": [
+            {"name": "sku", "type": "VARCHAR"},
+            {"name": "warehouse", "type": "VARCHAR"},
+            {"name": "on_hand", "type": "INTEGER"},
+            {"name": "as_of", "type": "TIMESTAMP"},
+        ],
+        "rows": 23800,
+        "row_bytes": 61,
+    },
     PG_INVENTORY: {"rows": 23800},
     SESSIONS: {"rows": 640000, "row_bytes": 118},
     ATTRIBUTION: {"rows": 11800},
@@ -244,41 +360,41 @@ WRITE_SHAPE: dict[str, dict[str, Any]] = {
 ERRORS: dict[str, dict[str, str]] = {
     "pg_timeout": {
         "message": "could not connect to server: Connection timed out\n\tIs the server running on "
-                   "host \"db.acme.internal\" and accepting TCP/IP connections on port 5432?",
+        'host "db.acme.internal" and accepting TCP/IP connections on port 5432?',
         "type": "psycopg2.OperationalError",
         "stackTrace": "Traceback (most recent call last):\n"
-                      "  File \"pipelines/daily_sales/extract.py\", line 41, in main\n"
-                      "    conn = psycopg2.connect(dsn, connect_timeout=30)\n"
-                      "  File \"/opt/hub/lib/python3.11/site-packages/psycopg2/__init__.py\", "
-                      "line 122, in connect\n"
-                      "    conn = _connect(dsn, connection_factory=connection_factory, **kwasync)\n"
-                      "psycopg2.OperationalError: could not connect to server: "
-                      "Connection timed out",
+        '  File "pipelines/daily_sales/extract.py", line 41, in main\n'
+        "    conn = psycopg2.connect(dsn, connect_timeout=30)\n"
+        '  File "/opt/hub/lib/python3.11/site-packages/psycopg2/__init__.py", '
+        "line 122, in connect\n"
+        "    conn = _connect(dsn, connection_factory=connection_factory, **kwasync)\n"
+        "psycopg2.OperationalError: could not connect to server: "
+        "Connection timed out",
     },
     "bq_quota": {
         "message": "403 Quota exceeded: Your project exceeded quota for concurrent queries. "
-                   "For more information, see https://cloud.google.com/bigquery/troubleshooting-errors",
+        "For more information, see https://cloud.google.com/bigquery/troubleshooting-errors",
         "type": "google.api_core.exceptions.Forbidden",
         "stackTrace": "Traceback (most recent call last):\n"
-                      "  File \"/opt/hub/lib/python3.11/site-packages/hub_engine/sql.py\", "
-                      "line 212, in run_query\n"
-                      "    job.result(timeout=600)\n"
-                      "  File \"/opt/hub/lib/python3.11/site-packages/google/cloud/bigquery/job/"
-                      "query.py\", line 1590, in result\n"
-                      "    raise self._exception\n"
-                      "google.api_core.exceptions.Forbidden: 403 Quota exceeded",
+        '  File "/opt/hub/lib/python3.11/site-packages/hub_engine/sql.py", '
+        "line 212, in run_query\n"
+        "    job.result(timeout=600)\n"
+        '  File "/opt/hub/lib/python3.11/site-packages/google/cloud/bigquery/job/'
+        'query.py", line 1590, in result\n'
+        "    raise self._exception\n"
+        "google.api_core.exceptions.Forbidden: 403 Quota exceeded",
     },
     "kafka_timeout": {
         "message": "KafkaTimeoutError: Failed to update metadata after 60.0 secs.",
         "type": "kafka.errors.KafkaTimeoutError",
         "stackTrace": "Traceback (most recent call last):\n"
-                      "  File \"pipelines/customer_360/ingest_events.py\", line 58, in consume\n"
-                      "    batch = consumer.poll(timeout_ms=60000)\n"
-                      "  File \"/opt/hub/lib/python3.11/site-packages/kafka/consumer/group.py\", "
-                      "line 684, in poll\n"
-                      "    records = self._poll_once(timer, max_records, update_offsets)\n"
-                      "kafka.errors.KafkaTimeoutError: KafkaTimeoutError: "
-                      "Failed to update metadata after 60.0 secs.",
+        '  File "pipelines/customer_360/ingest_events.py", line 58, in consume\n'
+        "    batch = consumer.poll(timeout_ms=60000)\n"
+        '  File "/opt/hub/lib/python3.11/site-packages/kafka/consumer/group.py", '
+        "line 684, in poll\n"
+        "    records = self._poll_once(timer, max_records, update_offsets)\n"
+        "kafka.errors.KafkaTimeoutError: KafkaTimeoutError: "
+        "Failed to update metadata after 60.0 secs.",
     },
     "cancelled": {"message": "Run cancelled by maria.lopez@acme.example from the editor."},
 }
@@ -299,8 +415,9 @@ def sha256(*parts: object) -> str:
 
 def trace_uuid(n: int, *, upper: bool = False) -> str:
     """The n-th UUID trace id of the demo: version 4 shape, stable across regenerations."""
-    text = str(uuid.UUID(bytes=hashlib.sha256(f"acme-analytics/{n}".encode()).digest()[:16],
-                         version=4))
+    text = str(
+        uuid.UUID(bytes=hashlib.sha256(f"acme-analytics/{n}".encode()).digest()[:16], version=4)
+    )
     return text.upper() if upper else text
 
 
@@ -369,12 +486,22 @@ class Trail:
 
     # -- runs ----------------------------------------------------------------------------------
 
-    def run(self, pipeline: str, trace_id: str, start: datetime, *, trigger: str | None,
-            engine: dict[str, str] | None = ENGINE, tz: timezone = UTC,
-            ctx: dict[str, str] | None = None,
-            outcomes: dict[str, list[str | None]] | None = None,
-            skip: Iterable[str] = (), no_digest: Iterable[str] = (),
-            announce: bool = True, progress: bool = False) -> str:
+    def run(
+        self,
+        pipeline: str,
+        trace_id: str,
+        start: datetime,
+        *,
+        trigger: str | None,
+        engine: dict[str, str] | None = ENGINE,
+        tz: timezone = UTC,
+        ctx: dict[str, str] | None = None,
+        outcomes: dict[str, list[str | None]] | None = None,
+        skip: Iterable[str] = (),
+        no_digest: Iterable[str] = (),
+        announce: bool = True,
+        progress: bool = False,
+    ) -> str:
         """Execute one run and record it; returns its final status.
 
         ``outcomes`` lists, per stage, one entry per attempt: ``None`` succeeds, an ``ERRORS``
@@ -394,8 +521,12 @@ class Trail:
         if trigger is not None:
             tail["trigger"] = trigger
 
-        def line(status: str, recorded: datetime, stages: list[dict[str, Any]],
-                 ended: datetime | None = None) -> dict[str, Any]:
+        def line(
+            status: str,
+            recorded: datetime,
+            stages: list[dict[str, Any]],
+            ended: datetime | None = None,
+        ) -> dict[str, Any]:
             times = {"startedAt": ts(start.astimezone(tz))}
             if ended is not None:
                 times["endedAt"] = ts(ended.astimezone(tz))
@@ -412,8 +543,10 @@ class Trail:
             if status == "failed" or sid in skipped:
                 stages.append({"stage": sid, "status": "skipped"})
                 continue
-            params = {k: v.format(**ctx) if isinstance(v, str) else v
-                      for k, v in PARAMETERS.get(sid, {}).items()}
+            params = {
+                k: v.format(**ctx) if isinstance(v, str) else v
+                for k, v in PARAMETERS.get(sid, {}).items()
+            }
             for attempt, outcome in enumerate(outcomes.get(sid, [None]), start=1):
                 if attempt > 1:
                     clock += timedelta(seconds=30)  # the engine's retry back-off
@@ -445,8 +578,9 @@ class Trail:
                 if outcome is None:
                     finished["status"] = "succeeded"
                     inputs = [r.get("digest", r["dataset"]) for r in reads]
-                    finished["writes"] = [self.write(d, sid, inputs, params)
-                                          for d in spec["writes"]]
+                    finished["writes"] = [
+                        self.write(d, sid, inputs, params) for d in spec["writes"]
+                    ]
                     if engine == ENGINE:
                         finished["error"] = None  # 4.2 writes the field out
                     stages.append(finished)
@@ -483,9 +617,12 @@ class Trail:
 
 def day_ctx(run_day: date, *, since: str = "") -> dict[str, str]:
     """The context stage parameters are filled from: the run's day and the day it processes."""
-    return {"today": str(run_day), "day": str(run_day - timedelta(days=1)),
-            "since": since or f"{run_day - timedelta(days=1)}T00:00:00Z",
-            "week": f"{run_day.isocalendar()[0]}-W{run_day.isocalendar()[1]:02d}"}
+    return {
+        "today": str(run_day),
+        "day": str(run_day - timedelta(days=1)),
+        "since": since or f"{run_day - timedelta(days=1)}T00:00:00Z",
+        "week": f"{run_day.isocalendar()[0]}-W{run_day.isocalendar()[1]:02d}",
+    }
 
 
 def at(day: int, hour: int, minute: int, second: float = 0.0, tz: timezone = UTC) -> datetime:
@@ -507,96 +644,271 @@ def build() -> tuple[Trail, list[datetime]]:
 
     def inventory(day: int, hour: int, second: float, **options: Any) -> None:
         """inventory-sync, scheduled at hh:30 on a host that logs Central European Time."""
-        t.run("inventory-sync", trace_uuid(next(u)), at(day, hour, 30, second, CET),
-              trigger="schedule", tz=CET, **options)
+        t.run(
+            "inventory-sync",
+            trace_uuid(next(u)),
+            at(day, hour, 30, second, CET),
+            trigger="schedule",
+            tz=CET,
+            **options,
+        )
 
     # 1 November (a Sunday): still engine 4.1.3 with old-style trace ids
-    t.run("inventory-sync", "run-20261101-0001", at(1, 1, 30, 0.412, CET), trigger="schedule",
-          engine=ENGINE_OLD, tz=CET, announce=False)
-    t.run("daily-sales", "run-20261101-0002", at(1, 2, 0, 0.118), trigger="schedule",
-          engine=ENGINE_OLD, ctx=day_ctx(nov(1)), skip=["publish"], announce=False)
-    t.run("customer-360", "run-20261101-0003", at(1, 3, 0, 0.231), trigger="schedule",
-          engine=ENGINE_OLD, ctx=day_ctx(nov(1)), announce=False)
-    t.run("legacy-orders-export", "run-20261101-0007", at(1, 5, 0, 2.0), trigger=None,
-          engine=None, ctx=day_ctx(nov(1)), announce=False)
-    t.other(at(1, 9, 41, 7.25), "edit", user="tomasz.nowak@acme.example",
-            change="engine-upgraded",
-            detail={"engine": "hub-engine", "from": "4.1.3", "to": "4.2.0"})
-    t.other(at(1, 10, 5, 12.5), "settings", user="dana.kim@acme.example",
-            key="openlineage.url", value="http://localhost:5000")
+    t.run(
+        "inventory-sync",
+        "run-20261101-0001",
+        at(1, 1, 30, 0.412, CET),
+        trigger="schedule",
+        engine=ENGINE_OLD,
+        tz=CET,
+        announce=False,
+    )
+    t.run(
+        "daily-sales",
+        "run-20261101-0002",
+        at(1, 2, 0, 0.118),
+        trigger="schedule",
+        engine=ENGINE_OLD,
+        ctx=day_ctx(nov(1)),
+        skip=["publish"],
+        announce=False,
+    )
+    t.run(
+        "customer-360",
+        "run-20261101-0003",
+        at(1, 3, 0, 0.231),
+        trigger="schedule",
+        engine=ENGINE_OLD,
+        ctx=day_ctx(nov(1)),
+        announce=False,
+    )
+    t.run(
+        "legacy-orders-export",
+        "run-20261101-0007",
+        at(1, 5, 0, 2.0),
+        trigger=None,
+        engine=None,
+        ctx=day_ctx(nov(1)),
+        announce=False,
+    )
+    t.other(
+        at(1, 9, 41, 7.25),
+        "edit",
+        user="tomasz.nowak@acme.example",
+        change="engine-upgraded",
+        detail={"engine": "hub-engine", "from": "4.1.3", "to": "4.2.0"},
+    )
+    t.other(
+        at(1, 10, 5, 12.5),
+        "settings",
+        user="dana.kim@acme.example",
+        key="openlineage.url",
+        value="http://localhost:5000",
+    )
     inventory(1, 13, 0.388)
-    t.run("marketing-attribution", trace_uuid(next(u), upper=True), at(1, 15, 20, 41.6),
-          trigger="manual", ctx=day_ctx(nov(1)))
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u), upper=True),
+        at(1, 15, 20, 41.6),
+        trigger="manual",
+        ctx=day_ctx(nov(1)),
+    )
 
     # 2 November
     inventory(2, 1, 0.402)
-    t.run("daily-sales", trace_uuid(next(u)), at(2, 2, 0, 0.121), trigger="schedule",
-          ctx=day_ctx(nov(2)))
-    t.run("customer-360", trace_uuid(next(u)), at(2, 3, 0, 0.219), trigger="schedule",
-          ctx=day_ctx(nov(2)), announce=False)
-    t.run("legacy-orders-export", "run-20261102-0006", at(2, 5, 0, 1.0), trigger=None,
-          engine=None, ctx=day_ctx(nov(2)), announce=False)
-    t.run("marketing-attribution", trace_uuid(next(u)), at(2, 10, 14, 3.9), trigger="push",
-          ctx=day_ctx(nov(2)))
+    t.run(
+        "daily-sales",
+        trace_uuid(next(u)),
+        at(2, 2, 0, 0.121),
+        trigger="schedule",
+        ctx=day_ctx(nov(2)),
+    )
+    t.run(
+        "customer-360",
+        trace_uuid(next(u)),
+        at(2, 3, 0, 0.219),
+        trigger="schedule",
+        ctx=day_ctx(nov(2)),
+        announce=False,
+    )
+    t.run(
+        "legacy-orders-export",
+        "run-20261102-0006",
+        at(2, 5, 0, 1.0),
+        trigger=None,
+        engine=None,
+        ctx=day_ctx(nov(2)),
+        announce=False,
+    )
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u)),
+        at(2, 10, 14, 3.9),
+        trigger="push",
+        ctx=day_ctx(nov(2)),
+    )
     # the ERP share was being rewritten: the engine could not digest the export it read
     inventory(2, 13, 0.377, no_digest=[ERP_STOCK])
-    t.other(at(2, 16, 2, 33.0), "edit", user="dana.kim@acme.example",
-            change="pipeline-deleted", pipeline="legacy-orders-export")
+    t.other(
+        at(2, 16, 2, 33.0),
+        "edit",
+        user="dana.kim@acme.example",
+        change="pipeline-deleted",
+        pipeline="legacy-orders-export",
+    )
     # a late push: starts in segment 1, ends in segment 2
-    t.run("marketing-attribution", trace_uuid(next(u)), at(2, 23, 41, 18.2), trigger="push",
-          ctx=day_ctx(nov(2)))
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u)),
+        at(2, 23, 41, 18.2),
+        trigger="push",
+        ctx=day_ctx(nov(2)),
+    )
 
     # 3 November: a failed nightly and its manual re-run, a cancelled run
     inventory(3, 1, 0.395)
-    t.run("daily-sales", trace_uuid(next(u)), at(3, 2, 0, 0.117), trigger="schedule",
-          ctx=day_ctx(nov(3)),
-          outcomes={"extract": ["pg_timeout", None], "build_mart": ["bq_quota"]})
-    t.run("customer-360", trace_uuid(next(u)), at(3, 3, 0, 0.244), trigger="schedule",
-          ctx=day_ctx(nov(3)))
-    t.other(at(3, 9, 12, 4.0), "export", user="dana.kim@acme.example",
-            destination="http://localhost:5000", dryRun=True)
-    t.run("daily-sales", trace_uuid(next(u)), at(3, 9, 31, 55.0), trigger="manual",
-          ctx=day_ctx(nov(3)))
+    t.run(
+        "daily-sales",
+        trace_uuid(next(u)),
+        at(3, 2, 0, 0.117),
+        trigger="schedule",
+        ctx=day_ctx(nov(3)),
+        outcomes={"extract": ["pg_timeout", None], "build_mart": ["bq_quota"]},
+    )
+    t.run(
+        "customer-360",
+        trace_uuid(next(u)),
+        at(3, 3, 0, 0.244),
+        trigger="schedule",
+        ctx=day_ctx(nov(3)),
+    )
+    t.other(
+        at(3, 9, 12, 4.0),
+        "export",
+        user="dana.kim@acme.example",
+        destination="http://localhost:5000",
+        dryRun=True,
+    )
+    t.run(
+        "daily-sales",
+        trace_uuid(next(u)),
+        at(3, 9, 31, 55.0),
+        trigger="manual",
+        ctx=day_ctx(nov(3)),
+    )
     inventory(3, 13, 0.381)
-    t.run("marketing-attribution", trace_uuid(next(u), upper=True), at(3, 14, 2, 10.0),
-          trigger="manual", ctx=day_ctx(nov(3)), outcomes={"attribute": [CANCEL]})
-    t.other(at(3, 14, 19, 30.0), "edit", user="maria.lopez@acme.example",
-            change="stage-updated", pipeline="marketing-attribution", stage="attribute")
-    t.run("marketing-attribution", trace_uuid(next(u)), at(3, 14, 21, 2.5), trigger="manual",
-          ctx=day_ctx(nov(3)))
-    t.other(at(3, 17, 45, 0.0), "export", user="dana.kim@acme.example",
-            destination="http://localhost:5000", dryRun=False)
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u), upper=True),
+        at(3, 14, 2, 10.0),
+        trigger="manual",
+        ctx=day_ctx(nov(3)),
+        outcomes={"attribute": [CANCEL]},
+    )
+    t.other(
+        at(3, 14, 19, 30.0),
+        "edit",
+        user="maria.lopez@acme.example",
+        change="stage-updated",
+        pipeline="marketing-attribution",
+        stage="attribute",
+    )
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u)),
+        at(3, 14, 21, 2.5),
+        trigger="manual",
+        ctx=day_ctx(nov(3)),
+    )
+    t.other(
+        at(3, 17, 45, 0.0),
+        "export",
+        user="dana.kim@acme.example",
+        destination="http://localhost:5000",
+        dryRun=False,
+    )
 
     # 4 November: Kafka is down at 3 am; a backfill; the churn model is drafted
     inventory(4, 1, 0.399)
-    t.run("daily-sales", trace_uuid(next(u)), at(4, 2, 0, 0.125), trigger="schedule",
-          ctx=day_ctx(nov(4)))
-    t.run("customer-360", trace_uuid(next(u)), at(4, 3, 0, 0.236), trigger="schedule",
-          ctx=day_ctx(nov(4)), outcomes={"ingest_events": ["kafka_timeout", "kafka_timeout"]})
-    t.run("daily-sales", trace_uuid(next(u)), at(4, 8, 2, 13.0), trigger="manual",
-          ctx=day_ctx(date(2026, 10, 31)))  # a backfill of 30 October
-    t.run("customer-360", trace_uuid(next(u)), at(4, 8, 45, 9.7), trigger="manual",
-          ctx=day_ctx(nov(4)))
-    for minute, change, extra in [(2, "pipeline-added", {}),
-                                  (9, "stage-added", {"stage": "features"}),
-                                  (16, "stage-added", {"stage": "train"}),
-                                  (21, "stage-added", {"stage": "score"})]:
-        t.other(at(4, 10, minute, 5.0), "edit", user="priya.shah@acme.example",
-                change=change, pipeline="churn-model", **extra)
+    t.run(
+        "daily-sales",
+        trace_uuid(next(u)),
+        at(4, 2, 0, 0.125),
+        trigger="schedule",
+        ctx=day_ctx(nov(4)),
+    )
+    t.run(
+        "customer-360",
+        trace_uuid(next(u)),
+        at(4, 3, 0, 0.236),
+        trigger="schedule",
+        ctx=day_ctx(nov(4)),
+        outcomes={"ingest_events": ["kafka_timeout", "kafka_timeout"]},
+    )
+    t.run(
+        "daily-sales",
+        trace_uuid(next(u)),
+        at(4, 8, 2, 13.0),
+        trigger="manual",
+        ctx=day_ctx(date(2026, 10, 31)),
+    )  # a backfill of 30 October
+    t.run(
+        "customer-360",
+        trace_uuid(next(u)),
+        at(4, 8, 45, 9.7),
+        trigger="manual",
+        ctx=day_ctx(nov(4)),
+    )
+    for minute, change, extra in [
+        (2, "pipeline-added", {}),
+        (9, "stage-added", {"stage": "features"}),
+        (16, "stage-added", {"stage": "train"}),
+        (21, "stage-added", {"stage": "score"}),
+    ]:
+        t.other(
+            at(4, 10, minute, 5.0),
+            "edit",
+            user="priya.shah@acme.example",
+            change=change,
+            pipeline="churn-model",
+            **extra,
+        )
     # starts in segment 2, ends in segment 3
-    t.run("marketing-attribution", trace_uuid(next(u)), at(4, 11, 48, 27.1), trigger="push",
-          ctx=day_ctx(nov(4)))
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u)),
+        at(4, 11, 48, 27.1),
+        trigger="push",
+        ctx=day_ctx(nov(4)),
+    )
     inventory(4, 13, 0.402)
-    t.run("marketing-attribution", trace_uuid(next(u)), at(4, 16, 5, 40.3), trigger="push",
-          ctx=day_ctx(nov(4)), announce=False)
+    t.run(
+        "marketing-attribution",
+        trace_uuid(next(u)),
+        at(4, 16, 5, 40.3),
+        trigger="push",
+        ctx=day_ctx(nov(4)),
+        announce=False,
+    )
 
     # 5 November: the trail is read while customer-360 is running
     inventory(5, 1, 0.391)
-    t.run("daily-sales", trace_uuid(next(u)), at(5, 2, 0, 0.119), trigger="schedule",
-          ctx=day_ctx(nov(5)))
+    t.run(
+        "daily-sales",
+        trace_uuid(next(u)),
+        at(5, 2, 0, 0.119),
+        trigger="schedule",
+        ctx=day_ctx(nov(5)),
+    )
     # records its progress at every stage; the trail is read while ingest_events runs
-    t.run("customer-360", trace_uuid(next(u)), at(5, 3, 0, 0.228), trigger="schedule",
-          ctx=day_ctx(nov(5)), progress=True)
+    t.run(
+        "customer-360",
+        trace_uuid(next(u)),
+        at(5, 3, 0, 0.228),
+        trigger="schedule",
+        ctx=day_ctx(nov(5)),
+        progress=True,
+    )
 
     rotations = [at(3, 0, 0), at(4, 12, 0)]
     return t, rotations
@@ -608,9 +920,11 @@ def write_workspace(root: Path = WORKSPACE) -> None:
     audit = lineage / "audit"
     audit.mkdir(parents=True, exist_ok=True)
     (root / ".workspace" / "settings.json").write_text(
-        json.dumps(SETTINGS, indent=2) + "\n", encoding="utf-8")
+        json.dumps(SETTINGS, indent=2) + "\n", encoding="utf-8"
+    )
     (lineage / "graph.json").write_text(
-        json.dumps(GRAPH, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        json.dumps(GRAPH, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
     trail, rotations = build()
     segments = trail.segments(rotations, TORN_AFTER)

@@ -97,24 +97,30 @@ def rendered() -> str:
         if not rows:
             continue
         parts.append(f"## {group.title.capitalize()}\n")
-        parts.append("| key | type | default | env | openlineage-python | what |\n"
-                     "|---|---|---|---|---|---|\n" + "\n".join(row_of(r) for r in rows) + "\n")
+        parts.append(
+            "| key | type | default | env | openlineage-python | what |\n"
+            "|---|---|---|---|---|---|\n" + "\n".join(row_of(r) for r in rows) + "\n"
+        )
     parts.append(TAIL)
     return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when docs/settings.md is not the catalogue's")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when docs/settings.md is not the catalogue's"
+    )
     args = parser.parse_args(argv)
     wanted = rendered()
     current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
     if current == wanted:
         return 0
     if args.check:
-        print(f"{PAGE.relative_to(ROOT)} is not the settings catalogue's; write it with: "
-              "python scripts/settings_doc.py", file=sys.stderr)
+        print(
+            f"{PAGE.relative_to(ROOT)} is not the settings catalogue's; write it with: "
+            "python scripts/settings_doc.py",
+            file=sys.stderr,
+        )
         return 1
     PAGE.write_text(wanted, encoding="utf-8")
     print(f"wrote {PAGE.relative_to(ROOT)}", file=sys.stderr)

@@ -39,8 +39,10 @@ except ImportError:
 CACHE = Path.home() / ".cache" / "openlineage-export" / "schemas"
 SHARED_SPEC = Path(__file__).resolve().parent.parent.parent / "shared" / "openlineage-spec"
 """The copy of the spec next to this checkout, when there is one."""
-HOW_TO_POINT = ("point --spec DIR (or OPENLINEAGE_SPEC_DIR) at a copy of the spec/ folder of "
-                "the OpenLineage repository")
+HOW_TO_POINT = (
+    "point --spec DIR (or OPENLINEAGE_SPEC_DIR) at a copy of the spec/ folder of "
+    "the OpenLineage repository"
+)
 
 
 class SchemaMissing(Exception):
@@ -132,9 +134,13 @@ def missing_cause(exc: BaseException) -> SchemaMissing | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", metavar="FILE.jsonl")
-    parser.add_argument("--spec", type=Path, help="a copy of the OpenLineage spec/ folder "
-                        "(default: $OPENLINEAGE_SPEC_DIR, else ../shared/openlineage-spec, "
-                        "else openlineage.io)")
+    parser.add_argument(
+        "--spec",
+        type=Path,
+        help="a copy of the OpenLineage spec/ folder "
+        "(default: $OPENLINEAGE_SPEC_DIR, else ../shared/openlineage-spec, "
+        "else openlineage.io)",
+    )
     args = parser.parse_args()
     registry = registry_for(spec_folder(args.spec))
     valid = invalid = unchecked = 0
@@ -174,11 +180,18 @@ def main() -> int:
     if missing:
         first, why = next(iter(missing.items()))
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        print(f"cannot load the schema {first} ({why}){more}: what they describe is not "
-              f"checked; {HOW_TO_POINT}")
-    print(f"{valid} valid, {invalid} invalid"
-          + (f", {unchecked} not checked whole ({len(missing)} schemas not loaded)"
-             if unchecked else ""))
+        print(
+            f"cannot load the schema {first} ({why}){more}: what they describe is not "
+            f"checked; {HOW_TO_POINT}"
+        )
+    print(
+        f"{valid} valid, {invalid} invalid"
+        + (
+            f", {unchecked} not checked whole ({len(missing)} schemas not loaded)"
+            if unchecked
+            else ""
+        )
+    )
     if invalid:
         return 1
     return 2 if unchecked or not valid else 0

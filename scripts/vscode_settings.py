@@ -28,8 +28,15 @@ from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
 from openlineage_export.host.credentials import KEY_PREFIXES  # noqa: E402
 from openlineage_export.host.setting_row import Setting  # noqa: E402
 
-_JSON_TYPES = {"string": "string", "url": "string", "path": "string", "output": "string",
-               "integer": "integer", "number": "number", "boolean": "boolean"}
+_JSON_TYPES = {
+    "string": "string",
+    "url": "string",
+    "path": "string",
+    "output": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+}
 
 
 _T = "[A-Za-z0-9]"
@@ -37,7 +44,8 @@ KEY_SHAPE = (
     "(?=.{16})(?:" + "|".join(p.replace(".", "\\.") for p in KEY_PREFIXES) + ")"
     "|eyJ[^.]*\\.[^.]*\\.[^.]*$"
     f"|(?:.*[-_.])?(?:(?={_T}{{32}})(?={_T}*\\d)(?={_T}*[A-Za-z])"
-    f"|(?={_T}{{20}})(?=(?:{_T}*?(?:[A-Za-z](?=\\d)|\\d(?=[A-Za-z]))){{3}}))")
+    f"|(?={_T}{{20}})(?=(?:{_T}*?(?:[A-Za-z](?=\\d)|\\d(?=[A-Za-z]))){{3}}))"
+)
 """The tool's ``looks_like_credential`` for a secret's name (letters, digits, '.', '_', '-'), as
 a regular expression VS Code checks as it is typed: a known key prefix (16 characters or more),
 a JSON web token, or a run of letters and digits of 32 or more with both, or of 20 or more that
@@ -56,8 +64,10 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
     if row.default is None and kind == "string":
         description += " Empty: not set."
     if row.key == "openlineage.apiKey.secretRef":
-        description += (" In VS Code, OpenLineage: Store API Key keeps the key in VS Code's "
-                        "secret storage under this name.")
+        description += (
+            " In VS Code, OpenLineage: Store API Key keeps the key in VS Code's "
+            "secret storage under this name."
+        )
     if row.env:
         description += f" The environment variable {row.env} overrides it."
     prop["description"] = description
@@ -73,7 +83,8 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
         prop["patternErrorMessage"] = (
             f"The NAME of a secret ({row.pattern_help}), never the key itself: this looks like a "
             "key. Keys never go in settings (they travel with the workspace): store it with "
-            "OpenLineage: Store API Key, and put its name here.")
+            "OpenLineage: Store API Key, and put its name here."
+        )
     elif row.pattern is not None:
         # Python's fullmatch, as a JavaScript pattern; empty stays allowed (not set).
         prop["pattern"] = f"^(?:{row.pattern})?$"
@@ -86,8 +97,10 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
 
 def configuration() -> dict[str, Any]:
     """contributes.configuration: one section, every setting in the tool's order."""
-    return {"title": TITLE,
-            "properties": {row.key: property_of(row, i) for i, row in enumerate(CATALOGUE)}}
+    return {
+        "title": TITLE,
+        "properties": {row.key: property_of(row, i) for i, row in enumerate(CATALOGUE)},
+    }
 
 
 def rendered(package: dict[str, Any]) -> str:
@@ -97,16 +110,22 @@ def rendered(package: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when package.json's settings are not the tool's")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when package.json's settings are not the tool's",
+    )
     args = parser.parse_args(argv)
     current = PACKAGE_JSON.read_text(encoding="utf-8")
     wanted = rendered(json.loads(current))
     if current == wanted:
         return 0
     if args.check:
-        print(f"{PACKAGE_JSON.relative_to(ROOT)}: contributes.configuration is not the tool's "
-              "settings; write it with: python scripts/vscode_settings.py", file=sys.stderr)
+        print(
+            f"{PACKAGE_JSON.relative_to(ROOT)}: contributes.configuration is not the tool's "
+            "settings; write it with: python scripts/vscode_settings.py",
+            file=sys.stderr,
+        )
         return 1
     PACKAGE_JSON.write_text(wanted, encoding="utf-8")
     print(f"wrote {PACKAGE_JSON.relative_to(ROOT)}", file=sys.stderr)

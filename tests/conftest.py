@@ -16,8 +16,12 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Every test gets its own HOME: the secrets store and the ledger never touch the real one."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "OPENLINEAGE_EXPORT_CONFIG_DIR",
-                 "OPENLINEAGE_EXPORT_STATE_DIR"):
+    for name in (
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "OPENLINEAGE_EXPORT_CONFIG_DIR",
+        "OPENLINEAGE_EXPORT_STATE_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
     return home
 
@@ -43,9 +47,11 @@ def ws(make_workspace: Callable[..., WorkspaceMaker]) -> WorkspaceMaker:
 def environ(tmp_path: Path) -> dict[str, str]:
     """An export's environment with secrets (a file store) and the ledger in private folders
     under tmp: never the real ones. (Modules that need another define their own.)"""
-    return {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-            "OPENLINEAGE_EXPORT_SECRETS": "file",
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+    return {
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+        "OPENLINEAGE_EXPORT_SECRETS": "file",
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+    }
 
 
 @pytest.fixture
@@ -72,8 +78,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if skipped and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if reporter is not None:
-            reporter.write_line(f"{skipped} skipped: in CI every test must run (OLX_NO_SKIPS=1)",
-                                red=True)
+            reporter.write_line(
+                f"{skipped} skipped: in CI every test must run (OLX_NO_SKIPS=1)", red=True
+            )
 
 
 # ------------------------------------------------------------------ services (scripts/test.sh)
@@ -119,10 +126,16 @@ def services() -> None:
         return
     log = folder / "log"
     if _services_status(folder) != "0":
-        tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-40:]) \
-            if log.exists() else "(no log)"
-        pytest.fail(f"scripts/services.sh could not prepare what this test needs; its log "
-                    f"({log}) ends:\n{tail}", pytrace=False)
+        tail = (
+            "".join(log.read_text(errors="replace").splitlines(keepends=True)[-40:])
+            if log.exists()
+            else "(no log)"
+        )
+        pytest.fail(
+            f"scripts/services.sh could not prepare what this test needs; its log "
+            f"({log}) ends:\n{tail}",
+            pytrace=False,
+        )
     for line in (folder / "env").read_text().splitlines():
         key, _, value = line.partition("=")
         if key:
@@ -137,8 +150,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: "services" in getattr(item, "fixturenames", ()))
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
-                            exitstatus: int) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int) -> None:
     """What scripts/services.sh said (build and start times), whole, before pytest's closing
     line: waited for (scripts/test.sh waits for it after pytest anyway), unless the run was
     interrupted."""

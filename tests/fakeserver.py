@@ -119,9 +119,12 @@ class FakeServer:
         self._httpd.owner = self
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05},
-                                        name=f"fakeserver-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fakeserver-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
 
     # -- scripting ---------------------------------------------------------------------------
@@ -205,9 +208,12 @@ class _Server(ThreadingHTTPServer):
     owner: FakeServer
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        thread = threading.Thread(target=self.process_request_thread,
-                                  args=(request, client_address), daemon=True,
-                                  name=f"fakeserver-{self.owner.port}-conn")
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            daemon=True,
+            name=f"fakeserver-{self.owner.port}-conn",
+        )
         with self.owner._lock:
             self.owner._handlers = [t for t in self.owner._handlers if t.is_alive()]
             self.owner._handlers.append(thread)
@@ -301,7 +307,7 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             sent = 0
             try:
                 while sent < size and not server._stopping.is_set():
-                    piece = chunk[:size - sent]
+                    piece = chunk[: size - sent]
                     self.wfile.write(piece)
                     sent += len(piece)
                     with server._lock:
@@ -312,8 +318,7 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def _reset(self) -> None:
             """Close with SO_LINGER 0: the client gets a TCP RST, not an answer."""
             self.close_connection = True
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                       struct.pack("ii", 1, 0))
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.wfile.close()
             self.rfile.close()
             self.connection.close()

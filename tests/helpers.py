@@ -16,24 +16,42 @@ GRAPH = {
     "format": "lineage-hub/graph@1",
     "workspace": {"name": "test-ws"},
     "pipelines": [
-        {"id": "daily-sales", "name": "Daily sales", "description": "Builds the sales mart.",
-         "stages": [
-             {"id": "extract", "description": "Pull orders", "source": "pipelines/extract.py",
-              "reads": ["postgres://db:5432/sales.public.orders"], "writes": ["data/raw/o.parquet"]},
-             {"id": "load", "source": "pipelines/load.sql"},
-         ]},
+        {
+            "id": "daily-sales",
+            "name": "Daily sales",
+            "description": "Builds the sales mart.",
+            "stages": [
+                {
+                    "id": "extract",
+                    "description": "Pull orders",
+                    "source": "pipelines/extract.py",
+                    "reads": ["postgres://db:5432/sales.public.orders"],
+                    "writes": ["data/raw/o.parquet"],
+                },
+                {"id": "load", "source": "pipelines/load.sql"},
+            ],
+        },
         {"id": "never", "name": "Never ran", "stages": [{"id": "only"}]},
     ],
 }
 
 
-def run_record(trace_id: str = "run-1", *, pipeline: str = "daily-sales",
-               status: str = "succeeded", stages: list[dict[str, Any]] | None = None,
-               **extra: Any) -> dict[str, Any]:
+def run_record(
+    trace_id: str = "run-1",
+    *,
+    pipeline: str = "daily-sales",
+    status: str = "succeeded",
+    stages: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """A valid ``kind: run`` record; keyword arguments override or add fields."""
     record: dict[str, Any] = {
-        "kind": "run", "traceId": trace_id, "pipeline": pipeline, "status": status,
-        "startedAt": "2026-11-02T02:00:00.120Z", "recordedAt": "2026-11-02T02:07:32.010Z",
+        "kind": "run",
+        "traceId": trace_id,
+        "pipeline": pipeline,
+        "status": status,
+        "startedAt": "2026-11-02T02:00:00.120Z",
+        "recordedAt": "2026-11-02T02:07:32.010Z",
         "engine": {"name": "hub-engine", "version": "4.2.0"},
         "stages": stages if stages is not None else [stage_record()],
     }
@@ -43,15 +61,25 @@ def run_record(trace_id: str = "run-1", *, pipeline: str = "daily-sales",
     return record
 
 
-def stage_record(stage: str = "extract", *, status: str = "succeeded", attempt: int = 1,
-                 **extra: Any) -> dict[str, Any]:
+def stage_record(
+    stage: str = "extract", *, status: str = "succeeded", attempt: int = 1, **extra: Any
+) -> dict[str, Any]:
     """A valid stage execution."""
     record: dict[str, Any] = {
-        "stage": stage, "attempt": attempt, "status": status,
+        "stage": stage,
+        "attempt": attempt,
+        "status": status,
         "startedAt": "2026-11-02T02:00:00.300Z",
         "reads": [{"dataset": "postgres://db:5432/sales.public.orders", "digest": "sha256:aa"}],
-        "writes": [{"dataset": "data/raw/o.parquet", "digest": "sha256:bb", "rows": 3, "bytes": 10,
-                    "schema": [{"name": "id", "type": "BIGINT"}]}],
+        "writes": [
+            {
+                "dataset": "data/raw/o.parquet",
+                "digest": "sha256:bb",
+                "rows": 3,
+                "bytes": 10,
+                "schema": [{"name": "id", "type": "BIGINT"}],
+            }
+        ],
     }
     if status not in ("running", "skipped"):
         record["endedAt"] = "2026-11-02T02:03:10.000Z"
@@ -101,10 +129,14 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
-    env.update({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-                "OPENLINEAGE_EXPORT_SECRETS": "file",
-                "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
-                "HOME": str(tmp_path / "home")})
+    env.update(
+        {
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+            "OPENLINEAGE_EXPORT_SECRETS": "file",
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+            "HOME": str(tmp_path / "home"),
+        }
+    )
     env.update(extra)
     return env
 
@@ -146,8 +178,7 @@ def on_small_disk(folder: Path, command: list[str], size: str = "64k") -> list[s
 def on_read_only_mount(folder: Path, command: list[str]) -> list[str]:
     """``command`` run in a private mount namespace where ``folder`` is mounted read-only (a
     read-only file system, for this process only). Needs root; check with :func:`can_mount`."""
-    script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && '
-              'exec "$@"')
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && exec "$@"'
     return ["unshare", "-m", "sh", "-c", script, str(folder), "--", *command]
 
 
@@ -163,8 +194,9 @@ def can_mount() -> str | None:
 
     if shutil.which("unshare") is None:
         return "no unshare(1) here"
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"], capture_output=True, text=True
+    )
     return None if probe.returncode == 0 else f"cannot mount a tmpfs: {probe.stderr.strip()}"
 
 
@@ -178,8 +210,9 @@ def can_drop_privileges() -> str | None:
         return "no setpriv(1) here"
     with tempfile.TemporaryDirectory() as folder:
         Path(folder).chmod(0o500)
-        probe = subprocess.run(without_root_privileges(["touch", f"{folder}/x"]),
-                               capture_output=True)
+        probe = subprocess.run(
+            without_root_privileges(["touch", f"{folder}/x"]), capture_output=True
+        )
         Path(folder).chmod(0o700)
     return None if probe.returncode != 0 else "file permissions do not hold for this user"
 
@@ -192,8 +225,9 @@ def delivered_runs(ledger: Path) -> int:
 
     try:
         with contextlib.closing(sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)) as db:
-            return int(db.execute("SELECT count(*) FROM runs WHERE state = 'delivered'")
-                       .fetchone()[0])
+            return int(
+                db.execute("SELECT count(*) FROM runs WHERE state = 'delivered'").fetchone()[0]
+            )
     except sqlite3.Error:
         return 0
 
@@ -205,6 +239,6 @@ def reason_between(line: str, before: str, after: str) -> str:
     and vary with its version, the damage or the machine)."""
     assert line.startswith(before), f"{line!r} does not start with {before!r}"
     assert line.endswith(after), f"{line!r} does not end with {after!r}"
-    reason = line[len(before):len(line) - len(after)]
+    reason = line[len(before) : len(line) - len(after)]
     assert reason.strip() and "\n" not in reason, f"{line!r} gives no reason on its line"
     return reason

@@ -25,8 +25,11 @@ from openlineage_export.translate.events import TranslationConfig, Translator
 def _normalise(obj: Any) -> Any:
     """Serde keeps empty collections of optional fields we leave out; drop both sides' empties."""
     if isinstance(obj, dict):
-        return {k: _normalise(v) for k, v in obj.items() if v not in ([], {}, None)
-                or k in ("inputs", "outputs")}
+        return {
+            k: _normalise(v)
+            for k, v in obj.items()
+            if v not in ([], {}, None) or k in ("inputs", "outputs")
+        }
     if isinstance(obj, list):
         return [_normalise(v) for v in obj]
     return obj
@@ -58,10 +61,24 @@ def test_demo_dry_run_is_valid_against_the_official_schemas(tmp_path: Path) -> N
     if not validator.exists():
         pytest.skip(f"{validator} is absent: the official schemas live in ../shared (CI has it)")
     out = tmp_path / "events.jsonl"
-    subprocess.run([sys.executable, "-m", "openlineage_export", "export", "--dry-run",
-                    "--workspace", str(DEMO), "--output", str(out), "--quiet"], check=True)
-    result = subprocess.run([sys.executable, str(validator), str(out)], capture_output=True,
-                            text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "openlineage_export",
+            "export",
+            "--dry-run",
+            "--workspace",
+            str(DEMO),
+            "--output",
+            str(out),
+            "--quiet",
+        ],
+        check=True,
+    )
+    result = subprocess.run(
+        [sys.executable, str(validator), str(out)], capture_output=True, text=True
+    )
     lines = out.read_text().splitlines()
     assert result.returncode == 0, result.stdout[-3000:]
     assert result.stdout.strip().splitlines()[-1].startswith(f"{len(lines)} valid, 0 invalid")

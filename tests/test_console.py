@@ -12,11 +12,16 @@ from pathlib import Path
 from helpers import ROOT, WorkspaceMaker, cli_command, cli_env, run_record
 
 
-def run(ws: WorkspaceMaker, tmp_path: Path, *args: str,
-        **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli_command(*args, "-w", str(ws.root)),
-                          env=cli_env(tmp_path, **env), capture_output=True, text=True,
-                          timeout=300)
+def run(
+    ws: WorkspaceMaker, tmp_path: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command(*args, "-w", str(ws.root)),
+        env=cli_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def json_lines(text: str) -> list[dict[str, object]]:
@@ -24,7 +29,8 @@ def json_lines(text: str) -> list[dict[str, object]]:
 
 
 def test_each_event_is_one_json_line_on_stderr_as_the_dry_run_builds_it(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record("run-1"), run_record("run-2")])
     dry = run(ws, tmp_path, "export", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -39,14 +45,23 @@ def test_each_event_is_one_json_line_on_stderr_as_the_dry_run_builds_it(
 
 
 def test_stdout_is_the_other_stream_and_openlineage_pythons_type_picks_it(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record("run-1")])
-    sent = run(ws, tmp_path, "export", "-q", OPENLINEAGE__TRANSPORT__TYPE="console",
-               OPENLINEAGE_CONSOLE_STREAM="stdout")
+    sent = run(
+        ws,
+        tmp_path,
+        "export",
+        "-q",
+        OPENLINEAGE__TRANSPORT__TYPE="console",
+        OPENLINEAGE_CONSOLE_STREAM="stdout",
+    )
     assert sent.returncode == 0, sent.stderr
     events = json_lines(sent.stdout)
-    assert events and all(event["eventType"] in ("START", "COMPLETE", "FAIL", "RUNNING",
-                                                 "ABORT", "OTHER") for event in events)
+    assert events and all(
+        event["eventType"] in ("START", "COMPLETE", "FAIL", "RUNNING", "ABORT", "OTHER")
+        for event in events
+    )
     assert json_lines(sent.stderr) == []
 
 
@@ -59,7 +74,8 @@ def test_the_kind_shows_up_everywhere_from_its_row(ws: WorkspaceMaker, tmp_path:
     assert run(ws, tmp_path, "export", "-q", OPENLINEAGE_TRANSPORT="console").returncode == 0
     status = run(ws, tmp_path, "status", "--json")
     assert [d["destination"] for d in json.loads(status.stdout)["destinations"]] == [
-        "console:stderr"]
+        "console:stderr"
+    ]
     package = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())
     assert "openlineage.console.stream" in package["contributes"]["configuration"]["properties"]
     assert "| `openlineage.console.stream` |" in (ROOT / "docs" / "settings.md").read_text()

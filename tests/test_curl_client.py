@@ -32,22 +32,26 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
 
 def test_the_proxy_the_environment_names_carries_the_events(
-        fake_server: FakeServer, one_run: Path, environ: dict[str, str],
-        no_proxies: pytest.MonkeyPatch) -> None:
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str], no_proxies: pytest.MonkeyPatch
+) -> None:
     no_proxies.setenv("HTTP_PROXY", fake_server.url)
     # Never resolved: the proxy takes the request for it.
     configure(one_run, url="http://lineage.example.invalid")
     report = export(one_run, environ)
     assert report.exit_code == 0, report.to_dict()
     assert {r.path for r in fake_server.requests} == {
-        "http://lineage.example.invalid/api/v1/lineage"}
+        "http://lineage.example.invalid/api/v1/lineage"
+    }
     assert [r.raw for r in fake_server.requests] == dry_lines(one_run)
 
 
-def test_no_proxy_sends_the_events_directly(fake_server: FakeServer, one_run: Path,
-                                            environ: dict[str, str],
-                                            no_proxies: pytest.MonkeyPatch,
-                                            refused_port: int) -> None:
+def test_no_proxy_sends_the_events_directly(
+    fake_server: FakeServer,
+    one_run: Path,
+    environ: dict[str, str],
+    no_proxies: pytest.MonkeyPatch,
+    refused_port: int,
+) -> None:
     no_proxies.setenv("HTTP_PROXY", f"http://127.0.0.1:{refused_port}")
     no_proxies.setenv("NO_PROXY", "127.0.0.1")
     configure(one_run, url=fake_server.url)
@@ -57,8 +61,12 @@ def test_no_proxy_sends_the_events_directly(fake_server: FakeServer, one_run: Pa
 
 
 def test_libcurl_never_reads_the_proxy_variables_itself(
-        fake_server: FakeServer, one_run: Path, environ: dict[str, str],
-        no_proxies: pytest.MonkeyPatch, refused_port: int) -> None:
+    fake_server: FakeServer,
+    one_run: Path,
+    environ: dict[str, str],
+    no_proxies: pytest.MonkeyPatch,
+    refused_port: int,
+) -> None:
     # Whatever environment_proxy answers is the proxy; libcurl would take http_proxy and
     # ALL_PROXY (and ignore NO_PROXY's forms it does not know) on its own.
     dead = f"http://127.0.0.1:{refused_port}"
@@ -72,8 +80,12 @@ def test_libcurl_never_reads_the_proxy_variables_itself(
 
 
 def test_a_netrc_entry_for_the_server_is_never_sent(
-        fake_server: FakeServer, one_run: Path, environ: dict[str, str], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_server: FakeServer,
+    one_run: Path,
+    environ: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / ".netrc").write_text("machine 127.0.0.1 login someone password hunter2\n")
@@ -86,8 +98,11 @@ def test_a_netrc_entry_for_the_server_is_never_sent(
 
 
 def test_the_system_cas_are_the_ones_python_finds(
-        one_run: Path, environ: dict[str, str], self_signed: tuple[Path, Path],  # noqa: F811
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    one_run: Path,
+    environ: dict[str, str],
+    self_signed: tuple[Path, Path],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # The wheel's libcurl was built on another system and would look for CAs where that one
     # keeps them; SSL_CERT_FILE is how Python's ssl (and so aiohttp, httpx) is told.
     cert, private = self_signed
@@ -108,9 +123,9 @@ def test_the_system_cas_are_the_ones_python_finds(
         https.stop()
 
 
-def test_without_epoll_the_loop_watches_each_socket(fake_server: FakeServer, one_run: Path,
-                                                     environ: dict[str, str],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_epoll_the_loop_watches_each_socket(
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where there is no epoll (macOS), libcurl's sockets are the loop's readers and writers."""
     monkeypatch.setattr(curl_client, "_EPOLL", {})
     started: list[curl_client.CurlPoster] = []
@@ -129,6 +144,5 @@ def test_without_epoll_the_loop_watches_each_socket(fake_server: FakeServer, one
 
 
 def test_the_default_client_is_libcurl() -> None:
-    poster = http_client.poster_for(None, verify=True, concurrency=4, timeout=10,
-                                    user_agent="x/1")
+    poster = http_client.poster_for(None, verify=True, concurrency=4, timeout=10, user_agent="x/1")
     assert isinstance(poster, curl_client.CurlPoster)

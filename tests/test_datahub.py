@@ -32,20 +32,29 @@ def server(root: Path, **environ: str) -> str:
     return open_workspace(root, None, environ, lambda bad: None).translation.server
 
 
-@pytest.mark.parametrize("environ, expected", [
-    ({}, "generic"),
-    ({"OPENLINEAGE_ENDPOINT": ENDPOINT}, "datahub"),
-    ({"OPENLINEAGE_ENDPOINT": "/" + ENDPOINT + "/"}, "datahub"),
-    ({"OPENLINEAGE_URL": "https://gms.acme:8080/openapi", "OPENLINEAGE_ENDPOINT":
-      "openlineage/api/v1/lineage"}, "datahub"),
-    ({"OPENLINEAGE_URL": "http://proxy/", "OPENLINEAGE_ENDPOINT": "lineage"}, "generic"),
-    ({"OPENLINEAGE_URL": "http://proxy/", "OPENLINEAGE_SERVER": "datahub"}, "datahub"),
-    ({"OPENLINEAGE_ENDPOINT": ENDPOINT, "OPENLINEAGE_SERVER": "generic"}, "generic"),
-    ({"OPENLINEAGE_ENDPOINT": ENDPOINT, "OPENLINEAGE_TRANSPORT": "file"}, "generic"),
-    ({"OPENLINEAGE_TRANSPORT": "file", "OPENLINEAGE_SERVER": "datahub"}, "datahub"),
-])
+@pytest.mark.parametrize(
+    "environ, expected",
+    [
+        ({}, "generic"),
+        ({"OPENLINEAGE_ENDPOINT": ENDPOINT}, "datahub"),
+        ({"OPENLINEAGE_ENDPOINT": "/" + ENDPOINT + "/"}, "datahub"),
+        (
+            {
+                "OPENLINEAGE_URL": "https://gms.acme:8080/openapi",
+                "OPENLINEAGE_ENDPOINT": "openlineage/api/v1/lineage",
+            },
+            "datahub",
+        ),
+        ({"OPENLINEAGE_URL": "http://proxy/", "OPENLINEAGE_ENDPOINT": "lineage"}, "generic"),
+        ({"OPENLINEAGE_URL": "http://proxy/", "OPENLINEAGE_SERVER": "datahub"}, "datahub"),
+        ({"OPENLINEAGE_ENDPOINT": ENDPOINT, "OPENLINEAGE_SERVER": "generic"}, "generic"),
+        ({"OPENLINEAGE_ENDPOINT": ENDPOINT, "OPENLINEAGE_TRANSPORT": "file"}, "generic"),
+        ({"OPENLINEAGE_TRANSPORT": "file", "OPENLINEAGE_SERVER": "datahub"}, "datahub"),
+    ],
+)
 def test_datahub_mode_is_chosen_by_the_endpoint_or_the_setting(
-        environ: dict[str, str], expected: str) -> None:
+    environ: dict[str, str], expected: str
+) -> None:
     assert server(DEMO, **environ) == expected
 
 
@@ -67,7 +76,8 @@ def test_datahub_events_keep_run_ids_times_and_types() -> None:
     plain = events(DEMO)
     shaped = events(DEMO, OPENLINEAGE_SERVER="datahub")
     assert [(e["run"]["runId"], e["eventTime"], e["eventType"]) for e in plain] == [
-        (e["run"]["runId"], e["eventTime"], e["eventType"]) for e in shaped]
+        (e["run"]["runId"], e["eventTime"], e["eventType"]) for e in shaped
+    ]
     assert shaped == events(DEMO, OPENLINEAGE_ENDPOINT=ENDPOINT)  # same bytes, whichever way
     for event in shaped:
         engine = event["run"]["facets"]["processing_engine"]
@@ -79,36 +89,55 @@ def test_datahub_events_keep_run_ids_times_and_types() -> None:
 
 
 def test_dotted_pipeline_ids_are_their_own_flow_and_never_ambiguous(ws: WorkspaceMaker) -> None:
-    graph = {**GRAPH, "pipelines": [
-        {"id": "a.b", "name": "a.b", "stages": [{"id": "s"}]},
-        {"id": "a", "name": "a", "stages": [{"id": "b"}]}]}
+    graph = {
+        **GRAPH,
+        "pipelines": [
+            {"id": "a.b", "name": "a.b", "stages": [{"id": "s"}]},
+            {"id": "a", "name": "a", "stages": [{"id": "b"}]},
+        ],
+    }
     ws.graph(graph)
-    ws.segment("000001.jsonl", [
-        run_record("r1", pipeline="a.b", stages=[stage_record("s")]),
-        run_record("r2", pipeline="a", stages=[stage_record("b")])])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record("r1", pipeline="a.b", stages=[stage_record("s")]),
+            run_record("r2", pipeline="a", stages=[stage_record("b")]),
+        ],
+    )
     assert len(events(ws.root)) == 0  # for any other server both runs use the job name 'a.b'
     names = [e["job"]["name"] for e in events(ws.root, OPENLINEAGE_SERVER="datahub")]
     assert names == ["a%2Eb", "a%2Eb.s", "a%2Eb.s", "a%2Eb", "a", "a.b", "a.b", "a"]
 
 
-@pytest.mark.parametrize("namespace, name, expected", [
-    ("workspace://acme", "data/x y.csv", ("workspace", "acme/data/x y.csv")),
-    ("workspace://a/b", "c", ("workspace", "a%2Fb/c")),
-    ("workspace://a", "b/c", ("workspace", "a/b/c")),
-    ("postgres://db:5432", "sales.public.orders", ("postgres://db:5432", "sales.public.orders")),
-    ("postgres://db:5432", "sales.public.order lines",
-     ("postgres://db:5432", "sales.public.order%20lines")),
-    ("kafka://k:9092", "clicks", ("kafka://k:9092", "clicks")),
-    ("s3://bucket", "raw/a (1).parquet", ("s3", "bucket/raw/a %281%29.parquet")),
-    ("gs://bucket", "k", ("gcs", "bucket/k")),
-    ("abfss://raw@acme.dfs.core.windows.net", "x", ("abs", "raw@acme.dfs.core.windows.net/x")),
-    ("hdfs://nn:8020", "/warehouse/t", ("hdfs", "nn:8020/warehouse/t")),
-    ("file://nas-1", "/share/o.csv", ("file", "nas-1/share/o.csv")),
-    ("file", "/srv/q1, q2 100%.csv", ("file", "/srv/q1%2C q2 100%25.csv")),
-    ("bigquery", "p.d.t", ("bigquery", "p.d.t")),
-])
-def test_datasets_are_named_as_datahub_names_them(namespace: str, name: str,
-                                                  expected: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    "namespace, name, expected",
+    [
+        ("workspace://acme", "data/x y.csv", ("workspace", "acme/data/x y.csv")),
+        ("workspace://a/b", "c", ("workspace", "a%2Fb/c")),
+        ("workspace://a", "b/c", ("workspace", "a/b/c")),
+        (
+            "postgres://db:5432",
+            "sales.public.orders",
+            ("postgres://db:5432", "sales.public.orders"),
+        ),
+        (
+            "postgres://db:5432",
+            "sales.public.order lines",
+            ("postgres://db:5432", "sales.public.order%20lines"),
+        ),
+        ("kafka://k:9092", "clicks", ("kafka://k:9092", "clicks")),
+        ("s3://bucket", "raw/a (1).parquet", ("s3", "bucket/raw/a %281%29.parquet")),
+        ("gs://bucket", "k", ("gcs", "bucket/k")),
+        ("abfss://raw@acme.dfs.core.windows.net", "x", ("abs", "raw@acme.dfs.core.windows.net/x")),
+        ("hdfs://nn:8020", "/warehouse/t", ("hdfs", "nn:8020/warehouse/t")),
+        ("file://nas-1", "/share/o.csv", ("file", "nas-1/share/o.csv")),
+        ("file", "/srv/q1, q2 100%.csv", ("file", "/srv/q1%2C q2 100%25.csv")),
+        ("bigquery", "p.d.t", ("bigquery", "p.d.t")),
+    ],
+)
+def test_datasets_are_named_as_datahub_names_them(
+    namespace: str, name: str, expected: tuple[str, str]
+) -> None:
     assert datahub.dataset(namespace, name) == expected
 
 

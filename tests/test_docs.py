@@ -54,9 +54,11 @@ def check(words: list[str]) -> str | None:
     for word in words:
         if word.startswith("-"):
             name = word.split("=")[0]
-            if name in ("-h", "--help") or any(name in p.opts or name in p.secondary_opts
-                                                for p in command.get_params(ctx)
-                                                if isinstance(p, click.Option)):
+            if name in ("-h", "--help") or any(
+                name in p.opts or name in p.secondary_opts
+                for p in command.get_params(ctx)
+                if isinstance(p, click.Option)
+            ):
                 continue
             if name == "-w" or name == "--workspace" or name in ("-V", "--version"):
                 continue
@@ -65,8 +67,11 @@ def check(words: list[str]) -> str | None:
             sub = command.get_command(ctx, word)
             if sub is None:
                 if "|" in word or "[" in word:  # settings list|get|set|unset
-                    missing = [w for w in word.strip("[]").split("|")
-                               if command.get_command(ctx, w) is None]
+                    missing = [
+                        w
+                        for w in word.strip("[]").split("|")
+                        if command.get_command(ctx, w) is None
+                    ]
                     return f"{' '.join(words)}: no command {missing}" if missing else None
                 return f"{' '.join(words)}: no command {word!r}"
             command = sub
@@ -77,8 +82,7 @@ def test_every_command_and_option_shown_exists() -> None:
     shown = [(page.name, words) for page in PAGES for words in shown_commands(page)]
     assert len(shown) > 30, "the pages show commands"
     assert check(["export", "--bogus"]) and check(["exprot"]), "the check finds what is not there"
-    wrong = [f"{name}: {problem}" for name, words in shown
-             if (problem := check(words)) is not None]
+    wrong = [f"{name}: {problem}" for name, words in shown if (problem := check(words)) is not None]
     assert not wrong, "\n".join(wrong)
 
 
@@ -108,8 +112,11 @@ def clean_clone(into: Path) -> Path:
     import shutil
     import subprocess
 
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
-                            check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
     clone = into / "main"
     for name in filter(None, listed):
         source = ROOT / name
@@ -136,20 +143,31 @@ def test_the_readme_commands_work_as_written_on_a_fresh_clone(tmp_path: Path) ->
         pytest.skip("not a git checkout: no clean clone to make")
     clone = clean_clone(tmp_path)
     (first,) = readme_blocks("Two commands")
-    setup = "\n".join(line for line in first.splitlines()
-                      if not line.lstrip().startswith(("#", RUNS_ITSELF)))
+    setup = "\n".join(
+        line for line in first.splitlines() if not line.lstrip().startswith(("#", RUNS_ITSELF))
+    )
     workspace = tmp_path / "workspace"
     shutil.copytree(ROOT / "demo" / "acme-analytics", workspace)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENLINEAGE", "XDG_", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENLINEAGE", "XDG_", "VIRTUAL_ENV", "PYTHONPATH"))
+    }
     env |= {"HOME": str(tmp_path / "home"), "OPENLINEAGE_EXPORT_SECRETS": "file"}
 
     def sh(script: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone,
-                              env=env | extra, input="a-key-for-the-readme\n",
-                              capture_output=True, text=True, timeout=900)
-        assert proc.returncode == 0, f"{script}\nexit {proc.returncode}\n{proc.stdout}\n" \
-                                     f"{proc.stderr}"
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=clone,
+            env=env | extra,
+            input="a-key-for-the-readme\n",
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert proc.returncode == 0, (
+            f"{script}\nexit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        )
         return proc
 
     demo = sh(setup)
@@ -160,9 +178,11 @@ def test_the_readme_commands_work_as_written_on_a_fresh_clone(tmp_path: Path) ->
         sh(command)
     with FakeServer() as first_server, FakeServer() as other_server:
         (using,) = readme_blocks("Using it")
-        script = (using.replace("WORKSPACE", shlex.quote(str(workspace)))
-                  .replace("http://localhost:5000", first_server.url)
-                  .replace("http://other:5000", other_server.url))
+        script = (
+            using.replace("WORKSPACE", shlex.quote(str(workspace)))
+            .replace("http://localhost:5000", first_server.url)
+            .replace("http://other:5000", other_server.url)
+        )
         sh(script)
         assert first_server.requests and other_server.requests, "both exports sent"
     assert (workspace / "events.jsonl").stat().st_size > 0

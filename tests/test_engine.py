@@ -26,14 +26,22 @@ from openlineage_export.secrecy import Redactor
 from openlineage_export.translate.events import TranslatedRun
 
 
-def run(name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
-        events: int = 3) -> TranslatedRun:
+def run(
+    name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (), events: int = 3
+) -> TranslatedRun:
     def named(names: tuple[str, ...]) -> list[dict[str, Any]]:
         return [{"namespace": "ns", "name": n} for n in names]
 
-    return TranslatedRun(name, "p", name, "succeeded", [
-        {"eventType": "START", "n": i, "inputs": named(reads), "outputs": named(writes)}
-        for i in range(events)])
+    return TranslatedRun(
+        name,
+        "p",
+        name,
+        "succeeded",
+        [
+            {"eventType": "START", "n": i, "inputs": named(reads), "outputs": named(writes)}
+            for i in range(events)
+        ],
+    )
 
 
 class Scripted:
@@ -42,8 +50,13 @@ class Scripted:
     name = "scripted"
     redact = Redactor()
 
-    def __init__(self, concurrency: int = 4, seconds: dict[str, float] | None = None,
-                 default: float = 0.01, event_legs: bool = False) -> None:
+    def __init__(
+        self,
+        concurrency: int = 4,
+        seconds: dict[str, float] | None = None,
+        default: float = 0.01,
+        event_legs: bool = False,
+    ) -> None:
         self.concurrency = concurrency
         self.event_legs = event_legs
         self.spans: list[tuple[str, int, float, float]] = []
@@ -97,9 +110,14 @@ class Scripted:
         self.closed += 1
 
 
-def deliver(runs: Iterator[tuple[TranslatedRun, str]], destination: Scripted,
-            on_outcome: Any, cancel: threading.Event) -> None:
+def deliver(
+    runs: Iterator[tuple[TranslatedRun, str]],
+    destination: Scripted,
+    on_outcome: Any,
+    cancel: threading.Event,
+) -> None:
     """What ``engine.deliver`` does (start, send every run, close), on the virtual clock."""
+
     async def whole() -> None:
         try:
             await deliver_async(runs, destination, on_outcome, cancel)
@@ -109,11 +127,16 @@ def deliver(runs: Iterator[tuple[TranslatedRun, str]], destination: Scripted,
     run_on_virtual_clock(whole())
 
 
-def send_all(destination: Scripted, runs: list[TranslatedRun],
-             cancel: threading.Event | None = None) -> dict[str, RunOutcome]:
+def send_all(
+    destination: Scripted, runs: list[TranslatedRun], cancel: threading.Event | None = None
+) -> dict[str, RunOutcome]:
     outcomes: dict[str, RunOutcome] = {}
-    deliver(((r, r.run_id) for r in runs), destination,
-            lambda r, tag, o: outcomes.__setitem__(tag, o), cancel or threading.Event())
+    deliver(
+        ((r, r.run_id) for r in runs),
+        destination,
+        lambda r, tag, o: outcomes.__setitem__(tag, o),
+        cancel or threading.Event(),
+    )
     return outcomes
 
 
@@ -138,8 +161,10 @@ def test_every_run_arrives_whole_and_in_order_and_the_destination_is_opened_and_
 
 def test_independent_runs_go_in_parallel_up_to_the_concurrency() -> None:
     destination = Scripted(concurrency=5, default=0.05)
-    send_all(destination, [run(f"r{i}", reads=("shared-source",), writes=(f"out{i}",))
-                           for i in range(20)])
+    send_all(
+        destination,
+        [run(f"r{i}", reads=("shared-source",), writes=(f"out{i}",)) for i in range(20)],
+    )
     assert destination.most_in_flight == 5
 
 
@@ -147,18 +172,25 @@ def test_independent_runs_go_in_parallel_up_to_the_concurrency() -> None:
 def test_conflicting_runs_never_overlap_and_keep_the_trails_order(seed: int) -> None:
     rng = random.Random(seed)
     names = [f"d{i}" for i in range(5)]
-    runs = [run(f"r{i:02d}", reads=tuple(rng.sample(names, rng.randint(0, 2))),
-                writes=tuple(rng.sample(names, rng.randint(0, 1)))) for i in range(40)]
-    destination = Scripted(concurrency=6,
-                           seconds={r.run_id: rng.uniform(0.0, 0.03) for r in runs})
+    runs = [
+        run(
+            f"r{i:02d}",
+            reads=tuple(rng.sample(names, rng.randint(0, 2))),
+            writes=tuple(rng.sample(names, rng.randint(0, 1))),
+        )
+        for i in range(40)
+    ]
+    destination = Scripted(concurrency=6, seconds={r.run_id: rng.uniform(0.0, 0.03) for r in runs})
     outcomes = send_all(destination, runs)
     assert all(o.delivered for o in outcomes.values())
     overlapping_pairs = 0
     for i, earlier in enumerate(runs):
-        for later in runs[i + 1:]:
+        for later in runs[i + 1 :]:
             if conflicts(earlier, later):
-                assert destination.started[later.run_id] >= destination.finished[earlier.run_id], \
-                    (earlier.run_id, later.run_id)
+                assert destination.started[later.run_id] >= destination.finished[earlier.run_id], (
+                    earlier.run_id,
+                    later.run_id,
+                )
             elif destination.started[later.run_id] < destination.finished[earlier.run_id]:
                 overlapping_pairs += 1
     assert overlapping_pairs > 0, "runs that share nothing went in parallel"
@@ -166,12 +198,14 @@ def test_conflicting_runs_never_overlap_and_keep_the_trails_order(seed: int) -> 
 
 def test_a_slow_run_holds_back_only_the_runs_that_depend_on_it() -> None:
     destination = Scripted(concurrency=4, seconds={"writer": 0.5})
-    runs = [run("writer", writes=("x",)), run("reader", reads=("x",)),
-            *(run(f"free{i}", reads=("y",)) for i in range(6))]
+    runs = [
+        run("writer", writes=("x",)),
+        run("reader", reads=("x",)),
+        *(run(f"free{i}", reads=("y",)) for i in range(6)),
+    ]
     send_all(destination, runs)
     assert destination.started["reader"] >= destination.finished["writer"]
-    assert all(destination.finished[f"free{i}"] < destination.finished["writer"]
-               for i in range(6))
+    assert all(destination.finished[f"free{i}"] < destination.finished["writer"] for i in range(6))
 
 
 def test_runs_are_pulled_only_as_room_frees_up() -> None:
@@ -208,19 +242,29 @@ def test_a_configuration_error_mid_delivery_ends_it() -> None:
 
 @pytest.mark.parametrize("legs", [False, True])
 def test_any_error_in_a_send_is_that_runs_failure_and_none_is_left_unretrieved(
-        legs: bool, caplog: pytest.LogCaptureFixture) -> None:
+    legs: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     """Issue 30 (4): an OverflowError inside an HTTP client (a timeout of 1e16 s) was lost:
     "Task exception was never retrieved", "0 of 3 runs sent", exit 0."""
     destination = Scripted(concurrency=3, event_legs=legs)
-    destination.raise_for = {f"r{i}": OverflowError("Python int too large to convert to C long")
-                             for i in (1, 4)}
+    destination.raise_for = {
+        f"r{i}": OverflowError("Python int too large to convert to C long") for i in (1, 4)
+    }
     destination.raise_for["r6"] = RuntimeError("")
     with caplog.at_level("ERROR", logger="asyncio"):
         result = send_all(destination, [run(f"r{i}") for i in range(8)])
         gc.collect()  # where asyncio says an exception of a task was never retrieved
     assert sorted(result) == [f"r{i}" for i in range(8)], "every run has an outcome"
-    assert result["r1"] == result["r4"] == RunOutcome(0, (
-        "failed inside the exporter (OverflowError: Python int too large to convert to C long)"))
+    assert (
+        result["r1"]
+        == result["r4"]
+        == RunOutcome(
+            0,
+            (
+                "failed inside the exporter (OverflowError: Python int too large to convert to C long)"
+            ),
+        )
+    )
     assert result["r6"] == RunOutcome(0, "failed inside the exporter (RuntimeError)")
     assert all(result[f"r{i}"].delivered for i in (0, 2, 3, 5, 7))
     assert destination.closed == 1
@@ -234,8 +278,9 @@ def test_any_error_in_a_send_that_never_waits_is_that_runs_failure() -> None:
     destination = Writes(concurrency=1)
     destination.raise_for = {"r1": ValueError("I/O operation on closed file")}
     result = send_all(destination, [run(f"r{i}") for i in range(3)])
-    assert result["r1"] == RunOutcome(0, "failed inside the exporter (ValueError: I/O "
-                                         "operation on closed file)")
+    assert result["r1"] == RunOutcome(
+        0, "failed inside the exporter (ValueError: I/O operation on closed file)"
+    )
     assert result["r0"].delivered and result["r2"].delivered
 
 
@@ -244,8 +289,10 @@ def test_an_error_in_a_send_is_shown_with_the_secrets_masked() -> None:
     destination.redact = Redactor("sk-live-4f9a1c2e7b")
     destination.raise_for = {"r0": ValueError("bad header 'Bearer sk-live-4f9a1c2e7b'\nnext")}
     result = send_all(destination, [run("r0")])
-    assert result["r0"].error == "failed inside the exporter (ValueError: bad header " \
-                                 "'Bearer ***' next)"
+    assert (
+        result["r0"].error == "failed inside the exporter (ValueError: bad header "
+        "'Bearer ***' next)"
+    )
 
 
 def test_an_error_handing_an_outcome_over_ends_the_delivery_loudly() -> None:
@@ -256,8 +303,12 @@ def test_an_error_handing_an_outcome_over_ends_the_delivery_loudly() -> None:
             raise KeyError("the recorder's own bug")
 
     with pytest.raises(KeyError, match="the recorder's own bug"):
-        deliver(((r, r.run_id) for r in [run(f"r{i}") for i in range(10)]), destination,
-                on_outcome, threading.Event())
+        deliver(
+            ((r, r.run_id) for r in [run(f"r{i}") for i in range(10)]),
+            destination,
+            on_outcome,
+            threading.Event(),
+        )
     assert destination.closed == 1
 
 
@@ -279,14 +330,21 @@ def test_a_cancel_abandons_requests_that_never_get_an_answer() -> None:
 def pipeline_run(name: str, stages: int = 3, refused_at: int | None = None) -> TranslatedRun:
     """A run of a chain pipeline: its START, then stage k reads d{k-1} and writes d{k} (its
     START and its end both say so), then its end, which names no dataset."""
+
     def named(*names: str) -> list[dict[str, Any]]:
         return [{"namespace": "ns", "name": n} for n in names]
 
     events = [{"eventType": "START", "n": 0, "inputs": [], "outputs": []}]
     for k in range(1, stages + 1):
         for end in (False, True):
-            events.append({"eventType": "COMPLETE" if end else "START", "n": len(events),
-                           "inputs": named(f"d{k - 1}"), "outputs": named(f"d{k}")})
+            events.append(
+                {
+                    "eventType": "COMPLETE" if end else "START",
+                    "n": len(events),
+                    "inputs": named(f"d{k - 1}"),
+                    "outputs": named(f"d{k}"),
+                }
+            )
     events.append({"eventType": "COMPLETE", "n": len(events), "inputs": [], "outputs": []})
     return TranslatedRun(name, "p", name, "succeeded", events)
 
@@ -301,11 +359,13 @@ def serial_conflicts(runs: list[TranslatedRun]) -> list[tuple[tuple[str, int], t
             writes = {d["name"] for d in event["outputs"]}
             for name in {d["name"] for d in event["inputs"]} | writes:
                 first = name not in touched
-                touched.setdefault(name, []).append(((r.run_id, event["n"]), first or name in writes))
+                touched.setdefault(name, []).append(
+                    ((r.run_id, event["n"]), first or name in writes)
+                )
     pairs = []
     for sequence in touched.values():
         for i, (earlier, wrote) in enumerate(sequence):
-            for later, writes in sequence[i + 1:]:
+            for later, writes in sequence[i + 1 :]:
                 if earlier[0] != later[0] and (wrote or writes):
                     pairs.append((earlier, later))
     return pairs
@@ -331,8 +391,10 @@ def test_in_legs_the_next_run_of_a_pipeline_starts_before_the_earlier_one_ends()
         assert [n for rid, n in destination.events if rid == r.run_id] == list(range(8))
     assert check_causal_order(destination, runs) > 100
     spans = {(rid, n): (began, ended) for rid, n, began, ended in destination.spans}
-    overlapping = sum(spans[(later.run_id, 1)][0] < spans[(earlier.run_id, 7)][1]
-                      for earlier, later in pairwise(runs))
+    overlapping = sum(
+        spans[(later.run_id, 1)][0] < spans[(earlier.run_id, 7)][1]
+        for earlier, later in pairwise(runs)
+    )
     assert overlapping == len(runs) - 1  # every run's first stage went before the last one ended
 
     whole = Scripted(concurrency=4, default=0.02 * 8)  # the same, a run at a time
@@ -346,19 +408,31 @@ def test_in_legs_conflicting_events_keep_the_trails_order(seed: int) -> None:
     names = [f"d{i}" for i in range(6)]
 
     def event(n: int) -> dict[str, Any]:
-        return {"eventType": "START", "n": n,
-                "inputs": [{"namespace": "ns", "name": d}
-                           for d in rng.sample(names, rng.randint(0, 2))],
-                "outputs": [{"namespace": "ns", "name": d}
-                            for d in rng.sample(names, rng.randint(0, 1))]}
+        return {
+            "eventType": "START",
+            "n": n,
+            "inputs": [
+                {"namespace": "ns", "name": d} for d in rng.sample(names, rng.randint(0, 2))
+            ],
+            "outputs": [
+                {"namespace": "ns", "name": d} for d in rng.sample(names, rng.randint(0, 1))
+            ],
+        }
 
-    runs = [TranslatedRun(f"r{i:02d}", "p", f"r{i:02d}", "succeeded",
-                          [event(n) for n in range(rng.randint(1, 6))]) for i in range(40)]
-    destination = Scripted(concurrency=6, event_legs=True,
-                           seconds={r.run_id: rng.uniform(0.0, 0.03) for r in runs})
+    runs = [
+        TranslatedRun(
+            f"r{i:02d}", "p", f"r{i:02d}", "succeeded", [event(n) for n in range(rng.randint(1, 6))]
+        )
+        for i in range(40)
+    ]
+    destination = Scripted(
+        concurrency=6, event_legs=True, seconds={r.run_id: rng.uniform(0.0, 0.03) for r in runs}
+    )
     outcomes = send_all(destination, runs)
-    assert all(o.delivered and o.accepted == len(r.events) for r, o in
-               zip(runs, (outcomes[r.run_id] for r in runs), strict=True))
+    assert all(
+        o.delivered and o.accepted == len(r.events)
+        for r, o in zip(runs, (outcomes[r.run_id] for r in runs), strict=True)
+    )
     assert check_causal_order(destination, runs) > 0
 
 

@@ -27,8 +27,10 @@ def demo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def environ(tmp_path: Path) -> dict[str, str]:
-    return {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
-            "OPENLINEAGE_TRANSPORT": "file"}
+    return {
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+        "OPENLINEAGE_TRANSPORT": "file",
+    }
 
 
 def dry_run(root: Path) -> bytes:
@@ -43,7 +45,8 @@ def export(root: Path, environ: dict[str, str], **extra: str) -> ExportReport:
 
 
 def test_a_file_gets_the_dry_runs_bytes_and_the_next_export_appends_nothing(
-        demo: Path, environ: dict[str, str]) -> None:
+    demo: Path, environ: dict[str, str]
+) -> None:
     report = export(demo, environ, OPENLINEAGE_FILE_PATH="out/events.jsonl")
     target = demo / "out" / "events.jsonl"
     assert report.exit_code == 0 and report.never_run == ["churn-model"]
@@ -56,8 +59,9 @@ def test_a_file_gets_the_dry_runs_bytes_and_the_next_export_appends_nothing(
     assert target.read_bytes() == dry_run(demo)
 
 
-def test_a_changed_run_is_appended_whole(ws: WorkspaceMaker, environ: dict[str, str],
-                                         tmp_path: Path) -> None:
+def test_a_changed_run_is_appended_whole(
+    ws: WorkspaceMaker, environ: dict[str, str], tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record("a"), run_record("b", status="running")])
     target = tmp_path / "events.jsonl"
     assert export(ws.root, environ, OPENLINEAGE_FILE_PATH=str(target)).exit_code == 0
@@ -65,18 +69,25 @@ def test_a_changed_run_is_appended_whole(ws: WorkspaceMaker, environ: dict[str, 
     ws.segment("000002.jsonl", [run_record("b")])  # b has ended
     report = export(ws.root, environ, OPENLINEAGE_FILE_PATH=str(target))
     assert (report.runs_sent, report.runs_unchanged) == (1, 1)
-    appended = target.read_bytes()[len(first):]
+    appended = target.read_bytes()[len(first) :]
     events = [json.loads(line) for line in appended.splitlines()]
     assert {e["eventType"] for e in events} == {"START", "COMPLETE"}
     assert events[-1]["eventType"] == "COMPLETE" and events[-1]["job"]["name"] == "daily-sales"
 
 
 def test_a_folder_gets_rotating_files_that_never_split_a_run(
-        demo: Path, environ: dict[str, str], tmp_path: Path) -> None:
+    demo: Path, environ: dict[str, str], tmp_path: Path
+) -> None:
     folder = demo / ".workspace" / "exports"  # the only place a workspace writes to
-    (demo / ".workspace" / "settings.json").write_text(json.dumps({
-        "openlineage.transport": "file", "openlineage.file.path": f"{folder}/",
-        "openlineage.file.maxBytes": 16 * 1024}))
+    (demo / ".workspace" / "settings.json").write_text(
+        json.dumps(
+            {
+                "openlineage.transport": "file",
+                "openlineage.file.path": f"{folder}/",
+                "openlineage.file.maxBytes": 16 * 1024,
+            }
+        )
+    )
     report = export(demo, {"OPENLINEAGE_EXPORT_STATE_DIR": environ["OPENLINEAGE_EXPORT_STATE_DIR"]})
     assert report.runs_sent == 31 and report.destination == folder.as_uri() + "/"
     files = sorted(folder.iterdir())
@@ -91,13 +102,15 @@ def test_a_folder_gets_rotating_files_that_never_split_a_run(
 
 
 def test_without_a_path_the_file_kind_is_a_configuration_error(
-        demo: Path, environ: dict[str, str]) -> None:
+    demo: Path, environ: dict[str, str]
+) -> None:
     with pytest.raises(ConfigError, match="set openlineage.file.path"):
         export(demo, environ)
 
 
-def test_a_path_that_cannot_be_written_is_named(demo: Path, environ: dict[str, str],
-                                                tmp_path: Path) -> None:
+def test_a_path_that_cannot_be_written_is_named(
+    demo: Path, environ: dict[str, str], tmp_path: Path
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     with pytest.raises(ConfigError, match=r"openlineage\.file\.path: cannot write to .*a-file"):

@@ -44,10 +44,17 @@ RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 DELETE = object()
 """A mutation that removes the field."""
 
-FUZZ = settings(max_examples=60, deadline=None, database=None,
-                phases=[Phase.explicit, Phase.generate, Phase.shrink],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.large_base_example])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
 
 
 # -- what a line is, by the contract ----------------------------------------------------------
@@ -93,11 +100,16 @@ def dumps(value: Any, ascii_only: bool) -> bytes:
 
 identifiers = st.text(min_size=1, max_size=12)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
     | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                 max_size=3),
-    max_leaves=8)
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 parameters = st.dictionaries(st.text(max_size=8), json_values, max_size=3)
 
 
@@ -107,18 +119,41 @@ def times(draw: st.DrawFn) -> str:
     moment = draw(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2199, 1, 1)))
     fraction = draw(st.text("0123456789", max_size=9))
     # Offsets up to ±23:59, as RFC 3339 allows (beyond ±18:00 they are sent in UTC).
-    offset = draw(st.sampled_from(["Z", "z"]) | st.builds(
-        lambda sign, minutes: f"{sign}{minutes // 60:02d}:{minutes % 60:02d}",
-        st.sampled_from("+-"), st.integers(0, 18 * 60) | st.integers(18 * 60, 24 * 60 - 1)))
-    return (f"{moment:%Y-%m-%d}{draw(st.sampled_from('Tt '))}{moment:%H:%M:%S}"
-            + (f".{fraction}" if fraction else "") + offset)
+    offset = draw(
+        st.sampled_from(["Z", "z"])
+        | st.builds(
+            lambda sign, minutes: f"{sign}{minutes // 60:02d}:{minutes % 60:02d}",
+            st.sampled_from("+-"),
+            st.integers(0, 18 * 60) | st.integers(18 * 60, 24 * 60 - 1),
+        )
+    )
+    return (
+        f"{moment:%Y-%m-%d}{draw(st.sampled_from('Tt '))}{moment:%H:%M:%S}"
+        + (f".{fraction}" if fraction else "")
+        + offset
+    )
 
 
 datasets = identifiers | st.builds(
     "{}://{}/{}".format,
-    st.sampled_from(["s3", "s3a", "gs", "postgres", "mysql", "kafka", "file", "hdfs", "abfss",
-                     "bigquery", "x-custom"]),
-    st.text(max_size=10), st.text(max_size=10))
+    st.sampled_from(
+        [
+            "s3",
+            "s3a",
+            "gs",
+            "postgres",
+            "mysql",
+            "kafka",
+            "file",
+            "hdfs",
+            "abfss",
+            "bigquery",
+            "x-custom",
+        ]
+    ),
+    st.text(max_size=10),
+    st.text(max_size=10),
+)
 
 
 def _maybe(draw: st.DrawFn, record: dict[str, Any], key: str, strategy: Any) -> None:
@@ -141,8 +176,15 @@ def accesses(draw: st.DrawFn, write: bool) -> dict[str, Any]:
     if write:
         _maybe(draw, access, "rows", st.integers(0, 2**63 - 1))
         _maybe(draw, access, "bytes", st.integers(0, 2**63 - 1))
-        _maybe(draw, access, "schema", st.lists(st.fixed_dictionaries(
-            {"name": identifiers}, optional={"type": identifiers}), max_size=3))
+        _maybe(
+            draw,
+            access,
+            "schema",
+            st.lists(
+                st.fixed_dictionaries({"name": identifiers}, optional={"type": identifiers}),
+                max_size=3,
+            ),
+        )
     return access
 
 
@@ -173,13 +215,21 @@ def good_runs(draw: st.DrawFn, trace_id: str) -> dict[str, Any]:
     """A record the contract accepts, of any shape it allows."""
     status = draw(st.sampled_from(["succeeded", "failed", "cancelled", "running"]))
     record: dict[str, Any] = {
-        "kind": "run", "traceId": trace_id, "status": status, "startedAt": draw(times()),
-        "pipeline": draw(st.sampled_from(["daily-sales", "never"]) | identifiers)}
+        "kind": "run",
+        "traceId": trace_id,
+        "status": status,
+        "startedAt": draw(times()),
+        "pipeline": draw(st.sampled_from(["daily-sales", "never"]) | identifiers),
+    }
     if status != "running":
         record["endedAt"] = draw(times())
     _maybe(draw, record, "recordedAt", times() | json_values)  # not the exporter's business
-    _maybe(draw, record, "engine", st.fixed_dictionaries({"name": identifiers},
-                                                         optional={"version": identifiers}))
+    _maybe(
+        draw,
+        record,
+        "engine",
+        st.fixed_dictionaries({"name": identifiers}, optional={"version": identifiers}),
+    )
     _maybe(draw, record, "trigger", identifiers)
     _maybe(draw, record, "parameters", parameters)
     if status in ("failed", "cancelled"):
@@ -193,11 +243,21 @@ def good_runs(draw: st.DrawFn, trace_id: str) -> dict[str, Any]:
 
 ARABIC_2026 = "\u0662\u0660\u0662\u0666"
 FULLWIDTH_2026 = "\uff12\uff10\uff12\uff16"
-BAD_TIMES = ["2026-11-02T02:00:00", "2026-02-30T00:00:00Z", "2026-11-02T24:00:00Z",
-             "2026-11-02T02:00:00+24:00", f"{ARABIC_2026}-11-02T02:00:00Z",
-             f"{FULLWIDTH_2026}-11-02t02:00:00z",
-             "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "", "yesterday", 5,
-             "2026-11-02T02:00:00.1234567890Z", "2026-11-02"]
+BAD_TIMES = [
+    "2026-11-02T02:00:00",
+    "2026-02-30T00:00:00Z",
+    "2026-11-02T24:00:00Z",
+    "2026-11-02T02:00:00+24:00",
+    f"{ARABIC_2026}-11-02T02:00:00Z",
+    f"{FULLWIDTH_2026}-11-02t02:00:00z",
+    "0001-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-01:00",
+    "",
+    "yesterday",
+    5,
+    "2026-11-02T02:00:00.1234567890Z",
+    "2026-11-02",
+]
 NOT_TEXT = [5, [], {}, True, 1.5]
 
 # (where, bad values): ``where`` is a key of the record or ``stages.<key>`` of its first stage.
@@ -208,12 +268,33 @@ MUTATIONS: list[tuple[str, list[Any]]] = [
     ("status", [DELETE, None, "bogus", "Succeeded", " succeeded", *NOT_TEXT]),
     ("startedAt", [DELETE, None, *BAD_TIMES]),
     ("endedAt", [DELETE, None, *BAD_TIMES]),
-    ("engine", [5, "hub", [], {"version": "1"}, {"name": 5}, {"name": ""},
-                {"name": "hub", "version": 4.2}]),
+    (
+        "engine",
+        [
+            5,
+            "hub",
+            [],
+            {"version": "1"},
+            {"name": 5},
+            {"name": ""},
+            {"name": "hub", "version": 4.2},
+        ],
+    ),
     ("trigger", ["", *NOT_TEXT]),
     ("parameters", [5, "x", [], True]),
-    ("error", ["boom", 5, [], {"type": "x"}, {"message": 5}, {"message": ""},
-               {"message": "m", "stackTrace": 5}, {"message": "m", "programmingLanguage": []}]),
+    (
+        "error",
+        [
+            "boom",
+            5,
+            [],
+            {"type": "x"},
+            {"message": 5},
+            {"message": ""},
+            {"message": "m", "stackTrace": 5},
+            {"message": "m", "programmingLanguage": []},
+        ],
+    ),
     ("stages", [{}, "x", 5, [5], [[]], [None]]),
     ("stages.stage", [DELETE, None, "", *NOT_TEXT]),
     ("stages.status", [DELETE, None, "bogus", *NOT_TEXT]),
@@ -221,15 +302,33 @@ MUTATIONS: list[tuple[str, list[Any]]] = [
     ("stages.startedAt", [DELETE, None, *BAD_TIMES]),
     ("stages.endedAt", [DELETE, None, *BAD_TIMES]),
     ("stages.parameters", [5, [], "x"]),
-    ("stages.reads", [{}, 5, [5], [{"digest": "x"}], [{"dataset": 5}], [{"dataset": ""}],
-                      [{"dataset": "a", "digest": 5}]]),
-    ("stages.writes", [[{"dataset": "a", "rows": -1}], [{"dataset": "a", "rows": "3"}],
-                       [{"dataset": "a", "bytes": 1.5}], [{"dataset": "a", "rows": 2**64}],
-                       [{"dataset": "a", "bytes": 2**63}], [{"dataset": "a", "schema": "x"}],
-                       [{"dataset": "a", "schema": [5]}],
-                       [{"dataset": "a", "schema": [{"type": "x"}]}],
-                       [{"dataset": "a", "schema": [{"name": ""}]}],
-                       [{"dataset": "a", "schema": [{"name": "id", "type": 5}]}]]),
+    (
+        "stages.reads",
+        [
+            {},
+            5,
+            [5],
+            [{"digest": "x"}],
+            [{"dataset": 5}],
+            [{"dataset": ""}],
+            [{"dataset": "a", "digest": 5}],
+        ],
+    ),
+    (
+        "stages.writes",
+        [
+            [{"dataset": "a", "rows": -1}],
+            [{"dataset": "a", "rows": "3"}],
+            [{"dataset": "a", "bytes": 1.5}],
+            [{"dataset": "a", "rows": 2**64}],
+            [{"dataset": "a", "bytes": 2**63}],
+            [{"dataset": "a", "schema": "x"}],
+            [{"dataset": "a", "schema": [5]}],
+            [{"dataset": "a", "schema": [{"type": "x"}]}],
+            [{"dataset": "a", "schema": [{"name": ""}]}],
+            [{"dataset": "a", "schema": [{"name": "id", "type": 5}]}],
+        ],
+    ),
     ("stages.error", ["x", {"type": "y"}]),
     ("stages.twice", [True]),
 ]
@@ -268,8 +367,9 @@ def deep(depth: int) -> Any:
 @st.composite
 def hostile_lines(draw: st.DrawFn, fresh_trace_id: Callable[[], str]) -> Line:
     """A line that is not a good record of a known trace id (or a good one of a fresh id)."""
-    choice = draw(st.sampled_from(["bytes", "not-object", "spoilt", "deep", "other-kind",
-                                   "blank", "big"]))
+    choice = draw(
+        st.sampled_from(["bytes", "not-object", "spoilt", "deep", "other-kind", "blank", "big"])
+    )
     ascii_only = draw(st.booleans())
     if choice == "bytes":
         data = draw(st.binary(max_size=120)).replace(b"\n", b" ")
@@ -293,8 +393,9 @@ def hostile_lines(draw: st.DrawFn, fresh_trace_id: Callable[[], str]) -> Line:
         if where == "top":
             return Line(nested.encode(), "bad")
         if where == "other-kind":
-            return Line(f'{{"kind":"note","deep":{nested}}}'.encode(),
-                        "ignored" if depth <= 300 else "bad")
+            return Line(
+                f'{{"kind":"note","deep":{nested}}}'.encode(), "ignored" if depth <= 300 else "bad"
+            )
         trace_id = fresh_trace_id()
         record = dumps(draw(good_runs(trace_id)) | {"parameters": {"p": 0}}, ascii_only)
         data = record.replace(b'{"p": 0}', f'{{"p": {nested}}}'.encode(), 1)
@@ -330,8 +431,13 @@ def trails(draw: st.DrawFn) -> list[Line]:
         return text
 
     lines = []
-    for step in draw(st.lists(st.sampled_from(["new", "new", "again", "repeat", "spoil",
-                                               "hostile", "hostile"]), min_size=1, max_size=14)):
+    for step in draw(
+        st.lists(
+            st.sampled_from(["new", "new", "again", "repeat", "spoil", "hostile", "hostile"]),
+            min_size=1,
+            max_size=14,
+        )
+    ):
         ascii_only = draw(st.booleans())
         if step in ("again", "repeat", "spoil") and not known:
             step = "new"
@@ -368,8 +474,12 @@ class Layout:
     torn: bytes = b""
 
     def positions(self, expect: str) -> set[tuple[str, int]]:
-        return {(f"{AUDIT}/{name}", number) for name, lines in self.segments.items()
-                for number, line in enumerate(lines, 1) if line.expect == expect}
+        return {
+            (f"{AUDIT}/{name}", number)
+            for name, lines in self.segments.items()
+            for number, line in enumerate(lines, 1)
+            if line.expect == expect
+        }
 
     def winners(self) -> list[bytes]:
         """Each trace id's last good record, in trail order."""
@@ -459,47 +569,67 @@ def layouts(draw: st.DrawFn) -> Layout:
         start = end
     if draw(st.booleans()):
         record = dumps(run_record("torn-tail"), True)
-        layout.torn = record[:draw(st.integers(1, len(record) - 1))]
+        layout.torn = record[: draw(st.integers(1, len(record) - 1))]
     return layout
 
 
 @FUZZ
 @given(layout=layouts())
 def test_hostile_trails_name_every_bad_line_and_export_every_good_run(
-        tmp_path_factory: pytest.TempPathFactory, layout: Layout) -> None:
+    tmp_path_factory: pytest.TempPathFactory, layout: Layout
+) -> None:
     check_export(tmp_path_factory.mktemp("fuzz"), layout)
 
 
 @settings(FUZZ, max_examples=25)
 @given(good=st.lists(st.integers(0, 3), min_size=2, max_size=6), cut=st.floats(0, 1))
 def test_truncated_gzip_segment_keeps_what_it_can_and_the_other_segments(
-        tmp_path_factory: pytest.TempPathFactory, good: list[int], cut: float) -> None:
+    tmp_path_factory: pytest.TempPathFactory, good: list[int], cut: float
+) -> None:
     tmp = tmp_path_factory.mktemp("gz")
-    first = [dumps(run_record(f"gz-{i}", stages=[stage_record(attempt=a + 1)]), True)
-             for i, a in enumerate(good)]
+    first = [
+        dumps(run_record(f"gz-{i}", stages=[stage_record(attempt=a + 1)]), True)
+        for i, a in enumerate(good)
+    ]
     second = [dumps(run_record(f"plain-{i}"), True) for i in range(2)]
-    maker = write(tmp / "ws", Layout({"000001.jsonl.gz": [], "000002.jsonl": [
-        Line(r, "run", f"plain-{i}") for i, r in enumerate(second)]}))
+    maker = write(
+        tmp / "ws",
+        Layout(
+            {
+                "000001.jsonl.gz": [],
+                "000002.jsonl": [Line(r, "run", f"plain-{i}") for i, r in enumerate(second)],
+            }
+        ),
+    )
     whole = gzip.compress(b"".join(r + b"\n" for r in first), mtime=0)
     # At least one byte (an empty file is an empty segment), at most all but the last.
-    (maker.audit / "000001.jsonl.gz").write_bytes(whole[:1 + int((len(whole) - 2) * cut)])
+    (maker.audit / "000001.jsonl.gz").write_bytes(whole[: 1 + int((len(whole) - 2) * cut)])
     report, bad, events = dry_run(tmp / "ws")
     check_events(events)
     assert bad and all(entry.file == f"{AUDIT}/000001.jsonl.gz" for entry in bad)
     assert any("truncated or corrupt" in entry.reason for entry in bad)
-    exported = {e["run"]["facets"]["tags"]["tags"][0]["value"] for e in check_events(events)
-                if "parent" not in e["run"]["facets"]}
+    exported = {
+        e["run"]["facets"]["tags"]["tags"][0]["value"]
+        for e in check_events(events)
+        if "parent" not in e["run"]["facets"]
+    }
     kept = [r for i, r in enumerate(first) if f"gz-{i}" in exported]
-    assert kept == first[:len(kept)], "what survives a cut is a prefix of the segment"
+    assert kept == first[: len(kept)], "what survives a cut is a prefix of the segment"
     assert events == reference_events(tmp / "reference", kept + second)
     assert report.exit_code == 1
 
 
 def test_a_line_too_long_to_hold_is_one_bad_entry(tmp_path: Path) -> None:
     huge = b'{"kind":"run","traceId":"huge","padding":"' + b"x" * (33 * 1024 * 1024) + b'"}'
-    layout = Layout({"000001.jsonl": [Line(dumps(run_record("before"), True), "run", "before"),
-                                      Line(huge, "bad"),
-                                      Line(dumps(run_record("after"), True), "run", "after")]})
+    layout = Layout(
+        {
+            "000001.jsonl": [
+                Line(dumps(run_record("before"), True), "run", "before"),
+                Line(huge, "bad"),
+                Line(dumps(run_record("after"), True), "run", "after"),
+            ]
+        }
+    )
     check_export(tmp_path, layout)
 
 
@@ -509,17 +639,33 @@ def test_nesting_limit_is_the_same_wherever_the_line_is_read(tmp_path: Path) -> 
         record = dumps(run_record(trace_id, parameters={"p": 0}), True)
         return record.replace(b'{"p": 0}', b'{"p": ' + b"[" * lists + b"]" * lists + b"}")
 
-    check_export(tmp_path, Layout({"000001.jsonl": [
-        Line(nested("at-the-limit", 498), "run", "at-the-limit"),
-        Line(nested("over-the-limit", 499), "bad")]}))
+    check_export(
+        tmp_path,
+        Layout(
+            {
+                "000001.jsonl": [
+                    Line(nested("at-the-limit", 498), "run", "at-the-limit"),
+                    Line(nested("over-the-limit", 499), "bad"),
+                ]
+            }
+        ),
+    )
 
 
 def test_a_location_no_url_parser_takes_is_named_without_its_credentials(tmp_path: Path) -> None:
-    locations = ["postgres://admin:hunter2@[db/sales.public.orders?sslmode=require",
-                 "s3://key:hunter2@bucket\u2100/raw/o.parquet#frag"]
+    locations = [
+        "postgres://admin:hunter2@[db/sales.public.orders?sslmode=require",
+        "s3://key:hunter2@bucket\u2100/raw/o.parquet#frag",
+    ]
     maker = WorkspaceMaker(tmp_path / "ws")
-    maker.segment("000001.jsonl", [run_record("r", stages=[stage_record(
-        reads=[{"dataset": location} for location in locations])])])
+    maker.segment(
+        "000001.jsonl",
+        [
+            run_record(
+                "r", stages=[stage_record(reads=[{"dataset": location} for location in locations])]
+            )
+        ],
+    )
     report, bad, events = dry_run(maker.root)
     assert report.exit_code == 0 and not bad
     inputs = [(i["namespace"], i["name"]) for e in check_events(events) for i in e["inputs"]]
@@ -537,29 +683,51 @@ CURATED = [
     b"[" * 100_000 + b"]" * 100_000,
     b'{"kind":"run","traceId":"deep","pipeline":"p","status":"succeeded",'
     b'"startedAt":"2026-11-02T02:00:00Z","endedAt":"2026-11-02T02:00:01Z","parameters":{"p":'
-    + b"[" * 300 + b"]" * 300 + b"}}",
+    + b"[" * 300
+    + b"]" * 300
+    + b"}}",
     b'{"kind":"run","traceId":"big","pipeline":"p","status":"succeeded",'
     b'"startedAt":"2026-11-02T02:00:00Z","endedAt":"2026-11-02T02:00:01Z",'
     b'"parameters":{"n":123456789012345678901234567890}}',
     dumps(run_record("\u202eevil\x1b[2J\n", startedAt=f"{FULLWIDTH_2026}-11-02t02:00:00z"), False),
     dumps(run_record("year-one", startedAt="0001-01-01T00:00:00+01:00"), True),
-    dumps(run_record("s3-bad", stages=[stage_record(
-        reads=[{"dataset": "s3://[bucket/key"}, {"dataset": "postgres://h\u2100st/db.s.t"}])]),
-        False),
-    dumps(run_record("rows", stages=[stage_record(writes=[{"dataset": "a", "rows": 2**64}])]),
-          True),
+    dumps(
+        run_record(
+            "s3-bad",
+            stages=[
+                stage_record(
+                    reads=[
+                        {"dataset": "s3://[bucket/key"},
+                        {"dataset": "postgres://h\u2100st/db.s.t"},
+                    ]
+                )
+            ],
+        ),
+        False,
+    ),
+    dumps(
+        run_record("rows", stages=[stage_record(writes=[{"dataset": "a", "rows": 2**64}])]), True
+    ),
 ]
 
 
 def test_cli_dry_run_names_every_bad_entry_without_a_traceback(tmp_path: Path) -> None:
     layout = Layout({"000001.jsonl.gz": [], "000002.jsonl": []})
-    good = [dumps(run_record(f"good-{i}", status=s), i % 2 == 0)
-            for i, s in enumerate(["succeeded", "failed", "running", "cancelled"])]
+    good = [
+        dumps(run_record(f"good-{i}", status=s), i % 2 == 0)
+        for i, s in enumerate(["succeeded", "failed", "running", "cancelled"])
+    ]
     runs = {b"deep", b"big", b"s3-bad"}  # hostile, but good records: exported
     lines = [Line(good[0], "run", "good-0")]
     for data in CURATED:
-        trace = next((t for t in runs if b'"traceId":"' + t + b'"' in data
-                      or b'"traceId": "' + t + b'"' in data), None)
+        trace = next(
+            (
+                t
+                for t in runs
+                if b'"traceId":"' + t + b'"' in data or b'"traceId": "' + t + b'"' in data
+            ),
+            None,
+        )
         lines.append(Line(data, "run", trace.decode()) if trace else Line(data, "bad"))
     lines += [Line(g, "run", f"good-{i}") for i, g in enumerate(good) if i]
     layout.segments["000001.jsonl.gz"] = lines[:6]
@@ -567,13 +735,26 @@ def test_cli_dry_run_names_every_bad_entry_without_a_traceback(tmp_path: Path) -
     layout.torn = b'{"kind":"run","traceId":"half'
     write(tmp_path / "ws", layout)
     result = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", "export", "--dry-run", "-w",
-         str(tmp_path / "ws")], capture_output=True, env=_env(tmp_path), timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "openlineage_export",
+            "export",
+            "--dry-run",
+            "-w",
+            str(tmp_path / "ws"),
+        ],
+        capture_output=True,
+        env=_env(tmp_path),
+        timeout=300,
+    )
     stderr = result.stderr.decode("utf-8")
     assert result.returncode == 1, stderr
     assert "Traceback" not in stderr
-    printed = {(m.group(1), int(m.group(2))) for m in
-               re.finditer(r"^bad entry: (\S+):(\d+): \S", stderr, re.MULTILINE)}
+    printed = {
+        (m.group(1), int(m.group(2)))
+        for m in re.finditer(r"^bad entry: (\S+):(\d+): \S", stderr, re.MULTILINE)
+    }
     assert printed == layout.positions("bad"), stderr
     assert f"{len(printed)} bad entries on the audit trail were skipped" in stderr
     assert "\x1b" not in stderr, "a control character from the trail reached the terminal"
@@ -583,8 +764,10 @@ def test_cli_dry_run_names_every_bad_entry_without_a_traceback(tmp_path: Path) -
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    return env | {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
-                  "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config")}
+    return env | {
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+    }
 
 
 # -- a broken workspace: one clear line, the documented exit code -----------------------------
@@ -614,25 +797,39 @@ def _audit_is_a_file(maker: WorkspaceMaker) -> None:
     maker.audit.write_text("not a folder")
 
 
-@pytest.mark.parametrize(("breakage", "code", "says"), [
-    (_no_graph, 3, "graph.json not found"),
-    (_graph_not_json, 3, "graph.json is not JSON"),
-    (_settings_not_json, 2, "settings.json is not valid JSON"),
-    (_not_a_workspace, 3, "is not a workspace"),
-    (_audit_is_a_file, 3, "audit"),
-], ids=["no-graph", "graph-not-json", "settings-not-json", "not-a-workspace",
-        "audit-not-a-folder"])
+@pytest.mark.parametrize(
+    ("breakage", "code", "says"),
+    [
+        (_no_graph, 3, "graph.json not found"),
+        (_graph_not_json, 3, "graph.json is not JSON"),
+        (_settings_not_json, 2, "settings.json is not valid JSON"),
+        (_not_a_workspace, 3, "is not a workspace"),
+        (_audit_is_a_file, 3, "audit"),
+    ],
+    ids=[
+        "no-graph",
+        "graph-not-json",
+        "settings-not-json",
+        "not-a-workspace",
+        "audit-not-a-folder",
+    ],
+)
 @pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "export"])
 def test_broken_workspace_is_one_clear_line_and_the_documented_code(
-        ws: WorkspaceMaker, breakage: Callable[[WorkspaceMaker], None], code: int, says: str,
-        dry: bool, tmp_path: Path) -> None:
+    ws: WorkspaceMaker,
+    breakage: Callable[[WorkspaceMaker], None],
+    code: int,
+    says: str,
+    dry: bool,
+    tmp_path: Path,
+) -> None:
     ws.segment("000001.jsonl", [run_record("r1")])
     if breakage is not _settings_not_json:
         ws.settings({"openlineage.url": "http://127.0.0.1:9"})
     breakage(ws)
     result = CliRunner().invoke(
-        main, ["export", "-w", str(ws.root), *(["--dry-run"] if dry else [])],
-        env=_env(tmp_path))
+        main, ["export", "-w", str(ws.root), *(["--dry-run"] if dry else [])], env=_env(tmp_path)
+    )
     assert result.exit_code == code, result.output
     assert isinstance(result.exception, SystemExit), result.exception
     lines = result.stderr.splitlines()
@@ -641,14 +838,16 @@ def test_broken_workspace_is_one_clear_line_and_the_documented_code(
 
 
 def test_missing_workspace_folder(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["export", "--dry-run", "-w", str(tmp_path / "nowhere")],
-                                env=_env(tmp_path))
+    result = CliRunner().invoke(
+        main, ["export", "--dry-run", "-w", str(tmp_path / "nowhere")], env=_env(tmp_path)
+    )
     assert result.exit_code == 3
     assert result.stderr.count("\n") == 1 and "nowhere" in result.stderr
 
 
 def test_segment_that_cannot_be_read_is_named_and_the_rest_exported(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     # Tests may run as root, whom chmod 000 does not stop: a folder named like a segment
     # cannot be read by anyone.
     ws.segment("000001.jsonl", [run_record("r1")])
@@ -658,16 +857,26 @@ def test_segment_that_cannot_be_read_is_named_and_the_rest_exported(
     assert [(b.file, b.line) for b in bad] == [(f"{AUDIT}/000002.jsonl", 0)]
     assert bad[0].reason == "skipped: it is a folder, not a file of the audit trail"
     assert report.exit_code == 1 and report.runs_total == 2
-    assert events == reference_events(tmp_path / "ref", [dumps(run_record("r1"), False),
-                                                          dumps(run_record("r3"), False)])
+    assert events == reference_events(
+        tmp_path / "ref", [dumps(run_record("r1"), False), dumps(run_record("r3"), False)]
+    )
 
 
 def test_unreadable_segment_file_is_named(ws: WorkspaceMaker, tmp_path: Path) -> None:
     ws.segment("000001.jsonl", [run_record("r1")])
     locked = ws.segment("000002.jsonl", [run_record("r2")])
     locked.chmod(0)
-    command = [sys.executable, "-m", "openlineage_export", "export", "--dry-run", "-w",
-               str(ws.root), "-o", str(tmp_path / "events.jsonl")]
+    command = [
+        sys.executable,
+        "-m",
+        "openlineage_export",
+        "export",
+        "--dry-run",
+        "-w",
+        str(ws.root),
+        "-o",
+        str(tmp_path / "events.jsonl"),
+    ]
     if os.geteuid() == 0:  # root reads any file: run the export without the power to
         command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     try:

@@ -43,9 +43,16 @@ from openlineage_export.deliver.poster import (
 from openlineage_export.deliver.retry import retry_after_seconds
 
 KEY = "olx-SECRET-answers-0123456789"
-FUZZ = settings(max_examples=int(__import__("os").environ.get("OLX_FUZZ_EXAMPLES", "120")), deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=int(__import__("os").environ.get("OLX_FUZZ_EXAMPLES", "120")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 class RawServer:
@@ -90,27 +97,64 @@ def raw() -> Iterator[RawServer]:
     server.close()
 
 
-token = st.sampled_from([b"", b" ", b"\t", b":", b"\r\n", b"\n", b"\x00", b"\xff", b"\xc3\xa9",
-                         b"\x9b", b"chunked", b"gzip", b"0", b"-1", b"99999999999999999999",
-                         b"Sun, 06 Nov 1994 08:49:37 GMT", b"Fri, 31 Dec 9999 23:59:59 GMT",
-                         b"http://other.example/", b"{", b"}", b'"code"', b"404", b"400",
-                         KEY.encode(), b"%s" % KEY.encode().hex().encode()])
+token = st.sampled_from(
+    [
+        b"",
+        b" ",
+        b"\t",
+        b":",
+        b"\r\n",
+        b"\n",
+        b"\x00",
+        b"\xff",
+        b"\xc3\xa9",
+        b"\x9b",
+        b"chunked",
+        b"gzip",
+        b"0",
+        b"-1",
+        b"99999999999999999999",
+        b"Sun, 06 Nov 1994 08:49:37 GMT",
+        b"Fri, 31 Dec 9999 23:59:59 GMT",
+        b"http://other.example/",
+        b"{",
+        b"}",
+        b'"code"',
+        b"404",
+        b"400",
+        KEY.encode(),
+        b"%s" % KEY.encode().hex().encode(),
+    ]
+)
 text = st.lists(st.one_of(token, st.binary(max_size=8)), max_size=8).map(b"".join)
-header_name = st.sampled_from([b"Content-Length", b"Transfer-Encoding", b"Content-Encoding",
-                               b"Retry-After", b"Location", b"Content-Type", b"Connection",
-                               b"X-" + b"a" * 300, b"", b" Bad", b"HTTP/1.1 200 OK"])
+header_name = st.sampled_from(
+    [
+        b"Content-Length",
+        b"Transfer-Encoding",
+        b"Content-Encoding",
+        b"Retry-After",
+        b"Location",
+        b"Content-Type",
+        b"Connection",
+        b"X-" + b"a" * 300,
+        b"",
+        b" Bad",
+        b"HTTP/1.1 200 OK",
+    ]
+)
 body = st.one_of(
     text,
-    st.builds(lambda n: b'{"code": %d, "message": "x"}' % n, st.integers(-10**20, 10**20)),
+    st.builds(lambda n: b'{"code": %d, "message": "x"}' % n, st.integers(-(10**20), 10**20)),
     st.just(b'{"name": "test-ws", "isHidden": true}'),
-    st.just(b"[1, 2, 3]"), st.just(b'"\\ud800"'),
-    st.integers(BODY_LIMIT - 10, BODY_LIMIT * 3).map(lambda n: b"x" * n))
+    st.just(b"[1, 2, 3]"),
+    st.just(b'"\\ud800"'),
+    st.integers(BODY_LIMIT - 10, BODY_LIMIT * 3).map(lambda n: b"x" * n),
+)
 
 
 @st.composite
 def raw_answer(draw: st.DrawFn) -> bytes:
-    version = draw(st.sampled_from([b"HTTP/1.1", b"HTTP/1.0", b"HTTP/2", b"HTTP/1.1", b"ICY",
-                                    b""]))
+    version = draw(st.sampled_from([b"HTTP/1.1", b"HTTP/1.0", b"HTTP/2", b"HTTP/1.1", b"ICY", b""]))
     status = draw(st.one_of(st.integers(0, 999).map(lambda n: str(n).encode()), text))
     reason = draw(text)
     lines = [version + b" " + status + b" " + reason]
@@ -142,7 +186,8 @@ async def _ask(port: int, get: bool) -> Answer | BaseException:
 @FUZZ
 @given(answer=raw_answer(), get=st.booleans())
 def test_any_answer_is_an_answer_or_one_of_our_errors_and_reads_as_one_line(
-        raw: RawServer, answer: bytes, get: bool) -> None:
+    raw: RawServer, answer: bytes, get: bool
+) -> None:
     raw.answer = answer
     started = time.monotonic()
     got = asyncio.run(_ask(raw.port, get))
@@ -164,18 +209,18 @@ def test_any_answer_is_an_answer_or_one_of_our_errors_and_reads_as_one_line(
 
 
 @settings(max_examples=300, deadline=None, database=None)
-@given(value=st.one_of(st.none(), st.text(max_size=40), text.map(
-    lambda b: b.decode("latin-1"))), now=st.floats(0, 4e9))
-def test_any_retry_after_asks_for_a_finite_wait_or_nothing(value: str | None,
-                                                           now: float) -> None:
+@given(
+    value=st.one_of(st.none(), st.text(max_size=40), text.map(lambda b: b.decode("latin-1"))),
+    now=st.floats(0, 4e9),
+)
+def test_any_retry_after_asks_for_a_finite_wait_or_nothing(value: str | None, now: float) -> None:
     asked = retry_after_seconds(value, now)
     assert asked is None or (0 <= asked < float("inf") and asked == asked)
 
 
 @FUZZ
 @given(content=body, status=st.sampled_from([200, 404, 500, 401]))
-def test_the_forgot_check_reads_any_body_as_marquez_or_as_none(content: bytes,
-                                                               status: int) -> None:
+def test_the_forgot_check_reads_any_body_as_marquez_or_as_none(content: bytes, status: int) -> None:
     answer = Answer(status, "", None, None, content[:BODY_LIMIT])
     gone = recall._gone(answer)
     if status not in (200, 404):
@@ -193,15 +238,21 @@ def test_a_header_libcurl_quotes_in_its_error_need_not_be_utf8(raw: RawServer) -
     assert "Transfer-Encoding (\ufffd!)" in str(got)
 
 
-def test_the_export_names_that_failure_in_one_line(raw: RawServer, ws: WorkspaceMaker,
-                                                   tmp_path: Path) -> None:
+def test_the_export_names_that_failure_in_one_line(
+    raw: RawServer, ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     raw.answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: \x80!\r\n\r\n"
     ws.segment("000001.jsonl", [run_record("r1")])
     ws.settings({"openlineage.retry.maxTime": 0})
-    proc = subprocess.run(cli_command("export", "--json", "-w", str(ws.root)),
-                          env=cli_env(tmp_path, OPENLINEAGE_URL=f"http://127.0.0.1:{raw.port}"),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        cli_command("export", "--json", "-w", str(ws.root)),
+        env=cli_env(tmp_path, OPENLINEAGE_URL=f"http://127.0.0.1:{raw.port}"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     [failed] = json.loads(proc.stdout)["failedRuns"]
-    assert failed["reason"].endswith(
-        "failed (Unsolicited Transfer-Encoding (\ufffd!) found)"), failed
+    assert failed["reason"].endswith("failed (Unsolicited Transfer-Encoding (\ufffd!) found)"), (
+        failed
+    )

@@ -28,31 +28,46 @@ from openlineage_export.host.ecosystem import read_ecosystem
 from openlineage_export.host.jsonfile import raw_entries
 from openlineage_export.host.settings import describe, load_settings, shown
 from openlineage_export.host.settings_file import set_setting
-from openlineage_export.hub.records import (
-    BadRecord,
-    normalise_time,
-    parse_run,
-    parse_time,
-    parse_trusted,
-    trusted_time,
-)
+from openlineage_export.hub.model import BadRecord
+from openlineage_export.hub.records import parse_run, parse_trusted
+from openlineage_export.hub.times import normalise_time, parse_time, trusted_time
 from openlineage_export.jsonout import dumps
 from openlineage_export.trust import origin_of
 
-FUZZ = settings(max_examples=80, deadline=None, database=None,
-                phases=[Phase.explicit, Phase.generate, Phase.shrink],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=80,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 RAW_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
 """What no JSON output may hold raw (line breaks only between lines)."""
 
 KEYS = [row.key for row in CATALOGUE]
-awkward_text = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(
-    ["\x1b", "\x9b", "\x9d", "\x9c", "\x7f", "\n", "\u2028", "\ufeff", "\ud800"]), max_size=12)
-scalars = (st.none() | st.booleans() | st.integers() | st.integers(2**63, 2**80)
-           | st.integers(-(10**400), -(10**300)) | st.floats() | awkward_text)
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(awkward_text, inner, max_size=3), max_leaves=10)
+awkward_text = st.text(
+    alphabet=st.characters(codec="utf-8")
+    | st.sampled_from(["\x1b", "\x9b", "\x9d", "\x9c", "\x7f", "\n", "\u2028", "\ufeff", "\ud800"]),
+    max_size=12,
+)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(2**63, 2**80)
+    | st.integers(-(10**400), -(10**300))
+    | st.floats()
+    | awkward_text
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(awkward_text, inner, max_size=3),
+    max_leaves=10,
+)
 
 
 def nested(depth: int) -> str:
@@ -65,8 +80,13 @@ def settings_documents(draw: st.DrawFn) -> str:
     choice = draw(st.sampled_from(["object", "object", "deep", "huge", "junk"]))
     if choice == "junk":
         return draw(st.text(max_size=60))
-    keys = st.sampled_from(KEYS) | awkward_text | st.sampled_from(
-        ["openlineage.apiKey", "openlineage.kafka.sasl.password", "openlineage.Url"])
+    keys = (
+        st.sampled_from(KEYS)
+        | awkward_text
+        | st.sampled_from(
+            ["openlineage.apiKey", "openlineage.kafka.sasl.password", "openlineage.Url"]
+        )
+    )
     document = draw(st.dictionaries(keys, values, max_size=6))
     text = json.dumps(document, ensure_ascii=draw(st.booleans()))
     key = json.dumps(draw(st.sampled_from(KEYS)))
@@ -79,9 +99,13 @@ def settings_documents(draw: st.DrawFn) -> str:
     return ("\ufeff" if draw(st.booleans()) else "") + text
 
 
-ENVIRONS = st.sampled_from([{}, {"OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:5999"},
-                            {"OPENLINEAGE_URL": "http://127.0.0.1:5998",
-                             "OPENLINEAGE_TIMEOUT": "7"}])
+ENVIRONS = st.sampled_from(
+    [
+        {},
+        {"OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:5999"},
+        {"OPENLINEAGE_URL": "http://127.0.0.1:5998", "OPENLINEAGE_TIMEOUT": "7"},
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +115,9 @@ def fuzz_ws(tmp_path_factory: pytest.TempPathFactory) -> WorkspaceMaker:
 
 @FUZZ
 @given(text=settings_documents(), environ=ENVIRONS)
-def test_settings_json_reads_as_settings_or_one_error(fuzz_ws: WorkspaceMaker, text: str,
-                                                      environ: dict[str, str]) -> None:
+def test_settings_json_reads_as_settings_or_one_error(
+    fuzz_ws: WorkspaceMaker, text: str, environ: dict[str, str]
+) -> None:
     file = fuzz_ws.root / ".workspace" / "settings.json"
     file.write_bytes(text.encode("utf-8", errors="surrogatepass"))
     try:
@@ -113,7 +138,8 @@ def test_settings_json_reads_as_settings_or_one_error(fuzz_ws: WorkspaceMaker, t
 @FUZZ
 @given(text=settings_documents(), key=st.sampled_from(KEYS), value=awkward_text)
 def test_settings_set_keeps_every_other_key_or_refuses_in_one_line(
-        fuzz_ws: WorkspaceMaker, text: str, key: str, value: str) -> None:
+    fuzz_ws: WorkspaceMaker, text: str, key: str, value: str
+) -> None:
     file = fuzz_ws.root / ".workspace" / "settings.json"
     data = text.encode("utf-8", errors="surrogatepass")
     file.write_bytes(data)
@@ -126,7 +152,8 @@ def test_settings_set_keeps_every_other_key_or_refuses_in_one_line(
         return
     after = raw_entries(file)
     assert {k: v for k, v in after.items() if k != key} == {
-        k: v for k, v in before.items() if k != key}
+        k: v for k, v in before.items() if k != key
+    }
     assert key in after
 
 
@@ -141,20 +168,39 @@ def yaml_documents(draw: st.DrawFn) -> str:
     if choice == "junk":
         return draw(st.text(max_size=80))
     yaml_values = st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
-        | st.text(max_size=10), lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
-    transport = draw(st.fixed_dictionaries({}, optional={
-        "type": st.sampled_from(["http", "kafka", "file", "console"]) | st.text(max_size=6),
-        "url": st.text(max_size=30) | st.just("http://127.0.0.1:5000"),
-        "endpoint": st.text(max_size=20), "timeout": yaml_values, "verify": yaml_values,
-        "auth": st.fixed_dictionaries({"type": st.just("api_key"),
-                                       "apiKey": st.text(max_size=20)}),
-        "config": st.dictionaries(st.sampled_from(["bootstrap.servers", "client.id"]),
-                                  yaml_values, max_size=2),
-        "log_file_path": st.text(max_size=20)}))
-    document: Any = {"transport": transport, **draw(st.dictionaries(
-        st.text(max_size=8), yaml_values, max_size=3))}
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text(max_size=10),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+    transport = draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "type": st.sampled_from(["http", "kafka", "file", "console"]) | st.text(max_size=6),
+                "url": st.text(max_size=30) | st.just("http://127.0.0.1:5000"),
+                "endpoint": st.text(max_size=20),
+                "timeout": yaml_values,
+                "verify": yaml_values,
+                "auth": st.fixed_dictionaries(
+                    {"type": st.just("api_key"), "apiKey": st.text(max_size=20)}
+                ),
+                "config": st.dictionaries(
+                    st.sampled_from(["bootstrap.servers", "client.id"]), yaml_values, max_size=2
+                ),
+                "log_file_path": st.text(max_size=20),
+            },
+        )
+    )
+    document: Any = {
+        "transport": transport,
+        **draw(st.dictionaries(st.text(max_size=8), yaml_values, max_size=3)),
+    }
     if choice == "shared":
         shared = draw(st.lists(yaml_values, min_size=1, max_size=3))
         document = {"transport": transport, "a": shared, "b": shared, "c": {"d": shared}}
@@ -163,8 +209,20 @@ def yaml_documents(draw: st.DrawFn) -> str:
         depth = draw(st.integers(50, 120) | st.integers(900, 1500))
         text += f"deep: {nested(depth)}\n"
     elif choice == "tagged":
-        tag = draw(st.sampled_from(["!!python/object:os.system", "!!binary", "!!timestamp",
-                                    "!!set", "!!omap", "!custom", "!!float", "!!int"]))
+        tag = draw(
+            st.sampled_from(
+                [
+                    "!!python/object:os.system",
+                    "!!binary",
+                    "!!timestamp",
+                    "!!set",
+                    "!!omap",
+                    "!custom",
+                    "!!float",
+                    "!!int",
+                ]
+            )
+        )
         text += f"tagged: {tag} {draw(st.sampled_from(['x', '2026-13-45', '{}', '[a]']))}\n"
     return text
 
@@ -172,13 +230,15 @@ def yaml_documents(draw: st.DrawFn) -> str:
 @FUZZ
 @given(text=yaml_documents())
 def test_openlineage_yml_reads_as_plain_data_or_one_error_naming_it(
-        tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
     folder = tmp_path_factory.mktemp("yml")
     config = folder / "openlineage.yml"
     config.write_bytes(text.encode("utf-8", errors="surrogatepass"))
     try:  # (PyYAML's own parser takes seconds for the deepest: they hold no alias)
         aliased = text.count("[") < 200 and any(
-            isinstance(event, yaml.AliasEvent) for event in yaml.parse(text))
+            isinstance(event, yaml.AliasEvent) for event in yaml.parse(text)
+        )
     except yaml.YAMLError:
         aliased = False
     environ = {"OPENLINEAGE_CONFIG": str(config)}
@@ -204,11 +264,16 @@ def rfc3339_times(draw: st.DrawFn) -> tuple[str, datetime | None]:
     local = draw(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)))
     minutes = draw(st.integers(-(24 * 60 - 1), 24 * 60 - 1))
     zulu = draw(st.sampled_from(["Z", "z", None]))
-    offset = zulu or f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    offset = (
+        zulu or f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    )
     digits = draw(st.text("0123456789", max_size=9))
     separator = draw(st.sampled_from("Tt "))
-    text = (f"{local.year:04d}-{local:%m-%d}{separator}{local:%H:%M:%S}"
-            + (f".{digits}" if digits else "") + offset)
+    text = (
+        f"{local.year:04d}-{local:%m-%d}{separator}{local:%H:%M:%S}"
+        + (f".{digits}" if digits else "")
+        + offset
+    )
     micro = int(digits[:6].ljust(6, "0")) if digits else 0
     shift = timedelta(0) if zulu else timedelta(minutes=minutes)
     instant = local.replace(microsecond=micro, tzinfo=UTC) - shift
@@ -218,7 +283,8 @@ def rfc3339_times(draw: st.DrawFn) -> tuple[str, datetime | None]:
 @FUZZ
 @given(drawn=rfc3339_times())
 def test_every_rfc3339_time_is_the_same_instant_in_a_form_servers_read(
-        drawn: tuple[str, datetime | None]) -> None:
+    drawn: tuple[str, datetime | None],
+) -> None:
     text, instant = drawn
     try:
         normal = normalise_time(text, "startedAt")
@@ -234,8 +300,9 @@ def test_every_rfc3339_time_is_the_same_instant_in_a_form_servers_read(
 
 @FUZZ
 @given(record=good_runs("fuzz-run"), ascii_only=st.booleans())
-def test_the_second_pass_reads_a_good_line_as_the_first(record: dict[str, Any],
-                                                        ascii_only: bool) -> None:
+def test_the_second_pass_reads_a_good_line_as_the_first(
+    record: dict[str, Any], ascii_only: bool
+) -> None:
     line = json.dumps(record, ensure_ascii=ascii_only).encode()
     assert parse_trusted(line) == parse_run(line)
     assert msgspec.json.decode(line)["traceId"] == "fuzz-run"
@@ -248,14 +315,28 @@ ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^\s/?#@]+")
 
 urls = st.one_of(
     st.text(max_size=40),
-    st.builds("{}://{}{}{}{}".format,
-              st.sampled_from(["http", "https", "HTTP", "ftp", "kafka", ""]),
-              st.sampled_from(["", "user@", "user:pw@", ":@", "a@b@"]),
-              st.text(max_size=15) | st.sampled_from(
-                  ["localhost", "127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "0x7f.1", "h.",
-                   "xn--a.localhost", "[fe80::1%25eth0]", "\u0130stanbul", "a\x9bb"]),
-              st.sampled_from(["", ":80", ":0", ":65535", ":65536", ":-1", ":x", ":\u0661"]),
-              st.text(max_size=12) | st.sampled_from(["/", "/api?k=v", "#frag", "/\\@evil"]))
+    st.builds(
+        "{}://{}{}{}{}".format,
+        st.sampled_from(["http", "https", "HTTP", "ftp", "kafka", ""]),
+        st.sampled_from(["", "user@", "user:pw@", ":@", "a@b@"]),
+        st.text(max_size=15)
+        | st.sampled_from(
+            [
+                "localhost",
+                "127.0.0.1",
+                "[::1]",
+                "[::ffff:127.0.0.1]",
+                "0x7f.1",
+                "h.",
+                "xn--a.localhost",
+                "[fe80::1%25eth0]",
+                "\u0130stanbul",
+                "a\x9bb",
+            ]
+        ),
+        st.sampled_from(["", ":80", ":0", ":65535", ":65536", ":-1", ":x", ":\u0661"]),
+        st.text(max_size=12) | st.sampled_from(["/", "/api?k=v", "#frag", "/\\@evil"]),
+    ),
 )
 
 

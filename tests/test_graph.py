@@ -25,22 +25,44 @@ def read(ws: WorkspaceMaker, content: object | None = None) -> tuple[Graph, list
     return read_graph(file, DISPLAY, bad.append), bad
 
 
-def test_pipelines_and_stages_are_read_with_what_is_optional_left_out(
-        ws: WorkspaceMaker) -> None:
-    graph, bad = read(ws, {"workspace": {"name": "w"}, "pipelines": [
-        {"id": "p", "stages": [{"id": "s", "reads": ["a"], "source": "x.py"}, {"id": "t"}]},
-        {"id": "q"}]})
+def test_pipelines_and_stages_are_read_with_what_is_optional_left_out(ws: WorkspaceMaker) -> None:
+    graph, bad = read(
+        ws,
+        {
+            "workspace": {"name": "w"},
+            "pipelines": [
+                {"id": "p", "stages": [{"id": "s", "reads": ["a"], "source": "x.py"}, {"id": "t"}]},
+                {"id": "q"},
+            ],
+        },
+    )
     assert bad == []
-    assert graph == Graph("w", (Pipeline("p", stages=(Stage("s", source="x.py", reads=("a",)),
-                                                      Stage("t"))), Pipeline("q")))
+    assert graph == Graph(
+        "w",
+        (
+            Pipeline("p", stages=(Stage("s", source="x.py", reads=("a",)), Stage("t"))),
+            Pipeline("q"),
+        ),
+    )
     assert graph.pipeline("p").stage("t") == Stage("t")  # type: ignore[union-attr]
     assert graph.pipeline("gone") is None
 
 
 def test_a_broken_pipeline_is_one_bad_entry_and_the_others_are_kept(ws: WorkspaceMaker) -> None:
-    graph, bad = read(ws, {"workspace": {"name": "w"}, "pipelines": [
-        {"id": "good"}, {"id": 7}, {"id": "p", "stages": [{"name": "no id"}]}, "text",
-        {"id": "good", "name": "again"}, {"id": "r", "stages": [{"id": "s", "reads": "a"}]}]})
+    graph, bad = read(
+        ws,
+        {
+            "workspace": {"name": "w"},
+            "pipelines": [
+                {"id": "good"},
+                {"id": 7},
+                {"id": "p", "stages": [{"name": "no id"}]},
+                "text",
+                {"id": "good", "name": "again"},
+                {"id": "r", "stages": [{"id": "s", "reads": "a"}]},
+            ],
+        },
+    )
     assert [p.id for p in graph.pipelines] == ["good"]
     assert [str(b) for b in bad] == [
         f"{DISPLAY}: pipelines[1].id must be a non-empty string",
@@ -51,18 +73,24 @@ def test_a_broken_pipeline_is_one_bad_entry_and_the_others_are_kept(ws: Workspac
     ]
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, f"{DISPLAY} not found: this folder is not a workspace with a Lineage hub graph"),
-    ('{"workspace": ', f"{DISPLAY} is not JSON"),
-    ("[" * 5000 + "]" * 5000, f"{DISPLAY} is not JSON ("),  # a reason, in orjson's words
-    ('["a"]', f"{DISPLAY} must hold a JSON object"),
-    ({"format": "lineage-hub/graph@2", "workspace": {"name": "w"}},
-     f"{DISPLAY} has format 'lineage-hub/graph@2'; this exporter reads 'lineage-hub/graph@1'"),
-    ({"workspace": {"name": "  "}}, f"{DISPLAY} has no workspace name ('workspace.name')"),
-    ({"workspace": {"name": "w"}, "pipelines": {}}, f"{DISPLAY}: 'pipelines' must be a list"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, f"{DISPLAY} not found: this folder is not a workspace with a Lineage hub graph"),
+        ('{"workspace": ', f"{DISPLAY} is not JSON"),
+        ("[" * 5000 + "]" * 5000, f"{DISPLAY} is not JSON ("),  # a reason, in orjson's words
+        ('["a"]', f"{DISPLAY} must hold a JSON object"),
+        (
+            {"format": "lineage-hub/graph@2", "workspace": {"name": "w"}},
+            f"{DISPLAY} has format 'lineage-hub/graph@2'; this exporter reads 'lineage-hub/graph@1'",
+        ),
+        ({"workspace": {"name": "  "}}, f"{DISPLAY} has no workspace name ('workspace.name')"),
+        ({"workspace": {"name": "w"}, "pipelines": {}}, f"{DISPLAY}: 'pipelines' must be a list"),
+    ],
+)
 def test_a_graph_that_cannot_be_used_at_all_is_a_workspace_error(
-        ws: WorkspaceMaker, content: object, message: str) -> None:
+    ws: WorkspaceMaker, content: object, message: str
+) -> None:
     if content is None:
         (ws.root / DISPLAY).unlink()
     with pytest.raises(WorkspaceError) as caught:
@@ -70,18 +98,26 @@ def test_a_graph_that_cannot_be_used_at_all_is_a_workspace_error(
     assert str(caught.value).startswith(message), str(caught.value)
 
 
-@pytest.mark.parametrize(("make", "kind"), [
-    (lambda path: os.mkfifo(path), "a named pipe (FIFO)"),
-    (lambda path: path.symlink_to("/dev/zero"), "a character device"),
-])
-def test_a_graph_that_is_no_file_is_one_line_not_a_hang(ws: WorkspaceMaker, tmp_path: Path,
-                                                        make: object, kind: str) -> None:
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda path: os.mkfifo(path), "a named pipe (FIFO)"),
+        (lambda path: path.symlink_to("/dev/zero"), "a character device"),
+    ],
+)
+def test_a_graph_that_is_no_file_is_one_line_not_a_hang(
+    ws: WorkspaceMaker, tmp_path: Path, make: object, kind: str
+) -> None:
     graph = ws.root / DISPLAY
     graph.unlink()
     make(graph)  # type: ignore[operator]
-    done = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
-                                      "/dev/null"),
-                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        cli_command("export", "--dry-run", "-w", str(ws.root), "-o", "/dev/null"),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 3, done.stderr
     assert done.stderr == f"error: cannot read {DISPLAY} (it is {kind}, not a file)\n"
 

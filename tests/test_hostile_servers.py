@@ -40,8 +40,9 @@ def demo(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_trickling_answer_is_cut_at_the_deadline(fake_server: FakeServer, one_run: Path,
-                                                   environ: dict[str, str], client_kind: str) -> None:
+def test_a_trickling_answer_is_cut_at_the_deadline(
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str], client_kind: str
+) -> None:
     # One byte every 1.5 s: each read is quick, the whole answer never comes in time.
     fake_server.script(lambda req: Answer(201, body="accepted" * 8, trickle=1.5))
     configure(one_run, url=fake_server.url, timeout=2, **{"retry.maxTime": 5})
@@ -50,13 +51,13 @@ def test_a_trickling_answer_is_cut_at_the_deadline(fake_server: FakeServer, one_
     assert "within the timeout (2 s, openlineage.timeout)" in report.failed[0].reason
 
 
-def test_a_cancel_stops_requests_in_flight(fake_server: FakeServer, demo: Path,
-                                           environ: dict[str, str], client_kind: str) -> None:
+def test_a_cancel_stops_requests_in_flight(
+    fake_server: FakeServer, demo: Path, environ: dict[str, str], client_kind: str
+) -> None:
     fake_server.script(lambda req: Answer(201, body="x" * 100, trickle=1.5))
     configure(demo, url=fake_server.url, timeout=30, concurrency=4)
     cancel = threading.Event()
-    threading.Thread(target=lambda: fake_server.wait_for(4) and cancel.set(),
-                     daemon=True).start()
+    threading.Thread(target=lambda: fake_server.wait_for(4) and cancel.set(), daemon=True).start()
     # Each answer would take 150 s: the export returns long before, without them.
     report = export_bounded(demo, environ, limit=120, cancel=cancel, client=client_kind)
     assert report.cancelled and report.exit_code == 130
@@ -68,10 +69,13 @@ def test_a_cancel_stops_requests_in_flight(fake_server: FakeServer, demo: Path,
 
 @pytest.mark.parametrize("status", [401, 403])
 def test_a_key_the_server_refuses_stops_the_export_as_a_configuration_error(
-        fake_server: FakeServer, demo: Path, environ: dict[str, str], tmp_path: Path,
-        status: int) -> None:
-    fake_server.script(lambda req: Answer(status, body={"error": "invalid token",
-                                                       "got": req.headers["authorization"]}))
+    fake_server: FakeServer, demo: Path, environ: dict[str, str], tmp_path: Path, status: int
+) -> None:
+    fake_server.script(
+        lambda req: Answer(
+            status, body={"error": "invalid token", "got": req.headers["authorization"]}
+        )
+    )
     store = FileStore(tmp_path / "secrets")
     store.set("marquez-prod", KEY)
     store.allow("marquez-prod", fake_server.url.rstrip("/"))
@@ -84,16 +88,18 @@ def test_a_key_the_server_refuses_stops_the_export_as_a_configuration_error(
     assert len(fake_server.requests) <= 5, "not one request per run of the 31"
 
 
-def test_no_key_and_401_says_the_server_asks_for_one(fake_server: FakeServer, demo: Path,
-                                                     environ: dict[str, str]) -> None:
+def test_no_key_and_401_says_the_server_asks_for_one(
+    fake_server: FakeServer, demo: Path, environ: dict[str, str]
+) -> None:
     fake_server.script(lambda req: Answer(401))
     configure(demo, url=fake_server.url, concurrency=1)
     with pytest.raises(ConfigError, match="asks for an API key: store it with"):
         export(demo, environ)
 
 
-def test_a_single_403_refuses_only_that_run(fake_server: FakeServer, environ: dict[str, str],
-                                            ws: WorkspaceMaker) -> None:
+def test_a_single_403_refuses_only_that_run(
+    fake_server: FakeServer, environ: dict[str, str], ws: WorkspaceMaker
+) -> None:
     ws.segment("000001.jsonl", [run_record(f"run-{i}") for i in range(6)])
     fake_server.script([Answer(403, body="not in this namespace")])
     configure(ws.root, url=fake_server.url, concurrency=1)
@@ -102,11 +108,12 @@ def test_a_single_403_refuses_only_that_run(fake_server: FakeServer, environ: di
     assert "HTTP 403" in report.failed[0].reason
 
 
-@pytest.mark.parametrize("retry_after", ["²", "0", "-5", "1e9",
-                                         formatdate(time.time() - 3600, usegmt=True)])
+@pytest.mark.parametrize(
+    "retry_after", ["²", "0", "-5", "1e9", formatdate(time.time() - 3600, usegmt=True)]
+)
 def test_retry_after_never_crashes_nor_shortens_the_backoff(
-        fake_server: FakeServer, one_run: Path, environ: dict[str, str],
-        retry_after: str) -> None:
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str], retry_after: str
+) -> None:
     fake_server.script(lambda req: Answer(503, headers={"Retry-After": retry_after}))
     configure(one_run, url=fake_server.url, concurrency=1, **{"retry.maxTime": 2})
     report = export_bounded(one_run, environ)
@@ -117,8 +124,9 @@ def test_retry_after_never_crashes_nor_shortens_the_backoff(
     assert 1 <= len(fake_server.requests) <= 6
 
 
-def test_a_huge_answer_is_not_downloaded(fake_server: FakeServer, one_run: Path,
-                                         environ: dict[str, str], client_kind: str) -> None:
+def test_a_huge_answer_is_not_downloaded(
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str], client_kind: str
+) -> None:
     fake_server.script(lambda req: Answer(400, huge=100 * 1024 * 1024))
     configure(one_run, url=fake_server.url)
     report = export_bounded(one_run, environ, client=client_kind)
@@ -132,15 +140,16 @@ def test_a_huge_answer_is_not_downloaded(fake_server: FakeServer, one_run: Path,
 # -- the host's own HTTP client --------------------------------------------------------------
 
 
-def test_an_asyncio_host_hands_in_its_own_aiohttp_session(fake_server: FakeServer,
-                                                          one_run: Path,
-                                                          environ: dict[str, str]) -> None:
+def test_an_asyncio_host_hands_in_its_own_aiohttp_session(
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str]
+) -> None:
     configure(one_run, url=fake_server.url)
 
     async def host() -> Any:
         async with aiohttp.ClientSession(headers={"X-Editor": "lineage-hub/4"}) as session:
-            report = await run_export_async(ExportRequest(workspace=one_run, environ=environ,
-                                                          http=session))
+            report = await run_export_async(
+                ExportRequest(workspace=one_run, environ=environ, http=session)
+            )
             assert not session.closed, "the host's session is the host's to close"
             return report
 
@@ -149,14 +158,16 @@ def test_an_asyncio_host_hands_in_its_own_aiohttp_session(fake_server: FakeServe
     assert {r.headers.get("x-editor") for r in fake_server.requests} == {"lineage-hub/4"}
 
 
-def test_a_host_on_httpx_gets_the_slower_path(fake_server: FakeServer, one_run: Path,
-                                              environ: dict[str, str]) -> None:
+def test_a_host_on_httpx_gets_the_slower_path(
+    fake_server: FakeServer, one_run: Path, environ: dict[str, str]
+) -> None:
     configure(one_run, url=fake_server.url)
 
     async def host() -> Any:
         async with httpx.AsyncClient(headers={"X-Editor": "httpx-host"}) as client:
-            return await run_export_async(ExportRequest(workspace=one_run, environ=environ,
-                                                        http=client))
+            return await run_export_async(
+                ExportRequest(workspace=one_run, environ=environ, http=client)
+            )
 
     report = asyncio.run(host())
     assert report.exit_code == 0 and report.events_sent == 4

@@ -26,15 +26,16 @@ FUZZ = settings(max_examples=200, deadline=None, database=None)
 
 
 @st.composite
-def ipv4_spelling(draw: st.DrawFn, address: ipaddress.IPv4Address,
-                  trailing_dot: bool = True, percent: bool = True) -> str:
+def ipv4_spelling(
+    draw: st.DrawFn, address: ipaddress.IPv4Address, trailing_dot: bool = True, percent: bool = True
+) -> str:
     """``address`` as inet_aton and libcurl read one: 1 to 4 parts (the last holding the rest),
     each decimal, octal (leading 0) or hex (0x, either case, leading zeros), maybe a trailing
     dot and percent-encoding."""
     value = int(address)
     count = draw(st.integers(1, 4))
     octets = list(address.packed)
-    parts = [*octets[:count - 1], int.from_bytes(bytes(octets[count - 1:]), "big")]
+    parts = [*octets[: count - 1], int.from_bytes(bytes(octets[count - 1 :]), "big")]
     assert sum(p << (8 * (3 - i)) for i, p in enumerate(parts[:-1])) + parts[-1] == value
 
     def spell(number: int) -> str:
@@ -51,8 +52,12 @@ def ipv4_spelling(draw: st.DrawFn, address: ipaddress.IPv4Address,
     if trailing_dot and draw(st.booleans()):
         host += "."
     if percent:
-        host = "".join(f"%{ord(c):02{draw(st.sampled_from(['x', 'X']))}}"
-                       if draw(st.integers(0, 5)) == 0 else c for c in host)
+        host = "".join(
+            f"%{ord(c):02{draw(st.sampled_from(['x', 'X']))}}"
+            if draw(st.integers(0, 5)) == 0
+            else c
+            for c in host
+        )
     return host
 
 
@@ -65,8 +70,9 @@ def ipv6_spelling(address: ipaddress.IPv6Address, how: str) -> str:
 
 
 label = st.from_regex(r"[a-z](?:[a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
-name = st.lists(label, min_size=1, max_size=4).map(".".join).filter(
-    lambda n: canonical_host(n) == n)  # names only: a numeric label set is an address
+name = (
+    st.lists(label, min_size=1, max_size=4).map(".".join).filter(lambda n: canonical_host(n) == n)
+)  # names only: a numeric label set is an address
 
 
 @st.composite
@@ -94,28 +100,33 @@ def expected(scheme: str, host: str, port: int | None) -> str:
 @FUZZ
 @given(data=st.data(), address=st.ip_addresses(v=4), scheme=scheme, port=port)
 def test_every_spelling_of_an_ipv4_address_is_one_origin(
-        data: st.DataObject, address: ipaddress.IPv4Address, scheme: str,
-        port: int | None) -> None:
+    data: st.DataObject, address: ipaddress.IPv4Address, scheme: str, port: int | None
+) -> None:
     spelled = data.draw(ipv4_spelling(address))
     assert origin_of(url(scheme, spelled, port)) == expected(scheme, str(address), port)
     assert is_loopback(url(scheme, spelled, port)) == address.is_loopback
 
 
 @FUZZ
-@given(address=st.ip_addresses(v=6), how=st.sampled_from(["exploded", "upper", "compressed"]),
-       scheme=scheme, port=port)
+@given(
+    address=st.ip_addresses(v=6),
+    how=st.sampled_from(["exploded", "upper", "compressed"]),
+    scheme=scheme,
+    port=port,
+)
 def test_every_spelling_of_an_ipv6_address_is_one_origin(
-        address: ipaddress.IPv6Address, how: str, scheme: str, port: int | None) -> None:
+    address: ipaddress.IPv6Address, how: str, scheme: str, port: int | None
+) -> None:
     mapped = address.ipv4_mapped
     host = str(mapped) if mapped is not None else f"[{address.compressed}]"
-    assert origin_of(url(scheme, ipv6_spelling(address, how), port)) == \
-        expected(scheme, host, port)
+    assert origin_of(url(scheme, ipv6_spelling(address, how), port)) == expected(scheme, host, port)
 
 
 @FUZZ
 @given(v4=st.ip_addresses(v=4), how=st.sampled_from(["dotted", "hex"]))
 def test_an_ipv6_address_that_maps_an_ipv4_one_is_that_address(
-        v4: ipaddress.IPv4Address, how: str) -> None:
+    v4: ipaddress.IPv4Address, how: str
+) -> None:
     high, low = divmod(int(v4), 1 << 16)
     spelled = f"::ffff:{v4}" if how == "dotted" else f"::FFFF:{high:x}:{low:x}"
     assert origin_of(f"http://[{spelled}]:5000") == f"http://{v4}:5000"
@@ -124,8 +135,9 @@ def test_an_ipv6_address_that_maps_an_ipv4_one_is_that_address(
 
 @FUZZ
 @given(data=st.data(), host=name, scheme=scheme, port=port)
-def test_every_spelling_of_a_name_is_one_origin(data: st.DataObject, host: str, scheme: str,
-                                                port: int | None) -> None:
+def test_every_spelling_of_a_name_is_one_origin(
+    data: st.DataObject, host: str, scheme: str, port: int | None
+) -> None:
     spelled = data.draw(name_spelling(host))
     assert origin_of(url(scheme, spelled, port)) == expected(scheme, host, port)
 
@@ -133,21 +145,26 @@ def test_every_spelling_of_a_name_is_one_origin(data: st.DataObject, host: str, 
 host_spelled = st.one_of(
     st.ip_addresses(v=4).flatmap(lambda a: st.tuples(st.just(str(a)), ipv4_spelling(a))),
     name.flatmap(lambda n: st.tuples(st.just(n), name_spelling(n))),
-    st.ip_addresses(v=6).filter(lambda a: a.ipv4_mapped is None).map(
-        lambda a: (f"[{a.compressed}]", a.exploded)))
+    st.ip_addresses(v=6)
+    .filter(lambda a: a.ipv4_mapped is None)
+    .map(lambda a: (f"[{a.compressed}]", a.exploded)),
+)
 
 
 @FUZZ
 @given(one=host_spelled, other=host_spelled, port=port)
-def test_two_hosts_are_never_one_origin(one: tuple[str, str], other: tuple[str, str],
-                                        port: int | None) -> None:
+def test_two_hosts_are_never_one_origin(
+    one: tuple[str, str], other: tuple[str, str], port: int | None
+) -> None:
     assume(one[0] != other[0])
     assert origin_of(url("https", one[1], port)) != origin_of(url("https", other[1], port))
 
 
 @FUZZ
-@given(text=st.text(st.sampled_from("ab0x7f19.:/[]%@#?\\ -_AB"), max_size=30),
-       scheme=st.sampled_from(["http", "https", "kafka"]))
+@given(
+    text=st.text(st.sampled_from("ab0x7f19.:/[]%@#?\\ -_AB"), max_size=30),
+    scheme=st.sampled_from(["http", "https", "kafka"]),
+)
 def test_an_origin_is_its_own_origin_or_no_url(text: str, scheme: str) -> None:
     """Whatever is written: not a URL (one line), or an origin that is its own origin, so that
     an approval kept as written compares as it did when it was given."""
@@ -163,7 +180,8 @@ def test_an_origin_is_its_own_origin_or_no_url(text: str, scheme: str) -> None:
 @FUZZ
 @given(data=st.data(), address=st.ip_addresses(v=4))
 def test_the_systems_resolver_reads_the_numbers_as_we_do(
-        data: st.DataObject, address: ipaddress.IPv4Address) -> None:
+    data: st.DataObject, address: ipaddress.IPv4Address
+) -> None:
     """librdkafka hands the host to getaddrinfo: the numeric forms (no trailing dot, no
     percent-encoding: the broker list refuses those) are the address we compare."""
     spelled = data.draw(ipv4_spelling(address, trailing_dot=False, percent=False))
@@ -171,8 +189,9 @@ def test_the_systems_resolver_reads_the_numbers_as_we_do(
     assert found == canonical_host(spelled) == str(address)
 
 
-@pytest.mark.parametrize("host", ["08.1.1.1", "256.0.0.1", "0x.1", "1.2.3.4.5", "4294967296",
-                                  "1.2.65536", "00x7f.1"])
+@pytest.mark.parametrize(
+    "host", ["08.1.1.1", "256.0.0.1", "0x.1", "1.2.3.4.5", "4294967296", "1.2.65536", "00x7f.1"]
+)
 def test_what_is_no_address_is_a_name_for_us_and_the_resolver(host: str) -> None:
     assert canonical_host(host) == host
     with pytest.raises(socket.gaierror):
@@ -196,7 +215,8 @@ def connected_to(spelled_url: str) -> str:
 @settings(max_examples=40, deadline=None, database=None)
 @given(data=st.data(), last=st.integers(1, 254), middle=st.integers(0, 255))
 def test_libcurl_connects_to_the_address_the_origin_names(
-        data: st.DataObject, last: int, middle: int) -> None:
+    data: st.DataObject, last: int, middle: int
+) -> None:
     """A listener on a loopback address; a spelling of it: libcurl connects there, and the
     origin names it, and is loopback."""
     address = ipaddress.IPv4Address(f"127.{middle}.0.{last}")
@@ -208,8 +228,18 @@ def test_libcurl_connects_to_the_address_the_origin_names(
     assert is_loopback(spelled)
 
 
-@pytest.mark.parametrize("text", ["http://a..b", "http://%00x", "http://a%2fb", "http://%zz",
-                                  "http://[::1%25]", "http://127.0.0.1..", "http://%c3%28"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://a..b",
+        "http://%00x",
+        "http://a%2fb",
+        "http://%zz",
+        "http://[::1%25]",
+        "http://127.0.0.1..",
+        "http://%c3%28",
+    ],
+)
 def test_what_no_client_reads_as_a_host_is_no_url(text: str) -> None:
     with pytest.raises(ConfigError, match="^not a URL"):
         origin_of(text)

@@ -28,8 +28,8 @@ from support.synth_trail import write_workspace
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.html_report import ReportCollector, render_report, write_report
 from openlineage_export.html_report import collector as collector_mod
+from openlineage_export.html_report.chart import count
 from openlineage_export.html_report.lineage import Sharing, views
-from openlineage_export.html_report.page import count
 from openlineage_export.report import ExportReport, RunResult
 
 SCREENSHOT = ROOT / "docs" / "report-screenshot.png"
@@ -48,27 +48,42 @@ class Discard(io.RawIOBase):
         return len(data)
 
 
-def dry_run(workspace: Path, collector: ReportCollector | None = None,
-            results: list[RunResult] | None = None) -> ExportReport:
+def dry_run(
+    workspace: Path,
+    collector: ReportCollector | None = None,
+    results: list[RunResult] | None = None,
+) -> ExportReport:
     def on_run(result: RunResult) -> None:
         if collector is not None:
             collector.add(result)
         if results is not None:
             results.append(result)
 
-    return run_export(ExportRequest(workspace=workspace, dry_run=True, output=Discard(),
-                                    on_run=on_run))
+    return run_export(
+        ExportRequest(workspace=workspace, dry_run=True, output=Discard(), on_run=on_run)
+    )
 
 
-def cli(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """The CLI as users run it, in a clean environment (ledger and HOME under ``cwd``)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
-    clean.update({"OPENLINEAGE_EXPORT_STATE_DIR": str(cwd / "state"), "HOME": str(cwd),
-                  "OPENLINEAGE_EXPORT_SECRETS": "file"})
-    proc = subprocess.run([sys.executable, "-m", "openlineage_export", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**clean, **(env or {})})
+    clean.update(
+        {
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(cwd / "state"),
+            "HOME": str(cwd),
+            "OPENLINEAGE_EXPORT_SECRETS": "file",
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "openlineage_export", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**clean, **(env or {})},
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -79,19 +94,33 @@ def demo_copy(tmp_path: Path) -> Path:
     shutil.copytree(DEMO, root)
     (root / ".workspace" / "lineage" / "audit" / "000009.jsonl").write_text(
         '{"kind":"run","traceId":"run-20261105-0099","pipeline":"daily-sales",'
-        '"status":"exploded","startedAt":"2026-11-05T09:00:00Z","stages":[]}\n')
+        '"status":"exploded","startedAt":"2026-11-05T09:00:00Z","stages":[]}\n'
+    )
     return root
 
 
 def hostile_workspace(ws: WorkspaceMaker) -> WorkspaceMaker:
     """Names and messages from the trail that are markup: they must stay text."""
-    ws.segment("000001.jsonl", [
-        run_record("run-ok", stages=[stage_record(writes=[{"dataset": f"s3://bucket/{PAYLOAD}",
-                                                           "digest": "sha256:cc"}])]),
-        run_record("run-bad", status="failed", startedAt="2026-11-03T02:00:00Z",
-                   endedAt="2026-11-03T02:05:00Z",
-                   stages=[stage_record(status="failed", error={"message": ERROR_PAYLOAD})]),
-    ])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(
+                "run-ok",
+                stages=[
+                    stage_record(
+                        writes=[{"dataset": f"s3://bucket/{PAYLOAD}", "digest": "sha256:cc"}]
+                    )
+                ],
+            ),
+            run_record(
+                "run-bad",
+                status="failed",
+                startedAt="2026-11-03T02:00:00Z",
+                endedAt="2026-11-03T02:05:00Z",
+                stages=[stage_record(status="failed", error={"message": ERROR_PAYLOAD})],
+            ),
+        ],
+    )
     return ws
 
 
@@ -105,8 +134,11 @@ def require(why: str | None) -> None:
 @pytest.fixture
 def dot(services: None) -> None:
     """Graphviz's ``dot``, which draws the report's graph."""
-    require(None if shutil.which("dot") else
-            "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)")
+    require(
+        None
+        if shutil.which("dot")
+        else "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)"
+    )
 
 
 # ------------------------------------------------------------------ collector and writer
@@ -126,26 +158,45 @@ def test_the_collector_keeps_the_most_recent_runs_whatever_the_order(tmp_path: P
         mine = [r for r in results if r.run.pipeline == history.job[1]]
         newest = sorted(mine, key=lambda r: (_start(r), r.run.trace_id), reverse=True)
         assert [d.trace_id for d in history.recent] == [
-            r.run.trace_id for r in newest[:collector_mod.RECENT_RUNS]]
-        older_failures = [r for r in newest[collector_mod.RECENT_RUNS:]
-                          if r.run.status in ("failed", "cancelled")]
+            r.run.trace_id for r in newest[: collector_mod.RECENT_RUNS]
+        ]
+        older_failures = [
+            r
+            for r in newest[collector_mod.RECENT_RUNS :]
+            if r.run.status in ("failed", "cancelled")
+        ]
         assert [d.trace_id for d in history.earlier_failures] == [
-            r.run.trace_id for r in older_failures[:collector_mod.RECENT_FAILURES]]
+            r.run.trace_id for r in older_failures[: collector_mod.RECENT_FAILURES]
+        ]
         assert history.kept <= collector_mod.RECENT_RUNS + collector_mod.RECENT_FAILURES
         assert sum(sum(c.values()) for c in history.days.values()) == history.runs
-        states = {"succeeded": "completed", "failed": "failed", "cancelled": "aborted",
-                  "running": "running"}
-        assert history.states == {states[s]: n for s, n in
-                                  _count(r.run.status for r in mine).items()}
+        states = {
+            "succeeded": "completed",
+            "failed": "failed",
+            "cancelled": "aborted",
+            "running": "running",
+        }
+        assert history.states == {
+            states[s]: n for s, n in _count(r.run.status for r in mine).items()
+        }
 
 
-def test_days_beyond_the_cap_are_summed_not_kept(ws: WorkspaceMaker,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_days_beyond_the_cap_are_summed_not_kept(
+    ws: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(collector_mod, "MAX_DAYS", 2)
     days = [1, 2, 3, 4, 5, 1]  # the last one comes late, older than every day kept
-    ws.segment("000001.jsonl", [
-        run_record(f"run-{i}", startedAt=f"2026-11-0{day}T02:00:00Z",
-                   endedAt=f"2026-11-0{day}T02:05:00Z") for i, day in enumerate(days)])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(
+                f"run-{i}",
+                startedAt=f"2026-11-0{day}T02:00:00Z",
+                endedAt=f"2026-11-0{day}T02:05:00Z",
+            )
+            for i, day in enumerate(days)
+        ],
+    )
     collector = ReportCollector()
     dry_run(ws.root, collector)
     (history,) = collector.pipelines()
@@ -156,17 +207,22 @@ def test_days_beyond_the_cap_are_summed_not_kept(ws: WorkspaceMaker,
 def test_the_graph_names_jobs_and_datasets_as_the_events_do() -> None:
     collector = ReportCollector()
     events: list[dict[str, Any]] = []
-    report = run_export(ExportRequest(workspace=DEMO, dry_run=True, output=_Lines(events),
-                                      on_run=collector.add))
+    report = run_export(
+        ExportRequest(workspace=DEMO, dry_run=True, output=_Lines(events), on_run=collector.add)
+    )
     graph = collector.graph
     jobs = {(e["job"]["namespace"], e["job"]["name"]) for e in events}
     datasets = {(d["namespace"], d["name"]) for e in events for d in e["inputs"] + e["outputs"]}
     assert set(graph.pipelines) | set(graph.stages) == jobs
     assert set(graph.datasets) == datasets
-    assert (("postgres://db.acme.internal:5432", "sales.public.orders"),
-            ("acme-analytics", "daily-sales.extract")) in graph.reads
-    assert graph.stages[("acme-analytics", "daily-sales.extract")] == ("acme-analytics",
-                                                                      "daily-sales")
+    assert (
+        ("postgres://db.acme.internal:5432", "sales.public.orders"),
+        ("acme-analytics", "daily-sales.extract"),
+    ) in graph.reads
+    assert graph.stages[("acme-analytics", "daily-sales.extract")] == (
+        "acme-analytics",
+        "daily-sales",
+    )
     assert report.never_run == ["churn-model"]
 
 
@@ -174,32 +230,54 @@ def test_each_pipeline_is_cut_apart_and_what_pipelines_share_is_kept() -> None:
     collector = ReportCollector()
     dry_run(DEMO, collector)
     lineage = views(collector.graph)
-    job = {name: ("acme-analytics", name) for name in (
-        "customer-360", "daily-sales", "inventory-sync", "legacy-orders-export",
-        "marketing-attribution")}
+    job = {
+        name: ("acme-analytics", name)
+        for name in (
+            "customer-360",
+            "daily-sales",
+            "inventory-sync",
+            "legacy-orders-export",
+            "marketing-attribution",
+        )
+    }
     mart = ("bigquery", "acme-analytics.sales_mart.daily_sales")
     clicks = ("kafka://kafka-1.acme.internal:9092", "web.clickstream")
     view = {v.pipeline[1]: v for v in lineage.pipelines}
     assert [v.pipeline for v in lineage.pipelines] == sorted(job.values())
     assert {s for s, _ in view["daily-sales"].stages} == {
         ("acme-analytics", f"daily-sales.{stage}")
-        for stage in ("extract", "clean", "build_mart", "publish")}
+        for stage in ("extract", "clean", "build_mart", "publish")
+    }
     # daily-sales writes the mart and reads it back; marketing-attribution reads it.
     assert view["daily-sales"].shared == {mart: Sharing((), (job["marketing-attribution"],))}
     assert view["marketing-attribution"].shared == {
-        mart: Sharing((job["daily-sales"],), ()), clicks: Sharing((), (job["customer-360"],))}
+        mart: Sharing((job["daily-sales"],), ()),
+        clicks: Sharing((), (job["customer-360"],)),
+    }
     assert lineage.overview.datasets == ((mart, True), (clicks, True))
     assert lineage.overview.writes == ((job["daily-sales"], mart, True),)
     assert {(d, p) for d, p, _ in lineage.overview.reads} == {
-        (mart, job["marketing-attribution"]), (clicks, job["customer-360"]),
-        (clicks, job["marketing-attribution"])}  # not daily-sales reading back its own
+        (mart, job["marketing-attribution"]),
+        (clicks, job["customer-360"]),
+        (clicks, job["marketing-attribution"]),
+    }  # not daily-sales reading back its own
     assert lineage.overview.alone == (job["inventory-sync"], job["legacy-orders-export"])
     assert not lineage.refused  # a dry run: nothing is drawn as refused
 
 
-@pytest.mark.parametrize(("runs", "shown"), [(7, "7"), (999, "999"), (1000, "1k"),
-                                             (4249, "4.2k"), (9949, "9.9k"), (9950, "10k"),
-                                             (35_400, "35k"), (1_250_000, "1.2M")])
+@pytest.mark.parametrize(
+    ("runs", "shown"),
+    [
+        (7, "7"),
+        (999, "999"),
+        (1000, "1k"),
+        (4249, "4.2k"),
+        (9949, "9.9k"),
+        (9950, "10k"),
+        (35_400, "35k"),
+        (1_250_000, "1.2M"),
+    ],
+)
 def test_a_bar_count_fits_above_its_bar(runs: int, shown: str) -> None:
     assert count(runs) == shown and len(shown) <= 4
 
@@ -233,12 +311,25 @@ def test_every_string_from_the_trail_is_text_not_markup(ws: WorkspaceMaker, dot:
 
 def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    proc = cli("export", "--dry-run", "-w", DEMO, "-o", tmp_path / "events.jsonl",
-               "--report", out, cwd=tmp_path, env={"PATH": str(tmp_path / "no-dot-here")})
+    proc = cli(
+        "export",
+        "--dry-run",
+        "-w",
+        DEMO,
+        "-o",
+        tmp_path / "events.jsonl",
+        "--report",
+        out,
+        cwd=tmp_path,
+        env={"PATH": str(tmp_path / "no-dot-here")},
+    )
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 1 and "Graphviz" in warnings[0] and "apt-get install graphviz" in \
-        warnings[0]
+    assert (
+        len(warnings) == 1
+        and "Graphviz" in warnings[0]
+        and "apt-get install graphviz" in warnings[0]
+    )
     page = out.read_text()
     assert 'id="graph-note"' in page and "dot program was not found" in page
     assert "<svg" not in page.split('id="history"')[0]
@@ -246,16 +337,25 @@ def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) 
 
 
 def test_a_report_that_cannot_be_written_stops_before_anything_is_sent(tmp_path: Path) -> None:
-    proc = cli("export", "--dry-run", "-w", DEMO, "-o", tmp_path / "events.jsonl",
-               "--report", tmp_path / "missing" / "report.html", cwd=tmp_path)
+    proc = cli(
+        "export",
+        "--dry-run",
+        "-w",
+        DEMO,
+        "-o",
+        tmp_path / "events.jsonl",
+        "--report",
+        tmp_path / "missing" / "report.html",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: cannot write the report") and "does not exist" in \
-        proc.stderr
+    assert (
+        proc.stderr.startswith("error: cannot write the report") and "does not exist" in proc.stderr
+    )
     assert not (tmp_path / "events.jsonl").exists()
 
 
-def test_a_trail_of_100k_runs_gives_a_report_of_a_few_megabytes(tmp_path: Path,
-                                                                 dot: None) -> None:
+def test_a_trail_of_100k_runs_gives_a_report_of_a_few_megabytes(tmp_path: Path, dot: None) -> None:
     summary = write_workspace(tmp_path / "ws", 100_000, seed=11)
     collector = ReportCollector()
     report = dry_run(tmp_path / "ws", collector)
@@ -277,10 +377,14 @@ def test_a_trail_of_100k_runs_gives_a_report_of_a_few_megabytes(tmp_path: Path,
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory, services: None) -> Iterator[Any]:
     """Debian's Chromium, headless, with a fresh profile; skips (says why) where it is missing."""
-    require(None if shutil.which("dot") else
-            "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)")
-    with chromium.chromium(tmp_path_factory.mktemp("chromium-profile"),
-                           {"width": 1280, "height": 1000}) as context:
+    require(
+        None
+        if shutil.which("dot")
+        else "Graphviz's dot is not installed (apt-get install graphviz, or scripts/browser.sh)"
+    )
+    with chromium.chromium(
+        tmp_path_factory.mktemp("chromium-profile"), {"width": 1280, "height": 1000}
+    ) as context:
         yield context
 
 
@@ -294,8 +398,12 @@ class Opened:
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.dialogs: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
-                     if m.type == "error" else None)
+        self.page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+            ),
+        )
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
@@ -304,8 +412,12 @@ class Opened:
 
     def drawing(self) -> str:
         """The selector of the pipeline drawing on show."""
-        (shown,) = [f"#{id_} svg" for id_ in self.page.locator(".panel:visible").evaluate_all(
-            "panels => panels.map(p => p.id)")]
+        (shown,) = [
+            f"#{id_} svg"
+            for id_ in self.page.locator(".panel:visible").evaluate_all(
+                "panels => panels.map(p => p.id)"
+            )
+        ]
         return shown
 
     def pick(self, pipeline: str) -> str:
@@ -315,10 +427,12 @@ class Opened:
 
     def node(self, svg: str, *texts: str) -> Any:
         """The box of the node of drawing ``svg`` showing ``texts`` (x, y, width, height)."""
-        return self.page.evaluate(FIND + "([svg, texts]) => { const n = find(svg, texts);"
-                                  " if (!n) return null; const b = n.getBBox();"
-                                  " return {x: b.x, y: b.y, width: b.width, height: b.height}; }",
-                                  [svg, list(texts)])
+        return self.page.evaluate(
+            FIND + "([svg, texts]) => { const n = find(svg, texts);"
+            " if (!n) return null; const b = n.getBBox();"
+            " return {x: b.x, y: b.y, width: b.width, height: b.height}; }",
+            [svg, list(texts)],
+        )
 
     def arrows(self, svg: str, source: list[str], target: list[str]) -> int:
         """Arrows drawn from the node showing ``source`` texts to the one showing ``target``."""
@@ -326,17 +440,17 @@ class Opened:
 
     def lines(self, selector: str) -> list[int]:
         """How many lines the text of each element matching ``selector`` takes on screen."""
-        return list(self.page.locator(selector).evaluate_all("""els => els.map(e => {
+        return list(
+            self.page.locator(selector).evaluate_all("""els => els.map(e => {
             const r = document.createRange(); r.selectNodeContents(e);
-            return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; })"""))
+            return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; })""")
+        )
 
     def scrolls_sideways(self) -> bool:
-        return bool(self.page.evaluate(
-            "document.documentElement.scrollWidth > window.innerWidth"))
+        return bool(self.page.evaluate("document.documentElement.scrollWidth > window.innerWidth"))
 
     def colour(self, selector: str, prop: str) -> str:
-        return str(self.page.locator(selector).first.evaluate(
-            f"e => getComputedStyle(e).{prop}"))
+        return str(self.page.locator(selector).first.evaluate(f"e => getComputedStyle(e).{prop}"))
 
     def close(self) -> None:
         assert self.errors == [], self.errors
@@ -352,7 +466,9 @@ FIND = """const find = (svg, texts) => [...document.querySelector(svg).querySele
 
 # Counts the edges whose line starts at the first node and whose arrowhead touches the second,
 # in the coordinates of the drawing.
-ARROWS = FIND + """([svg, source, target]) => {
+ARROWS = (
+    FIND
+    + """([svg, source, target]) => {
   const a = find(svg, source), b = find(svg, target);
   if (!a || !b) return -1;
   const near = (box, x, y) => x >= box.x - 4 && x <= box.x + box.width + 4 &&
@@ -364,6 +480,7 @@ ARROWS = FIND + """([svg, source, target]) => {
     return near(ba, p0.x, p0.y) && near(bb, hb.x + hb.width / 2, hb.y + hb.height / 2);
   }).length;
 }"""
+)
 
 # Every arrow of a drawing as [x where it starts, x of its head].
 ARROW_XS = """svg => [...document.querySelector(svg).querySelectorAll('g.edge')].map(e => {
@@ -373,16 +490,30 @@ ARROW_XS = """svg => [...document.querySelector(svg).querySelectorAll('g.edge')]
 
 def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    proc = cli("export", "--dry-run", "-w", DEMO, "-o", tmp_path / "events.jsonl",
-               "--report", out, cwd=tmp_path)
+    proc = cli(
+        "export",
+        "--dry-run",
+        "-w",
+        DEMO,
+        "-o",
+        tmp_path / "events.jsonl",
+        "--report",
+        out,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
     tab = Opened(browser, out)
     page = tab.page
 
     # One drawing per pipeline, picked by its tab; the others are out of the way.
     tabs = page.locator("#picker a").all_inner_texts()
-    assert tabs == ["customer-360", "daily-sales", "inventory-sync", "legacy-orders-export",
-                    "marketing-attribution"]
+    assert tabs == [
+        "customer-360",
+        "daily-sales",
+        "inventory-sync",
+        "legacy-orders-export",
+        "marketing-attribution",
+    ]
     assert page.locator(".panel:visible").count() == 1
     svg = tab.pick("daily-sales")
     assert page.locator(".panel:visible h3").inner_text() == "daily-sales"
@@ -396,9 +527,17 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     assert tab.arrows(svg, extract, orders) == 0
 
     # Left to right in data-flow order: sources, the stage jobs as data flows, final outputs.
-    flow = [orders, extract, raw, ["daily-sales.clean"], ["data/staged/orders_clean.parquet"],
-            ["daily-sales.build_mart"], ["acme-analytics.sales_mart.", "daily_sales"],
-            ["daily-sales.publish"], ["s3://acme-reports", "sales/daily_sales.csv"]]
+    flow = [
+        orders,
+        extract,
+        raw,
+        ["daily-sales.clean"],
+        ["data/staged/orders_clean.parquet"],
+        ["daily-sales.build_mart"],
+        ["acme-analytics.sales_mart.", "daily_sales"],
+        ["daily-sales.publish"],
+        ["s3://acme-reports", "sales/daily_sales.csv"],
+    ]
     xs = [tab.node(svg, *texts)["x"] for texts in flow]
     assert xs == sorted(xs) and len(set(xs)) == len(xs), xs
     for pipeline in tabs:  # and every arrow of every drawing runs left to right
@@ -418,7 +557,8 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     assert tab.arrows("#overview svg", ["daily-sales"], mart) == 1
     assert tab.arrows("#overview svg", mart, ["marketing-attribution"]) == 1
     assert page.locator("#alone").inner_text() == (
-        "The other 2 pipeline jobs share no dataset with another.")
+        "The other 2 pipeline jobs share no dataset with another."
+    )
     page.locator("#overview svg g.node", has_text="marketing-attribution").click()
     assert page.locator(".panel:visible h3").inner_text() == "marketing-attribution"
     tab.pick("daily-sales")
@@ -451,8 +591,9 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     page.locator("#problems").check()
     problems = page.locator("details.run:visible")
     assert 0 < problems.count() < total
-    assert all("problem" in (problems.nth(i).get_attribute("class") or "")
-               for i in range(problems.count()))
+    assert all(
+        "problem" in (problems.nth(i).get_attribute("class") or "") for i in range(problems.count())
+    )
     page.locator("#problems").uncheck()
 
     # A drawing wider than the page scrolls in its own box, and says so; "Whole drawings"
@@ -480,23 +621,43 @@ def test_the_demo_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
 
 
 def test_many_pipelines_are_picked_one_at_a_time_and_shared_datasets_show(
-        browser: Any, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    browser: Any, ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     names = [f"p{i:02}-orders-to-mart" for i in range(1, 21)]
-    ws.graph({"format": "lineage-hub/graph@1", "workspace": {"name": "test-ws"},
-              "pipelines": [{"id": n, "name": n, "stages": [{"id": "extract"}, {"id": "load"}]}
-                            for n in names]})
+    ws.graph(
+        {
+            "format": "lineage-hub/graph@1",
+            "workspace": {"name": "test-ws"},
+            "pipelines": [
+                {"id": n, "name": n, "stages": [{"id": "extract"}, {"id": "load"}]} for n in names
+            ],
+        }
+    )
     runs = []
     for i, name in enumerate(names):
         source = [{"dataset": f"postgres://db:5432/sales.public.t{i}", "digest": "sha256:aa"}]
         if i == 1:  # the second pipeline reads the first one's output
             source.append({"dataset": f"s3://lake/{names[0]}/out.parquet", "digest": "sha256:dd"})
-        runs.append(run_record(f"run-{i}", pipeline=name, stages=[
-            stage_record("extract", reads=source,
-                         writes=[{"dataset": f"data/raw/{name}.parquet", "digest": "sha256:bb"}]),
-            stage_record("load", reads=[{"dataset": f"data/raw/{name}.parquet",
-                                         "digest": "sha256:bb"}],
-                         writes=[{"dataset": f"s3://lake/{name}/out.parquet",
-                                  "digest": "sha256:dd"}])]))
+        runs.append(
+            run_record(
+                f"run-{i}",
+                pipeline=name,
+                stages=[
+                    stage_record(
+                        "extract",
+                        reads=source,
+                        writes=[{"dataset": f"data/raw/{name}.parquet", "digest": "sha256:bb"}],
+                    ),
+                    stage_record(
+                        "load",
+                        reads=[{"dataset": f"data/raw/{name}.parquet", "digest": "sha256:bb"}],
+                        writes=[
+                            {"dataset": f"s3://lake/{name}/out.parquet", "digest": "sha256:dd"}
+                        ],
+                    ),
+                ],
+            )
+        )
     ws.segment("000001.jsonl", runs)
     collector = ReportCollector()
     written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
@@ -515,7 +676,8 @@ def test_many_pipelines_are_picked_one_at_a_time_and_shared_datasets_show(
     assert tab.arrows("#overview svg", [names[0]], shared) == 1
     assert tab.arrows("#overview svg", shared, [names[1]]) == 1
     assert page.locator("#alone").inner_text() == (
-        "The other 18 pipeline jobs share no dataset with another.")
+        "The other 18 pipeline jobs share no dataset with another."
+    )
     page.locator("#overview svg g.node", has_text=names[1]).click()
     svg = tab.drawing()
     assert page.locator(".panel:visible h3").inner_text() == names[1]
@@ -525,12 +687,25 @@ def test_many_pipelines_are_picked_one_at_a_time_and_shared_datasets_show(
     tab.close()
 
 
-def test_times_are_shown_in_utc_and_say_so(browser: Any, ws: WorkspaceMaker,
-                                           tmp_path: Path) -> None:
-    ws.segment("000001.jsonl", [run_record(
-        "run-berlin", startedAt="2026-11-03T04:00:00+02:00", endedAt="2026-11-03T04:07:00+02:00",
-        stages=[stage_record(startedAt="2026-11-03T04:00:05.250+02:00",
-                             endedAt="2026-11-03T04:03:00+02:00")])])
+def test_times_are_shown_in_utc_and_say_so(
+    browser: Any, ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(
+                "run-berlin",
+                startedAt="2026-11-03T04:00:00+02:00",
+                endedAt="2026-11-03T04:07:00+02:00",
+                stages=[
+                    stage_record(
+                        startedAt="2026-11-03T04:00:05.250+02:00",
+                        endedAt="2026-11-03T04:03:00+02:00",
+                    )
+                ],
+            )
+        ],
+    )
     collector = ReportCollector()
     written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
     tab = Opened(browser, written.path)
@@ -547,8 +722,17 @@ def test_times_are_shown_in_utc_and_say_so(browser: Any, ws: WorkspaceMaker,
 def test_what_was_not_exported_in_a_browser(browser: Any, tmp_path: Path) -> None:
     workspace = demo_copy(tmp_path)
     out = tmp_path / "report.html"
-    proc = cli("export", "--dry-run", "-w", workspace, "-o", tmp_path / "events.jsonl",
-               "--report", out, cwd=tmp_path)
+    proc = cli(
+        "export",
+        "--dry-run",
+        "-w",
+        workspace,
+        "-o",
+        tmp_path / "events.jsonl",
+        "--report",
+        out,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr  # bad entries: something was left behind
     tab = Opened(browser, out)
     bad = tab.page.locator("#bad-entries tr", has_text="000009.jsonl")
@@ -560,8 +744,9 @@ def test_what_was_not_exported_in_a_browser(browser: Any, tmp_path: Path) -> Non
     tab.close()
 
 
-def test_markup_in_names_and_messages_is_shown_as_text(browser: Any, ws: WorkspaceMaker,
-                                                       tmp_path: Path) -> None:
+def test_markup_in_names_and_messages_is_shown_as_text(
+    browser: Any, ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     hostile_workspace(ws)
     collector = ReportCollector()
     written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
@@ -575,34 +760,62 @@ def test_markup_in_names_and_messages_is_shown_as_text(browser: Any, ws: Workspa
 
 
 def test_a_real_export_report_tells_failed_in_the_editor_from_refused_by_the_server(
-        browser: Any, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    browser: Any, ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     refused = "5b0f3c7e-9a41-4d2b-8c55-0d1e2f3a4b5c"
-    reason = ("namespace not allowed here: the server accepts events of namespaces "
-              "'analytics-prod' and 'analytics-staging' only; ask its administrator")
+    reason = (
+        "namespace not allowed here: the server accepts events of namespaces "
+        "'analytics-prod' and 'analytics-staging' only; ask its administrator"
+    )
     out = tmp_path / "report.html"
     with FakeServer() as server:
         ws.settings({"openlineage.url": server.url, "openlineage.retry.maxTime": 2})
-        ws.segment("000001.jsonl", [run_record("run-a", startedAt="2026-11-01T02:00:00Z"),
-                                    run_record("run-b", startedAt="2026-11-02T02:00:00Z")])
+        ws.segment(
+            "000001.jsonl",
+            [
+                run_record("run-a", startedAt="2026-11-01T02:00:00Z"),
+                run_record("run-b", startedAt="2026-11-02T02:00:00Z"),
+            ],
+        )
         first = cli("export", "-w", ws.root, "-q", cwd=tmp_path)
         assert first.returncode == 0, first.stderr
-        only_refused = stage_record("load", reads=[], writes=[
-            {"dataset": "s3://bucket/refused-only.csv", "digest": "sha256:ee"}])
-        ws.segment("000002.jsonl", [
-            run_record("run-c", startedAt="2026-11-03T02:00:00Z"),
-            run_record("run-f", status="failed", startedAt="2026-11-03T05:00:00Z",
-                       stages=[stage_record(status="failed", error={"message": "disk full"})]),
-            run_record(refused, startedAt="2026-11-04T02:00:00Z",
-                       stages=[stage_record(), only_refused])])
-        server.script(lambda request: Answer(400, body=reason)
-                      if refused in request.body.decode() else Answer(201))
+        only_refused = stage_record(
+            "load",
+            reads=[],
+            writes=[{"dataset": "s3://bucket/refused-only.csv", "digest": "sha256:ee"}],
+        )
+        ws.segment(
+            "000002.jsonl",
+            [
+                run_record("run-c", startedAt="2026-11-03T02:00:00Z"),
+                run_record(
+                    "run-f",
+                    status="failed",
+                    startedAt="2026-11-03T05:00:00Z",
+                    stages=[stage_record(status="failed", error={"message": "disk full"})],
+                ),
+                run_record(
+                    refused, startedAt="2026-11-04T02:00:00Z", stages=[stage_record(), only_refused]
+                ),
+            ],
+        )
+        server.script(
+            lambda request: (
+                Answer(400, body=reason) if refused in request.body.decode() else Answer(201)
+            )
+        )
         second = cli("export", "-w", ws.root, "-q", "--report", out, cwd=tmp_path)
         assert second.returncode == 1, second.stderr
 
     tab = Opened(browser, out, width=1024)
     page = tab.page
-    tiles = dict(zip(page.locator(".tile span").all_inner_texts(),
-                     page.locator(".tile b").all_inner_texts(), strict=True))
+    tiles = dict(
+        zip(
+            page.locator(".tile span").all_inner_texts(),
+            page.locator(".tile b").all_inner_texts(),
+            strict=True,
+        )
+    )
     assert tiles["runs sent"] == "2" and tiles["unchanged (already on the server)"] == "2"
     assert tiles["refused by the server"] == "1" and tiles["runs failed in the editor"] == "1"
     # Two different things, in two different colours: failed in the editor, refused by the server.
@@ -614,8 +827,12 @@ def test_a_real_export_report_tells_failed_in_the_editor_from_refused_by_the_ser
     assert badge.evaluate("e => getComputedStyle(e).backgroundColor") == refused_colour
     editor_failed = page.locator("details.run", has_text="trace id run-f").first
     assert "refused" not in editor_failed.locator("summary").inner_text()
-    assert (editor_failed.locator("summary .badge").first.evaluate(
-        "e => getComputedStyle(e).backgroundColor") != refused_colour)
+    assert (
+        editor_failed.locator("summary .badge").first.evaluate(
+            "e => getComputedStyle(e).backgroundColor"
+        )
+        != refused_colour
+    )
     row = page.locator("#refused tr", has_text=refused)
     assert row.is_visible() and reason in row.inner_text()
     assert page.locator("h3", has_text="Runs refused by the server (1)").is_visible()
@@ -627,8 +844,12 @@ def test_a_real_export_report_tells_failed_in_the_editor_from_refused_by_the_ser
     assert page.locator("#legend-refused").is_visible()
     node = tab.node(tab.drawing(), "refused-only.csv")
     assert node is not None
-    assert page.locator(".panel:visible g.node.dataset", has_text="refused-only.csv").locator(
-        "path").first.get_attribute("stroke") == "#7b3fa0"
+    assert (
+        page.locator(".panel:visible g.node.dataset", has_text="refused-only.csv")
+        .locator("path")
+        .first.get_attribute("stroke")
+        == "#7b3fa0"
+    )
 
     # The delivery table counts the events sent, as the tile does.
     header = page.locator("#delivery th").all_inner_texts()

@@ -98,8 +98,9 @@ MAX_LINES = 400
 
 
 def test_no_module_is_over_400_lines() -> None:
-    sizes = {name: len(path.read_text(encoding="utf-8").splitlines())
-             for name, path in modules().items()}
+    sizes = {
+        name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules().items()
+    }
     assert not {name: size for name, size in sizes.items() if size > MAX_LINES}
 
 
@@ -107,8 +108,7 @@ def test_no_module_of_the_package_imports_itself_through_others() -> None:
     known = modules()
     graph = {name: imported(name, path, known) for name, path in known.items()}
     circles = cycles(graph)
-    assert not circles, "import circles:\n" + "\n".join(
-        " <-> ".join(circle) for circle in circles)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
 
 
 WITHOUT_TEST_EXTRA = """
@@ -130,9 +130,16 @@ def test_the_cli_runs_without_what_only_the_tests_need(tmp_path: Path) -> None:
     from helpers import DEMO
 
     out = tmp_path / "events.jsonl"
-    for args in (["--help"], ["export", "--dry-run", "-q", "-w", str(DEMO), "-o", str(out)],
-                 ["settings", "list", "-w", str(DEMO)]):
-        done = subprocess.run([sys.executable, "-c", WITHOUT_TEST_EXTRA, *args],
-                              capture_output=True, text=True, timeout=120)
+    for args in (
+        ["--help"],
+        ["export", "--dry-run", "-q", "-w", str(DEMO), "-o", str(out)],
+        ["settings", "list", "-w", str(DEMO)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", WITHOUT_TEST_EXTRA, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, (args, done.stderr)
     assert len(out.read_bytes().splitlines()) == 236

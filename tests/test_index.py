@@ -24,8 +24,7 @@ from openlineage_export.hub.trail import AuditTrail
 from openlineage_export.state.index import RunIndex
 
 
-def test_the_last_put_of_a_trace_id_wins_and_runs_come_back_in_trail_order(
-        tmp_path: Path) -> None:
+def test_the_last_put_of_a_trace_id_wins_and_runs_come_back_in_trail_order(tmp_path: Path) -> None:
     with RunIndex(tmp_path) as index:
         index.put("b", "p", 0, 2, b"b1")
         index.put("a", "q", 0, 1, b"a1")
@@ -33,8 +32,10 @@ def test_the_last_put_of_a_trace_id_wins_and_runs_come_back_in_trail_order(
         index.put_stages("p", ("s", "t", "s"))
         index.put_stages("p", ("t",))
         index.put_stages("q", ("s",))
-        assert [(w.trace_id, w.segment, w.line, w.fingerprint)
-                for w in index.in_trail_order()] == [("a", 0, 1, b"a1"), ("b", 1, 5, b"b2")]
+        assert [(w.trace_id, w.segment, w.line, w.fingerprint) for w in index.in_trail_order()] == [
+            ("a", 0, 1, b"a1"),
+            ("b", 1, 5, b"b2"),
+        ]
         assert index.count() == 2 and index.pipelines() == {"p", "q"}
         assert sorted(index.stages_run()) == [("p", "s"), ("p", "t"), ("q", "s")]
 
@@ -53,7 +54,8 @@ def test_the_index_holds_positions_on_disk_not_runs(ws: WorkspaceMaker) -> None:
 
 
 def test_an_index_a_killed_export_left_behind_is_removed_by_the_next_one(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record(f"r{i}", stages=[stage_record()]) for i in range(20)])
     ws.settings({"openlineage.concurrency": 1})
     temp = tmp_path / "temp"
@@ -61,11 +63,16 @@ def test_an_index_a_killed_export_left_behind_is_removed_by_the_next_one(
     (temp / "someone-elses").mkdir()
     unheld = threading.Event()
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 2
-                                             else None))
+        server.script(
+            lambda request: Answer(201, hold=unheld if len(server.requests) > 2 else None)
+        )
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url, TMPDIR=str(temp))
-        killed = subprocess.Popen(cli_command("export", "-w", str(ws.root)), env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        killed = subprocess.Popen(
+            cli_command("export", "-w", str(ws.root)),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert server.wait_for(3)
         left = [p.name for p in temp.iterdir() if p.name.startswith(f"olx-index-{killed.pid}-")]
         assert len(left) == 1
@@ -73,9 +80,15 @@ def test_an_index_a_killed_export_left_behind_is_removed_by_the_next_one(
         killed.wait()
         unheld.set()
         assert (temp / left[0]).exists()
-        dry = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
-                                         str(tmp_path / "events.jsonl")),
-                             env=env, capture_output=True, text=True, timeout=120)
+        dry = subprocess.run(
+            cli_command(
+                "export", "--dry-run", "-w", str(ws.root), "-o", str(tmp_path / "events.jsonl")
+            ),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert dry.returncode == 0, dry.stderr
     assert sorted(p.name for p in temp.iterdir()) == ["someone-elses"]
 
@@ -92,21 +105,27 @@ def test_an_index_of_an_export_still_running_is_left_alone(tmp_path: Path) -> No
         sleeper.wait()
 
 
-def test_a_full_temporary_folder_is_one_line_naming_it(ws: WorkspaceMaker,
-                                                       tmp_path: Path) -> None:
+def test_a_full_temporary_folder_is_one_line_naming_it(ws: WorkspaceMaker, tmp_path: Path) -> None:
     if (why := can_mount()) is not None:
         pytest.skip(why)
     ws.segment("000001.jsonl", [run_record(f"run-number-{i:06}") for i in range(3000)])
     temp = tmp_path / "temp"
     temp.mkdir()
-    done = subprocess.run(on_small_disk(temp, cli_command("export", "--dry-run", "-w",
-                                                          str(ws.root), "-o", "/dev/null")),
-                          env=cli_env(tmp_path, TMPDIR=str(temp)), capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        on_small_disk(
+            temp, cli_command("export", "--dry-run", "-w", str(ws.root), "-o", "/dev/null")
+        ),
+        env=cli_env(tmp_path, TMPDIR=str(temp)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"error: the temporary run index {temp}/olx-index-"), line
     # Said as a full disk (what to do about it), whatever SQLite or the OS called it.
-    reason_between(line[line.index("/index.sqlite cannot be used ("):],
-                   "/index.sqlite cannot be used (",
-                   "); free some space there, or point TMPDIR at a folder with room")
+    reason_between(
+        line[line.index("/index.sqlite cannot be used (") :],
+        "/index.sqlite cannot be used (",
+        "); free some space there, or point TMPDIR at a folder with room",
+    )

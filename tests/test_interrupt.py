@@ -125,34 +125,43 @@ def delivered(state: Path) -> dict[str, int]:
     return {run_id: events for run_id, _, events in rows}
 
 
-@pytest.mark.parametrize(("stop", "code", "name"), [(signal.SIGINT, 130, "Ctrl-C"),
-                                                    (signal.SIGTERM, 143, "SIGTERM")])
+@pytest.mark.parametrize(
+    ("stop", "code", "name"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
 def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_sends_the_rest(
-        slow_server: HoldingServer, tmp_path: Path, stop: signal.Signals, code: int,
-        name: str) -> None:
+    slow_server: HoldingServer, tmp_path: Path, stop: signal.Signals, code: int, name: str
+) -> None:
     root = tmp_path / "ws"
     write_workspace(root, 60, seed=4711)
     # Many runs in flight at once, fewer than the 60 of the trail.
     settings = root / ".workspace" / "settings.json"
-    settings.write_text(json.dumps({**json.loads(settings.read_text()),
-                                    "openlineage.concurrency": 16}))
+    settings.write_text(
+        json.dumps({**json.loads(settings.read_text()), "openlineage.concurrency": 16})
+    )
     dry = io.BytesIO()
     assert run_export(ExportRequest(root, dry_run=True, output=dry)).exit_code == 0
     expected = by_run(dry.getvalue().splitlines())
     total = sum(len(events) for events in expected.values())
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    env.update({"OPENLINEAGE_URL": slow_server.url,
-                "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")})
+    env.update(
+        {
+            "OPENLINEAGE_URL": slow_server.url,
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+        }
+    )
     command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(root)]
 
     slow_server.whole = {run: len(events) for run, events in expected.items()}
-    export = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
+    export = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     said: list[str] = []
     try:
         # Held: a run accepted whole, the export waits for answers and cannot finish.
-        wait_until(lambda: slow_server.held > 0 or export.poll() is not None,
-                   "the export to send past the first run accepted whole")
+        wait_until(
+            lambda: slow_server.held > 0 or export.poll() is not None,
+            "the export to send past the first run accepted whole",
+        )
         assert export.poll() is None, export.communicate()
         export.send_signal(stop)
         assert export.stderr is not None
@@ -188,17 +197,21 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
 
     # The next export sends exactly the rest: each run not kept, whole and once; none kept.
     slow_server.whole = None
-    again = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True,
-                           timeout=300)
+    again = subprocess.run(
+        [*command, "--json"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
-    assert report["runs"] == {"total": len(expected), "sent": len(expected) - len(kept),
-                              "unchanged": len(kept), "failed": 0}
+    assert report["runs"] == {
+        "total": len(expected),
+        "sent": len(expected) - len(kept),
+        "unchanged": len(kept),
+        "failed": 0,
+    }
     rest = by_run(slow_server.taken())
     assert set(rest) == set(expected) - set(kept)
     assert all(rest[run_id] == expected[run_id] for run_id in rest)
     assert set(delivered(tmp_path / "state")) == set(expected)
-
 
 
 def _let_go(process: subprocess.Popen[bytes]) -> bool:
@@ -210,8 +223,9 @@ def _let_go(process: subprocess.Popen[bytes]) -> bool:
         return process.poll() is not None
 
 
-def _on_a_terminal_of_its_own(command: list[str], env: dict[str, str]
-                              ) -> tuple[subprocess.Popen[bytes], int]:
+def _on_a_terminal_of_its_own(
+    command: list[str], env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], int]:
     """``command`` as the session leader of a new pseudo-terminal (its controlling terminal,
     as a shell's command in a terminal window or over ssh); returns it and the master side."""
     import fcntl
@@ -222,16 +236,23 @@ def _on_a_terminal_of_its_own(command: list[str], env: dict[str, str]
     def controlling_terminal() -> None:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen(command, env={**env, "TERM": "xterm-256color"}, stdin=slave,
-                            stdout=slave, stderr=slave, start_new_session=True,
-                            preexec_fn=controlling_terminal)
+    proc = subprocess.Popen(
+        command,
+        env={**env, "TERM": "xterm-256color"},
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+    )
     os.close(slave)
     return proc, master
 
 
 @pytest.mark.parametrize("how", ["terminal closed", "kill -HUP"])
 def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
-        tmp_path: Path, how: str) -> None:
+    tmp_path: Path, how: str
+) -> None:
     """The terminal closes (its window, or the ssh connection) while requests are in flight:
     the kernel sends SIGHUP, and every write to the terminal fails from then on. The requests
     in flight are answered and recorded all the same, the exit code is 129, and the next
@@ -265,8 +286,9 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
         if how == "terminal closed":
             export, master = _on_a_terminal_of_its_own(command, env)
         else:
-            export = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
+            export = subprocess.Popen(
+                command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
         try:
             assert holding.wait(120), "the export never sent past its first run accepted whole"
             if how == "terminal closed":
@@ -277,8 +299,9 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
                 export.send_signal(signal.SIGHUP)
                 assert export.stderr is not None
                 line = export.stderr.readline()
-                assert line.startswith("interrupting (SIGHUP): finishing the requests in "
-                                       "flight"), line
+                assert line.startswith("interrupting (SIGHUP): finishing the requests in flight"), (
+                    line
+                )
             release.set()
             if how == "terminal closed":
                 export.wait(timeout=120)
@@ -298,12 +321,17 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
         assert kept and len(kept) < len(expected), "the export was not cut short, or kept nothing"
         for run_id, events in kept.items():
             assert received[run_id] == expected[run_id] and events == len(expected[run_id])
-        standing = subprocess.run([*command[:-3], "status", "-w", str(root), "--json"], env=env,
-                                  capture_output=True, text=True, timeout=120)
-        assert json.loads(standing.stdout)["destinations"][0]["lastExportOutcome"] == \
-            "interrupted"
+        standing = subprocess.run(
+            [*command[:-3], "status", "-w", str(root), "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert json.loads(standing.stdout)["destinations"][0]["lastExportOutcome"] == "interrupted"
         server.script([])  # the next export sends exactly the rest
-        again = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True,
-                               timeout=300)
+        again = subprocess.run(
+            [*command, "--json"], env=env, capture_output=True, text=True, timeout=300
+        )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["runs"]["unchanged"] == len(kept)

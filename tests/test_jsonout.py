@@ -26,18 +26,22 @@ def test_c0_c1_and_del_are_escaped_and_read_back_the_same() -> None:
     assert json.loads(data) == value
 
 
-@pytest.mark.parametrize("value", [
-    {"n": 2**64, "m": -(10**400)},
-    json.loads("[" * 900 + "]" * 900),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"n": 2**64, "m": -(10**400)},
+        json.loads("[" * 900 + "]" * 900),
+    ],
+)
 def test_what_orjson_cannot_write_is_written_all_the_same(value: object) -> None:
     assert json.loads(dumps(value)) == value
     assert json.loads(dumps(value, indent=True)) == value
 
 
 def _run(tmp_path: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[bytes]:
-    done = subprocess.run(cli_command(*args), env=cli_env(tmp_path), capture_output=True,
-                          timeout=120)
+    done = subprocess.run(
+        cli_command(*args), env=cli_env(tmp_path), capture_output=True, timeout=120
+    )
     assert done.returncode == code, done.stderr
     assert b"Traceback" not in done.stderr
     return done
@@ -48,27 +52,51 @@ def test_c1_from_a_workspace_reaches_no_output_raw(ws: WorkspaceMaker, tmp_path:
     (--json, --progress json, settings get|list --json, status --json, the events) escapes
     them, as the text outputs do."""
     pipeline = f"p{C1}"
-    ws.segment("000001.jsonl", [run_record("r1", pipeline=pipeline,
-                                           stages=[stage_record(f"s{C1}")])])
+    ws.segment(
+        "000001.jsonl", [run_record("r1", pipeline=pipeline, stages=[stage_record(f"s{C1}")])]
+    )
     ws.segment(f"000002{C1}.jsonl", ["{not json"])  # a bad entry named by its file
-    ws.settings({"openlineage.sourceRepository.url": "https://git.example.com/acme",
-                 "openlineage.sourceRepository.version": f"main{C1}",
-                 "openlineage.transport": "file"})
+    ws.settings(
+        {
+            "openlineage.sourceRepository.url": "https://git.example.com/acme",
+            "openlineage.sourceRepository.version": f"main{C1}",
+            "openlineage.transport": "file",
+        }
+    )
     root = str(ws.root)
     events = tmp_path / "events.jsonl"
     outputs = {
         "export --json --progress json": _run(
-            tmp_path, "export", "-w", root, "--dry-run", "-o", str(events), "--json",
-            "--progress", "json", code=1),
-        "settings get --json": _run(tmp_path, "settings", "get", "-w", root,
-                                    "openlineage.sourceRepository.version", "--json"),
+            tmp_path,
+            "export",
+            "-w",
+            root,
+            "--dry-run",
+            "-o",
+            str(events),
+            "--json",
+            "--progress",
+            "json",
+            code=1,
+        ),
+        "settings get --json": _run(
+            tmp_path,
+            "settings",
+            "get",
+            "-w",
+            root,
+            "openlineage.sourceRepository.version",
+            "--json",
+        ),
         "settings list --json": _run(tmp_path, "settings", "list", "-w", root, "--json"),
-        "export (text)": _run(tmp_path, "export", "-w", root, "--dry-run", "-o",
-                              str(tmp_path / "again.jsonl"), code=1),
+        "export (text)": _run(
+            tmp_path, "export", "-w", root, "--dry-run", "-o", str(tmp_path / "again.jsonl"), code=1
+        ),
     }
     file_env = cli_env(tmp_path, OPENLINEAGE_FILE_PATH=str(tmp_path / "out.jsonl"))
-    sent = subprocess.run(cli_command("export", "-w", root), env=file_env, capture_output=True,
-                          timeout=120)
+    sent = subprocess.run(
+        cli_command("export", "-w", root), env=file_env, capture_output=True, timeout=120
+    )
     assert sent.returncode == 1, sent.stderr
     outputs["status --json"] = _run(tmp_path, "status", "-w", root, "--json")
     for name, done in outputs.items():
@@ -77,9 +105,11 @@ def test_c1_from_a_workspace_reaches_no_output_raw(ws: WorkspaceMaker, tmp_path:
     assert not any(raw in events.read_bytes() for raw in RAW)
     assert "\\u009b" in outputs["settings get --json"].stdout.decode()
     assert json.loads(outputs["settings get --json"].stdout)["value"] == f"main{C1}"
-    progress = [json.loads(line) for line in
-                outputs["export --json --progress json"].stderr.splitlines()]
+    progress = [
+        json.loads(line) for line in outputs["export --json --progress json"].stderr.splitlines()
+    ]
     assert any(C1 in str(line.get("file")) for line in progress if line["event"] == "badEntry")
-    assert any(e["job"]["name"] == pipeline for e in map(json.loads, events.read_text()
-                                                         .splitlines()))
+    assert any(
+        e["job"]["name"] == pipeline for e in map(json.loads, events.read_text().splitlines())
+    )
     assert "\\x9b" in outputs["export (text)"].stderr.decode()  # the text outputs: shown()

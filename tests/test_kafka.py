@@ -80,8 +80,9 @@ class FakeProducer:
         self._queue: list[tuple[float, Produced, Callable[..., None]]] = []
         self._lock = threading.Lock()
 
-    def produce(self, topic: str, value: bytes, key: bytes, *,
-                on_delivery: Callable[..., None]) -> None:
+    def produce(
+        self, topic: str, value: bytes, key: bytes, *, on_delivery: Callable[..., None]
+    ) -> None:
         with self._lock:
             if self.full_for:
                 self.full_for -= 1
@@ -127,6 +128,7 @@ class FakeProducer:
 
 def when(condition: Callable[[], bool], then: threading.Event, what: str) -> None:
     """Set ``then`` (in a thread of its own) once ``condition`` holds."""
+
     def watch() -> None:
         try:
             wait_until(condition, what)
@@ -136,17 +138,27 @@ def when(condition: Callable[[], bool], then: threading.Event, what: str) -> Non
     threading.Thread(target=watch, daemon=True).start()
 
 
-def a_run(run_id: str = "0190b4f6-1111-7000-8000-000000000001", events: int = 4,
-          pipeline: str = "daily-sales") -> TranslatedRun:
+def a_run(
+    run_id: str = "0190b4f6-1111-7000-8000-000000000001",
+    events: int = 4,
+    pipeline: str = "daily-sales",
+) -> TranslatedRun:
     """A translated run whose events say which run and which place they have."""
     return TranslatedRun(
-        trace_id=f"trace-{run_id}", pipeline=pipeline, run_id=run_id, status="succeeded",
-        events=[{"eventType": "START" if i == 0 else "COMPLETE", "run": {"runId": run_id},
-                 "n": i} for i in range(events)])
+        trace_id=f"trace-{run_id}",
+        pipeline=pipeline,
+        run_id=run_id,
+        status="succeeded",
+        events=[
+            {"eventType": "START" if i == 0 else "COMPLETE", "run": {"runId": run_id}, "n": i}
+            for i in range(events)
+        ],
+    )
 
 
-def destination(producer: FakeProducer, *, delivery_timeout: float = 5.0,
-                concurrency: int = 4) -> KafkaDestination:
+def destination(
+    producer: FakeProducer, *, delivery_timeout: float = 5.0, concurrency: int = 4
+) -> KafkaDestination:
     config = KafkaConfig("127.0.0.1:59092", "lineage", delivery_timeout=delivery_timeout)
     return KafkaDestination(config, producer=producer, concurrency=concurrency)
 
@@ -180,7 +192,8 @@ def never() -> threading.Event:
 
 
 def test_each_event_is_one_message_keyed_by_the_pipeline_run_id_with_the_dry_run_bytes(
-        never: threading.Event) -> None:
+    never: threading.Event,
+) -> None:
     producer = FakeProducer()
     kafka = destination(producer)
     run = a_run()
@@ -190,12 +203,14 @@ def test_each_event_is_one_message_keyed_by_the_pipeline_run_id_with_the_dry_run
         kafka.close_now()
     assert outcome.delivered and outcome.accepted == 4
     assert [(m.topic, m.key, m.value) for m in producer.produced] == [
-        ("lineage", run.run_id.encode(), encode(event)) for event in run.events]
+        ("lineage", run.run_id.encode(), encode(event)) for event in run.events
+    ]
     assert kafka.name == "kafka://127.0.0.1:59092/lineage"
 
 
 def test_a_run_is_not_delivered_before_the_broker_acknowledged_every_event(
-        never: threading.Event) -> None:
+    never: threading.Event,
+) -> None:
     producer = FakeProducer()
     producer.held.clear()
     kafka = destination(producer)
@@ -222,8 +237,12 @@ def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
     outcomes = {}
     when(lambda: producer.most_runs_waiting >= 2, producer.held, "two runs waiting")
     try:
-        deliver(((run, None) for run in runs), kafka,
-                lambda run, _tag, o: outcomes.__setitem__(run.run_id, o), threading.Event())
+        deliver(
+            ((run, None) for run in runs),
+            kafka,
+            lambda run, _tag, o: outcomes.__setitem__(run.run_id, o),
+            threading.Event(),
+        )
     finally:
         kafka.close_now()
     assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 40
@@ -235,7 +254,8 @@ def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
 
 
 def test_a_refused_event_fails_its_run_with_the_brokers_reason_and_not_the_others(
-        never: threading.Event) -> None:
+    never: threading.Event,
+) -> None:
     big = a_run("0190b4f6-2222-7000-8000-000000000002")
 
     def answer(message: Produced) -> KafkaError | None:
@@ -253,8 +273,9 @@ def test_a_refused_event_fails_its_run_with_the_brokers_reason_and_not_the_other
     assert not refused.delivered
     assert refused.accepted == 2
     # The broker's reason, passed along as librdkafka gives it.
-    assert refused.error == (f"the broker refused event 3 of 4: {TOO_LARGE.name()}: "
-                             f"{TOO_LARGE.str()}")
+    assert refused.error == (
+        f"the broker refused event 3 of 4: {TOO_LARGE.name()}: {TOO_LARGE.str()}"
+    )
     assert other.delivered
 
 
@@ -290,8 +311,7 @@ class BatchingProducer(FakeProducer):
         return len(due)
 
 
-def test_an_event_too_large_for_the_broker_fails_its_own_run_not_those_batched_with_it(
-        ) -> None:
+def test_an_event_too_large_for_the_broker_fails_its_own_run_not_those_batched_with_it() -> None:
     """One event larger than the broker takes, in one batch with three small runs: the broker
     refuses the batch whole. The small runs are sent again, each event alone, and delivered;
     the large one is refused with its reason; every event written once, in its run's order."""
@@ -303,26 +323,35 @@ def test_an_event_too_large_for_the_broker_fails_its_own_run_not_those_batched_w
     kafka = destination(producer, concurrency=4)
     outcomes: dict[str, RunOutcome] = {}
     try:
-        deliver(((run, None) for run in runs), kafka,
-                lambda run, _tag, o: outcomes.__setitem__(run.run_id, o), threading.Event())
+        deliver(
+            ((run, None) for run in runs),
+            kafka,
+            lambda run, _tag, o: outcomes.__setitem__(run.run_id, o),
+            threading.Event(),
+        )
     finally:
         kafka.close_now()
     assert len(producer.batches[0]) == 16, "the premise: every run's events in one batch"
     assert all(outcomes[run.run_id].delivered for run in small), outcomes
     refused = outcomes[large.run_id]
     assert not refused.delivered and refused.accepted == 1
-    assert refused.error is not None and refused.error.startswith(
-        "event 2 of 4 is 60,") and "more than the broker takes" in refused.error
+    assert (
+        refused.error is not None
+        and refused.error.startswith("event 2 of 4 is 60,")
+        and "more than the broker takes" in refused.error
+    )
     written: dict[bytes, list[bytes]] = defaultdict(list)
     for message in producer.written:
         written[message.key].append(message.value)
-    assert written == {**{run.run_id.encode(): [encode(e) for e in run.events]
-                          for run in small},
-                       large.run_id.encode(): [encode(large.events[0])]}
+    assert written == {
+        **{run.run_id.encode(): [encode(e) for e in run.events] for run in small},
+        large.run_id.encode(): [encode(large.events[0])],
+    }
 
 
 def test_a_broker_that_answers_nothing_for_the_whole_timeout_is_an_outage(
-        never: threading.Event) -> None:
+    never: threading.Event,
+) -> None:
     producer = FakeProducer(lambda _m: TIMED_OUT, delay=0.4)
     kafka = destination(producer, delivery_timeout=0.3)
     try:
@@ -330,13 +359,16 @@ def test_a_broker_that_answers_nothing_for_the_whole_timeout_is_an_outage(
             send(kafka, a_run(), never)
     finally:
         kafka.close_now()
-    assert str(raised.value) == ("the Kafka broker at kafka://127.0.0.1:59092/lineage "
-                                 f"acknowledged nothing for 0.3 s ({TIMED_OUT.str()}); nothing "
-                                 "more was sent")
+    assert str(raised.value) == (
+        "the Kafka broker at kafka://127.0.0.1:59092/lineage "
+        f"acknowledged nothing for 0.3 s ({TIMED_OUT.str()}); nothing "
+        "more was sent"
+    )
 
 
 def test_a_timeout_while_other_events_are_acknowledged_fails_only_that_run(
-        never: threading.Event) -> None:
+    never: threading.Event,
+) -> None:
     unlucky = a_run("0190b4f6-3333-7000-8000-000000000003")
 
     def answer(message: Produced) -> KafkaError | None:
@@ -379,7 +411,8 @@ def test_cancel_while_waiting_for_acknowledgements_reports_the_run_not_delivered
 
 
 def test_a_full_queue_is_waited_out_and_a_refused_produce_fails_the_run(
-        never: threading.Event) -> None:
+    never: threading.Event,
+) -> None:
     producer = FakeProducer()
     producer.full_for = 3
     kafka = destination(producer)
@@ -407,10 +440,12 @@ def test_the_hosts_producer_is_left_alone_on_close() -> None:
 
 
 def test_without_a_broker_the_real_producer_gives_up_after_the_timeout_in_one_sentence(
-        never: threading.Event, refused_port: int) -> None:
+    never: threading.Event, refused_port: int
+) -> None:
     # librdkafka's connection is refused, again and again.
-    config = KafkaConfig(f"127.0.0.1:{refused_port}", "lineage", delivery_timeout=1.0,
-                         request_timeout=1.0)
+    config = KafkaConfig(
+        f"127.0.0.1:{refused_port}", "lineage", delivery_timeout=1.0, request_timeout=1.0
+    )
     kafka = KafkaDestination(config)
     try:
         with pytest.raises(DestinationUnreachable) as raised:
@@ -419,9 +454,12 @@ def test_without_a_broker_the_real_producer_gives_up_after_the_timeout_in_one_se
         kafka.close_now()
     # Our sentence, passing along librdkafka's reason and the last error it had from the
     # broker (a refused connection), in librdkafka's words.
-    reason = reason_between(str(raised.value), f"the Kafka broker at kafka://127.0.0.1:"
-                            f"{refused_port}/lineage acknowledged nothing for 1 s (",
-                            "); nothing more was sent")
+    reason = reason_between(
+        str(raised.value),
+        f"the Kafka broker at kafka://127.0.0.1:"
+        f"{refused_port}/lineage acknowledged nothing for 1 s (",
+        "); nothing more was sent",
+    )
     timed_out, said, broker_error = reason.partition("; last broker error: ")
     assert said and timed_out.strip() and broker_error.strip(), reason
 
@@ -430,68 +468,97 @@ def test_without_a_broker_the_real_producer_gives_up_after_the_timeout_in_one_se
 
 
 def kafka_settings(tmp_path: Path, **values: Any) -> Settings:
-    base = {"openlineage.transport": "kafka",
-            "openlineage.kafka.bootstrapServers": "broker-1:9092,broker-2:9092",
-            "openlineage.kafka.topic": "openlineage.events"}
+    base = {
+        "openlineage.transport": "kafka",
+        "openlineage.kafka.bootstrapServers": "broker-1:9092,broker-2:9092",
+        "openlineage.kafka.topic": "openlineage.events",
+    }
     return CATALOGUE.settings({**base, **values}, base=tmp_path)
 
 
 def test_kafka_settings_are_read_typed_and_overridden_by_the_environment(tmp_path: Path) -> None:
     (tmp_path / ".workspace").mkdir()
-    (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
-        "openlineage.transport": "kafka",
-        "openlineage.kafka.bootstrapServers": "broker-1:9092,[::1]:9093",
-        "openlineage.kafka.topic": "lineage",
-        "openlineage.kafka.securityProtocol": "SASL_SSL",
-        "openlineage.kafka.sasl.mechanism": "SCRAM-SHA-512",
-        "openlineage.kafka.sasl.username": "exporter",
-        "openlineage.kafka.sasl.password.secretRef": "kafka-prod",
-        "openlineage.kafka.compression": "zstd",
-        "openlineage.kafka.clientId": "editor-42"}))
+    (tmp_path / ".workspace" / "settings.json").write_text(
+        json.dumps(
+            {
+                "openlineage.transport": "kafka",
+                "openlineage.kafka.bootstrapServers": "broker-1:9092,[::1]:9093",
+                "openlineage.kafka.topic": "lineage",
+                "openlineage.kafka.securityProtocol": "SASL_SSL",
+                "openlineage.kafka.sasl.mechanism": "SCRAM-SHA-512",
+                "openlineage.kafka.sasl.username": "exporter",
+                "openlineage.kafka.sasl.password.secretRef": "kafka-prod",
+                "openlineage.kafka.compression": "zstd",
+                "openlineage.kafka.clientId": "editor-42",
+            }
+        )
+    )
     settings = load_settings(tmp_path, CATALOGUE, {"OPENLINEAGE_KAFKA_TOPIC": "lineage.ci"})
     kafka = settings.of(KafkaSettings)
     assert (settings.of(TransportSettings).transport, kafka.bootstrap_servers, kafka.topic) == (
-        "kafka", "broker-1:9092,[::1]:9093", "lineage.ci")
-    assert (kafka.security_protocol, kafka.sasl_mechanism, kafka.sasl_username,
-            kafka.sasl_password_secret_ref, kafka.compression, kafka.client_id) == (
-        "SASL_SSL", "SCRAM-SHA-512", "exporter", "kafka-prod", "zstd", "editor-42")
+        "kafka",
+        "broker-1:9092,[::1]:9093",
+        "lineage.ci",
+    )
+    assert (
+        kafka.security_protocol,
+        kafka.sasl_mechanism,
+        kafka.sasl_username,
+        kafka.sasl_password_secret_ref,
+        kafka.compression,
+        kafka.client_id,
+    ) == ("SASL_SSL", "SCRAM-SHA-512", "exporter", "kafka-prod", "zstd", "editor-42")
     (tmp_path / ".workspace" / "settings.json").unlink()
     defaults = load_settings(tmp_path, CATALOGUE)
     kafka = defaults.of(KafkaSettings)
-    assert (defaults.of(TransportSettings).transport, kafka.security_protocol, kafka.compression,
-            kafka.client_id) == ("http", "PLAINTEXT", "none", "openlineage-export")
+    assert (
+        defaults.of(TransportSettings).transport,
+        kafka.security_protocol,
+        kafka.compression,
+        kafka.client_id,
+    ) == ("http", "PLAINTEXT", "none", "openlineage-export")
 
 
-@pytest.mark.parametrize(("key", "value", "says"), [
-    ("openlineage.transport", "amqp", "must be one of: http, kafka, file"),
-    ("openlineage.kafka.bootstrapServers", "broker-1", "host:port"),
-    ("openlineage.kafka.bootstrapServers", "a:9092, b:9092", "host:port"),
-    ("openlineage.kafka.topic", "open lineage", "at most 249"),
-    ("openlineage.kafka.securityProtocol", "sasl_ssl", "SASL_SSL"),
-    ("openlineage.kafka.sasl.mechanism", "GSSAPI", "SCRAM-SHA-256"),
-    ("openlineage.kafka.compression", "brotli", "zstd"),
-    ("openlineage.kafka.sasl.password.secretRef", "my secret", "letters, digits"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("openlineage.transport", "amqp", "must be one of: http, kafka, file"),
+        ("openlineage.kafka.bootstrapServers", "broker-1", "host:port"),
+        ("openlineage.kafka.bootstrapServers", "a:9092, b:9092", "host:port"),
+        ("openlineage.kafka.topic", "open lineage", "at most 249"),
+        ("openlineage.kafka.securityProtocol", "sasl_ssl", "SASL_SSL"),
+        ("openlineage.kafka.sasl.mechanism", "GSSAPI", "SCRAM-SHA-256"),
+        ("openlineage.kafka.compression", "brotli", "zstd"),
+        ("openlineage.kafka.sasl.password.secretRef", "my secret", "letters, digits"),
+    ],
+)
 def test_bad_kafka_settings_are_refused_with_what_they_must_be(
-        tmp_path: Path, key: str, value: str, says: str) -> None:
+    tmp_path: Path, key: str, value: str, says: str
+) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as raised:
         CATALOGUE.settings({key: value}, base=tmp_path)
     assert says in str(raised.value)
 
 
 def test_a_kafka_password_in_the_settings_is_refused_pointing_at_the_secret_ref(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     (tmp_path / ".workspace").mkdir()
-    (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
-        "openlineage.kafka.sasl.password": PASSWORD}))
+    (tmp_path / ".workspace" / "settings.json").write_text(
+        json.dumps({"openlineage.kafka.sasl.password": PASSWORD})
+    )
     with pytest.raises(ConfigError) as raised:
         load_settings(tmp_path, CATALOGUE)
     assert "openlineage.kafka.sasl.password.secretRef" in str(raised.value)
     assert PASSWORD not in str(raised.value)
 
 
-BROKERS = ("kafka://broker-1:9092", "kafka://broker-2:9092", "kafka://localhost:9092",
-           "kafka://127.0.0.1:9093")
+BROKERS = (
+    "kafka://broker-1:9092",
+    "kafka://broker-2:9092",
+    "kafka://localhost:9092",
+    "kafka://127.0.0.1:9093",
+)
 """The brokers the test passwords are approved for."""
 
 
@@ -525,20 +592,24 @@ class Store:
         self.approved = (*self.approved, origin)
 
 
-def opened(settings: Settings, store: Store, environ: dict[str, str] | None = None
-           ) -> KafkaDestination:
+def opened(
+    settings: Settings, store: Store, environ: dict[str, str] | None = None
+) -> KafkaDestination:
     destination = open_destination(Opening(settings, store, environ or {}, Path(".")))
     assert isinstance(destination, KafkaDestination)
     destination.close_now()
     return destination
 
 
-def test_the_sasl_password_comes_from_the_secrets_store_or_the_environment(
-        tmp_path: Path) -> None:
-    settings = kafka_settings(tmp_path, **{
-        "openlineage.kafka.securityProtocol": "SASL_SSL",
-        "openlineage.kafka.sasl.username": "exporter",
-        "openlineage.kafka.sasl.password.secretRef": "kafka-prod"})
+def test_the_sasl_password_comes_from_the_secrets_store_or_the_environment(tmp_path: Path) -> None:
+    settings = kafka_settings(
+        tmp_path,
+        **{
+            "openlineage.kafka.securityProtocol": "SASL_SSL",
+            "openlineage.kafka.sasl.username": "exporter",
+            "openlineage.kafka.sasl.password.secretRef": "kafka-prod",
+        },
+    )
     store = Store(**{"kafka-prod": PASSWORD})
     kafka = opened(settings, store)
     assert kafka.config.sasl_password == PASSWORD
@@ -550,45 +621,72 @@ def test_the_sasl_password_comes_from_the_secrets_store_or_the_environment(
     from_env = opened(settings, other, {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"})
     assert from_env.config.sasl_password == "from-ci" and other.asked == []
 
-    with pytest.raises(MissingSecret, match="'kafka-prod' named by "
-                       r"openlineage\.kafka\.sasl\.password\.secretRef"):
+    with pytest.raises(
+        MissingSecret,
+        match="'kafka-prod' named by "
+        r"openlineage\.kafka\.sasl\.password\.secretRef",
+    ):
         opened(settings, Store())
 
 
-@pytest.mark.parametrize(("values", "says"), [
-    ({"openlineage.kafka.topic": None}, "set openlineage.kafka.bootstrapServers and "
-                                        "openlineage.kafka.topic"),
-    ({"openlineage.kafka.securityProtocol": "SASL_SSL"}, "set openlineage.kafka.sasl.username"),
-    ({"openlineage.kafka.sasl.username": "exporter"}, "securityProtocol is PLAINTEXT"),
-    ({"openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
-      "openlineage.kafka.sasl.username": "u", "openlineage.kafka.sasl.password.secretRef": "pw"},
-     "refusing to send the Kafka password in clear text"),
-])
+@pytest.mark.parametrize(
+    ("values", "says"),
+    [
+        (
+            {"openlineage.kafka.topic": None},
+            "set openlineage.kafka.bootstrapServers and openlineage.kafka.topic",
+        ),
+        ({"openlineage.kafka.securityProtocol": "SASL_SSL"}, "set openlineage.kafka.sasl.username"),
+        ({"openlineage.kafka.sasl.username": "exporter"}, "securityProtocol is PLAINTEXT"),
+        (
+            {
+                "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+                "openlineage.kafka.sasl.username": "u",
+                "openlineage.kafka.sasl.password.secretRef": "pw",
+            },
+            "refusing to send the Kafka password in clear text",
+        ),
+    ],
+)
 def test_kafka_settings_that_cannot_work_together_are_refused(
-        tmp_path: Path, values: dict[str, object], says: str) -> None:
+    tmp_path: Path, values: dict[str, object], says: str
+) -> None:
     with pytest.raises(ConfigError, match=says.replace(".", r"\.")):
         opened(kafka_settings(tmp_path, **values), Store(pw=PASSWORD))
 
 
 def test_a_clear_text_password_goes_to_loopback_or_with_scram_or_when_allowed(
-        tmp_path: Path) -> None:
-    sasl = {"openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
-            "openlineage.kafka.sasl.username": "u",
-            "openlineage.kafka.sasl.password.secretRef": "pw"}
+    tmp_path: Path,
+) -> None:
+    sasl = {
+        "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+        "openlineage.kafka.sasl.username": "u",
+        "openlineage.kafka.sasl.password.secretRef": "pw",
+    }
     store = Store(pw=PASSWORD)
-    opened(kafka_settings(tmp_path, **sasl, **{
-        "openlineage.kafka.bootstrapServers": "localhost:9092,127.0.0.1:9093"}), store)
-    opened(kafka_settings(tmp_path, **sasl, **{
-        "openlineage.kafka.sasl.mechanism": "SCRAM-SHA-256"}), store)
+    opened(
+        kafka_settings(
+            tmp_path,
+            **sasl,
+            **{"openlineage.kafka.bootstrapServers": "localhost:9092,127.0.0.1:9093"},
+        ),
+        store,
+    )
+    opened(
+        kafka_settings(tmp_path, **sasl, **{"openlineage.kafka.sasl.mechanism": "SCRAM-SHA-256"}),
+        store,
+    )
     opened(kafka_settings(tmp_path, **sasl, **{"openlineage.allowInsecureKey": True}), store)
 
 
 def test_a_stored_password_goes_only_to_the_brokers_approved_for_it(tmp_path: Path) -> None:
     """A workspace naming another broker does not get the stored password; a password from
     the environment goes only to brokers the user named."""
-    sasl = {"openlineage.kafka.securityProtocol": "SASL_SSL",
-            "openlineage.kafka.sasl.username": "u",
-            "openlineage.kafka.sasl.password.secretRef": "pw"}
+    sasl = {
+        "openlineage.kafka.securityProtocol": "SASL_SSL",
+        "openlineage.kafka.sasl.username": "u",
+        "openlineage.kafka.sasl.password.secretRef": "pw",
+    }
     settings = kafka_settings(tmp_path, **sasl)
     store = Store(approved=("kafka://broker-1:9092",), pw=PASSWORD)
     with pytest.raises(KeyNotApproved, match="'pw' is not approved for kafka://broker-2:9092"):
@@ -596,26 +694,41 @@ def test_a_stored_password_goes_only_to_the_brokers_approved_for_it(tmp_path: Pa
     store.allow("pw", "kafka://broker-2:9092")
     assert opened(settings, store).config.sasl_password == PASSWORD
     (tmp_path / ".workspace").mkdir()
-    (tmp_path / ".workspace" / "settings.json").write_text(json.dumps({
-        "openlineage.transport": "kafka", "openlineage.kafka.topic": "t",
-        "openlineage.kafka.bootstrapServers": "broker-1:9092", **sasl}))
+    (tmp_path / ".workspace" / "settings.json").write_text(
+        json.dumps(
+            {
+                "openlineage.transport": "kafka",
+                "openlineage.kafka.topic": "t",
+                "openlineage.kafka.bootstrapServers": "broker-1:9092",
+                **sasl,
+            }
+        )
+    )
     from_workspace = load_settings(tmp_path, CATALOGUE, {})
-    with pytest.raises(ConfigError, match="Kafka password in the environment variable "
-                       "OPENLINEAGE_KAFKA_SASL_PASSWORD goes only to a server you name"):
+    with pytest.raises(
+        ConfigError,
+        match="Kafka password in the environment variable "
+        "OPENLINEAGE_KAFKA_SASL_PASSWORD goes only to a server you name",
+    ):
         opened(from_workspace, Store(), {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"})
-    named = load_settings(tmp_path, CATALOGUE, {
-        "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": "broker-1:9092"})
-    assert opened(named, Store(), {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"}
-                  ).config.sasl_password == "from-ci"
+    named = load_settings(
+        tmp_path, CATALOGUE, {"OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": "broker-1:9092"}
+    )
+    assert (
+        opened(named, Store(), {"OPENLINEAGE_KAFKA_SASL_PASSWORD": "from-ci"}).config.sasl_password
+        == "from-ci"
+    )
 
 
 def test_the_password_is_checked_against_each_broker_as_kafka_host_port(tmp_path: Path) -> None:
     """The origin a key is approved for is kafka://host:port per broker: a stored password
     approved for kafka://sasl_plaintext (what the old refusal advised) goes nowhere."""
-    sasl = {"openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
-            "openlineage.kafka.sasl.username": "olx",
-            "openlineage.kafka.sasl.password.secretRef": "pw",
-            "openlineage.kafka.bootstrapServers": "SASL_PLAINTEXT://127.0.0.1:59094"}
+    sasl = {
+        "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+        "openlineage.kafka.sasl.username": "olx",
+        "openlineage.kafka.sasl.password.secretRef": "pw",
+        "openlineage.kafka.bootstrapServers": "SASL_PLAINTEXT://127.0.0.1:59094",
+    }
     store = Store(approved=("kafka://sasl_plaintext",), pw="olx-test-password")
     with pytest.raises(KeyNotApproved) as refused:
         opened(kafka_settings(tmp_path, **sasl), store)
@@ -628,10 +741,16 @@ def test_the_password_is_checked_against_each_broker_as_kafka_host_port(tmp_path
 
 
 def test_the_producer_is_idempotent_waits_for_all_replicas_and_times_out_when_told(
-        tmp_path: Path) -> None:
-    settings = kafka_settings(tmp_path, **{"openlineage.timeout": 3,
-                                           "openlineage.retry.maxTime": 12,
-                                           "openlineage.kafka.compression": "lz4"})
+    tmp_path: Path,
+) -> None:
+    settings = kafka_settings(
+        tmp_path,
+        **{
+            "openlineage.timeout": 3,
+            "openlineage.retry.maxTime": 12,
+            "openlineage.kafka.compression": "lz4",
+        },
+    )
     config = opened(settings, Store()).config.producer_config()
     assert config["enable.idempotence"] is True and config["acks"] == "all"
     assert config["message.timeout.ms"] == 12_000 and config["request.timeout.ms"] == 3_000
@@ -644,14 +763,20 @@ def test_the_producer_is_idempotent_waits_for_all_replicas_and_times_out_when_to
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 @pytest.mark.parametrize("protocol", ["PLAINTEXT", "SSL", "SASL_SSL"])
 def test_librdkafka_accepts_every_configuration_we_can_build(
-        compression: str, protocol: str, tmp_path: Path) -> None:
+    compression: str, protocol: str, tmp_path: Path
+) -> None:
     ca = tmp_path / "ca.pem"
     ca.write_text("")
-    config = KafkaConfig("127.0.0.1:1", "lineage", compression=compression,
-                         security_protocol=protocol, ca_location=str(ca),
-                         sasl_username="u" if protocol.startswith("SASL") else None,
-                         sasl_password="p" if protocol.startswith("SASL") else None,
-                         sasl_mechanism="SCRAM-SHA-256")
+    config = KafkaConfig(
+        "127.0.0.1:1",
+        "lineage",
+        compression=compression,
+        security_protocol=protocol,
+        ca_location=str(ca),
+        sasl_username="u" if protocol.startswith("SASL") else None,
+        sasl_password="p" if protocol.startswith("SASL") else None,
+        sasl_mechanism="SCRAM-SHA-256",
+    )
     settings = config.producer_config()
     if protocol != "PLAINTEXT":
         settings.pop("ssl.ca.location")  # an empty file is no CA bundle; the name is what counts
@@ -661,20 +786,27 @@ def test_librdkafka_accepts_every_configuration_we_can_build(
 def test_a_producer_librdkafka_cannot_build_is_a_configuration_error(tmp_path: Path) -> None:
     not_pem = tmp_path / "ca.pem"
     not_pem.write_text("not a certificate\n")
-    config = KafkaConfig("broker:9093", "lineage", security_protocol="SSL",
-                         ca_location=str(not_pem))
+    config = KafkaConfig(
+        "broker:9093", "lineage", security_protocol="SSL", ca_location=str(not_pem)
+    )
     with pytest.raises(ConfigError) as refused:
         KafkaDestination(config)
     # librdkafka's reason, whatever its words.
-    reason_between(str(refused.value), "cannot set up the Kafka producer for "
-                   "kafka://broker:9093/lineage: ", "")
+    reason_between(
+        str(refused.value), "cannot set up the Kafka producer for kafka://broker:9093/lineage: ", ""
+    )
 
 
 def test_the_dry_run_never_touches_kafka(tmp_path: Path, ws: Any) -> None:
     ws.segment("000001.jsonl", [run_record()])
     out = io.BytesIO()
-    report = run_export(ExportRequest(
-        workspace=ws.root, dry_run=True, output=out,
-        settings=CATALOGUE.settings({"openlineage.transport": "kafka"})))
+    report = run_export(
+        ExportRequest(
+            workspace=ws.root,
+            dry_run=True,
+            output=out,
+            settings=CATALOGUE.settings({"openlineage.transport": "kafka"}),
+        )
+    )
     assert report.exit_code == 0 and report.destination == "dry run"
     assert out.getvalue().count(b"\n") == report.events_sent > 0

@@ -64,8 +64,13 @@ def real_librdkafka(cases: list[tuple[str, str]]) -> list[list[str]]:
     """What the real librdkafka logs for each (bootstrap.servers, security.protocol): one line
     per broker it added (``proto://host:port/bootstrap: Added new broker``), and its parse
     error if any. In a network namespace of its own: the names it tries to resolve go nowhere."""
-    probe = subprocess.run(["unshare", "-rn", sys.executable, "-c", _PROBE],
-                           input=json.dumps(cases), capture_output=True, text=True, timeout=300)
+    probe = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-c", _PROBE],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if probe.returncode != 0 and "unshare" in probe.stderr:
         pytest.skip(f"cannot make a network namespace here: {probe.stderr.strip()}")
     assert probe.returncode == 0, probe.stderr
@@ -78,8 +83,11 @@ def as_logged(brokers: list[Broker], stopped: str | None) -> list[str]:
     already once), a host with a ':' in brackets, the protocol unless PLAINTEXT."""
     lines: list[str] = []
     for broker in brokers:
-        host = broker.host if broker.host.startswith("[") or ":" not in broker.host \
+        host = (
+            broker.host
+            if broker.host.startswith("[") or ":" not in broker.host
             else f"[{broker.host}]"
+        )
         prefix = "" if broker.protocol == "PLAINTEXT" else broker.protocol.lower() + "://"
         line = f"{prefix}{host}:{broker.port}/bootstrap: Added new broker with NodeId -1"
         if line not in lines:
@@ -97,31 +105,89 @@ def logged_without_errors(lines: list[str]) -> list[str]:
 
 
 HAND_WRITTEN = [
-    "SASL_PLAINTEXT://127.0.0.1:59094/x:1", "sasl_plaintext://evil:9094/a:1,good:1",
-    "a:1 b:2", "a:1, b:2", " a:1", "a:1,,b:2", "[::1]:9093", "::1", "::1:9092", ":5", "h:",
-    "PLAINTEXT://h:1", "x://h:1,b:2", "://h:1", "h:70000", "h:-1", "h:+5", "h: 5", "h:5x",
-    "h:99999999999999999999", "h:0x10", "a:1/b:2", "h:1:2", "[h]:1", "[::1]", "[::1]:",
-    "ssl://h:1", "SASL_SSL://h:1", "a://b://c:1", "h:1,SASL_SSL://k:2", "é:1", "a%20:2",
-    "h:1/", "h/x:1", "h\t:1", "h:1\t", "a:1,b:2,c:3",
+    "SASL_PLAINTEXT://127.0.0.1:59094/x:1",
+    "sasl_plaintext://evil:9094/a:1,good:1",
+    "a:1 b:2",
+    "a:1, b:2",
+    " a:1",
+    "a:1,,b:2",
+    "[::1]:9093",
+    "::1",
+    "::1:9092",
+    ":5",
+    "h:",
+    "PLAINTEXT://h:1",
+    "x://h:1,b:2",
+    "://h:1",
+    "h:70000",
+    "h:-1",
+    "h:+5",
+    "h: 5",
+    "h:5x",
+    "h:99999999999999999999",
+    "h:0x10",
+    "a:1/b:2",
+    "h:1:2",
+    "[h]:1",
+    "[::1]",
+    "[::1]:",
+    "ssl://h:1",
+    "SASL_SSL://h:1",
+    "a://b://c:1",
+    "h:1,SASL_SSL://k:2",
+    "é:1",
+    "a%20:2",
+    "h:1/",
+    "h/x:1",
+    "h\t:1",
+    "h:1\t",
+    "a:1,b:2,c:3",
 ]
 
-_TOKENS = ["a", "h", "0", "1", "9", "7", ":", ":", "/", "[", "]", ",", " ", ".", "-", "_",
-           "x", "%", "::", "://", "SASL_PLAINTEXT://", "sasl_plaintext://", "SSL://",
-           "PLAINTEXT://", "plain://", "[::1]", "65535", "65536", "\t", "é"]
+_TOKENS = [
+    "a",
+    "h",
+    "0",
+    "1",
+    "9",
+    "7",
+    ":",
+    ":",
+    "/",
+    "[",
+    "]",
+    ",",
+    " ",
+    ".",
+    "-",
+    "_",
+    "x",
+    "%",
+    "::",
+    "://",
+    "SASL_PLAINTEXT://",
+    "sasl_plaintext://",
+    "SSL://",
+    "PLAINTEXT://",
+    "plain://",
+    "[::1]",
+    "65535",
+    "65536",
+    "\t",
+    "é",
+]
 
 
 def some_lists(count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return ["".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 12)))
-            for _ in range(count)]
+    return ["".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 12))) for _ in range(count)]
 
 
 def test_the_model_reads_every_list_as_the_real_librdkafka_does() -> None:
     """``librdkafka_reading`` is librdkafka's reading: the brokers it adds, in order, and
     where it stops, for the hand-written tricks and 400 lists of the tokens that matter."""
     texts = HAND_WRITTEN + some_lists(400, seed=30)
-    cases = [(text, protocol) for text in texts
-             for protocol in ("PLAINTEXT", "SASL_PLAINTEXT")]
+    cases = [(text, protocol) for text in texts for protocol in ("PLAINTEXT", "SASL_PLAINTEXT")]
     real = real_librdkafka(cases)
     for (text, protocol), said in zip(cases, real, strict=True):
         expected = as_logged(*librdkafka_reading(text, protocol))
@@ -134,8 +200,12 @@ protocol = st.sampled_from(PROTOCOLS)
 
 
 @FUZZ
-@given(text=st.lists(st.sampled_from([*_TOKENS, "SASL_SSL://", "b", "2", "\x00"]), max_size=14)
-       .map("".join), protocol=protocol)
+@given(
+    text=st.lists(st.sampled_from([*_TOKENS, "SASL_SSL://", "b", "2", "\x00"]), max_size=14).map(
+        "".join
+    ),
+    protocol=protocol,
+)
 def test_what_the_parser_takes_librdkafka_reads_the_same_way(text: str, protocol: str) -> None:
     """For any text: refused in one line, or exactly the brokers librdkafka adds for it, and
     the list we hand librdkafka (rebuilt) reads as the same brokers again."""
@@ -155,19 +225,26 @@ label = st.from_regex(r"[a-z0-9_](?:[a-z0-9_-]{0,8}[a-z0-9_])?", fullmatch=True)
 host = st.one_of(
     st.lists(label, min_size=1, max_size=4).map(".".join),
     st.ip_addresses(v=4).map(str),
-    st.ip_addresses(v=6).map(lambda a: f"[{a}]"))
+    st.ip_addresses(v=6).map(lambda a: f"[{a}]"),
+)
 
 
 @FUZZ
-@given(entries=st.lists(st.tuples(host, st.integers(1, 65535), st.booleans(),
-                                  st.booleans()), min_size=1, max_size=5),
-       protocol=protocol)
+@given(
+    entries=st.lists(
+        st.tuples(host, st.integers(1, 65535), st.booleans(), st.booleans()), min_size=1, max_size=5
+    ),
+    protocol=protocol,
+)
 def test_every_well_formed_list_is_taken_as_written(
-        entries: list[tuple[str, int, bool, bool]], protocol: str) -> None:
+    entries: list[tuple[str, int, bool, bool]], protocol: str
+) -> None:
     """host:port entries (a name, IPv4, [IPv6]), each maybe with its protocol in either case,
     are the brokers they name, each approved as kafka://host:port."""
-    text = ",".join((f"{protocol.lower() if lower else protocol}://" if prefixed else "")
-                    + f"{h}:{port}" for h, port, prefixed, lower in entries)
+    text = ",".join(
+        (f"{protocol.lower() if lower else protocol}://" if prefixed else "") + f"{h}:{port}"
+        for h, port, prefixed, lower in entries
+    )
     brokers = parse_bootstrap(text, protocol, "settings.json")
     assert brokers == [Broker(protocol, h, port) for h, port, _, _ in entries]
     for broker, (h, port, _, _) in zip(brokers, entries, strict=True):
@@ -178,12 +255,23 @@ def test_every_well_formed_list_is_taken_as_written(
 # -- the finding -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", [
-    "SASL_PLAINTEXT://127.0.0.1:59094/x:1",  # librdkafka: 127.0.0.1:59094 (the path ignored)
-    "SASL_PLAINTEXT://evil:9094",            # fine as such, but see below: not for SASL_SSL
-    "127.0.0.1:59094 ,evil:1", "evil:1 good:2", "h:70000", "::1:9092", "[h]:1", "a:1,,b:2",
-    "127.0.0.1.:9092", "h:0", "", "h",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SASL_PLAINTEXT://127.0.0.1:59094/x:1",  # librdkafka: 127.0.0.1:59094 (the path ignored)
+        "SASL_PLAINTEXT://evil:9094",  # fine as such, but see below: not for SASL_SSL
+        "127.0.0.1:59094 ,evil:1",
+        "evil:1 good:2",
+        "h:70000",
+        "::1:9092",
+        "[h]:1",
+        "a:1,,b:2",
+        "127.0.0.1.:9092",
+        "h:0",
+        "",
+        "h",
+    ],
+)
 def test_a_list_librdkafka_reads_otherwise_is_refused_in_one_line(text: str) -> None:
     """Issue 30 (3): ``SASL_PLAINTEXT://127.0.0.1:P/...`` was read by the trust check as the
     host ``sasl_plaintext`` (the refusal said so and advised approving kafka://sasl_plaintext,
@@ -192,17 +280,22 @@ def test_a_list_librdkafka_reads_otherwise_is_refused_in_one_line(text: str) -> 
     with pytest.raises(ConfigError) as refused:
         parse_bootstrap(text, "SASL_SSL", "settings.json")
     message = str(refused.value)
-    assert "\n" not in message and "openlineage.kafka.bootstrapServers (from settings.json)" \
-        in message
+    assert (
+        "\n" not in message and "openlineage.kafka.bootstrapServers (from settings.json)" in message
+    )
     assert "sasl_plaintext" not in message.lower().replace("sasl_plaintext://", "")
 
 
 def test_a_protocol_prefix_is_taken_only_for_the_protocol_in_force() -> None:
     assert parse_bootstrap("SASL_PLAINTEXT://127.0.0.1:59094", "SASL_PLAINTEXT", "x") == [
-        Broker("SASL_PLAINTEXT", "127.0.0.1", 59094)]
-    with pytest.raises(ConfigError, match=r"^openlineage\.kafka\.bootstrapServers \(from x\) "
-                       r"names the protocol SASL_PLAINTEXT://, but openlineage\.kafka\."
-                       r"securityProtocol is SASL_SSL: librdkafka would drop it"):
+        Broker("SASL_PLAINTEXT", "127.0.0.1", 59094)
+    ]
+    with pytest.raises(
+        ConfigError,
+        match=r"^openlineage\.kafka\.bootstrapServers \(from x\) "
+        r"names the protocol SASL_PLAINTEXT://, but openlineage\.kafka\."
+        r"securityProtocol is SASL_SSL: librdkafka would drop it",
+    ):
         parse_bootstrap("SASL_PLAINTEXT://127.0.0.1:59094", "SASL_SSL", "x")
     with pytest.raises(ConfigError, match=r"^entry 2 of openlineage"):
         parse_bootstrap("a:1,b:2/x", "PLAINTEXT", "x")

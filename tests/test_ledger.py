@@ -42,20 +42,30 @@ class Server:
 
 
 def export(ws: WorkspaceMaker, server: Server, tmp_path: Path, **options: Any) -> ExportReport:
-    ws.settings({"openlineage.url": options.pop("url", "http://lineage.test"),
-                 "openlineage.concurrency": options.pop("concurrency", 4),
-                 **options.pop("settings", {})})
-    return run_export(ExportRequest(
-        workspace=ws.root, http=httpx.MockTransport(server),
-        environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}, **options))
+    ws.settings(
+        {
+            "openlineage.url": options.pop("url", "http://lineage.test"),
+            "openlineage.concurrency": options.pop("concurrency", 4),
+            **options.pop("settings", {}),
+        }
+    )
+    return run_export(
+        ExportRequest(
+            workspace=ws.root,
+            http=httpx.MockTransport(server),
+            environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")},
+            **options,
+        )
+    )
 
 
 def trail(ws: WorkspaceMaker, runs: int = 10) -> None:
     ws.segment("000001.jsonl", [run_record(f"run-{i}") for i in range(runs)])
 
 
-def test_second_export_of_an_unchanged_trail_sends_nothing(ws: WorkspaceMaker,
-                                                           tmp_path: Path) -> None:
+def test_second_export_of_an_unchanged_trail_sends_nothing(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     trail(ws)
     server = Server()
     first = export(ws, server, tmp_path)
@@ -66,10 +76,14 @@ def test_second_export_of_an_unchanged_trail_sends_nothing(ws: WorkspaceMaker,
     assert len(server.events) == sent
 
 
-def test_only_runs_whose_record_changed_are_sent_again(ws: WorkspaceMaker,
-                                                       tmp_path: Path) -> None:
-    ws.segment("000001.jsonl", [run_record("a"), run_record("b", status="running",
-                                                            stages=[stage_record(status="running")])])
+def test_only_runs_whose_record_changed_are_sent_again(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record("a"),
+            run_record("b", status="running", stages=[stage_record(status="running")]),
+        ],
+    )
     server = Server()
     export(ws, server, tmp_path)
     ws.segment("000002.jsonl", [run_record("b", status="succeeded")])  # b has ended
@@ -95,15 +109,17 @@ def test_ledger_is_per_destination(ws: WorkspaceMaker, tmp_path: Path) -> None:
 
 
 def test_a_settings_change_that_changes_events_makes_every_run_pending(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     trail(ws, 3)
     export(ws, Server(), tmp_path)
     report = export(ws, Server(), tmp_path, settings={"openlineage.namespace": "renamed"})
     assert report.runs_sent == 3
 
 
-def test_refused_runs_are_recorded_failed_and_retried_next_time(ws: WorkspaceMaker,
-                                                                tmp_path: Path) -> None:
+def test_refused_runs_are_recorded_failed_and_retried_next_time(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     trail(ws, 5)
     server = Server()
     dry = dry_run_ids(ws)
@@ -137,13 +153,20 @@ def test_dry_run_never_touches_the_ledger(ws: WorkspaceMaker, tmp_path: Path) ->
     trail(ws, 2)
     out = tmp_path / "events.jsonl"
     with out.open("wb") as stream:
-        run_export(ExportRequest(workspace=ws.root, dry_run=True, output=stream,
-                                 environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s")}))
+        run_export(
+            ExportRequest(
+                workspace=ws.root,
+                dry_run=True,
+                output=stream,
+                environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s")},
+            )
+        )
     assert not (tmp_path / "s").exists()
 
 
-def test_ledger_file_is_private_and_outside_the_workspace(ws: WorkspaceMaker,
-                                                          tmp_path: Path) -> None:
+def test_ledger_file_is_private_and_outside_the_workspace(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     trail(ws, 1)
     export(ws, Server(), tmp_path)
     path = tmp_path / "state" / "ledger.sqlite"
@@ -175,6 +198,7 @@ def _settings_dir(ws: WorkspaceMaker) -> None:
 
 # Two processes, one ledger: real processes on one state folder.
 
+
 def _pipeline_run(event: dict[str, Any]) -> str:
     parent = event["run"]["facets"].get("parent")
     return str(parent["run"]["runId"] if parent else event["run"]["runId"])
@@ -197,30 +221,42 @@ def test_a_stalled_export_holds_up_neither_status_nor_another_export(tmp_path: P
     (stalled / ".workspace" / "settings.json").write_text('{"openlineage.concurrency": 1}')
     dry = io.BytesIO()
     run_export(ExportRequest(stalled, dry_run=True, output=dry))
-    expected = collections.Counter(_pipeline_run(orjson.loads(line))
-                                   for line in dry.getvalue().splitlines())
+    expected = collections.Counter(
+        _pipeline_run(orjson.loads(line)) for line in dry.getvalue().splitlines()
+    )
     with FakeServer() as slow, FakeServer() as fast:
         stalled_until = threading.Event()  # set when the test is done
-        slow.script(lambda request: Answer(201, hold=stalled_until if len(slow.requests) > 30
-                                           else None))
+        slow.script(
+            lambda request: Answer(201, hold=stalled_until if len(slow.requests) > 30 else None)
+        )
         env = cli_env(tmp_path)
-        holder = subprocess.Popen(cli_command("export", "-w", str(stalled)),
-                                  env={**env, "OPENLINEAGE_URL": slow.url},
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            cli_command("export", "-w", str(stalled)),
+            env={**env, "OPENLINEAGE_URL": slow.url},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert slow.wait_for(31)
             received = collections.Counter(_pipeline_run(r.json()) for r in slow.requests[:30])
             accepted = sum(1 for run, n in received.items() if n == expected[run])
             # Stalled: what was accepted reaches the ledger within a second all the same.
-            wait_until(lambda: delivered_runs(tmp_path / "state" / "ledger.sqlite") == accepted,
-                       f"the ledger to hold the {accepted} runs accepted")
+            wait_until(
+                lambda: delivered_runs(tmp_path / "state" / "ledger.sqlite") == accepted,
+                f"the ledger to hold the {accepted} runs accepted",
+            )
 
             def run(*args: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
                 """A command that waited on the ledger's lock would fail, "database is
                 locked", after its busy timeout: none may."""
-                done = subprocess.run(cli_command(*args), capture_output=True, text=True,
-                                      env={**env, **({"OPENLINEAGE_URL": url} if url else {})},
-                                      timeout=300)
+                done = subprocess.run(
+                    cli_command(*args),
+                    capture_output=True,
+                    text=True,
+                    env={**env, **({"OPENLINEAGE_URL": url} if url else {})},
+                    timeout=300,
+                )
                 assert "Traceback" not in done.stderr and "locked" not in done.stderr
                 return done
 
@@ -256,7 +292,8 @@ def _cli(command: list[str], env: dict[str, str]) -> tuple[int, str]:
 
 
 def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledger_true(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """The disk fills once the ledger holds the first runs (observed through the export's own
     mount namespace); until then the server holds every request past the first runs'."""
     import collections
@@ -278,29 +315,40 @@ def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledge
     write_workspace(root, 400, seed=5)
     dry = io.BytesIO()
     run_export(ExportRequest(root, dry_run=True, output=dry))
-    expected = collections.Counter(_pipeline_run(orjson.loads(line))
-                                   for line in dry.getvalue().splitlines())
+    expected = collections.Counter(
+        _pipeline_run(orjson.loads(line)) for line in dry.getvalue().splitlines()
+    )
     disk, kept = tmp_path / "disk", tmp_path / "kept"
     disk.mkdir()
     export = " ".join(shlex.quote(part) for part in cli_command("export", "-w", str(root)))
-    script = (f"mount -t tmpfs -o size=1m tmpfs {disk} && {{ {export}; code=$?; "
-              f"cp -r {disk}/state {kept}; exit $code; }}")
+    script = (
+        f"mount -t tmpfs -o size=1m tmpfs {disk} && {{ {export}; code=$?; "
+        f"cp -r {disk}/state {kept}; exit $code; }}"
+    )
     full = threading.Event()
 
     def answer(request: Any) -> Answer:
         """Every event is accepted until one run has all of its events in; then each waits
         for the disk to be full."""
-        got = collections.Counter(_pipeline_run(r.json()) for r in server.requests
-                                  if r is not request)
+        got = collections.Counter(
+            _pipeline_run(r.json()) for r in server.requests if r is not request
+        )
         whole = any(n == expected[run] for run, n in got.items())
         return Answer(201, hold=full if whole else None)
 
     with FakeServer() as server:
         server.script(answer)
-        proc = subprocess.Popen(["unshare", "-m", "sh", "-c", script], text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=cli_env(tmp_path, OPENLINEAGE_URL=server.url,
-                                            OPENLINEAGE_EXPORT_STATE_DIR=str(disk / "state")))
+        proc = subprocess.Popen(
+            ["unshare", "-m", "sh", "-c", script],
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cli_env(
+                tmp_path,
+                OPENLINEAGE_URL=server.url,
+                OPENLINEAGE_EXPORT_STATE_DIR=str(disk / "state"),
+            ),
+        )
         try:
             inside = Path(f"/proc/{proc.pid}/root{disk}")  # the tmpfs, as the export sees it
 
@@ -336,23 +384,29 @@ def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledge
     stopped = [line for line in err.splitlines() if line.startswith("stopped: ")]
     assert len(stopped) == 1, err
     # Said as a full disk (what to do about it), whatever SQLite or the OS called it.
-    reason_between(stopped[0], f"stopped: the export ledger {disk}/state/ledger.sqlite cannot be "
-                   "used (", "); free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to a "
-                   "folder with room (the runs sent since it was last written were not "
-                   "recorded: the next export sends them again)")
+    reason_between(
+        stopped[0],
+        f"stopped: the export ledger {disk}/state/ledger.sqlite cannot be used (",
+        "); free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to a "
+        "folder with room (the runs sent since it was last written were not "
+        "recorded: the next export sends them again)",
+    )
     head = err.splitlines()
     assert head[0] == stopped[0] and " runs sent before it stopped " in head[1], err
     with sqlite3.connect(kept / "ledger.sqlite") as db:
-        claimed = [row[0] for row in db.execute("SELECT run_id FROM runs WHERE state = "
-                                                "'delivered'")]
+        claimed = [
+            row[0] for row in db.execute("SELECT run_id FROM runs WHERE state = 'delivered'")
+        ]
     assert claimed, "nothing was recorded before the disk filled"
     assert all(received[run] == expected[run] for run in claimed), "a claim the server lacks"
 
 
-@pytest.mark.parametrize("case", ["read-only state folder", "read-only home",
-                                  "state folder under a file"])
-def test_a_state_folder_that_cannot_be_written_is_one_line(case: str, ws: WorkspaceMaker,
-                                                           tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "case", ["read-only state folder", "read-only home", "state folder under a file"]
+)
+def test_a_state_folder_that_cannot_be_written_is_one_line(
+    case: str, ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     from helpers import can_drop_privileges, cli_command, cli_env, without_root_privileges
 
     ws.segment("000001.jsonl", [run_record("r")])
@@ -379,16 +433,24 @@ def test_a_state_folder_that_cannot_be_written_is_one_line(case: str, ws: Worksp
     assert code == 2, err
     (line,) = err.splitlines()
     assert line.startswith(f"error: the lock file {folder}/locks/"), line
-    assert line.endswith(f"; check that {folder} is a folder you can write to, or set "
-                         "OPENLINEAGE_EXPORT_STATE_DIR to another one"), line
+    assert line.endswith(
+        f"; check that {folder} is a folder you can write to, or set "
+        "OPENLINEAGE_EXPORT_STATE_DIR to another one"
+    ), line
 
 
 def test_a_ledger_damaged_in_its_middle_is_one_line_saying_to_move_it_away(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     from helpers import cli_command, cli_env
 
-    ws.segment("000001.jsonl", [run_record(f"run-{i:04}", stages=[
-        stage_record(f"s{j}") for j in range(5)]) for i in range(300)])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(f"run-{i:04}", stages=[stage_record(f"s{j}") for j in range(5)])
+            for i in range(300)
+        ],
+    )
     server = Server()
     export(ws, server, tmp_path)
     ledger = tmp_path / "state" / "ledger.sqlite"
@@ -397,13 +459,17 @@ def test_a_ledger_damaged_in_its_middle_is_one_line_saying_to_move_it_away(
         page = db.execute("PRAGMA page_size").fetchone()[0]  # SQLite's, as it was built
     data = bytearray(ledger.read_bytes())
     assert len(data) >= 6 * page
-    data[2 * page: len(data) - page] = b"\x5a" * (len(data) - 3 * page)
+    data[2 * page : len(data) - page] = b"\x5a" * (len(data) - 3 * page)
     ledger.write_bytes(bytes(data))
     env = cli_env(tmp_path, OPENLINEAGE_URL="http://127.0.0.1:9")
-    advice = (f"the file is damaged: move it away (mv {ledger} {ledger}.damaged); the next "
-              "export then starts a new ledger and sends every run again")
-    for command in (cli_command("export", "-w", str(ws.root)),
-                    cli_command("status", "-w", str(ws.root))):
+    advice = (
+        f"the file is damaged: move it away (mv {ledger} {ledger}.damaged); the next "
+        "export then starts a new ledger and sends every run again"
+    )
+    for command in (
+        cli_command("export", "-w", str(ws.root)),
+        cli_command("status", "-w", str(ws.root)),
+    ):
         code, err = _cli(command, env)
         assert code == 2, err
         (line,) = err.splitlines()
@@ -418,14 +484,20 @@ def _three_runs_exported(ws: WorkspaceMaker, tmp_path: Path, server: Any) -> dic
 
     ws.segment("000001.jsonl", [run_record("a"), run_record("b"), run_record("c")])
     env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
-    first = subprocess.run(cli_command("export", "-w", str(ws.root)), env=env,
-                           capture_output=True, text=True, timeout=300)
+    first = subprocess.run(
+        cli_command("export", "-w", str(ws.root)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert first.returncode == 0, first.stderr
     return env
 
 
 def test_a_damaged_ledger_is_said_in_one_line_and_nothing_is_sent_again(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """The destinations' page overwritten (its index intact): the export's own reads found no
     destination and sent every run again, exit 0. SQLite's check at opening finds it."""
     import subprocess
@@ -439,42 +511,61 @@ def test_a_damaged_ledger_is_said_in_one_line_and_nothing_is_sent_again(
         ledger = tmp_path / "state" / "ledger.sqlite"
         assert not ledger.with_name("ledger.sqlite-wal").exists()  # all of it in the file
         with sqlite3.connect(ledger) as db:
-            page, size = (db.execute("SELECT rootpage FROM sqlite_master WHERE name = "
-                                     "'destinations'").fetchone()[0],
-                          db.execute("PRAGMA page_size").fetchone()[0])
+            page, size = (
+                db.execute(
+                    "SELECT rootpage FROM sqlite_master WHERE name = 'destinations'"
+                ).fetchone()[0],
+                db.execute("PRAGMA page_size").fetchone()[0],
+            )
         db.close()
         with ledger.open("r+b") as file:  # the whole page, whatever it held: the same damage
             file.seek((page - 1) * size)  # on every run (its rows hold times, which vary)
             file.write(bytes(size))
         for command in (["export"], ["status"]):
-            again = subprocess.run(cli_command(*command, "-w", str(ws.root)), env=env,
-                                   capture_output=True, text=True, timeout=300)
+            again = subprocess.run(
+                cli_command(*command, "-w", str(ws.root)),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert again.returncode == 2, (command, again.stderr)
             # Our promise, not SQLite's diagnosis (its words depend on what the bytes hit):
             # one line, naming the ledger, saying it is damaged and what to do.
             lines = again.stderr.splitlines()
             assert len(lines) == 1, again.stderr
             assert lines[0].startswith(
-                f"error: the export ledger {ledger} cannot be used (damaged: "), lines
+                f"error: the export ledger {ledger} cannot be used (damaged: "
+            ), lines
             assert lines[0].endswith(
                 f"); the file is damaged: move it away (mv {ledger} {ledger}.damaged); the "
-                "next export then starts a new ledger and sends every run again"), lines
+                "next export then starts a new ledger and sends every run again"
+            ), lines
         assert len(server.requests) == sent, "runs were sent again"
 
 
 def test_status_with_an_unusable_state_folder_says_it_cannot_read_the_ledger(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     import subprocess
 
     from helpers import cli_command, cli_env
 
     ws.segment("000001.jsonl", [run_record("a")])
     (tmp_path / "state").write_text("a file where the state folder should be")
-    proc = subprocess.run(cli_command("status", "-w", str(ws.root)), env=cli_env(tmp_path),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        cli_command("status", "-w", str(ws.root)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "never exported" not in proc.stdout
     (line,) = proc.stderr.splitlines()
-    reason_between(line, f"error: cannot read the export ledger {tmp_path}/state/ledger.sqlite (",
-                   f"); check that {tmp_path}/state is a folder you can write to, or set "
-                   "OPENLINEAGE_EXPORT_STATE_DIR to another one")
+    reason_between(
+        line,
+        f"error: cannot read the export ledger {tmp_path}/state/ledger.sqlite (",
+        f"); check that {tmp_path}/state is a folder you can write to, or set "
+        "OPENLINEAGE_EXPORT_STATE_DIR to another one",
+    )

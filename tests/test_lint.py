@@ -1,5 +1,5 @@
-"""The linters the project keeps are kept in CI: ``ruff check`` over the tree and ``mypy``
-in strict mode over ``src`` (pyproject.toml configures both). A finding fails the run and
+"""The linters the project keeps are kept in CI: ``ruff check`` and ``ruff format --check``
+over the tree, and ``mypy`` in strict mode over ``src`` (pyproject.toml configures them). A finding fails the run and
 the test prints it whole."""
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_finds_nothing() -> None:
     done = run(str(BIN / "ruff"), "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_would_change_nothing() -> None:
+    done = run(str(BIN / "ruff"), "format", "--check", "--no-cache", ".")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

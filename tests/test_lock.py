@@ -19,8 +19,13 @@ from openlineage_export.state.lock import ExportLock
 
 
 def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(cli_command("export", "-w", str(root), *args), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cli_command("export", "-w", str(root), *args),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
@@ -34,8 +39,7 @@ def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, s
     return process.returncode, out, err
 
 
-def test_two_exports_of_one_workspace_to_one_server_send_each_event_once(
-        tmp_path: Path) -> None:
+def test_two_exports_of_one_workspace_to_one_server_send_each_event_once(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write_workspace(root, 60, seed=13)
     with FakeServer(Answer(201, delay=0.01)) as server:
@@ -53,12 +57,14 @@ def test_two_exports_of_one_workspace_to_one_server_send_each_event_once(
 
 
 def test_a_second_export_is_refused_naming_the_first_and_a_dry_run_still_runs(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(20)])
     unheld = threading.Event()  # the holder's 4th event waits (it never times out) till the end
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 3
-                                             else None))
+        server.script(
+            lambda request: Answer(201, hold=unheld if len(server.requests) > 3 else None)
+        )
         ws.settings({"openlineage.concurrency": 1, "openlineage.timeout": 900})  # the longest
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
         holder = start(ws.root, env)
@@ -66,18 +72,33 @@ def test_a_second_export_is_refused_naming_the_first_and_a_dry_run_still_runs(
             assert server.wait_for(4), finish(holder, timeout=5)
             code, _, err = finish(start(ws.root, env))
             assert code == 5, err
-            assert err == (f"error: another export of {ws.root.resolve()} to {server.url}"
-                           f"/api/v1/lineage is running (process {holder.pid}); nothing was "
-                           "sent: wait for it to finish, or stop it, then export again\n")
+            assert err == (
+                f"error: another export of {ws.root.resolve()} to {server.url}"
+                f"/api/v1/lineage is running (process {holder.pid}); nothing was "
+                "sent: wait for it to finish, or stop it, then export again\n"
+            )
             assert len(server.requests) == 4  # the refused one sent nothing
-            dry = subprocess.run(cli_command("export", "--dry-run", "-w", str(ws.root), "-o",
-                                             str(tmp_path / "dry.jsonl")),
-                                 env=env, capture_output=True, text=True, timeout=120)
+            dry = subprocess.run(
+                cli_command(
+                    "export", "--dry-run", "-w", str(ws.root), "-o", str(tmp_path / "dry.jsonl")
+                ),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert dry.returncode == 0, dry.stderr  # a dry run takes no lock
-            other = subprocess.run(cli_command("export", "-w", str(ws.root), "--json"),
-                                   env={**env, "OPENLINEAGE_TRANSPORT": "file",
-                                        "OPENLINEAGE_FILE_PATH": str(tmp_path / "out.jsonl")},
-                                   capture_output=True, text=True, timeout=120)
+            other = subprocess.run(
+                cli_command("export", "-w", str(ws.root), "--json"),
+                env={
+                    **env,
+                    "OPENLINEAGE_TRANSPORT": "file",
+                    "OPENLINEAGE_FILE_PATH": str(tmp_path / "out.jsonl"),
+                },
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert other.returncode == 0, other.stderr  # another destination: its own lock
         finally:
             holder.send_signal(signal.SIGINT)
@@ -90,8 +111,9 @@ def test_a_killed_export_leaves_no_lock_behind(ws: WorkspaceMaker, tmp_path: Pat
     ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(10)])
     unheld = threading.Event()
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, hold=unheld if len(server.requests) > 2
-                                             else None))
+        server.script(
+            lambda request: Answer(201, hold=unheld if len(server.requests) > 2 else None)
+        )
         ws.settings({"openlineage.concurrency": 1})
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
         holder = start(ws.root, env)
@@ -109,8 +131,11 @@ def test_a_killed_export_leaves_no_lock_behind(ws: WorkspaceMaker, tmp_path: Pat
 
 def test_the_lock_is_taken_again_once_released(tmp_path: Path) -> None:
     lock = ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage")
-    with pytest.raises(ExportBusy, match=r"another export of /ws to http://x/api/v1/lineage is "
-                                         r"running \(process \d+\)"):
+    with pytest.raises(
+        ExportBusy,
+        match=r"another export of /ws to http://x/api/v1/lineage is "
+        r"running \(process \d+\)",
+    ):
         ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage")
     ExportLock.acquire(tmp_path, "/ws", "http://y/api/v1/lineage").release()
     lock.release()

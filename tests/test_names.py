@@ -38,26 +38,35 @@ def jobs_by_name(events: list[dict]) -> dict[str, set[str]]:
 
 
 def test_runs_whose_job_name_would_stand_for_two_jobs_are_refused_by_name(
-        ws: WorkspaceMaker) -> None:
+    ws: WorkspaceMaker,
+) -> None:
     ws.graph(GRAPH)
-    ws.segment("000001.jsonl", [
-        run_record("ab-1", pipeline="a.b", stages=[stage_record("c")]),
-        run_record("a-1", pipeline="a", stages=[stage_record("b.c")]),
-        run_record("a-2", pipeline="a", stages=[stage_record("b")]),
-        run_record("a-3", pipeline="a", stages=[stage_record("z"),
-                                                stage_record("b", status="skipped")]),
-        run_record("fine-1", pipeline="fine", stages=[stage_record("s")]),
-    ])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record("ab-1", pipeline="a.b", stages=[stage_record("c")]),
+            run_record("a-1", pipeline="a", stages=[stage_record("b.c")]),
+            run_record("a-2", pipeline="a", stages=[stage_record("b")]),
+            run_record(
+                "a-3", pipeline="a", stages=[stage_record("z"), stage_record("b", status="skipped")]
+            ),
+            run_record("fine-1", pipeline="fine", stages=[stage_record("s")]),
+        ],
+    )
     report, events = dry_run(ws)
     assert report.exit_code == 1
     refused = {f.trace_id: f.reason for f in report.failed}
     assert set(refused) == {"ab-1", "a-1", "a-2"}
-    assert refused["a-2"].startswith("job name 'a.b' would stand for both pipeline 'a.b' and "
-                                     "stage 'b' of pipeline 'a'")
-    assert "job name 'a.b.c' would stand for both stage 'b.c' of pipeline 'a' and stage 'c' of "\
-           "pipeline 'a.b'" in refused["a-1"]
-    assert len(report.warnings) == 2 and all("give one of them another id" in w
-                                              for w in report.warnings)
+    assert refused["a-2"].startswith(
+        "job name 'a.b' would stand for both pipeline 'a.b' and stage 'b' of pipeline 'a'"
+    )
+    assert (
+        "job name 'a.b.c' would stand for both stage 'b.c' of pipeline 'a' and stage 'c' of "
+        "pipeline 'a.b'" in refused["a-1"]
+    )
+    assert len(report.warnings) == 2 and all(
+        "give one of them another id" in w for w in report.warnings
+    )
     # What was built is unambiguous: each name one job, and the other runs all there.
     assert report.runs_sent == 2
     assert all(len(kinds) == 1 for kinds in jobs_by_name(events).values())
@@ -66,11 +75,14 @@ def test_runs_whose_job_name_would_stand_for_two_jobs_are_refused_by_name(
 
 def test_a_pipeline_deleted_from_the_graph_still_counts(ws: WorkspaceMaker) -> None:
     ws.graph({**GRAPH, "pipelines": [{"id": "a", "stages": [{"id": "b"}]}]})
-    ws.segment("000001.jsonl", [
-        run_record("old", pipeline="a.b", stages=[stage_record("x")]),
-        run_record("new", pipeline="a", stages=[stage_record("b")]),
-        run_record("other", pipeline="a", stages=[stage_record("y")]),
-    ])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record("old", pipeline="a.b", stages=[stage_record("x")]),
+            run_record("new", pipeline="a", stages=[stage_record("b")]),
+            run_record("other", pipeline="a", stages=[stage_record("y")]),
+        ],
+    )
     report, events = dry_run(ws)
     assert {f.trace_id for f in report.failed} == {"old", "new"}
     assert set(jobs_by_name(events)) == {"a", "a.y"}
@@ -78,10 +90,13 @@ def test_a_pipeline_deleted_from_the_graph_still_counts(ws: WorkspaceMaker) -> N
 
 def test_stages_only_the_trail_knows_count_too(ws: WorkspaceMaker) -> None:
     ws.graph({**GRAPH, "pipelines": []})
-    ws.segment("000001.jsonl", [
-        run_record("one", pipeline="p", stages=[stage_record("q.r")]),
-        run_record("two", pipeline="p.q", stages=[stage_record("r")]),
-    ])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record("one", pipeline="p", stages=[stage_record("q.r")]),
+            run_record("two", pipeline="p.q", stages=[stage_record("r")]),
+        ],
+    )
     report, events = dry_run(ws)
     assert {f.trace_id for f in report.failed} == {"one", "two"}
     assert events == []
@@ -89,8 +104,9 @@ def test_stages_only_the_trail_knows_count_too(ws: WorkspaceMaker) -> None:
 
 def test_dotted_ids_that_do_not_clash_are_exported_as_they_are(ws: WorkspaceMaker) -> None:
     ws.graph({**GRAPH, "pipelines": [{"id": "sales.daily", "stages": [{"id": "load.v2"}]}]})
-    ws.segment("000001.jsonl", [
-        run_record("r", pipeline="sales.daily", stages=[stage_record("load.v2")])])
+    ws.segment(
+        "000001.jsonl", [run_record("r", pipeline="sales.daily", stages=[stage_record("load.v2")])]
+    )
     report, events = dry_run(ws)
     assert report.exit_code == 0 and report.warnings == []
     assert set(jobs_by_name(events)) == {"sales.daily", "sales.daily.load.v2"}

@@ -10,12 +10,15 @@ from openlineage_export.translate.events import TranslatedRun
 
 def run(name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> TranslatedRun:
     """A run whose stage event reads and writes datasets of namespace ``ns``."""
+
     def named(names: tuple[str, ...]) -> list[dict[str, Any]]:
         return [{"namespace": "ns", "name": n, "facets": {}} for n in names]
 
-    events = [{"eventType": "START", "inputs": [], "outputs": []},
-              {"eventType": "START", "inputs": named(reads), "outputs": named(writes)},
-              {"eventType": "COMPLETE", "inputs": named(reads), "outputs": named(writes)}]
+    events = [
+        {"eventType": "START", "inputs": [], "outputs": []},
+        {"eventType": "START", "inputs": named(reads), "outputs": named(writes)},
+        {"eventType": "COMPLETE", "inputs": named(reads), "outputs": named(writes)},
+    ]
     return TranslatedRun(name, "p", name, "succeeded", events)
 
 
@@ -38,8 +41,8 @@ def test_read_after_write_write_after_read_and_write_after_write_wait() -> None:
     t["w2"] = order.admit(run("w2", writes=("x",)))
     t["r3"] = order.admit(run("r3", reads=("x",)))
     assert waits(t["w1"], t) == set()
-    assert waits(t["r1"], t) == {"w1"}          # read after write
-    assert waits(t["r2"], t) == {"w1"}          # readers do not wait for each other
+    assert waits(t["r1"], t) == {"w1"}  # read after write
+    assert waits(t["r2"], t) == {"w1"}  # readers do not wait for each other
     assert waits(t["w2"], t) == {"w1", "r1", "r2"}  # write after read, after write
     assert waits(t["r3"], t) == {"w2"}
 
@@ -47,12 +50,15 @@ def test_read_after_write_write_after_read_and_write_after_write_wait() -> None:
 def test_runs_that_share_nothing_or_only_read_go_at_once() -> None:
     order = CausalOrder()
     order.finish(order.admit(run("seen-before", reads=("src", "other"))))
-    t = {name: order.admit(r) for name, r in [
-        ("a", run("a", reads=("src",), writes=("out-a",))),
-        ("b", run("b", reads=("src",), writes=("out-b",))),
-        ("c", run("c", reads=("other",))),
-        ("d", run("d")),
-    ]}
+    t = {
+        name: order.admit(r)
+        for name, r in [
+            ("a", run("a", reads=("src",), writes=("out-a",))),
+            ("b", run("b", reads=("src",), writes=("out-b",))),
+            ("c", run("c", reads=("other",))),
+            ("d", run("d")),
+        ]
+    }
     assert all(not ticket.after for ticket in t.values())
 
 

@@ -42,8 +42,7 @@ class Memory:
         if path.startswith("/api/v1/namespaces/"):
             name = path.removeprefix("/api/v1/namespaces/")
             if name not in self.namespaces:
-                return Answer(404, body={"code": 404,
-                                         "message": f"Namespace '{name}' not found."})
+                return Answer(404, body={"code": 404, "message": f"Namespace '{name}' not found."})
             return Answer(200, body={"name": name, "isHidden": self.namespaces[name]})
         if path.startswith("/api/v1/jobs/runs/"):
             run_id = path.removeprefix("/api/v1/jobs/runs/")
@@ -54,9 +53,13 @@ class Memory:
 
 
 def export(ws: WorkspaceMaker, tmp_path: Path, server: FakeServer) -> dict[str, object]:
-    proc = subprocess.run(cli_command("export", "--json", "-w", str(ws.root)),
-                          env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        cli_command("export", "--json", "-w", str(ws.root)),
+        env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     report: dict[str, object] = json.loads(proc.stdout)
     return report
@@ -74,7 +77,8 @@ def trail(ws: WorkspaceMaker) -> WorkspaceMaker:
 
 @pytest.mark.parametrize("forgot", ["everything", "the namespace (deleted)", "the last runs"])
 def test_what_the_server_forgot_is_said_and_sent_again(
-        trail: WorkspaceMaker, tmp_path: Path, forgot: str) -> None:
+    trail: WorkspaceMaker, tmp_path: Path, forgot: str
+) -> None:
     memory = Memory()
     with FakeServer() as server:
         server.script(memory)
@@ -98,26 +102,35 @@ def test_what_the_server_forgot_is_said_and_sent_again(
         assert posted(server) - before == events
         [warning] = third["warnings"]
         if forgot == "the last runs":
-            assert re.fullmatch(rf"the server no longer has [1-{SAMPLE}] of the last {SAMPLE} "
-                                r"runs the ledger says it accepted \(run id [0-9a-f-]{36}\) .*",
-                                warning), warning
+            assert re.fullmatch(
+                rf"the server no longer has [1-{SAMPLE}] of the last {SAMPLE} "
+                r"runs the ledger says it accepted \(run id [0-9a-f-]{36}\) .*",
+                warning,
+            ), warning
         else:
-            assert warning == (f"the server no longer has the namespace '{NAMESPACE}' that the "
-                               "ledger says its runs were sent to (a database reset, or a "
-                               "restore of an older backup?): sending every run again")
-        assert warning.endswith("(a database reset, or a restore of an older backup?): "
-                                "sending every run again")
+            assert warning == (
+                f"the server no longer has the namespace '{NAMESPACE}' that the "
+                "ledger says its runs were sent to (a database reset, or a "
+                "restore of an older backup?): sending every run again"
+            )
+        assert warning.endswith(
+            "(a database reset, or a restore of an older backup?): sending every run again"
+        )
 
 
-@pytest.mark.parametrize("answer", [
-    Answer(404, body="<html>Not Found</html>"),          # not Marquez (a proxy, DataHub)
-    Answer(401, body={"code": 401, "message": "login"}),  # wants a key to read
-    Answer(500, body={"code": 500, "message": "oops"}),
-    Answer(200, body="not JSON"),
-    Answer(reset=True),
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(404, body="<html>Not Found</html>"),  # not Marquez (a proxy, DataHub)
+        Answer(401, body={"code": 401, "message": "login"}),  # wants a key to read
+        Answer(500, body={"code": 500, "message": "oops"}),
+        Answer(200, body="not JSON"),
+        Answer(reset=True),
+    ],
+)
 def test_a_server_that_cannot_be_asked_changes_nothing(
-        trail: WorkspaceMaker, tmp_path: Path, answer: Answer) -> None:
+    trail: WorkspaceMaker, tmp_path: Path, answer: Answer
+) -> None:
     with FakeServer() as server:
         export(trail, tmp_path, server)
         events = posted(server)
@@ -132,8 +145,10 @@ def test_a_server_that_cannot_be_asked_changes_nothing(
 def test_only_a_marquez_events_url_is_asked() -> None:
     assert marquez_api("http://h:5000/api/v1/lineage") == "http://h:5000/api/v1"
     assert marquez_api("https://h/marquez/api/v1/lineage/") == "https://h/marquez/api/v1"
-    assert marquez_api("https://h/openapi/openlineage/api/v1/lineage") == \
-        "https://h/openapi/openlineage/api/v1"  # DataHub: asked, but answers no Marquez 404
+    assert (
+        marquez_api("https://h/openapi/openlineage/api/v1/lineage")
+        == "https://h/openapi/openlineage/api/v1"
+    )  # DataHub: asked, but answers no Marquez 404
     assert marquez_api("https://h/events") is None
     assert marquez_api("https://h/api/v1/lineage?x=1") is None
 
@@ -146,24 +161,39 @@ def _remembers_then(answer: Callable[[Recorded], Answer]) -> Callable[[Recorded]
     return lambda request: Answer(201) if request.method == "POST" else answer(request)
 
 
-def start_export(ws: WorkspaceMaker, tmp_path: Path, url: str, *args: str,
-                 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(cli_command("export", "--json", "-w", str(ws.root), *args),
-                            env=cli_env(tmp_path, OPENLINEAGE_URL=url), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def start_export(
+    ws: WorkspaceMaker,
+    tmp_path: Path,
+    url: str,
+    *args: str,
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cli_command("export", "--json", "-w", str(ws.root), *args),
+        env=cli_env(tmp_path, OPENLINEAGE_URL=url),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_the_questions_have_one_deadline_together_and_a_trickling_server_cannot_outlast_it(
-        trail: WorkspaceMaker, tmp_path: Path) -> None:
+    trail: WorkspaceMaker, tmp_path: Path
+) -> None:
     """Each answer trickles in over about 1.5 s, under the 2 s a request may take: six
     questions took six of those (before: 22 s at the default 10 s). Now all of them together
     have openlineage.timeout: the asking stops there, said in one line; nothing changes."""
     trail.settings({"openlineage.timeout": 2})
     with FakeServer() as server:
         export(trail, tmp_path, server)
-        server.script(_remembers_then(lambda request: (
-            Answer(200, body={"name": NAMESPACE}) if "/namespaces/" in request.path
-            else Answer(200, body='{"id": "x"}' + " " * 20, trickle=0.05))))
+        server.script(
+            _remembers_then(
+                lambda request: (
+                    Answer(200, body={"name": NAMESPACE})
+                    if "/namespaces/" in request.path
+                    else Answer(200, body='{"id": "x"}' + " " * 20, trickle=0.05)
+                )
+            )
+        )
         again = export(trail, tmp_path, server)
         gets = [r for r in server.requests if r.method == "GET"]
     assert again["runs"]["unchanged"] == 8
@@ -171,7 +201,8 @@ def test_the_questions_have_one_deadline_together_and_a_trickling_server_cannot_
     assert again["warnings"] == [
         f"could not ask the server at {server.url.rstrip('/')}/api/v1/lineage whether it still "
         "has the runs the ledger says it accepted (it did not answer within 2 s, "
-        "openlineage.timeout); they are not sent again (--full sends every run)"]
+        "openlineage.timeout); they are not sent again (--full sends every run)"
+    ]
 
 
 def test_ctrl_c_ends_the_questions_at_once(trail: WorkspaceMaker, tmp_path: Path) -> None:
@@ -210,7 +241,8 @@ def wait_until_asked(server: FakeServer) -> bool:
 
 
 def test_a_300_mb_answer_to_a_question_is_never_read_whole(
-        trail: WorkspaceMaker, tmp_path: Path) -> None:
+    trail: WorkspaceMaker, tmp_path: Path
+) -> None:
     """The questions' answers are capped as the POSTs' are (64 KiB): a 300 MB answer stops
     being read there (before the one client: read whole, 750 MB at the peak)."""
     import sys
@@ -220,10 +252,17 @@ def test_a_300_mb_answer_to_a_question_is_never_read_whole(
         export(trail, tmp_path, server)
         server.script(_remembers_then(lambda request: Answer(200, huge=300 * 1024 * 1024)))
         done = subprocess.run(
-            [sys.executable, str(Path(__file__).parent / "support" / "peak_memory.py"), str(peak),
-             *cli_command("export", "--json", "-w", str(trail.root))],
+            [
+                sys.executable,
+                str(Path(__file__).parent / "support" / "peak_memory.py"),
+                str(peak),
+                *cli_command("export", "--json", "-w", str(trail.root)),
+            ],
             env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
-            capture_output=True, text=True, timeout=300)
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         sent = server.huge_bytes_sent
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["runs"]["unchanged"] == 8
@@ -233,7 +272,8 @@ def test_a_300_mb_answer_to_a_question_is_never_read_whole(
 
 
 def test_a_url_only_some_clients_take_is_asked_or_cannot_be_asked_never_a_traceback(
-        trail: WorkspaceMaker, tmp_path: Path) -> None:
+    trail: WorkspaceMaker, tmp_path: Path
+) -> None:
     """http://xn--a.localhost:PORT (not a valid IDNA label): libcurl takes it, as it took the
     events; before, the questions had a client of their own, whose idna decoding made every
     later export die with a traceback. A host's httpx client cannot decode it: one line."""
@@ -243,20 +283,33 @@ def test_a_url_only_some_clients_take_is_asked_or_cannot_be_asked_never_a_traceb
 
     with FakeServer() as server:
         url = server.url.replace("127.0.0.1", "xn--a.localhost")
-        first = subprocess.run(cli_command("export", "--json", "-w", str(trail.root)),
-                               env=cli_env(tmp_path, OPENLINEAGE_URL=url),
-                               capture_output=True, text=True, timeout=300)
+        first = subprocess.run(
+            cli_command("export", "--json", "-w", str(trail.root)),
+            env=cli_env(tmp_path, OPENLINEAGE_URL=url),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert first.returncode == 0, first.stderr
-        again = subprocess.run(cli_command("export", "--json", "-w", str(trail.root)),
-                               env=cli_env(tmp_path, OPENLINEAGE_URL=url),
-                               capture_output=True, text=True, timeout=300)
+        again = subprocess.run(
+            cli_command("export", "--json", "-w", str(trail.root)),
+            env=cli_env(tmp_path, OPENLINEAGE_URL=url),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
         assert json.loads(again.stdout)["runs"]["unchanged"] == 8
         assert any(r.method == "GET" for r in server.requests), "libcurl asked"
         with httpx.Client(trust_env=False) as http:
-            hosted = run_export(ExportRequest(workspace=trail.root, http=http,
-                                              environ=cli_env(tmp_path, OPENLINEAGE_URL=url)))
+            hosted = run_export(
+                ExportRequest(
+                    workspace=trail.root, http=http, environ=cli_env(tmp_path, OPENLINEAGE_URL=url)
+                )
+            )
     assert hosted.runs_unchanged == 8 and hosted.exit_code == 0
     [warning] = hosted.warnings
-    assert warning.startswith(f"could not ask the server at {url.rstrip('/')}/api/v1/lineage "
-                              "whether it still has the runs the ledger says it accepted (")
+    assert warning.startswith(
+        f"could not ask the server at {url.rstrip('/')}/api/v1/lineage "
+        "whether it still has the runs the ledger says it accepted ("
+    )

@@ -19,17 +19,25 @@ WINNER = Winner("trace-1", 0, 1, b"f" * 12)
 
 
 def run(trace_id: str = "trace-1", events: int = 4) -> TranslatedRun:
-    return TranslatedRun(trace_id, "daily-sales", f"id-{trace_id}", "succeeded",
-                         [{"n": i} for i in range(events)])
+    return TranslatedRun(
+        trace_id, "daily-sales", f"id-{trace_id}", "succeeded", [{"n": i} for i in range(events)]
+    )
 
 
-def recorder(tmp_path: Path, *, cancel: threading.Event | None = None
-             ) -> tuple[Recorder, Ledger, list[object]]:
+def recorder(
+    tmp_path: Path, *, cancel: threading.Event | None = None
+) -> tuple[Recorder, Ledger, list[object]]:
     heard: list[object] = []
     report = ExportReport(destination="", dry_run=False)
-    rec = Recorder(report, cancel or threading.Event(), on_bad_entry=heard.append,
-                   on_run=heard.append, on_progress=heard.append, on_retry=heard.append,
-                   on_warning=heard.append)
+    rec = Recorder(
+        report,
+        cancel or threading.Event(),
+        on_bad_entry=heard.append,
+        on_run=heard.append,
+        on_progress=heard.append,
+        on_retry=heard.append,
+        on_warning=heard.append,
+    )
     rec.destination("https://lineage.test/api/v1/lineage", Redactor(KEY))
     ledger = Ledger(tmp_path / "ledger.sqlite")
     rec.use_ledger(ledger, str(tmp_path / "ws"), b"c" * 12, "acme")
@@ -59,7 +67,8 @@ def test_a_delivered_run_is_counted_recorded_and_told(tmp_path: Path) -> None:
 
 
 def test_a_refusal_is_redacted_once_before_the_report_the_ledger_and_the_host_see_it(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     rec, ledger, heard = recorder(tmp_path)
     echo = f"HTTP 400: bad token {KEY.replace('+', '%2B').replace('/', '%2F')}"
     rec.outcome(run(), WINNER, RunOutcome(1, echo))
@@ -74,7 +83,8 @@ def test_a_refusal_is_redacted_once_before_the_report_the_ledger_and_the_host_se
 
 
 def test_a_run_cut_short_by_a_cancel_is_interrupted_not_failed_and_not_recorded(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     cancel = threading.Event()
     rec, ledger, heard = recorder(tmp_path, cancel=cancel)
     cancel.set()
@@ -97,8 +107,11 @@ def test_retries_outages_and_bad_entries_reach_the_host_redacted(tmp_path: Path)
 
 
 def test_how_the_export_ended_is_written_to_the_ledger(tmp_path: Path) -> None:
-    for cancelled, outage, expected in [(False, None, "finished"), (True, None, "interrupted"),
-                                        (False, "gone", "stopped")]:
+    for cancelled, outage, expected in [
+        (False, None, "finished"),
+        (True, None, "interrupted"),
+        (False, "gone", "stopped"),
+    ]:
         folder = tmp_path / expected
         folder.mkdir()
         rec, ledger, _ = recorder(folder)
@@ -114,8 +127,9 @@ def test_a_namespace_change_is_warned_of_before_anything_is_sent(tmp_path: Path)
     _, ledger, _ = recorder(tmp_path)
     ledger.close()
     heard: list[object] = []
-    rec = Recorder(ExportReport(destination="", dry_run=False), threading.Event(),
-                   on_warning=heard.append)
+    rec = Recorder(
+        ExportReport(destination="", dry_run=False), threading.Event(), on_warning=heard.append
+    )
     rec.destination("https://lineage.test/api/v1/lineage", Redactor())
     rec.use_ledger(Ledger(tmp_path / "ledger.sqlite"), str(tmp_path / "ws"), b"c" * 12, "other")
     (warning,) = heard

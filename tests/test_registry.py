@@ -17,19 +17,32 @@ from openlineage_export.host.settings import describe
 
 
 def opening(tmp_path: Path, **values: object) -> Opening:
-    return Opening(CATALOGUE.settings(values, base=tmp_path), FileStore(tmp_path / "secrets"),
-                   {}, tmp_path)
+    return Opening(
+        CATALOGUE.settings(values, base=tmp_path), FileStore(tmp_path / "secrets"), {}, tmp_path
+    )
 
 
-@pytest.mark.parametrize(("values", "kind"), [
-    ({"openlineage.url": "http://127.0.0.1:5000"}, HttpDestination),
-    ({"openlineage.transport": "kafka", "openlineage.kafka.bootstrapServers": "127.0.0.1:1",
-      "openlineage.kafka.topic": "t"}, KafkaDestination),
-    ({"openlineage.transport": "file", "openlineage.file.path": "out/events.jsonl"},
-     FileDestination),
-])
-def test_the_transport_setting_picks_the_kinds_destination(tmp_path: Path, values: dict[str, object],
-                                                           kind: type) -> None:
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        ({"openlineage.url": "http://127.0.0.1:5000"}, HttpDestination),
+        (
+            {
+                "openlineage.transport": "kafka",
+                "openlineage.kafka.bootstrapServers": "127.0.0.1:1",
+                "openlineage.kafka.topic": "t",
+            },
+            KafkaDestination,
+        ),
+        (
+            {"openlineage.transport": "file", "openlineage.file.path": "out/events.jsonl"},
+            FileDestination,
+        ),
+    ],
+)
+def test_the_transport_setting_picks_the_kinds_destination(
+    tmp_path: Path, values: dict[str, object], kind: type
+) -> None:
     destination = open_destination(opening(tmp_path, **values))
     try:
         assert isinstance(destination, kind)

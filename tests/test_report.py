@@ -15,13 +15,16 @@ def report(**fields: object) -> ExportReport:
     return r
 
 
-@pytest.mark.parametrize(("fields", "code"), [
-    ({}, 0),
-    ({"bad_entries": 1}, 1),
-    ({"runs_failed": 2}, 1),
-    ({"outage": "gone", "runs_failed": 2}, 4),
-    ({"cancelled": True, "outage": "gone", "bad_entries": 3}, 130),
-])
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({}, 0),
+        ({"bad_entries": 1}, 1),
+        ({"runs_failed": 2}, 1),
+        ({"outage": "gone", "runs_failed": 2}, 4),
+        ({"cancelled": True, "outage": "gone", "bad_entries": 3}, 130),
+    ],
+)
 def test_the_exit_code_tells_the_truth(fields: dict[str, object], code: int) -> None:
     assert report(**fields).exit_code == code
 
@@ -38,26 +41,43 @@ def test_everything_is_counted_and_the_first_ones_are_kept_by_name() -> None:
 
 def test_refusals_come_in_a_stable_order_whatever_order_they_were_answered_in() -> None:
     r = report()
-    for trace_id, pipeline, reason in [("b", "z", "HTTP 422"), ("a", "z", "HTTP 400"),
-                                       ("c", "a", "HTTP 422"), ("a", "a", "HTTP 422")]:
+    for trace_id, pipeline, reason in [
+        ("b", "z", "HTTP 422"),
+        ("a", "z", "HTTP 400"),
+        ("c", "a", "HTTP 422"),
+        ("a", "a", "HTTP 422"),
+    ]:
         r.add_failed(FailedRun(trace_id, f"id-{trace_id}", pipeline, reason, 0))
     assert [(f.pipeline, f.reason, f.trace_id) for f in r.failed_in_order()] == [
-        ("a", "HTTP 422", "a"), ("a", "HTTP 422", "c"), ("z", "HTTP 400", "a"),
-        ("z", "HTTP 422", "b")]
+        ("a", "HTTP 422", "a"),
+        ("a", "HTTP 422", "c"),
+        ("z", "HTTP 400", "a"),
+        ("z", "HTTP 422", "b"),
+    ]
 
 
 def test_json_holds_what_the_summary_holds() -> None:
-    r = report(namespace="acme-analytics", namespace_from="acme analytics", runs_total=3,
-               runs_sent=1, events_sent=4, runs_unchanged=1, never_run=["churn"])
+    r = report(
+        namespace="acme-analytics",
+        namespace_from="acme analytics",
+        runs_total=3,
+        runs_sent=1,
+        events_sent=4,
+        runs_unchanged=1,
+        never_run=["churn"],
+    )
     r.add_failed(FailedRun("t1", "id1", "daily-sales", "HTTP 422: no", 2))
     r.add_bad(BadEntry("audit/000001.jsonl", 7, "not JSON"))
     r.warn("run t9 ends before it starts")
     data = r.to_dict()
     assert data["runs"] == {"total": 3, "sent": 1, "unchanged": 1, "failed": 1}
     assert data["events"] == {"sent": 4} and data["neverRun"] == ["churn"]
-    assert data["badEntries"] == {"count": 1, "listed": [
-        {"file": "audit/000001.jsonl", "line": 7, "reason": "not JSON"}]}
+    assert data["badEntries"] == {
+        "count": 1,
+        "listed": [{"file": "audit/000001.jsonl", "line": 7, "reason": "not JSON"}],
+    }
     assert data["failedRuns"][0]["reason"] == "HTTP 422: no"
     assert data["namespaceFrom"] == "acme analytics" and data["warnings"] == [
-        "run t9 ends before it starts"]
+        "run t9 ends before it starts"
+    ]
     assert data["exitCode"] == 1 and data["cancelled"] is False and data["outage"] is None

@@ -25,15 +25,24 @@ def test_what_is_retried_is_named_data() -> None:
     assert RetryPolicy().status_forcelist == {408, 425, 429, 500, 502, 503, 504}
 
 
-@pytest.mark.parametrize(("value", "seconds"), [
-    ("120", 120.0), (" 7 ", 7.0), ("0", 0.0), ("99999999999999999999", 1e9),
-    (formatdate(NOW + 30, usegmt=True), 30.0), (formatdate(NOW - 3600, usegmt=True), 0.0),
-])
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("120", 120.0),
+        (" 7 ", 7.0),
+        ("0", 0.0),
+        ("99999999999999999999", 1e9),
+        (formatdate(NOW + 30, usegmt=True), 30.0),
+        (formatdate(NOW - 3600, usegmt=True), 0.0),
+    ],
+)
 def test_retry_after_in_seconds_or_as_a_date(value: str, seconds: float) -> None:
     assert retry_after_seconds(value, NOW) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("value", [None, "", "²", "١٢", "-5", "1.5", "1e9", "soon",
-                                   "Mon, 99 Foo 2026 25:61:00 GMT", "\x00"])
+@pytest.mark.parametrize(
+    "value",
+    [None, "", "²", "١٢", "-5", "1.5", "1e9", "soon", "Mon, 99 Foo 2026 25:61:00 GMT", "\x00"],
+)
 def test_anything_else_asks_for_nothing(value: str | None) -> None:
     assert retry_after_seconds(value, NOW) is None

@@ -29,8 +29,7 @@ NASTY = "k3y+S3cr/et="
 REF = "openlineage.apiKey.secretRef"
 
 
-def resolve(store: FileStore, ref: str | None, environ: dict[str, str] | None = None
-            ) -> str | None:
+def resolve(store: FileStore, ref: str | None, environ: dict[str, str] | None = None) -> str | None:
     found = resolve_secret(environ or {}, ref, "OPENLINEAGE_API_KEY", store=store, setting=REF)
     return None if found is None else found.value
 
@@ -68,8 +67,13 @@ def test_a_missing_secret_names_the_entry_the_setting_and_how_to_store_it(tmp_pa
 
 
 def test_the_origin_is_shown_and_the_value_never(tmp_path: Path) -> None:
-    found = resolve_secret({"OPENLINEAGE_API_KEY": SECRET}, None, "OPENLINEAGE_API_KEY",
-                           store=FileStore(tmp_path), setting=REF)
+    found = resolve_secret(
+        {"OPENLINEAGE_API_KEY": SECRET},
+        None,
+        "OPENLINEAGE_API_KEY",
+        store=FileStore(tmp_path),
+        setting=REF,
+    )
     assert found is not None and found.origin == "the environment variable OPENLINEAGE_API_KEY"
     assert SECRET not in repr(found)
 
@@ -86,11 +90,18 @@ def test_a_key_a_header_cannot_carry_is_refused_without_showing_it(value: str) -
 # --- where it may travel ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("url", "loopback"), [
-    ("http://localhost:5000", True), ("http://127.0.0.9/x", True), ("http://[::1]:5000", True),
-    ("http://[::ffff:127.0.0.1]:5000", True), ("http://marquez.example.com", False),
-    ("http://10.0.0.1", False), ("kafka://127.0.0.1:9092", True),
-])
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://localhost:5000", True),
+        ("http://127.0.0.9/x", True),
+        ("http://[::1]:5000", True),
+        ("http://[::ffff:127.0.0.1]:5000", True),
+        ("http://marquez.example.com", False),
+        ("http://10.0.0.1", False),
+        ("kafka://127.0.0.1:9092", True),
+    ],
+)
 def test_loopback_is_this_machine_only(url: str, loopback: bool) -> None:
     assert is_loopback(url) is loopback
 
@@ -113,8 +124,10 @@ def shapes(secret: str) -> dict[str, str]:
     return {
         "raw": secret,
         "url-encoded": quote(secret, safe=""),
-        "url-encoded, lower-case hex": quote(secret, safe="").replace("%2B", "%2b")
-        .replace("%2F", "%2f").replace("%3D", "%3d"),
+        "url-encoded, lower-case hex": quote(secret, safe="")
+        .replace("%2B", "%2b")
+        .replace("%2F", "%2f")
+        .replace("%3D", "%3d"),
         "form-encoded": quote_plus(secret),
         "url-encoded, '/' kept": quote(secret),
         "json": json.dumps(secret)[1:-1],

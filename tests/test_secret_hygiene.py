@@ -49,14 +49,20 @@ KEY = "olx~Sk3y-9Qz+T4v/Wm7=Lp2Hx8N!rB5"
 def _encodings(key: str) -> list[str]:
     """The key as servers have been seen (or may plausibly) echo it."""
     data = key.encode()
-    return [key, quote(key, safe=""), quote(key, safe="").lower(), quote_plus(key),
-            json.dumps(key)[1:-1].replace("/", "\\/"),
-            "".join(c if c.isalnum() else f"\\u{ord(c):04x}" for c in key),
-            html.escape(key).replace("+", "&#43;").replace("/", "&#x2F;"),
-            base64.b64encode(data).decode()[:-2], base64.urlsafe_b64encode(data).decode()[:-2]]
+    return [
+        key,
+        quote(key, safe=""),
+        quote(key, safe="").lower(),
+        quote_plus(key),
+        json.dumps(key)[1:-1].replace("/", "\\/"),
+        "".join(c if c.isalnum() else f"\\u{ord(c):04x}" for c in key),
+        html.escape(key).replace("+", "&#43;").replace("/", "&#x2F;"),
+        base64.b64encode(data).decode()[:-2],
+        base64.urlsafe_b64encode(data).decode()[:-2],
+    ]
 
 
-PIECES = {form[i:i + 8] for form in _encodings(KEY) for i in range(len(form) - 7)}
+PIECES = {form[i : i + 8] for form in _encodings(KEY) for i in range(len(form) - 7)}
 SECRET_NAME = "prod-key"
 
 
@@ -122,8 +128,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "refuse":
             self._answer(400, f"bad request; you sent {said}".encode(), phrase=f"Bad {said}")
         elif mode == "marquez500":
-            self._answer(500, json.dumps({"code": 400, "message": f"Unable to process: {said}"})
-                         .encode(), content_type="application/json")
+            self._answer(
+                500,
+                json.dumps({"code": 400, "message": f"Unable to process: {said}"}).encode(),
+                content_type="application/json",
+            )
         elif mode == "busy":
             self._answer(503, f"busy; your key {said} is fine".encode(), {"Retry-After": "0"})
         elif mode == "urlencoded":
@@ -131,19 +140,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(422, f"invalid token={token}".encode(), phrase=f"Bad {token}")
         elif mode == "jsonescaped":
             body = json.dumps({"error": "bad token", "token": said}).replace("/", "\\/")
-            self._answer(400, body.replace("+", "\\u002B").encode(),
-                         content_type="application/json")
+            self._answer(
+                400, body.replace("+", "\\u002B").encode(), content_type="application/json"
+            )
         elif mode == "base64":
             self._answer(400, b"token " + base64.b64encode(said.encode()))
         elif mode == "htmlescaped":
-            self._answer(400, f"<p>{html.escape(said)}</p>".replace("+", "&#43;").encode(),
-                         content_type="text/html")
+            self._answer(
+                400,
+                f"<p>{html.escape(said)}</p>".replace("+", "&#43;").encode(),
+                content_type="text/html",
+            )
         elif mode == "redirect":
-            self._answer(307, b"", {"Location": f"{self.server.redirect_to}/api/v1/lineage"
-                                                f"?token={KEY}"})
+            self._answer(
+                307, b"", {"Location": f"{self.server.redirect_to}/api/v1/lineage?token={KEY}"}
+            )
 
-    def _answer(self, status: int, body: bytes, headers: dict[str, str] | None = None, *,
-                phrase: str | None = None, content_type: str = "text/plain") -> None:
+    def _answer(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        *,
+        phrase: str | None = None,
+        content_type: str = "text/plain",
+    ) -> None:
         self.send_response(status, phrase)
         for name, value in {"Content-Type": content_type, **(headers or {})}.items():
             self.send_header(name, value)
@@ -168,16 +189,26 @@ class Session:
     def __init__(self, tmp_path: Path) -> None:
         self.config = tmp_path / "config"
         self.state = tmp_path / "state"
-        self.env: dict[str, str | None] = {k: None for k in os.environ
-                                           if k.startswith("OPENLINEAGE_")}
-        self.env.update({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(self.config),
-                         "OPENLINEAGE_EXPORT_STATE_DIR": str(self.state),
-                         "OPENLINEAGE_EXPORT_SECRETS": "file"})
+        self.env: dict[str, str | None] = {
+            k: None for k in os.environ if k.startswith("OPENLINEAGE_")
+        }
+        self.env.update(
+            {
+                "OPENLINEAGE_EXPORT_CONFIG_DIR": str(self.config),
+                "OPENLINEAGE_EXPORT_STATE_DIR": str(self.state),
+                "OPENLINEAGE_EXPORT_SECRETS": "file",
+            }
+        )
         self.said: list[str] = []
         self.log = _Capture()
 
-    def run(self, *args: str, code: int, stdin: str | None = None,
-            env: dict[str, str | None] | None = None) -> Result:
+    def run(
+        self,
+        *args: str,
+        code: int,
+        stdin: str | None = None,
+        env: dict[str, str | None] | None = None,
+    ) -> Result:
         result = CliRunner().invoke(main, list(args), input=stdin, env={**self.env, **(env or {})})
         self.said += [result.stdout, result.stderr]
         if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -188,8 +219,9 @@ class Session:
 
     def everything(self) -> list[tuple[str, str | bytes]]:
         """What to scan: every word said and logged, every file written outside the store."""
-        found: list[tuple[str, str | bytes]] = [(f"output #{i}", text)
-                                                for i, text in enumerate(self.said)]
+        found: list[tuple[str, str | bytes]] = [
+            (f"output #{i}", text) for i, text in enumerate(self.said)
+        ]
         found += [(f"log: {record}", record) for record in self.log.records]
         for folder in (self.state, self.config):
             for path in sorted(folder.rglob("*")) if folder.exists() else []:
@@ -230,8 +262,12 @@ def files_under(root: Path) -> list[tuple[str, bytes]]:
 
 
 def test_every_command_and_every_failure_keeps_the_key_to_itself(
-        make_workspace: Any, server: Server, tmp_path: Path,
-        verbose_logging: _Capture, refused_port: int) -> None:
+    make_workspace: Any,
+    server: Server,
+    tmp_path: Path,
+    verbose_logging: _Capture,
+    refused_port: int,
+) -> None:
     elsewhere = Server("127.0.0.2")  # where a redirect points: it must never hear from us
     server.redirect_to = elsewhere.url
     ws = make_workspace("ws")
@@ -246,14 +282,19 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     # Secrets and settings, the way the README tells a user to set things up.
     s.run("secrets", "set", SECRET_NAME, "--for", server.url, stdin=KEY + "\n", code=0)
     assert SECRET_NAME in s.run("secrets", "list", code=0).stdout
-    for key, value in [("openlineage.url", server.url), ("openlineage.retry.maxTime", "0.3"),
-                       ("openlineage.timeout", "5"),
-                       ("openlineage.apiKey.secretRef", SECRET_NAME)]:
+    for key, value in [
+        ("openlineage.url", server.url),
+        ("openlineage.retry.maxTime", "0.3"),
+        ("openlineage.timeout", "5"),
+        ("openlineage.apiKey.secretRef", SECRET_NAME),
+    ]:
         s.run("settings", "set", key, value, "-w", w, code=0)
     s.run("settings", "list", "-w", w, code=0)
     s.run("settings", "list", "--json", "-w", w, code=0)
-    assert s.run("settings", "get", "openlineage.apiKey.secretRef", "-w", w,
-                 code=0).stdout.strip() == SECRET_NAME
+    assert (
+        s.run("settings", "get", "openlineage.apiKey.secretRef", "-w", w, code=0).stdout.strip()
+        == SECRET_NAME
+    )
     s.run("status", "-w", w, code=0)
 
     # Dry runs and a good export: the key goes out as the bearer token, and only there.
@@ -261,8 +302,9 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     s.run("export", "--dry-run", "-w", w, "-o", str(tmp_path / "events.jsonl"), "--json", code=0)
     s.run("export", "-w", w, code=0)
     s.run("export", "-w", w, "--json", "--full", code=0)
-    assert server.seen and all(seen.headers["authorization"] == f"Bearer {KEY}"
-                               for seen in server.seen)
+    assert server.seen and all(
+        seen.headers["authorization"] == f"Bearer {KEY}" for seen in server.seen
+    )
     for seen in server.seen:
         others = {k: v for k, v in seen.headers.items() if k != "authorization"}
         assert not leaks(seen.body + seen.path.encode() + json.dumps(others).encode())
@@ -270,13 +312,22 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     s.run("status", "--json", "-w", w, code=0)
 
     # The server echoes the key back in every way it can: nothing of it may be repeated.
-    for mode in ("refuse", "marquez500", "busy", "redirect", "urlencoded", "jsonescaped",
-                 "base64", "htmlescaped"):
+    for mode in (
+        "refuse",
+        "marquez500",
+        "busy",
+        "redirect",
+        "urlencoded",
+        "jsonescaped",
+        "base64",
+        "htmlescaped",
+    ):
         server.mode = mode
         result = s.run("export", "--full", "-w", w, code=1)
         # The echo is shown, the key in it masked.
-        assert " of daily-sales " in result.stderr and "r1" in result.stderr \
-            and "***" in result.stderr, result.stderr
+        assert (
+            " of daily-sales " in result.stderr and "r1" in result.stderr and "***" in result.stderr
+        ), result.stderr
         extra = []
         if report_option:
             reports.append(tmp_path / f"report-{mode}.html")
@@ -295,12 +346,16 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     s.run("settings", "set", "openlineage.url", server.url, "-w", w, code=0)
 
     # The key typed where it does not belong: refused without being repeated.
-    for key in ("openlineage.apiKey", "openlineage.apiKey.secretRef", "openlineage.timeout",
-                "openlineage.concurrency", "openlineage.namespace"):
+    for key in (
+        "openlineage.apiKey",
+        "openlineage.apiKey.secretRef",
+        "openlineage.timeout",
+        "openlineage.concurrency",
+        "openlineage.namespace",
+    ):
         s.run("settings", "set", key, KEY, "-w", w, code=2)
     s.run("settings", "set", "openlineage.url", f"http://user:{KEY}@example.com", "-w", w, code=2)
-    s.run("settings", "set", "openlineage.url", f"https://example.com/?key={KEY}", "-w", w,
-          code=2)
+    s.run("settings", "set", "openlineage.url", f"https://example.com/?key={KEY}", "-w", w, code=2)
     s.run("secrets", "set", KEY, stdin="value\n", code=2)
     s.run("secrets", "delete", KEY, code=2)
 
@@ -315,8 +370,13 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     s.run("secrets", "list", code=0)
 
     # The key in the environment, over plain http to another machine: refused, not shown.
-    s.run("export", "-w", w, code=2, env={"OPENLINEAGE_API_KEY": KEY,
-                                           "OPENLINEAGE_URL": "http://198.51.100.7:5000"})
+    s.run(
+        "export",
+        "-w",
+        w,
+        code=2,
+        env={"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_URL": "http://198.51.100.7:5000"},
+    )
 
     # A key pasted into settings.json by hand (in a workspace of its own, not scanned).
     pasted = make_workspace("pasted")
@@ -328,8 +388,12 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
     s.run("settings", "unset", "openlineage.apiKey", "-w", str(pasted.root), code=0)
     assert not leaks((pasted.root / ".workspace" / "settings.json").read_bytes())
 
-    scanned = s.everything() + files_under(ws.root) + files_under(pasted.root) + [
-        (str(path), path.read_bytes()) for path in reports]
+    scanned = (
+        s.everything()
+        + files_under(ws.root)
+        + files_under(pasted.root)
+        + [(str(path), path.read_bytes()) for path in reports]
+    )
     assert len(s.said) > 80 and verbose_logging.records
     found = {where: leaks(text) for where, text in scanned if leaks(text)}
     assert found == {}, f"the key leaked: {found}"
@@ -340,19 +404,32 @@ def test_every_command_and_every_failure_keeps_the_key_to_itself(
 
 
 def test_a_real_process_with_debug_logging_keeps_the_key_to_itself(
-        ws: WorkspaceMaker, server: Server, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, server: Server, tmp_path: Path
+) -> None:
     """The same through a real process: its stdout, stderr (logging to it at DEBUG) and exit."""
     ws.segment("000001.jsonl", [run_record("r1")])
     ws.settings({"openlineage.retry.maxTime": 0.3})
     server.mode = "refuse"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    env.update({"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_URL": server.url, "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s"),
-                "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "c")})
-    verbose = ("import logging, sys; logging.basicConfig(level=logging.DEBUG); "
-               "from openlineage_export.cli import main; "
-               "sys.argv[0] = 'openlineage-export'; main()")
-    result = subprocess.run([sys.executable, "-c", verbose, "export", "-w", str(ws.root)],
-                            capture_output=True, env=env, timeout=300)
+    env.update(
+        {
+            "OPENLINEAGE_API_KEY": KEY,
+            "OPENLINEAGE_URL": server.url,
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "s"),
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "c"),
+        }
+    )
+    verbose = (
+        "import logging, sys; logging.basicConfig(level=logging.DEBUG); "
+        "from openlineage_export.cli import main; "
+        "sys.argv[0] = 'openlineage-export'; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", verbose, "export", "-w", str(ws.root)],
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 1, result.stderr
     assert b"DEBUG" in result.stderr and b" of daily-sales " in result.stderr
     assert server.seen[0].headers["authorization"] == f"Bearer {KEY}"
@@ -360,16 +437,24 @@ def test_a_real_process_with_debug_logging_keeps_the_key_to_itself(
     assert not [where for where, data in files_under(tmp_path / "s") if leaks(data)]
 
 
-@pytest.mark.parametrize("awkward", ["with space", "tab\there", "trailing ", "caf\u00e9",
-                                     "del\x7f", "\u2028sep"],
-                         ids=["space", "tab", "trailing-space", "non-ascii", "del", "u2028"])
+@pytest.mark.parametrize(
+    "awkward",
+    ["with space", "tab\there", "trailing ", "caf\u00e9", "del\x7f", "\u2028sep"],
+    ids=["space", "tab", "trailing-space", "non-ascii", "del", "u2028"],
+)
 @pytest.mark.parametrize("source", ["store", "environment"])
 def test_a_key_no_header_can_carry_is_refused_without_showing_it(
-        ws: WorkspaceMaker, server: Server, tmp_path: Path, awkward: str, source: str) -> None:
+    ws: WorkspaceMaker, server: Server, tmp_path: Path, awkward: str, source: str
+) -> None:
     key = KEY + awkward
     ws.segment("000001.jsonl", [run_record("r1")])
-    ws.settings({"openlineage.url": server.url, "openlineage.retry.maxTime": 0.3,
-                 **({"openlineage.apiKey.secretRef": SECRET_NAME} if source == "store" else {})})
+    ws.settings(
+        {
+            "openlineage.url": server.url,
+            "openlineage.retry.maxTime": 0.3,
+            **({"openlineage.apiKey.secretRef": SECRET_NAME} if source == "store" else {}),
+        }
+    )
     s = Session(tmp_path)
     if source == "store":
         s.run("secrets", "set", SECRET_NAME, stdin=key, code=0)
@@ -386,7 +471,8 @@ def test_a_key_no_header_can_carry_is_refused_without_showing_it(
 
 
 def test_the_key_never_goes_over_plain_http_to_another_machine_unless_allowed(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """Another machine is 10.200.0.1, in a network namespace of the test's own."""
     ws.segment("000001.jsonl", [run_record("r1")])
     url = f"http://{OTHER_MACHINE}:8080"
@@ -398,26 +484,41 @@ def test_the_key_never_goes_over_plain_http_to_another_machine_unless_allowed(
     keyless.write_text(json.dumps({"openlineage.url": url}))
     keyed.write_text(json.dumps(with_key))
     use = [sys.executable, "-c", "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"]
-    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:8080"], runs=[
-        {"args": cli_command("secrets", "set", SECRET_NAME, "--for", url), "env": env,
-         "stdin": KEY},
-        {"args": [*use, str(keyed), str(settings)]},
-        {"args": export, "env": env},
-        # Without a key, plain http to another machine is fine: nothing secret travels.
-        {"args": [*use, str(keyless), str(settings)]},
-        {"args": export, "env": env},
-        # With the key, only once the user says this network is trusted.
-        {"args": [*use, str(keyed), str(settings)]},
-        {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
-    ])
+    outcome = in_netns(
+        tmp_path,
+        listen=[f"{OTHER_MACHINE}:8080"],
+        runs=[
+            {
+                "args": cli_command("secrets", "set", SECRET_NAME, "--for", url),
+                "env": env,
+                "stdin": KEY,
+            },
+            {"args": [*use, str(keyed), str(settings)]},
+            {"args": export, "env": env},
+            # Without a key, plain http to another machine is fine: nothing secret travels.
+            {"args": [*use, str(keyless), str(settings)]},
+            {"args": export, "env": env},
+            # With the key, only once the user says this network is trusted.
+            {"args": [*use, str(keyed), str(settings)]},
+            {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
+        ],
+    )
     refused, keyless_run, allowed = outcome.runs[2], outcome.runs[4], outcome.runs[6]
     assert refused["code"] == 2, refused["stderr"]
-    assert f"refusing to send the API key over plain http to {OTHER_MACHINE}" in \
-        refused["stderr"] and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    assert (
+        f"refusing to send the API key over plain http to {OTHER_MACHINE}" in refused["stderr"]
+        and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    )
     assert keyless_run["code"] == 0 and allowed["code"] == 0, outcome.runs
     seen = outcome.seen[f"{OTHER_MACHINE}:8080"]
-    assert [s["authorization"] for s in seen] == ["", "", "", "", f"Bearer {KEY}", *[
-        f"Bearer {KEY}"] * 3], "the key went out in clear text before it was allowed"
+    assert [s["authorization"] for s in seen] == [
+        "",
+        "",
+        "",
+        "",
+        f"Bearer {KEY}",
+        *[f"Bearer {KEY}"] * 3,
+    ], "the key went out in clear text before it was allowed"
     said = "".join(run["stdout"] + run["stderr"] for run in outcome.runs)
     assert not leaks(said)
 
@@ -435,25 +536,38 @@ def self_signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "openlineage-export test")])
     now = dt.datetime.now(dt.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(private.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([
-            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False)
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(private, hashes.SHA256()))
+        .sign(private, hashes.SHA256())
+    )
     cert = folder / "cert.pem"
     key = folder / "key.pem"
     cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key.write_bytes(private.private_bytes(serialization.Encoding.PEM,
-                                          serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))
+    key.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert, key
 
 
 def test_tls_certificates_are_verified_unless_the_ca_bundle_vouches_for_them(
-        ws: WorkspaceMaker, tmp_path: Path, self_signed: tuple[Path, Path]) -> None:
+    ws: WorkspaceMaker, tmp_path: Path, self_signed: tuple[Path, Path]
+) -> None:
     cert, private = self_signed
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, private)
@@ -462,18 +576,26 @@ def test_tls_certificates_are_verified_unless_the_ca_bundle_vouches_for_them(
         ws.segment("000001.jsonl", [run_record("r1")])
         s = Session(tmp_path)
         s.run("secrets", "set", SECRET_NAME, "--for", https.url, stdin=KEY, code=0)
-        ws.settings({"openlineage.url": https.url, "openlineage.apiKey.secretRef": SECRET_NAME,
-                     "openlineage.retry.maxTime": 30})
+        ws.settings(
+            {
+                "openlineage.url": https.url,
+                "openlineage.apiKey.secretRef": SECRET_NAME,
+                "openlineage.retry.maxTime": 30,
+            }
+        )
         failed = s.run("export", "-w", str(ws.root), code=4)
         stopped = [line for line in failed.stderr.splitlines() if line.startswith("stopped: ")]
         assert len(stopped) == 1, failed.stderr
         assert "certificate" in stopped[0] and "openlineage.tls.caBundle" in stopped[0]
         assert https.seen == [], "a request (and the key) went to an unverified server"
         # A CA bundle that holds no certificate (here: the private key) is a setting error.
-        wrong = s.run("export", "-w", str(ws.root), code=2,
-                      env={"OPENLINEAGE_TLS_CA_BUNDLE": str(private)})
-        assert wrong.stderr.startswith("error: openlineage.tls.caBundle") and \
-            wrong.stderr.count("\n") == 1, wrong.stderr
+        wrong = s.run(
+            "export", "-w", str(ws.root), code=2, env={"OPENLINEAGE_TLS_CA_BUNDLE": str(private)}
+        )
+        assert (
+            wrong.stderr.startswith("error: openlineage.tls.caBundle")
+            and wrong.stderr.count("\n") == 1
+        ), wrong.stderr
         s.run("export", "-w", str(ws.root), code=0, env={"OPENLINEAGE_TLS_CA_BUNDLE": str(cert)})
         assert https.seen and https.seen[0].headers["authorization"] == f"Bearer {KEY}"
         assert not leaks("".join(s.said))

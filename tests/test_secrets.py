@@ -93,7 +93,9 @@ def test_file_store_round_trip(tmp_path: Path) -> None:
     store.set("marquez-prod", OTHER)
     assert store.get("marquez-prod") == OTHER
     assert json.loads((tmp_path / "cfg" / "secrets.json").read_text()) == {
-        "marquez-prod": OTHER, "datahub": OTHER}
+        "marquez-prod": OTHER,
+        "datahub": OTHER,
+    }
 
 
 def test_file_store_is_private_whatever_the_umask(tmp_path: Path, any_umask: None) -> None:
@@ -101,8 +103,9 @@ def test_file_store_is_private_whatever_the_umask(tmp_path: Path, any_umask: Non
     FileStore(folder).set("marquez-prod", SECRET)
     assert mode_of(folder) == 0o700
     assert mode_of(folder / "secrets.json") == 0o600
-    assert sorted(os.listdir(folder)) == ["secrets.json", "secrets.json.lock"], \
+    assert sorted(os.listdir(folder)) == ["secrets.json", "secrets.json.lock"], (
         "no temporary file left behind"
+    )
     assert mode_of(folder / "secrets.json.lock") & 0o077 == 0
 
 
@@ -110,8 +113,12 @@ def test_file_store_refuses_a_file_others_can_read(tmp_path: Path) -> None:
     store = FileStore(tmp_path)
     store.set("marquez-prod", SECRET)
     store.path.chmod(0o644)
-    for call in (lambda: store.get("marquez-prod"), store.names,
-                 lambda: store.set("other", OTHER), lambda: store.delete("marquez-prod")):
+    for call in (
+        lambda: store.get("marquez-prod"),
+        store.names,
+        lambda: store.set("other", OTHER),
+        lambda: store.delete("marquez-prod"),
+    ):
         with pytest.raises(ConfigError) as caught:
             call()
         assert f"chmod 600 {store.path}" in str(caught.value)
@@ -143,8 +150,11 @@ def test_file_store_delete(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["", "my key", "a/b", "a" * 129, "caf\u00e9", "x\n"])
 def test_invalid_names_are_refused(tmp_path: Path, name: str) -> None:
     store = FileStore(tmp_path)
-    for call in (lambda: store.set(name, SECRET), lambda: store.get(name),
-                 lambda: store.delete(name)):
+    for call in (
+        lambda: store.set(name, SECRET),
+        lambda: store.get(name),
+        lambda: store.delete(name),
+    ):
         with pytest.raises(ConfigError, match="1 to 128 letters, digits"):
             call()
     assert not store.path.exists()
@@ -175,7 +185,8 @@ def test_a_damaged_file_is_reported_without_its_content(tmp_path: Path) -> None:
 
 
 def test_keyring_store_keeps_values_in_the_keyring_and_only_names_in_the_index(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     backend = MemoryKeyring()
     store = KeyringStore(tmp_path / "cfg", backend)
     store.set("marquez-prod", SECRET)
@@ -205,11 +216,16 @@ def test_a_keyring_error_never_repeats_the_secret(tmp_path: Path) -> None:
 
 
 def test_config_dir_follows_the_environment(tmp_path: Path) -> None:
-    assert config_dir({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "x"),
-                       "XDG_CONFIG_HOME": "/elsewhere"}) == tmp_path / "x"
+    assert (
+        config_dir(
+            {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "x"), "XDG_CONFIG_HOME": "/elsewhere"}
+        )
+        == tmp_path / "x"
+    )
     assert config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "openlineage-export"
     assert config_dir({"XDG_CONFIG_HOME": "relative", "HOME": str(tmp_path)}) == (
-        tmp_path / ".config" / "openlineage-export")
+        tmp_path / ".config" / "openlineage-export"
+    )
 
 
 HEADLESS_PROBE = """
@@ -225,8 +241,14 @@ def test_default_store_is_the_file_on_this_headless_machine(tmp_path: Path) -> N
     # whatever this test process has imported, and a hang fails the test instead of the suite.
     environ = {k: v for k, v in os.environ.items() if k != "OPENLINEAGE_EXPORT_SECRETS"}
     environ["OPENLINEAGE_EXPORT_CONFIG_DIR"] = str(tmp_path)
-    probe = subprocess.run([sys.executable, "-c", HEADLESS_PROBE], env=environ, timeout=60,
-                           capture_output=True, text=True, check=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", HEADLESS_PROBE],
+        env=environ,
+        timeout=60,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     usable, store = probe.stdout.split(" ", 1)
     if usable == "True":
         pytest.skip("this machine has a real keyring; the choice is tested with given backends")
@@ -249,8 +271,9 @@ def test_default_store_can_be_forced(tmp_path: Path) -> None:
     forced = {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
     store = default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "file"}, backend=MemoryKeyring())
     assert isinstance(store, FileStore)
-    store = default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "keyring"},
-                          backend=MemoryKeyring())
+    store = default_store(
+        {**forced, "OPENLINEAGE_EXPORT_SECRETS": "keyring"}, backend=MemoryKeyring()
+    )
     assert isinstance(store, KeyringStore)
     with pytest.raises(ConfigError, match="no usable system keyring"):
         default_store({**forced, "OPENLINEAGE_EXPORT_SECRETS": "keyring"}, backend=FAILING)
@@ -259,11 +282,14 @@ def test_default_store_can_be_forced(tmp_path: Path) -> None:
 
 
 def test_the_lazy_store_finds_the_store_only_when_a_secret_is_asked_for(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     found: list[object] = []
     real = default_store
-    monkeypatch.setattr("openlineage_export.host.secrets.default_store",
-                        lambda environ: found.append(environ) or real(environ))
+    monkeypatch.setattr(
+        "openlineage_export.host.secrets.default_store",
+        lambda environ: found.append(environ) or real(environ),
+    )
     environ = {"OPENLINEAGE_EXPORT_SECRETS": "file", "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
     lazy = LazyStore(environ)
     assert found == []
@@ -287,26 +313,35 @@ class BrokenKeyring(MemoryKeyring):
         raise RuntimeError(f"bus disconnected while deleting {SECRET}")
 
 
-@pytest.mark.parametrize(("doing", "call"), [
-    ("read 'marquez-prod'", lambda store: store.get("marquez-prod")),
-    ("store 'marquez-prod'", lambda store: store.set("marquez-prod", SECRET)),
-    ("delete 'marquez-prod'", lambda store: store.delete("marquez-prod")),
-])
+@pytest.mark.parametrize(
+    ("doing", "call"),
+    [
+        ("read 'marquez-prod'", lambda store: store.get("marquez-prod")),
+        ("store 'marquez-prod'", lambda store: store.set("marquez-prod", SECRET)),
+        ("delete 'marquez-prod'", lambda store: store.delete("marquez-prod")),
+    ],
+)
 def test_any_backend_failure_is_one_message_showing_only_its_type(
-        tmp_path: Path, doing: str, call: Any) -> None:
+    tmp_path: Path, doing: str, call: Any
+) -> None:
     store = KeyringStore(tmp_path, BrokenKeyring())
     with pytest.raises(ConfigError) as caught:
         call(store)
     kind = {"read": "UnicodeDecodeError", "store": "ValueError", "delete": "RuntimeError"}
-    assert str(caught.value) == (f"the system keyring (BrokenKeyring) could not {doing}: it "
-                                 f"failed with {kind[doing.split()[0]]}")
+    assert str(caught.value) == (
+        f"the system keyring (BrokenKeyring) could not {doing}: it "
+        f"failed with {kind[doing.split()[0]]}"
+    )
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
 def test_a_keyring_error_that_holds_the_value_shows_only_its_type(tmp_path: Path) -> None:
     store = KeyringStore(tmp_path, LockedKeyring())
-    with pytest.raises(ConfigError, match=r"could not store 'marquez-prod': it failed with "
-                                          r"PasswordSetError$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"could not store 'marquez-prod': it failed with "
+        r"PasswordSetError$",
+    ):
         store.set("marquez-prod", SECRET)
 
 
@@ -322,18 +357,30 @@ def test_the_cli_shows_a_broken_backend_as_one_line(tmp_path: Path) -> None:
         "    def set_password(self, service, username, password):\n"
         "        raise ValueError('cannot store ' + password)\n"
         "    def delete_password(self, service, username):\n"
-        "        raise ValueError('no')\n")
+        "        raise ValueError('no')\n"
+    )
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
-    environ.update({"PYTHON_KEYRING_BACKEND": "broken_backend.Keyring",
-                    "PYTHONPATH": f"{tmp_path}{os.pathsep}{environ.get('PYTHONPATH', '')}",
-                    "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "cfg"),
-                    "OPENLINEAGE_EXPORT_SECRETS": "keyring"})
-    done = subprocess.run([sys.executable, "-m", "openlineage_export", "secrets", "set",
-                           "marquez-prod"], input=SECRET, env=environ, capture_output=True,
-                          text=True, timeout=60)
+    environ.update(
+        {
+            "PYTHON_KEYRING_BACKEND": "broken_backend.Keyring",
+            "PYTHONPATH": f"{tmp_path}{os.pathsep}{environ.get('PYTHONPATH', '')}",
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "cfg"),
+            "OPENLINEAGE_EXPORT_SECRETS": "keyring",
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "openlineage_export", "secrets", "set", "marquez-prod"],
+        input=SECRET,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr == ("error: the system keyring (broken backend Keyring) could not store 'marquez-prod': "
-                           "it failed with ValueError\n")
+    assert done.stderr == (
+        "error: the system keyring (broken backend Keyring) could not store 'marquez-prod': "
+        "it failed with ValueError\n"
+    )
     assert SECRET not in done.stdout + done.stderr
 
 
@@ -347,18 +394,25 @@ def _writers_env(tmp_path: Path, backend: str) -> dict[str, str]:
 
     env = cli_env(tmp_path, OPENLINEAGE_EXPORT_SECRETS=backend)
     if backend == "keyring":
-        env.update(PYTHON_KEYRING_BACKEND="support.dir_keyring.DirKeyring",
-                   OLX_TEST_KEYRING_DIR=str(tmp_path / "keyring"),
-                   PYTHONPATH=os.pathsep.join([str(ROOT / "tests"),
-                                               env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+        env.update(
+            PYTHON_KEYRING_BACKEND="support.dir_keyring.DirKeyring",
+            OLX_TEST_KEYRING_DIR=str(tmp_path / "keyring"),
+            PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")]).rstrip(
+                os.pathsep
+            ),
+        )
     return env
 
 
 def _all_at_once(commands: list[list[str]], env: dict[str, str]) -> None:
     """Start every command, each held at its read of stdin (past its start-up, before it
     touches the store), then let them all go at once; each must end well."""
-    procs = [subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) for command in commands]
+    procs = [
+        subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for command in commands
+    ]
     for n, proc in enumerate(procs):
         assert proc.stdin is not None
         proc.stdin.write(f"value-{n}".encode())
@@ -373,8 +427,13 @@ def _all_at_once(commands: list[list[str]], env: dict[str, str]) -> None:
 def _listed(env: dict[str, str]) -> dict[str, Any]:
     from helpers import cli_command
 
-    proc = subprocess.run(cli_command("secrets", "list", "--json"), env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        cli_command("secrets", "list", "--json"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     listed: dict[str, Any] = json.loads(proc.stdout)
     return listed
@@ -387,8 +446,13 @@ def test_twelve_secrets_set_at_once_all_survive(tmp_path: Path, backend: str) ->
     from helpers import cli_command
 
     env = _writers_env(tmp_path, backend)
-    _all_at_once([cli_command("secrets", "set", f"key-{n}", "--for", f"https://h{n}.example")
-                  for n in range(WRITERS)], env)
+    _all_at_once(
+        [
+            cli_command("secrets", "set", f"key-{n}", "--for", f"https://h{n}.example")
+            for n in range(WRITERS)
+        ],
+        env,
+    )
     listed = _listed(env)
     assert listed["backend"] == backend
     names = [f"key-{n}" for n in range(WRITERS)]
@@ -396,7 +460,8 @@ def test_twelve_secrets_set_at_once_all_survive(tmp_path: Path, backend: str) ->
     assert listed["origins"] == {f"key-{n}": [f"https://h{n}.example"] for n in range(WRITERS)}
     if backend == "file":
         assert json.loads((tmp_path / "config" / "secrets.json").read_text()) == {
-            f"key-{n}": f"value-{n}" for n in range(WRITERS)}
+            f"key-{n}": f"value-{n}" for n in range(WRITERS)
+        }
 
 
 def test_twelve_approvals_of_one_secret_at_once_all_survive(tmp_path: Path) -> None:
@@ -405,21 +470,34 @@ def test_twelve_approvals_of_one_secret_at_once_all_survive(tmp_path: Path) -> N
     from helpers import cli_command
 
     env = _writers_env(tmp_path, "file")
-    _all_at_once([cli_command("secrets", "set", "shared", "--for", f"https://a{n}.example")
-                  for n in range(WRITERS)], env)
-    allows = [subprocess.Popen(cli_command("secrets", "allow", "shared",
-                                           f"kafka://b{n}.example:9093"), env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-              for n in range(WRITERS)]
+    _all_at_once(
+        [
+            cli_command("secrets", "set", "shared", "--for", f"https://a{n}.example")
+            for n in range(WRITERS)
+        ],
+        env,
+    )
+    allows = [
+        subprocess.Popen(
+            cli_command("secrets", "allow", "shared", f"kafka://b{n}.example:9093"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for n in range(WRITERS)
+    ]
     assert [proc.wait(timeout=120) for proc in allows] == [0] * WRITERS
-    assert _listed(env)["origins"] == {"shared": sorted(
-        [f"https://a{n}.example" for n in range(WRITERS)]
-        + [f"kafka://b{n}.example:9093" for n in range(WRITERS)])}
+    assert _listed(env)["origins"] == {
+        "shared": sorted(
+            [f"https://a{n}.example" for n in range(WRITERS)]
+            + [f"kafka://b{n}.example:9093" for n in range(WRITERS)]
+        )
+    }
 
 
-def test_a_change_waits_for_the_lock_and_a_stuck_holder_is_one_line(tmp_path: Path,
-                                                                      monkeypatch:
-                                                                      pytest.MonkeyPatch) -> None:
+def test_a_change_waits_for_the_lock_and_a_stuck_holder_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import fcntl
 
     from openlineage_export.host import secret_files
@@ -433,7 +511,8 @@ def test_a_change_waits_for_the_lock_and_a_stuck_holder_is_one_line(tmp_path: Pa
             store.set("b", OTHER)
     assert str(caught.value) == (
         f"the secrets file {store.path} is being changed by another process, which has held its "
-        f"lock ({store.path}.lock) for 0.2 s; nothing was changed: try again once it ends")
+        f"lock ({store.path}.lock) for 0.2 s; nothing was changed: try again once it ends"
+    )
     assert store.names() == ["a"]
     store.set("b", OTHER)  # let go: it goes through
     assert store.names() == ["a", "b"]

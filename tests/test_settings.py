@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from openlineage_export.deliver.console import ConsoleSettings
 from openlineage_export.deliver.destination import DeliverySettings
 from openlineage_export.deliver.file import FileSettings
-from openlineage_export.deliver.http import HttpSettings
+from openlineage_export.deliver.http_settings import HttpSettings
 from openlineage_export.deliver.kafka_config import KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
@@ -88,19 +88,37 @@ def settings_text(workspace: Path) -> str:
 
 def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> None:
     groups: dict[type[SettingsGroup], list[str]] = {
-        EventSettings: ["openlineage.namespace", "openlineage.sourceRepository.url",
-                        "openlineage.sourceRepository.version", "openlineage.server"],
+        EventSettings: [
+            "openlineage.namespace",
+            "openlineage.sourceRepository.url",
+            "openlineage.sourceRepository.version",
+            "openlineage.server",
+        ],
         TransportSettings: ["openlineage.transport"],
-        DeliverySettings: ["openlineage.timeout", "openlineage.retry.maxTime",
-                           "openlineage.concurrency", "openlineage.tls.caBundle",
-                           "openlineage.tls.verify", "openlineage.allowInsecureKey"],
-        HttpSettings: ["openlineage.url", "openlineage.endpoint", "openlineage.apiKey.secretRef",
-                       "openlineage.compression"],
-        KafkaSettings: ["openlineage.kafka.bootstrapServers", "openlineage.kafka.topic",
-                        "openlineage.kafka.clientId", "openlineage.kafka.securityProtocol",
-                        "openlineage.kafka.sasl.mechanism", "openlineage.kafka.sasl.username",
-                        "openlineage.kafka.sasl.password.secretRef",
-                        "openlineage.kafka.compression"],
+        DeliverySettings: [
+            "openlineage.timeout",
+            "openlineage.retry.maxTime",
+            "openlineage.concurrency",
+            "openlineage.tls.caBundle",
+            "openlineage.tls.verify",
+            "openlineage.allowInsecureKey",
+        ],
+        HttpSettings: [
+            "openlineage.url",
+            "openlineage.endpoint",
+            "openlineage.apiKey.secretRef",
+            "openlineage.compression",
+        ],
+        KafkaSettings: [
+            "openlineage.kafka.bootstrapServers",
+            "openlineage.kafka.topic",
+            "openlineage.kafka.clientId",
+            "openlineage.kafka.securityProtocol",
+            "openlineage.kafka.sasl.mechanism",
+            "openlineage.kafka.sasl.username",
+            "openlineage.kafka.sasl.password.secretRef",
+            "openlineage.kafka.compression",
+        ],
         FileSettings: ["openlineage.file.path", "openlineage.file.maxBytes"],
         ConsoleSettings: ["openlineage.console.stream"],
     }
@@ -113,8 +131,12 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
     keys = [row.key for row in CATALOGUE]
     assert len(keys) == len(set(keys)) == 26
     transport = CATALOGUE.get("openlineage.transport")
-    assert transport is not None and transport.choices == tuple(KINDS) == ("http", "kafka", "file",
-                                                                      "console")
+    assert transport is not None and transport.choices == tuple(KINDS) == (
+        "http",
+        "kafka",
+        "file",
+        "console",
+    )
 
 
 def test_describe_lists_every_setting_with_its_source(tmp_path: Path) -> None:
@@ -124,7 +146,9 @@ def test_describe_lists_every_setting_with_its_source(tmp_path: Path) -> None:
     assert rows["openlineage.endpoint"]["source"] == "default"
     assert rows["openlineage.endpoint"]["value"] == "api/v1/lineage"
     assert (rows["openlineage.timeout"]["value"], rows["openlineage.timeout"]["source"]) == (
-        3, "settings.json")
+        3,
+        "settings.json",
+    )
     assert rows["openlineage.url"]["value"] == "http://b:2"
     assert rows["openlineage.url"]["source"] == "environment (OPENLINEAGE_URL)"
     assert rows["openlineage.compression"]["choices"] == ("none", "gzip")
@@ -138,40 +162,56 @@ def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
     settings = settings_mod.load_settings(tmp_path, CATALOGUE)
     assert settings == CATALOGUE.settings()
     assert settings.of(HttpSettings) == HttpSettings(
-        url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, compression="none")
+        url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, compression="none"
+    )
     assert settings.of(DeliverySettings) == DeliverySettings(
-        timeout=10.0, retry_max_time=30.0, concurrency=32, tls_ca_bundle=None, tls_verify=True,
-        allow_insecure_key=False)
+        timeout=10.0,
+        retry_max_time=30.0,
+        concurrency=32,
+        tls_ca_bundle=None,
+        tls_verify=True,
+        allow_insecure_key=False,
+    )
     assert settings.of(EventSettings) == EventSettings(None, None, None)
     assert settings.of(TransportSettings).transport == "http"
     assert settings.of(KafkaSettings) == KafkaSettings(
-        bootstrap_servers=None, topic=None, client_id="openlineage-export",
-        security_protocol="PLAINTEXT", sasl_mechanism="PLAIN", sasl_username=None,
-        sasl_password_secret_ref=None, compression="none")
+        bootstrap_servers=None,
+        topic=None,
+        client_id="openlineage-export",
+        security_protocol="PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_username=None,
+        sasl_password_secret_ref=None,
+        compression="none",
+    )
     assert settings.of(HttpSettings).events_url is None
     assert settings.source("openlineage.timeout") == "default"
-    assert sorted(p.name for p in (tmp_path / ".workspace").iterdir()) == [], \
+    assert sorted(p.name for p in (tmp_path / ".workspace").iterdir()) == [], (
         "reading must not create anything"
+    )
 
 
 def test_values_from_the_file_are_typed_and_resolved(tmp_path: Path) -> None:
     (tmp_path / "certs").mkdir()
     (tmp_path / "certs" / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
-    write_settings(tmp_path, {
-        "openlineage.url": "https://datahub.acme.io/gms/",
-        "openlineage.endpoint": "/openapi/openlineage/api/v1/lineage",
-        "openlineage.apiKey.secretRef": "datahub-prod",
-        "openlineage.namespace": "acme",
-        "openlineage.timeout": 3,
-        "openlineage.retry.maxTime": 0,
-        "openlineage.concurrency": 64,
-        "openlineage.compression": "gzip",
-        "openlineage.tls.caBundle": "certs/ca.pem",
-        "openlineage.tls.verify": False,
-        "openlineage.allowInsecureKey": True,
-        "openlineage.sourceRepository.url": "https://github.com/acme/analytics",
-        "openlineage.sourceRepository.version": "main",
-    })
+    write_settings(
+        tmp_path,
+        {
+            "openlineage.url": "https://datahub.acme.io/gms/",
+            "openlineage.endpoint": "/openapi/openlineage/api/v1/lineage",
+            "openlineage.apiKey.secretRef": "datahub-prod",
+            "openlineage.namespace": "acme",
+            "openlineage.timeout": 3,
+            "openlineage.retry.maxTime": 0,
+            "openlineage.concurrency": 64,
+            "openlineage.compression": "gzip",
+            "openlineage.tls.caBundle": "certs/ca.pem",
+            "openlineage.tls.verify": False,
+            "openlineage.allowInsecureKey": True,
+            "openlineage.sourceRepository.url": "https://github.com/acme/analytics",
+            "openlineage.sourceRepository.version": "main",
+        },
+    )
     s = load_settings(tmp_path)
     assert s.events_url == "https://datahub.acme.io/gms/openapi/openlineage/api/v1/lineage"
     assert (s.api_key_secret_ref, s.namespace) == ("datahub-prod", "acme")
@@ -184,31 +224,40 @@ def test_values_from_the_file_are_typed_and_resolved(tmp_path: Path) -> None:
 
 
 def test_null_means_unset_and_other_extensions_keys_are_ignored(tmp_path: Path) -> None:
-    write_settings(tmp_path, {
-        "editor.fontSize": "huge", "openlineage": 3, "python.token": 12,
-        "openlineage.timeout": None,
-    })
+    write_settings(
+        tmp_path,
+        {
+            "editor.fontSize": "huge",
+            "openlineage": 3,
+            "python.token": 12,
+            "openlineage.timeout": None,
+        },
+    )
     assert load_settings(tmp_path).timeout == 10.0
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("openlineage.url", 5000, "an http:// or https:// URL, not an integer"),
-    ("openlineage.endpoint", ["api"], "a string, not a list"),
-    ("openlineage.apiKey.secretRef", {"name": "x"}, "a string, not an object"),
-    ("openlineage.namespace", True, "a string, not a boolean"),
-    ("openlineage.timeout", "10", "a number, not a string"),
-    ("openlineage.retry.maxTime", False, "a number, not a boolean"),
-    ("openlineage.concurrency", 8.5, "an integer, not a number"),
-    ("openlineage.concurrency", True, "an integer, not a boolean"),
-    ("openlineage.compression", 1, "a string, not an integer"),
-    ("openlineage.tls.caBundle", 7, "a file path (a string), not an integer"),
-    ("openlineage.tls.verify", "yes", "true or false, not a string"),
-    ("openlineage.allowInsecureKey", 1, "true or false, not an integer"),
-    ("openlineage.sourceRepository.url", [], "an http:// or https:// URL, not a list"),
-    ("openlineage.sourceRepository.version", 3, "a string, not an integer"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("openlineage.url", 5000, "an http:// or https:// URL, not an integer"),
+        ("openlineage.endpoint", ["api"], "a string, not a list"),
+        ("openlineage.apiKey.secretRef", {"name": "x"}, "a string, not an object"),
+        ("openlineage.namespace", True, "a string, not a boolean"),
+        ("openlineage.timeout", "10", "a number, not a string"),
+        ("openlineage.retry.maxTime", False, "a number, not a boolean"),
+        ("openlineage.concurrency", 8.5, "an integer, not a number"),
+        ("openlineage.concurrency", True, "an integer, not a boolean"),
+        ("openlineage.compression", 1, "a string, not an integer"),
+        ("openlineage.tls.caBundle", 7, "a file path (a string), not an integer"),
+        ("openlineage.tls.verify", "yes", "true or false, not a string"),
+        ("openlineage.allowInsecureKey", 1, "true or false, not an integer"),
+        ("openlineage.sourceRepository.url", [], "an http:// or https:// URL, not a list"),
+        ("openlineage.sourceRepository.version", 3, "a string, not an integer"),
+    ],
+)
 def test_a_wrong_type_names_the_key_the_expected_type_and_the_file(
-        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    tmp_path: Path, key: str, value: object, expected: str
+) -> None:
     file = write_settings(tmp_path, {"openlineage.url": "http://localhost:5000", key: value})
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path)
@@ -216,25 +265,29 @@ def test_a_wrong_type_names_the_key_the_expected_type_and_the_file(
     assert f"{key} in {file} must be {expected}" in message
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("openlineage.url", "localhost:5000", "must start with http:// or https://"),
-    ("openlineage.url", "ftp://files.acme.io", "must start with http:// or https://"),
-    ("openlineage.url", "http://", "has no host"),
-    ("openlineage.url", "http://host:99999", "not a valid URL"),
-    ("openlineage.url", "http://a b", "spaces"),
-    ("openlineage.sourceRepository.url", "git@github.com:acme/a.git", "http:// or https://"),
-    ("openlineage.compression", "zip", "must be one of: none, gzip"),
-    ("openlineage.concurrency", 0, "must be an integer from 1 to 64"),
-    ("openlineage.concurrency", 65, "must be an integer from 1 to 64"),
-    ("openlineage.timeout", 0, "must be a number from 0.1 to 900"),
-    ("openlineage.retry.maxTime", -1, "must be a number from 0 to 86400"),
-    ("openlineage.url", "http://host:0", "has port 0"),
-    ("openlineage.namespace", "  ", "must not be empty"),
-    ("openlineage.apiKey.secretRef", "my key", "must match"),
-    ("openlineage.tls.caBundle", "missing.pem", "no file at"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("openlineage.url", "localhost:5000", "must start with http:// or https://"),
+        ("openlineage.url", "ftp://files.acme.io", "must start with http:// or https://"),
+        ("openlineage.url", "http://", "has no host"),
+        ("openlineage.url", "http://host:99999", "not a valid URL"),
+        ("openlineage.url", "http://a b", "spaces"),
+        ("openlineage.sourceRepository.url", "git@github.com:acme/a.git", "http:// or https://"),
+        ("openlineage.compression", "zip", "must be one of: none, gzip"),
+        ("openlineage.concurrency", 0, "must be an integer from 1 to 64"),
+        ("openlineage.concurrency", 65, "must be an integer from 1 to 64"),
+        ("openlineage.timeout", 0, "must be a number from 0.1 to 900"),
+        ("openlineage.retry.maxTime", -1, "must be a number from 0 to 86400"),
+        ("openlineage.url", "http://host:0", "has port 0"),
+        ("openlineage.namespace", "  ", "must not be empty"),
+        ("openlineage.apiKey.secretRef", "my key", "must match"),
+        ("openlineage.tls.caBundle", "missing.pem", "no file at"),
+    ],
+)
 def test_a_bad_value_is_refused_with_the_reason(
-        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    tmp_path: Path, key: str, value: object, expected: str
+) -> None:
     write_settings(tmp_path, {key: value})
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as caught:
         load_settings(tmp_path)
@@ -247,8 +300,7 @@ NUMERIC = [row for row in CATALOGUE if row.type in ("integer", "number")]
 def test_every_numeric_setting_declares_its_range() -> None:
     """One rule for every number: a row without both bounds cannot even be declared, so no
     value a library cannot take (a timeout of 1e16 s) gets past the settings."""
-    assert NUMERIC and all(row.minimum is not None and row.maximum is not None
-                           for row in NUMERIC)
+    assert NUMERIC and all(row.minimum is not None and row.maximum is not None for row in NUMERIC)
     with pytest.raises(TypeError, match="must declare its minimum and maximum"):
         settings_mod.setting("openlineage.x", "number", 1.0, "unbounded", minimum=0)
 
@@ -261,27 +313,34 @@ def _out_of_range(row: Setting) -> list[object]:
     return values
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    (row.key, value) for row in NUMERIC for value in _out_of_range(row)])
+@pytest.mark.parametrize(
+    ("key", "value"), [(row.key, value) for row in NUMERIC for value in _out_of_range(row)]
+)
 def test_a_number_out_of_range_is_one_line_naming_the_key_the_file_and_the_range(
-        tmp_path: Path, key: str, value: object) -> None:
+    tmp_path: Path, key: str, value: object
+) -> None:
     row = CATALOGUE.declared(key, None)
     file = write_settings(tmp_path, {key: value})
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path)
     kind = "an integer" if row.type == "integer" else "a number"
-    assert str(caught.value) == (f"{key} in {file} must be {kind} "
-                                 f"{setting_values.accepted_range(row)}")
+    assert str(caught.value) == (
+        f"{key} in {file} must be {kind} {setting_values.accepted_range(row)}"
+    )
 
 
 @pytest.mark.parametrize("text", ["1e16", "1e999", "nan", "-inf", "9" * 400])
 def test_a_number_out_of_range_from_the_environment_names_the_variable(
-        tmp_path: Path, text: str) -> None:
+    tmp_path: Path, text: str
+) -> None:
     row = CATALOGUE.declared("openlineage.timeout", None)
     for source in (row, dataclasses.replace(row, env="OPENLINEAGE_TIMEOUT")):
         value = setting_values.parse_text(source, text, "the environment variable X")
-        with pytest.raises(ConfigError, match=r"^the environment variable X must be a number "
-                                              r"from 0\.1 to 900$"):
+        with pytest.raises(
+            ConfigError,
+            match=r"^the environment variable X must be a number "
+            r"from 0\.1 to 900$",
+        ):
             setting_values.check_value(source, value, "the environment variable X", tmp_path)
 
 
@@ -292,12 +351,17 @@ def test_the_bounds_themselves_are_taken(tmp_path: Path) -> None:
             assert getattr(load_settings(tmp_path), row.attribute) == value
 
 
-@pytest.mark.parametrize("url", [
-    f"https://user:{SECRET}@marquez.acme.io", f"https://{SECRET}@marquez.acme.io",
-    f"https://marquez.acme.io/?api_key={SECRET}",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://user:{SECRET}@marquez.acme.io",
+        f"https://{SECRET}@marquez.acme.io",
+        f"https://marquez.acme.io/?api_key={SECRET}",
+    ],
+)
 def test_a_url_carrying_a_credential_is_refused_without_repeating_it(
-        tmp_path: Path, url: str) -> None:
+    tmp_path: Path, url: str
+) -> None:
     write_settings(tmp_path, {"openlineage.url": url})
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path)
@@ -321,13 +385,20 @@ def test_a_wrongly_cased_key_is_suggested_in_its_right_case(tmp_path: Path) -> N
         load_settings(tmp_path)
 
 
-SECRET_KEYS = ["openlineage.apiKey", "openlineage.apiKey.value", "openlineage.token",
-               "openlineage.password", "openlineage.auth.clientSecret", "openlineage.api_key"]
+SECRET_KEYS = [
+    "openlineage.apiKey",
+    "openlineage.apiKey.value",
+    "openlineage.token",
+    "openlineage.password",
+    "openlineage.auth.clientSecret",
+    "openlineage.api_key",
+]
 
 
 @pytest.mark.parametrize("key", SECRET_KEYS)
 def test_a_key_holding_a_secret_is_refused_and_its_value_never_shown(
-        tmp_path: Path, key: str) -> None:
+    tmp_path: Path, key: str
+) -> None:
     # Placed after a bad value: the secret is the more urgent thing to tell.
     write_settings(tmp_path, {"openlineage.timeout": "x", key: SECRET})
     with pytest.raises(ConfigError) as caught:
@@ -351,7 +422,9 @@ def test_a_secret_ref_is_not_mistaken_for_a_secret(tmp_path: Path) -> None:
 
 
 def test_not_json_is_refused_with_the_file_line_and_column(tmp_path: Path) -> None:
-    file = write_settings(tmp_path, '{\n  "openlineage.url": "http://localhost:5000"\n  "x": 1\n}\n')
+    file = write_settings(
+        tmp_path, '{\n  "openlineage.url": "http://localhost:5000"\n  "x": 1\n}\n'
+    )
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path)
     assert str(file) in str(caught.value)
@@ -364,13 +437,19 @@ def test_a_json_value_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
         load_settings(tmp_path)
 
 
-@pytest.mark.parametrize("call", [
-    load_settings, read_raw, describe,
-    lambda p: set_setting(p, "openlineage.timeout", "1"),
-    lambda p: unset_setting(p, "openlineage.timeout"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        load_settings,
+        read_raw,
+        describe,
+        lambda p: set_setting(p, "openlineage.timeout", "1"),
+        lambda p: unset_setting(p, "openlineage.timeout"),
+    ],
+)
 def test_a_missing_workspace_is_a_workspace_error(
-        tmp_path: Path, call: Callable[[Path], object]) -> None:
+    tmp_path: Path, call: Callable[[Path], object]
+) -> None:
     with pytest.raises(WorkspaceError, match="does not exist"):
         call(tmp_path / "nowhere")
     assert not (tmp_path / "nowhere").exists()
@@ -381,8 +460,12 @@ def test_a_missing_workspace_is_a_workspace_error(
 
 def test_environment_variables_override_the_file(tmp_path: Path) -> None:
     write_settings(tmp_path, {"openlineage.url": "http://file:1", "openlineage.namespace": "f"})
-    environ = {"OPENLINEAGE_URL": "http://env:2", "OPENLINEAGE_ENDPOINT": "v2/events",
-               "OPENLINEAGE_NAMESPACE": "", "OPENLINEAGE_API_KEY": SECRET}
+    environ = {
+        "OPENLINEAGE_URL": "http://env:2",
+        "OPENLINEAGE_ENDPOINT": "v2/events",
+        "OPENLINEAGE_NAMESPACE": "",
+        "OPENLINEAGE_API_KEY": SECRET,
+    }
     s = load_settings(tmp_path, environ)
     assert s.events_url == "http://env:2/v2/events"
     assert s.namespace == "f", "an empty variable counts as unset"
@@ -394,11 +477,13 @@ def test_a_boolean_setting_is_read_from_its_variable_as_text(tmp_path: Path) -> 
     """OPENLINEAGE_TLS_VERIFY=false: how an editor whose proxy is not strict about TLS
     (http.proxyStrictSSL) tells one export, without changing the workspace's settings."""
     write_settings(tmp_path, {"openlineage.tls.verify": True})
-    catalogue_settings = settings_mod.load_settings(tmp_path, CATALOGUE,
-                                                    {"OPENLINEAGE_TLS_VERIFY": "false"})
+    catalogue_settings = settings_mod.load_settings(
+        tmp_path, CATALOGUE, {"OPENLINEAGE_TLS_VERIFY": "false"}
+    )
     assert catalogue_settings.value("openlineage.tls.verify") is False
     assert catalogue_settings.source("openlineage.tls.verify") == (
-        "environment (OPENLINEAGE_TLS_VERIFY)")
+        "environment (OPENLINEAGE_TLS_VERIFY)"
+    )
     with pytest.raises(ConfigError) as caught:
         settings_mod.load_settings(tmp_path, CATALOGUE, {"OPENLINEAGE_TLS_VERIFY": "maybe"})
     assert "the environment variable OPENLINEAGE_TLS_VERIFY" in str(caught.value)
@@ -416,13 +501,13 @@ def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
 # Another extension's keys, written the way that extension likes them: set/unset must not
 # touch a byte of them (not the escapes, not the exponent, not the layout, not the order).
 FOREIGN = (
-    '{\n'
+    "{\n"
     '  "editor.theme": "caf\\u00e9 \\/ dark",\n'
     '  "openlineage.url": "http://localhost:5000",\n'
     '  "python.paths": {"b": [1, 2],\n'
     '      "a": 1e5},\n'
     '  "zz.last": 1.50\n'
-    '}\n'
+    "}\n"
 )
 
 
@@ -430,7 +515,8 @@ def test_set_appends_a_new_key_and_unset_restores_the_file_byte_for_byte(tmp_pat
     write_settings(tmp_path, FOREIGN)
     assert set_setting(tmp_path, "openlineage.timeout", "30") == 30
     assert settings_text(tmp_path) == FOREIGN.replace(
-        '  "zz.last": 1.50\n', '  "zz.last": 1.50,\n  "openlineage.timeout": 30\n')
+        '  "zz.last": 1.50\n', '  "zz.last": 1.50,\n  "openlineage.timeout": 30\n'
+    )
     assert load_settings(tmp_path).timeout == 30.0
 
     assert unset_setting(tmp_path, "openlineage.timeout") is True
@@ -441,73 +527,94 @@ def test_set_replaces_a_key_in_its_place(tmp_path: Path) -> None:
     write_settings(tmp_path, FOREIGN)
     set_setting(tmp_path, "openlineage.url", "https://marquez.acme.io")
     assert settings_text(tmp_path) == FOREIGN.replace(
-        "http://localhost:5000", "https://marquez.acme.io")
+        "http://localhost:5000", "https://marquez.acme.io"
+    )
 
 
 def test_set_writes_two_space_json(tmp_path: Path) -> None:
     set_setting(tmp_path, "openlineage.url", "http://localhost:5000")
     set_setting(tmp_path, "openlineage.concurrency", "4")
     assert settings_text(tmp_path) == (
-        '{\n  "openlineage.url": "http://localhost:5000",\n  "openlineage.concurrency": 4\n}\n')
+        '{\n  "openlineage.url": "http://localhost:5000",\n  "openlineage.concurrency": 4\n}\n'
+    )
     assert unset_setting(tmp_path, "openlineage.url") is True
     assert unset_setting(tmp_path, "openlineage.concurrency") is True
     assert settings_text(tmp_path) == "{}\n"
 
 
-@pytest.mark.parametrize(("key", "text", "stored"), [
-    ("openlineage.concurrency", "16", 16),
-    ("openlineage.timeout", "2.5", 2.5),
-    ("openlineage.retry.maxTime", "0", 0),
-    ("openlineage.compression", "gzip", "gzip"),
-    ("openlineage.apiKey.secretRef", "marquez-prod", "marquez-prod"),
-])
+@pytest.mark.parametrize(
+    ("key", "text", "stored"),
+    [
+        ("openlineage.concurrency", "16", 16),
+        ("openlineage.timeout", "2.5", 2.5),
+        ("openlineage.retry.maxTime", "0", 0),
+        ("openlineage.compression", "gzip", "gzip"),
+        ("openlineage.apiKey.secretRef", "marquez-prod", "marquez-prod"),
+    ],
+)
 def test_set_parses_text_by_the_declared_type(
-        tmp_path: Path, key: str, text: str, stored: object) -> None:
+    tmp_path: Path, key: str, text: str, stored: object
+) -> None:
     assert set_setting(tmp_path, key, text) == stored
     assert read_raw(tmp_path) == {key: stored}
     load_settings(tmp_path)  # what was stored reads back as valid
 
 
-@pytest.mark.parametrize(("key", "text", "expected"), [
-    ("openlineage.tls.verify", "false", "only you may set it: set OPENLINEAGE_TLS_VERIFY"),
-    ("openlineage.allowInsecureKey", "true", "only you may set it"),
-    ("openlineage.concurrency", "eight", "an integer"),
-    ("openlineage.concurrency", "100", "from 1 to 64"),
-    ("openlineage.timeout", "soon", "a number"),
-    ("openlineage.timeout", "nan", "a number from 0.1 to 900"),
-    ("openlineage.timeout", "1e16", "a number from 0.1 to 900"),
-    ("openlineage.compression", "brotli", "one of: none, gzip"),
-    ("openlineage.url", "marquez:5000", "http:// or https://"),
-    ("openlineage.tls.caBundle", "nope.pem", "only you may set it"),
-])
+@pytest.mark.parametrize(
+    ("key", "text", "expected"),
+    [
+        ("openlineage.tls.verify", "false", "only you may set it: set OPENLINEAGE_TLS_VERIFY"),
+        ("openlineage.allowInsecureKey", "true", "only you may set it"),
+        ("openlineage.concurrency", "eight", "an integer"),
+        ("openlineage.concurrency", "100", "from 1 to 64"),
+        ("openlineage.timeout", "soon", "a number"),
+        ("openlineage.timeout", "nan", "a number from 0.1 to 900"),
+        ("openlineage.timeout", "1e16", "a number from 0.1 to 900"),
+        ("openlineage.compression", "brotli", "one of: none, gzip"),
+        ("openlineage.url", "marquez:5000", "http:// or https://"),
+        ("openlineage.tls.caBundle", "nope.pem", "only you may set it"),
+    ],
+)
 def test_set_refuses_a_bad_value_and_leaves_the_file_alone(
-        tmp_path: Path, key: str, text: str, expected: str) -> None:
+    tmp_path: Path, key: str, text: str, expected: str
+) -> None:
     write_settings(tmp_path, FOREIGN)
     with pytest.raises(ConfigError, match=expected):
         set_setting(tmp_path, key, text)
     assert settings_text(tmp_path) == FOREIGN
 
 
-@pytest.mark.parametrize(("variable", "text", "expected"), [
-    ("OPENLINEAGE_TLS_VERIFY", "No", False), ("OPENLINEAGE_TLS_VERIFY", "on", True),
-    ("OPENLINEAGE_ALLOW_INSECURE_KEY", "1", True), ("OPENLINEAGE_ALLOW_INSECURE_KEY", "off", False),
-])
+@pytest.mark.parametrize(
+    ("variable", "text", "expected"),
+    [
+        ("OPENLINEAGE_TLS_VERIFY", "No", False),
+        ("OPENLINEAGE_TLS_VERIFY", "on", True),
+        ("OPENLINEAGE_ALLOW_INSECURE_KEY", "1", True),
+        ("OPENLINEAGE_ALLOW_INSECURE_KEY", "off", False),
+    ],
+)
 def test_the_user_only_settings_come_from_the_environment(
-        tmp_path: Path, variable: str, text: str, expected: bool) -> None:
+    tmp_path: Path, variable: str, text: str, expected: bool
+) -> None:
     settings = settings_mod.load_settings(tmp_path, CATALOGUE, {variable: text})
-    key = CATALOGUE.get("openlineage.tls.verify" if "TLS" in variable
-                        else "openlineage.allowInsecureKey")
+    key = CATALOGUE.get(
+        "openlineage.tls.verify" if "TLS" in variable else "openlineage.allowInsecureKey"
+    )
     assert key is not None and key.user_only
     assert settings.value(key.key) is expected
     assert settings.source(key.key) == f"environment ({variable})"
 
 
-@pytest.mark.parametrize(("variable", "text", "expected"), [
-    ("OPENLINEAGE_TLS_VERIFY", "maybe", "OPENLINEAGE_TLS_VERIFY .* must be true or false"),
-    ("OPENLINEAGE_TLS_CA_BUNDLE", "nope.pem", "no file at"),
-])
+@pytest.mark.parametrize(
+    ("variable", "text", "expected"),
+    [
+        ("OPENLINEAGE_TLS_VERIFY", "maybe", "OPENLINEAGE_TLS_VERIFY .* must be true or false"),
+        ("OPENLINEAGE_TLS_CA_BUNDLE", "nope.pem", "no file at"),
+    ],
+)
 def test_a_bad_user_only_value_in_the_environment_is_named(
-        tmp_path: Path, variable: str, text: str, expected: str) -> None:
+    tmp_path: Path, variable: str, text: str, expected: str
+) -> None:
     with pytest.raises(ConfigError, match=expected):
         settings_mod.load_settings(tmp_path, CATALOGUE, {variable: text})
 
@@ -518,12 +625,18 @@ def test_set_refuses_an_unknown_key_with_a_suggestion(tmp_path: Path) -> None:
     assert not (tmp_path / ".workspace" / "settings.json").exists()
 
 
-@pytest.mark.parametrize("call", [
-    lambda p: set_setting(p, "openlineage.timeout", "1"), lambda p: load_settings(p),
-    lambda p: describe(p), lambda p: unset_setting(p, "openlineage.timeout"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: set_setting(p, "openlineage.timeout", "1"),
+        lambda p: load_settings(p),
+        lambda p: describe(p),
+        lambda p: unset_setting(p, "openlineage.timeout"),
+    ],
+)
 def test_a_folder_that_is_no_workspace_is_refused_and_left_alone(
-        tmp_path: Path, call: Callable[[Path], object]) -> None:
+    tmp_path: Path, call: Callable[[Path], object]
+) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     with pytest.raises(WorkspaceError, match="is not a workspace: it has no .workspace/ folder"):
@@ -546,8 +659,7 @@ def test_a_rewrite_keeps_the_file_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE(file.stat().st_mode) == 0o640
 
 
-def test_unset_can_remove_a_misspelled_or_secret_key_but_not_a_foreign_one(
-        tmp_path: Path) -> None:
+def test_unset_can_remove_a_misspelled_or_secret_key_but_not_a_foreign_one(tmp_path: Path) -> None:
     write_settings(tmp_path, {"openlineage.timout": 5, "openlineage.token": SECRET, "x.y": 1})
     assert unset_setting(tmp_path, "openlineage.timout") is True
     assert unset_setting(tmp_path, "openlineage.token") is True
@@ -564,7 +676,9 @@ def test_settings_from_values_check_like_the_file(tmp_path: Path) -> None:
     s = CATALOGUE.settings({"openlineage.url": "http://localhost:5000"}, base=tmp_path)
     assert s.of(HttpSettings).events_url == "http://localhost:5000/api/v1/lineage"
     assert CATALOGUE.settings({"openlineage.timeout": None}).of(DeliverySettings).timeout == 10.0
-    with pytest.raises(ConfigError, match="openlineage.concurrency must be an integer from 1 to 64"):
+    with pytest.raises(
+        ConfigError, match="openlineage.concurrency must be an integer from 1 to 64"
+    ):
         CATALOGUE.settings({"openlineage.concurrency": 100})
     more = s.with_values({"openlineage.concurrency": 2, "openlineage.url": None})
     assert more.of(DeliverySettings).concurrency == 2 and more.of(HttpSettings).url is None
@@ -575,14 +689,18 @@ def test_settings_from_values_check_like_the_file(tmp_path: Path) -> None:
 
 FUZZ = fuzz_settings(max_examples=150, deadline=None, database=None)
 json_number = st.one_of(
-    st.integers(), st.integers(-(10**400), 10**400), st.floats(allow_nan=False),
-    st.sampled_from([1e16, 1e308, -1e308, 5e-324, 0.0, -0.0, 2**63, 2**64, -(2**63) - 1]))
+    st.integers(),
+    st.integers(-(10**400), 10**400),
+    st.floats(allow_nan=False),
+    st.sampled_from([1e16, 1e308, -1e308, 5e-324, 0.0, -0.0, 2**63, 2**64, -(2**63) - 1]),
+)
 
 
 @FUZZ
 @given(row=st.sampled_from(NUMERIC), value=json_number)
 def test_any_json_number_is_taken_in_range_or_refused_in_one_line(
-        tmp_path_factory: pytest.TempPathFactory, row: Setting, value: float) -> None:
+    tmp_path_factory: pytest.TempPathFactory, row: Setting, value: float
+) -> None:
     folder = tmp_path_factory.mktemp("ws")
     (folder / ".workspace").mkdir()
     text = json.dumps({row.key: value})  # Infinity for the floats JSON cannot write
@@ -594,8 +712,9 @@ def test_any_json_number_is_taken_in_range_or_refused_in_one_line(
         if row.type == "integer" and isinstance(value, float):
             assert "must be an integer" in str(refused)
         else:
-            assert str(refused) == (f"{row.key} in {file} must be {kind} "
-                                    f"{setting_values.accepted_range(row)}")
+            assert str(refused) == (
+                f"{row.key} in {file} must be {kind} {setting_values.accepted_range(row)}"
+            )
         return
     assert row.minimum is not None and row.maximum is not None
     assert row.minimum <= taken <= row.maximum
@@ -603,15 +722,21 @@ def test_any_json_number_is_taken_in_range_or_refused_in_one_line(
 
 
 @FUZZ
-@given(row=st.sampled_from(NUMERIC), text=st.one_of(
-    st.text(max_size=30), st.from_regex(r"\s*[+-]?(\d{1,400}|\d*\.\d*(e[+-]?\d{1,4})?)\s*",
-                                        fullmatch=True)))
+@given(
+    row=st.sampled_from(NUMERIC),
+    text=st.one_of(
+        st.text(max_size=30),
+        st.from_regex(r"\s*[+-]?(\d{1,400}|\d*\.\d*(e[+-]?\d{1,4})?)\s*", fullmatch=True),
+    ),
+)
 def test_any_text_for_a_number_is_taken_in_range_or_refused_in_one_line(
-        row: Setting, text: str) -> None:
+    row: Setting, text: str
+) -> None:
     subject = f"the environment variable X ({row.key})"
     try:
-        value = setting_values.check_value(row, setting_values.parse_text(row, text, subject),
-                                           subject, Path.cwd())
+        value = setting_values.check_value(
+            row, setting_values.parse_text(row, text, subject), subject, Path.cwd()
+        )
     except ConfigError as refused:
         assert str(refused).startswith(subject + " must be ") and "\n" not in str(refused)
         return

@@ -15,16 +15,21 @@ PAGE = ROOT / "docs" / "settings.md"
 
 
 def test_the_page_is_what_the_generator_writes() -> None:
-    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "settings_doc.py"),
-                            "--check"], capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "settings_doc.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert check.returncode == 0, check.stderr
 
 
 def test_every_setting_has_its_row_with_its_environment_variable() -> None:
     text = PAGE.read_text()
     for row in CATALOGUE:
-        line = next((line for line in text.splitlines() if line.startswith(f"| `{row.key}` |")),
-                    None)
+        line = next(
+            (line for line in text.splitlines() if line.startswith(f"| `{row.key}` |")), None
+        )
         assert line is not None, row.key
         if row.env:
             assert f"`{row.env}`" in line, row.key

@@ -48,36 +48,48 @@ def test_status_counts_exported_pending_and_failed(ws: WorkspaceMaker, tmp_path:
 
 
 def status(ws: WorkspaceMaker, tmp_path: Path) -> str:
-    done = subprocess.run(cli_command("status", "-w", str(ws.root)), env=cli_env(tmp_path),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        cli_command("status", "-w", str(ws.root)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return done.stdout
 
 
-def test_a_workspace_never_exported_says_so_and_creates_nothing(ws: WorkspaceMaker,
-                                                                tmp_path: Path) -> None:
+def test_a_workspace_never_exported_says_so_and_creates_nothing(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record("a"), "not json", run_record("b")])
-    assert status(ws, tmp_path) == ("2 runs on the trail, 1 bad entry\n"
-                                    "never exported (a dry run does not count)\n")
+    assert status(ws, tmp_path) == (
+        "2 runs on the trail, 1 bad entry\nnever exported (a dry run does not count)\n"
+    )
     assert not (tmp_path / "state").exists()
 
 
 def test_an_export_that_was_killed_shows_as_such_and_its_runs_as_pending(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     ws.segment("000001.jsonl", [run_record(f"r{i}") for i in range(6)])
     ws.settings({"openlineage.concurrency": 1})
     never = threading.Event()  # the 9th event and later are never answered
     with FakeServer() as server:
-        server.script(lambda request: Answer(201, hold=never if len(server.requests) > 8
-                                             else None))
-        killed = subprocess.Popen(cli_command("export", "-w", str(ws.root)),
-                                  env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        server.script(lambda request: Answer(201, hold=never if len(server.requests) > 8 else None))
+        killed = subprocess.Popen(
+            cli_command("export", "-w", str(ws.root)),
+            env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             assert server.wait_for(9)
             # The two runs whose events were all accepted reach the ledger within a second.
-            wait_until(lambda: delivered_runs(tmp_path / "state" / "ledger.sqlite") == 2,
-                       "the ledger to hold the two runs accepted")
+            wait_until(
+                lambda: delivered_runs(tmp_path / "state" / "ledger.sqlite") == 2,
+                "the ledger to hold the two runs accepted",
+            )
         finally:
             killed.send_signal(signal.SIGKILL)
             killed.communicate()
@@ -85,22 +97,29 @@ def test_an_export_that_was_killed_shows_as_such_and_its_runs_as_pending(
     assert lines[0] == "6 runs on the trail"
     assert lines[1].startswith(f"{server.url}/api/v1/lineage: 2 of 6 runs exported; 4 pending")
     assert lines[2].startswith("  last export: started ")
-    assert lines[2].endswith("not finished: still running, or killed (the next export sends "
-                             "what it did not record)")
-
+    assert lines[2].endswith(
+        "not finished: still running, or killed (the next export sends what it did not record)"
+    )
 
 
 def _file_export(ws: WorkspaceMaker, tmp_path: Path) -> dict[str, str]:
-    env = cli_env(tmp_path, OPENLINEAGE_TRANSPORT="file",
-                  OPENLINEAGE_FILE_PATH=str(tmp_path / "events.jsonl"))
-    done = subprocess.run(cli_command("export", "-q", "-w", str(ws.root)), env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = cli_env(
+        tmp_path, OPENLINEAGE_TRANSPORT="file", OPENLINEAGE_FILE_PATH=str(tmp_path / "events.jsonl")
+    )
+    done = subprocess.run(
+        cli_command("export", "-q", "-w", str(ws.root)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return env
 
 
-def test_status_reads_a_ledger_on_a_read_only_file_system(ws: WorkspaceMaker,
-                                                          tmp_path: Path) -> None:
+def test_status_reads_a_ledger_on_a_read_only_file_system(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """Issue 30, 11: SQLite opened read-only still makes the log's shared-memory file beside
     the ledger; on a read-only mount that was "unable to open database file"."""
     trail(ws, 3)
@@ -120,34 +139,61 @@ def test_status_reads_a_ledger_on_a_read_only_file_system(ws: WorkspaceMaker,
         state.chmod(0o700)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "3 runs on the trail", f"{(tmp_path / 'events.jsonl').as_uri()}: 3 of 3 runs exported",
-        f"  last export: {done.stdout.splitlines()[2].removeprefix('  last export: ')}"]
+        "3 runs on the trail",
+        f"{(tmp_path / 'events.jsonl').as_uri()}: 3 of 3 runs exported",
+        f"  last export: {done.stdout.splitlines()[2].removeprefix('  last export: ')}",
+    ]
     assert done.stdout.splitlines()[2].startswith("  last export: finished ")
     assert sorted(p.name for p in state.iterdir()) == ["ledger.sqlite", "locks"]
 
 
 def test_every_folder_made_for_state_and_secrets_is_0700_whatever_the_umask(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """Issue 30, 11: under umask 000 the state folder was made 0777 (the lock folder first,
     its parents with the default mode); every folder we make is 0700, files 0600."""
     trail(ws, 1)
     home = tmp_path / "home"
-    env = {k: v for k, v in cli_env(tmp_path).items()
-           if k not in ("OPENLINEAGE_EXPORT_STATE_DIR", "OPENLINEAGE_EXPORT_CONFIG_DIR")}
+    env = {
+        k: v
+        for k, v in cli_env(tmp_path).items()
+        if k not in ("OPENLINEAGE_EXPORT_STATE_DIR", "OPENLINEAGE_EXPORT_CONFIG_DIR")
+    }
     env.update(OPENLINEAGE_TRANSPORT="file", OPENLINEAGE_FILE_PATH=str(tmp_path / "ev.jsonl"))
-    for command, given in [(["export", "-q", "-w", str(ws.root)], None),
-                           (["secrets", "set", "marquez", "--for", "https://m.example.com"],
-                            "olx-s3cret-v4lue")]:
-        done = subprocess.run(cli_command(*command), env=env, input=given, text=True,
-                              capture_output=True, timeout=120, preexec_fn=lambda: os.umask(0))
+    for command, given in [
+        (["export", "-q", "-w", str(ws.root)], None),
+        (["secrets", "set", "marquez", "--for", "https://m.example.com"], "olx-s3cret-v4lue"),
+    ]:
+        done = subprocess.run(
+            cli_command(*command),
+            env=env,
+            input=given,
+            text=True,
+            capture_output=True,
+            timeout=120,
+            preexec_fn=lambda: os.umask(0),
+        )
         assert done.returncode == 0, done.stderr
     state = home / ".local" / "state" / "openlineage-export"
     config = home / ".config" / "openlineage-export"
-    folders = [home, home / ".local", home / ".local" / "state", state, state / "locks",
-               home / ".config", config]
+    folders = [
+        home,
+        home / ".local",
+        home / ".local" / "state",
+        state,
+        state / "locks",
+        home / ".config",
+        config,
+    ]
     assert {str(f): oct(stat.S_IMODE(f.stat().st_mode)) for f in folders} == dict.fromkeys(
-        map(str, folders), "0o700")
-    files = [state / "ledger.sqlite", *(state / "locks").iterdir(), config / "secrets.json",
-             config / "key-origins.json"]
+        map(str, folders), "0o700"
+    )
+    files = [
+        state / "ledger.sqlite",
+        *(state / "locks").iterdir(),
+        config / "secrets.json",
+        config / "key-origins.json",
+    ]
     assert {str(f): oct(stat.S_IMODE(f.stat().st_mode)) for f in files} == dict.fromkeys(
-        map(str, files), "0o600")
+        map(str, files), "0o600"
+    )

@@ -38,8 +38,14 @@ def _read_end_closed() -> int:
 
 def test_a_dry_run_whose_reader_went_away_ends_quietly_with_141(tmp_path: Path) -> None:
     write = _read_end_closed()
-    proc = subprocess.run(_command(["export", "--dry-run"], tmp_path), stdout=write,
-                          stderr=subprocess.PIPE, text=True, env=cli_env(tmp_path), timeout=120)
+    proc = subprocess.run(
+        _command(["export", "--dry-run"], tmp_path),
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(tmp_path),
+        timeout=120,
+    )
     os.close(write)
     assert proc.returncode == 141, proc.stderr  # as a shell reports a process SIGPIPE ended
     assert proc.stderr == ""  # no "error: ... Broken pipe", no "Exception ignored"
@@ -48,18 +54,30 @@ def test_a_dry_run_whose_reader_went_away_ends_quietly_with_141(tmp_path: Path) 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
 def test_standard_output_full_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
     with open("/dev/full", "w") as full:
-        proc = subprocess.run(_command(args, tmp_path), stdout=full, stderr=subprocess.PIPE,
-                              text=True, env=cli_env(tmp_path), timeout=120)
+        proc = subprocess.run(
+            _command(args, tmp_path),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(tmp_path),
+            timeout=120,
+        )
     assert proc.returncode == 2, proc.stderr
     # One line naming standard output, with the reason the OS gave (its words are its own).
-    assert re.fullmatch(r"error: cannot write (to|the events to) standard output: \S[^\n]*\n",
-                        proc.stderr), proc.stderr
+    assert re.fullmatch(
+        r"error: cannot write (to|the events to) standard output: \S[^\n]*\n", proc.stderr
+    ), proc.stderr
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
 def test_standard_output_closed_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
-    proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *_command(args, tmp_path)],
-                          stderr=subprocess.PIPE, text=True, env=cli_env(tmp_path), timeout=120)
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *_command(args, tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(tmp_path),
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: cannot write "), proc.stderr
@@ -72,9 +90,14 @@ def test_a_progress_reader_that_went_away_does_not_stop_a_real_export(tmp_path: 
     write = _read_end_closed()
     with FakeServer() as server:
         env = cli_env(tmp_path, OPENLINEAGE_URL=server.url)
-        proc = subprocess.run(cli_command("export", "--progress", "json", "--json", "-w",
-                                          str(DEMO)), stdout=subprocess.PIPE, stderr=write,
-                              text=True, env=env, timeout=300)
+        proc = subprocess.run(
+            cli_command("export", "--progress", "json", "--json", "-w", str(DEMO)),
+            stdout=subprocess.PIPE,
+            stderr=write,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         os.close(write)
         sent = {request.run_id for request in server.requests}
     assert proc.returncode == 0

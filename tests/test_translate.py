@@ -52,36 +52,56 @@ def test_other_trace_ids_get_a_derived_time_ordered_uuidv7(graph: Graph) -> None
 
 def test_derived_ids_are_stable_across_versions_of_this_code() -> None:
     # Pinned: changing the derivation would duplicate every non-UUID run in users' servers.
-    assert pipeline_run_id("acme", "daily", "run-20240301-0007", "2024-03-01T02:00:00Z") == \
-        "018df7bd-6100-736a-be80-eea9d289e483"
-    assert stage_run_id("018df7bd-6100-736a-be80-eea9d289e483", "extract", 2,
-                        "2024-03-01T02:00:01Z") == "018df7bd-64e8-7f77-9bde-99bd470992f4"
+    assert (
+        pipeline_run_id("acme", "daily", "run-20240301-0007", "2024-03-01T02:00:00Z")
+        == "018df7bd-6100-736a-be80-eea9d289e483"
+    )
+    assert (
+        stage_run_id("018df7bd-6100-736a-be80-eea9d289e483", "extract", 2, "2024-03-01T02:00:01Z")
+        == "018df7bd-64e8-7f77-9bde-99bd470992f4"
+    )
 
 
-@pytest.mark.parametrize(("trace_id", "expected"), [
-    (TRACE, TRACE.lower()), (TRACE.lower(), TRACE.lower()),
-    ("3f2c5a1e9b7d4c8ea1f02d6b9e8c7a54", None), ("{" + TRACE + "}", None),
-    ("run-20240301-0007", None), (TRACE + " ", None),
-])
+@pytest.mark.parametrize(
+    ("trace_id", "expected"),
+    [
+        (TRACE, TRACE.lower()),
+        (TRACE.lower(), TRACE.lower()),
+        ("3f2c5a1e9b7d4c8ea1f02d6b9e8c7a54", None),
+        ("{" + TRACE + "}", None),
+        ("run-20240301-0007", None),
+        (TRACE + " ", None),
+    ],
+)
 def test_only_the_8_4_4_4_12_form_counts_as_a_uuid(trace_id: str, expected: str | None) -> None:
     assert canonical_uuid(trace_id) == expected
 
 
 def test_one_pipeline_run_plus_one_run_per_stage_attempt(graph: Graph) -> None:
-    record = run_record(TRACE, status="failed", stages=[
-        stage_record("extract", status="failed", attempt=1, error={"message": "boom"}),
-        stage_record("extract", status="succeeded", attempt=2),
-        stage_record("load", status="failed", error={"message": "disk full", "type": "IOError",
-                                                      "stackTrace": "trace..."}),
-        stage_record("report", status="skipped", startedAt=None),
-    ])
+    record = run_record(
+        TRACE,
+        status="failed",
+        stages=[
+            stage_record("extract", status="failed", attempt=1, error={"message": "boom"}),
+            stage_record("extract", status="succeeded", attempt=2),
+            stage_record(
+                "load",
+                status="failed",
+                error={"message": "disk full", "type": "IOError", "stackTrace": "trace..."},
+            ),
+            stage_record("report", status="skipped", startedAt=None),
+        ],
+    )
     events = translate(graph, record)
     shape = [(e["job"]["name"], e["eventType"]) for e in events]
     assert shape == [
         ("daily-sales", "START"),
-        ("daily-sales.extract", "START"), ("daily-sales.extract", "FAIL"),
-        ("daily-sales.extract", "START"), ("daily-sales.extract", "COMPLETE"),
-        ("daily-sales.load", "START"), ("daily-sales.load", "FAIL"),
+        ("daily-sales.extract", "START"),
+        ("daily-sales.extract", "FAIL"),
+        ("daily-sales.extract", "START"),
+        ("daily-sales.extract", "COMPLETE"),
+        ("daily-sales.load", "START"),
+        ("daily-sales.load", "FAIL"),
         ("daily-sales", "FAIL"),
     ]
     stage_ids = {e["run"]["runId"] for e in events[1:-1]}
@@ -92,26 +112,40 @@ def test_one_pipeline_run_plus_one_run_per_stage_attempt(graph: Graph) -> None:
         assert parent["job"] == {"namespace": "test-ws", "name": "daily-sales"}
         assert parent["root"]["run"]["runId"] == TRACE.lower()
     assert events[4]["run"]["facets"]["tags"]["tags"] == [
-        {"key": "attempt", "value": "2", "source": "LINEAGE_HUB"}]
+        {"key": "attempt", "value": "2", "source": "LINEAGE_HUB"}
+    ]
 
 
 def test_event_types_and_times_come_from_the_trail(graph: Graph) -> None:
     for status, end in (("succeeded", "COMPLETE"), ("failed", "FAIL"), ("cancelled", "ABORT")):
         events = translate(graph, run_record(status=status, stages=[]))
         assert [(e["eventType"], e["eventTime"]) for e in events] == [
-            ("START", "2026-11-02T02:00:00.120Z"), (end, "2026-11-02T02:07:31.904Z")]
+            ("START", "2026-11-02T02:00:00.120Z"),
+            (end, "2026-11-02T02:07:31.904Z"),
+        ]
 
 
 def test_a_running_run_and_stage_get_their_start_only(graph: Graph) -> None:
     events = translate(graph, run_record(status="running", stages=[stage_record(status="running")]))
     assert [(e["job"]["name"], e["eventType"]) for e in events] == [
-        ("daily-sales", "START"), ("daily-sales.extract", "START")]
+        ("daily-sales", "START"),
+        ("daily-sales.extract", "START"),
+    ]
 
 
 def test_reads_are_inputs_writes_are_outputs_with_digest_as_version(graph: Graph) -> None:
-    events = translate(graph, run_record(stages=[stage_record(reads=[
-        {"dataset": "s3://lake/raw/a.parquet", "digest": "sha256:11"},
-        {"dataset": "kafka://broker:9092/clicks"}])])
+    events = translate(
+        graph,
+        run_record(
+            stages=[
+                stage_record(
+                    reads=[
+                        {"dataset": "s3://lake/raw/a.parquet", "digest": "sha256:11"},
+                        {"dataset": "kafka://broker:9092/clicks"},
+                    ]
+                )
+            ]
+        ),
     )
     start, end = events[1], events[2]
     assert start["inputs"] == end["inputs"]
@@ -124,24 +158,38 @@ def test_reads_are_inputs_writes_are_outputs_with_digest_as_version(graph: Graph
     assert out["facets"]["version"]["datasetVersion"] == "sha256:bb"
     assert out["facets"]["schema"]["fields"] == [{"name": "id", "type": "BIGINT"}]
     assert out["outputFacets"]["outputStatistics"] | {} == {
-        "_producer": facets.PRODUCER, "_schemaURL": out["outputFacets"]["outputStatistics"][
-            "_schemaURL"], "rowCount": 3, "size": 10}
+        "_producer": facets.PRODUCER,
+        "_schemaURL": out["outputFacets"]["outputStatistics"]["_schemaURL"],
+        "rowCount": 3,
+        "size": 10,
+    }
     assert events[0]["inputs"] == [] and events[0]["outputs"] == []
 
 
 def test_job_facets_type_documentation_and_source_location(graph: Graph) -> None:
-    events = translate(graph, run_record(), source_repository_url="https://git.acme/etl.git",
-                       source_repository_version="main")
+    events = translate(
+        graph,
+        run_record(),
+        source_repository_url="https://git.acme/etl.git",
+        source_repository_version="main",
+    )
     pipeline_job, stage_job = events[0]["job"], events[1]["job"]
     assert pipeline_job["facets"]["jobType"]["jobType"] == "DAG"
     assert stage_job["facets"]["jobType"] | {} == {
-        **stage_job["facets"]["jobType"], "processingType": "BATCH", "integration": "LINEAGE_HUB",
-        "jobType": "TASK"}
+        **stage_job["facets"]["jobType"],
+        "processingType": "BATCH",
+        "integration": "LINEAGE_HUB",
+        "jobType": "TASK",
+    }
     assert pipeline_job["facets"]["documentation"]["description"] == "Builds the sales mart."
     assert stage_job["facets"]["documentation"]["description"] == "Pull orders"
     location = stage_job["facets"]["sourceCodeLocation"]
     assert (location["type"], location["url"], location["path"], location["version"]) == (
-        "git", "https://git.acme/etl.git", "pipelines/extract.py", "main")
+        "git",
+        "https://git.acme/etl.git",
+        "pipelines/extract.py",
+        "main",
+    )
 
 
 def test_no_source_location_without_a_repository(graph: Graph) -> None:
@@ -159,23 +207,43 @@ def test_processing_engine_from_trail_else_this_package(graph: Graph) -> None:
 
 
 def test_error_message_language_from_trail_else_from_source_else_placeholder(graph: Graph) -> None:
-    events = translate(graph, run_record(status="failed", stages=[
-        stage_record("extract", status="failed", error={"message": "a"}),
-        stage_record("load", status="failed", error={"message": "b", "programmingLanguage": "R"}),
-        stage_record("gone", status="failed", error={"message": "c"}),
-    ]))
-    languages = {e["job"]["name"]: e["run"]["facets"]["errorMessage"]["programmingLanguage"]
-                 for e in events if e["eventType"] == "FAIL"}
-    assert languages == {"daily-sales.extract": "python", "daily-sales.load": "R",
-                         "daily-sales.gone": "unknown", "daily-sales": "unknown"}
+    events = translate(
+        graph,
+        run_record(
+            status="failed",
+            stages=[
+                stage_record("extract", status="failed", error={"message": "a"}),
+                stage_record(
+                    "load", status="failed", error={"message": "b", "programmingLanguage": "R"}
+                ),
+                stage_record("gone", status="failed", error={"message": "c"}),
+            ],
+        ),
+    )
+    languages = {
+        e["job"]["name"]: e["run"]["facets"]["errorMessage"]["programmingLanguage"]
+        for e in events
+        if e["eventType"] == "FAIL"
+    }
+    assert languages == {
+        "daily-sales.extract": "python",
+        "daily-sales.load": "R",
+        "daily-sales.gone": "unknown",
+        "daily-sales": "unknown",
+    }
     pipeline_error = events[-1]["run"]["facets"]["errorMessage"]
     assert pipeline_error["message"] == "c"  # the run has no error of its own: last failed stage's
 
 
 def test_run_level_error_wins_for_the_pipeline_run(graph: Graph) -> None:
-    events = translate(graph, run_record(status="failed", error={"message": "run-level"},
-                                         stages=[stage_record(status="failed",
-                                                              error={"message": "stage"})]))
+    events = translate(
+        graph,
+        run_record(
+            status="failed",
+            error={"message": "run-level"},
+            stages=[stage_record(status="failed", error={"message": "stage"})],
+        ),
+    )
     assert events[-1]["run"]["facets"]["errorMessage"]["message"] == "run-level"
     assert "errorMessage" not in events[0]["run"]["facets"]
 
@@ -184,23 +252,36 @@ def test_non_uuid_trace_id_and_trigger_ride_as_tags(graph: Graph) -> None:
     events = translate(graph, run_record("run-20240301-0007", trigger="schedule"))
     assert events[0]["run"]["facets"]["tags"]["tags"] == [
         {"key": "traceId", "value": "run-20240301-0007", "source": "LINEAGE_HUB"},
-        {"key": "trigger", "value": "schedule", "source": "LINEAGE_HUB"}]
+        {"key": "trigger", "value": "schedule", "source": "LINEAGE_HUB"},
+    ]
     uuid_events = translate(graph, run_record(TRACE))
     assert "tags" not in uuid_events[0]["run"]["facets"]
 
 
 def test_parameters_become_execution_parameters_as_strings(graph: Graph) -> None:
-    events = translate(graph, run_record(stages=[stage_record(parameters={
-        "day": "2026-11-01", "limit": 5, "regions": ["eu", "us"]})]))
+    events = translate(
+        graph,
+        run_record(
+            stages=[
+                stage_record(parameters={"day": "2026-11-01", "limit": 5, "regions": ["eu", "us"]})
+            ]
+        ),
+    )
     assert events[1]["run"]["facets"]["executionParameters"]["parameters"] == [
-        {"key": "day", "value": "2026-11-01"}, {"key": "limit", "value": "5"},
-        {"key": "regions", "value": '["eu","us"]'}]
+        {"key": "day", "value": "2026-11-01"},
+        {"key": "limit", "value": "5"},
+        {"key": "regions", "value": '["eu","us"]'},
+    ]
 
 
 def test_runs_of_deleted_pipelines_are_still_exported(graph: Graph) -> None:
     events = translate(graph, run_record(pipeline="deleted-one", stages=[stage_record("s")]))
-    assert [e["job"]["name"] for e in events] == ["deleted-one", "deleted-one.s", "deleted-one.s",
-                                                  "deleted-one"]
+    assert [e["job"]["name"] for e in events] == [
+        "deleted-one",
+        "deleted-one.s",
+        "deleted-one.s",
+        "deleted-one",
+    ]
     assert "documentation" not in events[0]["job"]["facets"]
 
 
@@ -220,8 +301,9 @@ def test_every_event_and_facet_carries_our_producer(graph: Graph) -> None:
 
 
 def test_translation_is_deterministic_byte_for_byte(graph: Graph) -> None:
-    record = run_record("run-x", status="failed", stages=[stage_record(status="failed",
-                                                                       error={"message": "m"})])
+    record = run_record(
+        "run-x", status="failed", stages=[stage_record(status="failed", error={"message": "m"})]
+    )
     first = b"".join(encode(e) for e in translate(graph, record))
     second = b"".join(encode(e) for e in translate(graph, record))
     assert first == second

@@ -49,15 +49,20 @@ class Cli:
 
     def __init__(self, tmp_path: Path) -> None:
         self.config = tmp_path / "config"
-        self.env: dict[str, str | None] = {k: None for k in os.environ
-                                           if k.startswith("OPENLINEAGE_")
-                                           or k.lower().endswith("_proxy")}
-        self.env.update({"OPENLINEAGE_EXPORT_CONFIG_DIR": str(self.config),
-                         "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
-                         "OPENLINEAGE_EXPORT_SECRETS": "file"})
+        self.env: dict[str, str | None] = {
+            k: None
+            for k in os.environ
+            if k.startswith("OPENLINEAGE_") or k.lower().endswith("_proxy")
+        }
+        self.env.update(
+            {
+                "OPENLINEAGE_EXPORT_CONFIG_DIR": str(self.config),
+                "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+                "OPENLINEAGE_EXPORT_SECRETS": "file",
+            }
+        )
 
-    def __call__(self, *args: str, code: int, stdin: str | None = None,
-                 **env: str) -> Result:
+    def __call__(self, *args: str, code: int, stdin: str | None = None, **env: str) -> Result:
         result = CliRunner().invoke(main, list(args), input=stdin, env={**self.env, **env})
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise AssertionError(f"{args} crashed") from result.exception
@@ -86,29 +91,46 @@ def origin(server: FakeServer) -> str:
 
 
 def test_allow_insecure_key_in_the_workspace_does_not_send_the_key_in_clear(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """Without the fix, the workspace's allowInsecureKey sent the key in clear to another
     machine (here 10.200.0.1 in a namespace of the test's own)."""
     ws.segment("000001.jsonl", [run_record("r1")])
     url = f"http://{OTHER_MACHINE}:8080"
-    ws.settings({"openlineage.url": url, "openlineage.allowInsecureKey": True,
-                 "openlineage.apiKey.secretRef": NAME})
+    ws.settings(
+        {
+            "openlineage.url": url,
+            "openlineage.allowInsecureKey": True,
+            "openlineage.apiKey.secretRef": NAME,
+        }
+    )
     env = cli_env(tmp_path)
     store = [cli_command("secrets", "set", NAME, "--for", url)]
     export = cli_command("export", "-w", str(ws.root))
-    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:8080"], runs=[
-        {"args": store[0], "env": env, "stdin": KEY},
-        {"args": export, "env": env},
-        # The user's way: the environment (the workspace's own value removed first).
-        {"args": cli_command("settings", "unset", "openlineage.allowInsecureKey", "-w",
-                             str(ws.root)), "env": env},
-        {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
-    ])
+    outcome = in_netns(
+        tmp_path,
+        listen=[f"{OTHER_MACHINE}:8080"],
+        runs=[
+            {"args": store[0], "env": env, "stdin": KEY},
+            {"args": export, "env": env},
+            # The user's way: the environment (the workspace's own value removed first).
+            {
+                "args": cli_command(
+                    "settings", "unset", "openlineage.allowInsecureKey", "-w", str(ws.root)
+                ),
+                "env": env,
+            },
+            {"args": export, "env": {**env, "OPENLINEAGE_ALLOW_INSECURE_KEY": "true"}},
+        ],
+    )
     refused, allowed = outcome.runs[1], outcome.runs[3]
     assert refused["code"] == 2, refused["stderr"]
     assert refused["stderr"].count("\n") == 1 and KEY not in refused["stderr"]
-    assert "openlineage.allowInsecureKey in the workspace's settings.json is not used" in \
-        refused["stderr"] and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    assert (
+        "openlineage.allowInsecureKey in the workspace's settings.json is not used"
+        in refused["stderr"]
+        and "OPENLINEAGE_ALLOW_INSECURE_KEY" in refused["stderr"]
+    )
     assert allowed["code"] == 0, allowed["stderr"]
     seen = outcome.seen[f"{OTHER_MACHINE}:8080"]
     assert len(seen) == 4, "only the export the user allowed reached the server"
@@ -116,25 +138,35 @@ def test_allow_insecure_key_in_the_workspace_does_not_send_the_key_in_clear(
 
 
 def test_tls_verify_false_in_the_workspace_is_refused(
-        ws: WorkspaceMaker, cli: Cli, server: FakeServer) -> None:
+    ws: WorkspaceMaker, cli: Cli, server: FakeServer
+) -> None:
     """The key never goes without certificate checks because a workspace said so; nothing is
     even attempted (the server, plain http here, would otherwise get the run)."""
     ws.segment("000001.jsonl", [run_record("r1")])
     cli("secrets", "set", NAME, "--for", origin(server), code=0, stdin=KEY)
-    for key, value in [("openlineage.tls.verify", False),
-                       ("openlineage.tls.caBundle", ".workspace/settings.json")]:
-        ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME,
-                     key: value})
+    for key, value in [
+        ("openlineage.tls.verify", False),
+        ("openlineage.tls.caBundle", ".workspace/settings.json"),
+    ]:
+        ws.settings(
+            {"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME, key: value}
+        )
         line = one_line(cli("export", "-w", str(ws.root), code=2))
         assert f"{key} in the workspace's settings.json is not used" in line
         assert "OPENLINEAGE_TLS_" in line and f"settings unset {key}" in line
         assert server.requests == []
         # Nor can it be written there with settings set.
         assert "only you may set it" in one_line(
-            cli("settings", "set", key, "false", "-w", str(ws.root), code=2))
+            cli("settings", "set", key, "false", "-w", str(ws.root), code=2)
+        )
     # The user's way (and a workspace value that weakens nothing is harmless).
-    ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME,
-                 "openlineage.tls.verify": True})
+    ws.settings(
+        {
+            "openlineage.url": server.url,
+            "openlineage.apiKey.secretRef": NAME,
+            "openlineage.tls.verify": True,
+        }
+    )
     cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_TLS_VERIFY="false")
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
 
@@ -143,7 +175,8 @@ def test_tls_verify_false_in_the_workspace_is_refused(
 
 
 def test_a_key_from_the_environment_goes_only_to_a_url_the_user_named(
-        ws: WorkspaceMaker, cli: Cli, server: FakeServer) -> None:
+    ws: WorkspaceMaker, cli: Cli, server: FakeServer
+) -> None:
     """CI: OPENLINEAGE_API_KEY in the job's environment, the url from the checked-out
     settings.json (a pull request's): the key must not go."""
     ws.segment("000001.jsonl", [run_record("r1")])
@@ -153,16 +186,17 @@ def test_a_key_from_the_environment_goes_only_to_a_url_the_user_named(
     assert "OPENLINEAGE_URL" in line and "--url" in line
     assert server.requests == []
     # Named by the user: the environment, or the command line.
-    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_API_KEY=KEY,
-        OPENLINEAGE_URL=server.url)
-    cli("export", "-w", str(ws.root), "--full", "--url", server.url, code=0,
-        OPENLINEAGE_API_KEY=KEY)
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_API_KEY=KEY, OPENLINEAGE_URL=server.url)
+    cli(
+        "export", "-w", str(ws.root), "--full", "--url", server.url, code=0, OPENLINEAGE_API_KEY=KEY
+    )
     assert len(server.requests) == 8
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
 
 
 def test_a_stored_key_goes_only_to_the_servers_approved_for_it(
-        ws: WorkspaceMaker, cli: Cli, server: FakeServer, other: FakeServer) -> None:
+    ws: WorkspaceMaker, cli: Cli, server: FakeServer, other: FakeServer
+) -> None:
     ws.segment("000001.jsonl", [run_record("r1")])
     cli("secrets", "set", NAME, code=0, stdin=KEY)
     ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME})
@@ -174,10 +208,10 @@ def test_a_stored_key_goes_only_to_the_servers_approved_for_it(
     cli("export", "-w", str(ws.root), code=0)
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
     # A pushed settings.json pointing the same secret elsewhere (same host, another port):
-    ws.settings({"openlineage.url": other.url + "/collect",
-                 "openlineage.apiKey.secretRef": NAME})
+    ws.settings({"openlineage.url": other.url + "/collect", "openlineage.apiKey.secretRef": NAME})
     assert f"not approved for {origin(other)}" in one_line(
-        cli("export", "-w", str(ws.root), code=2))
+        cli("export", "-w", str(ws.root), code=2)
+    )
     assert other.requests == []
     # The approvals live in the user's folder, private, never in the workspace.
     approvals = cli.config / "key-origins.json"
@@ -185,28 +219,42 @@ def test_a_stored_key_goes_only_to_the_servers_approved_for_it(
     assert stat.S_IMODE(approvals.stat().st_mode) == 0o600
     assert not any("key-origins" in p.name for p in ws.root.rglob("*"))
     assert json.loads(cli("secrets", "list", "--json", code=0).stdout)["origins"] == {
-        NAME: [origin(server)]}
+        NAME: [origin(server)]
+    }
 
 
 def test_approving_takes_an_origin_in_any_spelling(cli: Cli) -> None:
-    cli("secrets", "set", NAME, "--for", "HTTPS://Marquez.Example.com:443/api/v1?x",
-        "--for", "http://[::1]:5000", code=0, stdin=KEY)
+    cli(
+        "secrets",
+        "set",
+        NAME,
+        "--for",
+        "HTTPS://Marquez.Example.com:443/api/v1?x",
+        "--for",
+        "http://[::1]:5000",
+        code=0,
+        stdin=KEY,
+    )
     listed = json.loads(cli("secrets", "list", "--json", code=0).stdout)
     assert listed["origins"][NAME] == ["http://[::1]:5000", "https://marquez.example.com"]
     assert "no secret named 'nope'" in one_line(
-        cli("secrets", "allow", "nope", "https://x.example.com", code=2))
+        cli("secrets", "allow", "nope", "https://x.example.com", code=2)
+    )
     assert "not a URL" in one_line(cli("secrets", "allow", NAME, "marquez", code=2))
 
 
-
-@pytest.mark.parametrize(("server", "says"), [
-    ("kafka://sasl_plaintext", "a Kafka broker is approved with its port: kafka://host:port"),
-    ("kafka://broker.example.com", "a Kafka broker is approved with its port"),
-    ("SASL_PLAINTEXT://127.0.0.1:9094", "not a URL"),
-    ("ftp://files.example.com", "not a ftp:// address"),
-])
+@pytest.mark.parametrize(
+    ("server", "says"),
+    [
+        ("kafka://sasl_plaintext", "a Kafka broker is approved with its port: kafka://host:port"),
+        ("kafka://broker.example.com", "a Kafka broker is approved with its port"),
+        ("SASL_PLAINTEXT://127.0.0.1:9094", "not a URL"),
+        ("ftp://files.example.com", "not a ftp:// address"),
+    ],
+)
 def test_a_key_is_approved_for_a_server_or_a_broker_never_a_protocols_name(
-        cli: Cli, server: str, says: str) -> None:
+    cli: Cli, server: str, says: str
+) -> None:
     """Issue 30 (3): the old refusal advised approving kafka://sasl_plaintext, which then let
     the password go to any SASL_PLAINTEXT:// host; a broker is approved as kafka://host:port."""
     cli("secrets", "set", NAME, code=0, stdin=KEY)
@@ -214,7 +262,8 @@ def test_a_key_is_approved_for_a_server_or_a_broker_never_a_protocols_name(
     assert says in one_line(cli("secrets", "set", "other", "--for", server, code=2, stdin=KEY))
     cli("secrets", "allow", NAME, "kafka://Broker.Example.com:9093", code=0)
     assert json.loads(cli("secrets", "list", "--json", code=0).stdout)["origins"] == {
-        NAME: ["kafka://broker.example.com:9093"]}
+        NAME: ["kafka://broker.example.com:9093"]
+    }
 
 
 # -- a file the workspace names stays inside it --------------------------------------------------
@@ -223,13 +272,27 @@ def test_a_key_is_approved_for_a_server_or_a_broker_never_a_protocols_name(
 EXPORTS = ".workspace/exports"
 
 
-@pytest.mark.parametrize("how", [
-    "absolute", "dotdot", "dotdot-inside-exports", "the user's git hook", "the user's .git/config",
-    "the user's .venv/bin/activate", "anywhere else in the workspace", "symlinked-file",
-    "symlinked-exports", "symlinked-.workspace", "symlinked-subfolder",
-    "symlink-in-rotating-folder", "hard link"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "absolute",
+        "dotdot",
+        "dotdot-inside-exports",
+        "the user's git hook",
+        "the user's .git/config",
+        "the user's .venv/bin/activate",
+        "anywhere else in the workspace",
+        "symlinked-file",
+        "symlinked-exports",
+        "symlinked-.workspace",
+        "symlinked-subfolder",
+        "symlink-in-rotating-folder",
+        "hard link",
+    ],
+)
 def test_a_workspace_may_write_only_in_its_exports_folder_never_through_a_link(
-        ws: WorkspaceMaker, cli: Cli, tmp_path: Path, how: str) -> None:
+    ws: WorkspaceMaker, cli: Cli, tmp_path: Path, how: str
+) -> None:
     """Issue 30, 1: ``.git/hooks/pre-commit`` is inside the workspace, and the user's: events
     appended there run at the next commit. A workspace names only files in the folder the
     export owns, ``.workspace/exports/``, and no link on the way is followed."""
@@ -246,8 +309,9 @@ def test_a_workspace_may_write_only_in_its_exports_folder_never_through_a_link(
         path = f"{EXPORTS}/../../.git/config"
         victim = ws.root / ".git" / "config"
     elif how.startswith("the user's"):
-        victim = ws.root / how.removeprefix("the user's ").replace("git hook",
-                                                                  ".git/hooks/pre-commit")
+        victim = ws.root / how.removeprefix("the user's ").replace(
+            "git hook", ".git/hooks/pre-commit"
+        )
         path = str(victim.relative_to(ws.root))
     elif how == "anywhere else in the workspace":
         victim = ws.root / "notes.txt"
@@ -292,8 +356,9 @@ def test_a_workspace_may_write_only_in_its_exports_folder_never_through_a_link(
     assert victim.read_text().startswith("precious\n{")
 
 
-@pytest.mark.parametrize("path", [f"{EXPORTS}/events.jsonl", f"{EXPORTS}/ci/events.jsonl",
-                                  "ABSOLUTE"])
+@pytest.mark.parametrize(
+    "path", [f"{EXPORTS}/events.jsonl", f"{EXPORTS}/ci/events.jsonl", "ABSOLUTE"]
+)
 def test_a_file_in_the_exports_folder_is_fine(ws: WorkspaceMaker, cli: Cli, path: str) -> None:
     ws.segment("000001.jsonl", [run_record("r1")])
     if path == "ABSOLUTE":  # where the pusher's checkout was is where the user's is
@@ -303,20 +368,25 @@ def test_a_file_in_the_exports_folder_is_fine(ws: WorkspaceMaker, cli: Cli, path
     assert (ws.root / path).read_text().count("\n") == 4
 
 
-def test_a_fifo_as_the_file_never_blocks_and_is_refused(ws: WorkspaceMaker,
-                                                         tmp_path: Path) -> None:
+def test_a_fifo_as_the_file_never_blocks_and_is_refused(ws: WorkspaceMaker, tmp_path: Path) -> None:
     """Issue 30, 8: a named pipe (from the workspace, or from the user) made the export wait
     for a reader forever, and Ctrl-C did not end it. It is not a file: one line, exit 2."""
     ws.segment("000001.jsonl", [run_record("r1")])
     (ws.root / EXPORTS).mkdir()
-    for fifo, env in [(ws.root / EXPORTS / "events.jsonl", {}),
-                      (tmp_path / "pipe", {"OPENLINEAGE_FILE_PATH": str(tmp_path / "pipe")})]:
+    for fifo, env in [
+        (ws.root / EXPORTS / "events.jsonl", {}),
+        (tmp_path / "pipe", {"OPENLINEAGE_FILE_PATH": str(tmp_path / "pipe")}),
+    ]:
         os.mkfifo(fifo)
-        ws.settings({"openlineage.transport": "file",
-                     "openlineage.file.path": f"{EXPORTS}/events.jsonl"})
-        export = subprocess.Popen(cli_command("export", "-w", str(ws.root)),
-                                  env=cli_env(tmp_path, **env), stderr=subprocess.PIPE,
-                                  text=True)
+        ws.settings(
+            {"openlineage.transport": "file", "openlineage.file.path": f"{EXPORTS}/events.jsonl"}
+        )
+        export = subprocess.Popen(
+            cli_command("export", "-w", str(ws.root)),
+            env=cli_env(tmp_path, **env),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             _, err = export.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -331,47 +401,63 @@ def test_a_fifo_as_the_file_never_blocks_and_is_refused(ws: WorkspaceMaker,
         assert export.returncode == 2, err
         assert err.count("\n") == 1 and err.startswith("error: openlineage.file.path"), err
         assert f"{fifo}, which is a named pipe (FIFO), not a file" in err or (
-            f"{fifo}: it is a named pipe (FIFO), not a file" in err), err
+            f"{fifo}: it is a named pipe (FIFO), not a file" in err
+        ), err
 
 
 # -- loopback is what a name resolves to, and the hop the key really takes ----------------------
 
 
 def test_a_localhost_name_mapped_to_another_machine_is_not_loopback(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """``h2evil.localhost`` reads like this machine, and resolves to another one."""
     ws.segment("000001.jsonl", [run_record("r1")])
     env = cli_env(tmp_path, OPENLINEAGE_API_KEY=KEY)
     export = cli_command("export", "-w", str(ws.root))
     outcome = in_netns(
-        tmp_path, listen=[f"{OTHER_MACHINE}:8080", "127.0.0.1:8080"],
-        hosts=(f"127.0.0.1 localhost\n{OTHER_MACHINE} h2evil.localhost\n"
-               f"127.0.0.1 good.localhost\n{OTHER_MACHINE} half.localhost\n"
-               "::1 half.localhost\n"),
-        runs=[{"args": export, "env": {**env, "OPENLINEAGE_URL": f"http://{host}:8080"}}
-              for host in ("h2evil.localhost", "half.localhost", "good.localhost")])
+        tmp_path,
+        listen=[f"{OTHER_MACHINE}:8080", "127.0.0.1:8080"],
+        hosts=(
+            f"127.0.0.1 localhost\n{OTHER_MACHINE} h2evil.localhost\n"
+            f"127.0.0.1 good.localhost\n{OTHER_MACHINE} half.localhost\n"
+            "::1 half.localhost\n"
+        ),
+        runs=[
+            {"args": export, "env": {**env, "OPENLINEAGE_URL": f"http://{host}:8080"}}
+            for host in ("h2evil.localhost", "half.localhost", "good.localhost")
+        ],
+    )
     for refused in outcome.runs[:2]:
         assert refused["code"] == 2, refused["stderr"]
-        assert "is not this machine (every address it resolves to must be loopback)" in \
-            refused["stderr"] and refused["stderr"].count("\n") == 1
+        assert (
+            "is not this machine (every address it resolves to must be loopback)"
+            in refused["stderr"]
+            and refused["stderr"].count("\n") == 1
+        )
     assert outcome.seen[f"{OTHER_MACHINE}:8080"] == [], "the key went to another machine"
     assert outcome.runs[2]["code"] == 0, outcome.runs[2]["stderr"]
     assert {s["authorization"] for s in outcome.seen["127.0.0.1:8080"]} == {f"Bearer {KEY}"}
 
 
 def test_plain_http_through_a_proxy_on_another_machine_keeps_the_key(
-        ws: WorkspaceMaker, tmp_path: Path) -> None:
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
     """HTTP_PROXY on another machine, the server on loopback: the key would cross the network
     in clear to the proxy. NO_PROXY=127.0.0.0/8 (a CIDR) sends it direct; ALL_PROXY counts."""
     ws.segment("000001.jsonl", [run_record("r1")])
     proxy = f"http://{OTHER_MACHINE}:3128"
     env = cli_env(tmp_path, OPENLINEAGE_API_KEY=KEY, OPENLINEAGE_URL="http://127.0.0.1:8080")
     export = cli_command("export", "--full", "-w", str(ws.root))
-    outcome = in_netns(tmp_path, listen=[f"{OTHER_MACHINE}:3128", "127.0.0.1:8080"], runs=[
-        {"args": export, "env": {**env, "HTTP_PROXY": proxy}},
-        {"args": export, "env": {**env, "ALL_PROXY": proxy}},
-        {"args": export, "env": {**env, "http_proxy": proxy, "NO_PROXY": "127.0.0.0/8"}},
-    ])
+    outcome = in_netns(
+        tmp_path,
+        listen=[f"{OTHER_MACHINE}:3128", "127.0.0.1:8080"],
+        runs=[
+            {"args": export, "env": {**env, "HTTP_PROXY": proxy}},
+            {"args": export, "env": {**env, "ALL_PROXY": proxy}},
+            {"args": export, "env": {**env, "http_proxy": proxy, "NO_PROXY": "127.0.0.0/8"}},
+        ],
+    )
     for refused in outcome.runs[:2]:
         assert refused["code"] == 2, refused["stderr"]
         assert f"through the proxy {OTHER_MACHINE}" in refused["stderr"]
@@ -380,64 +466,115 @@ def test_plain_http_through_a_proxy_on_another_machine_keeps_the_key(
     assert len(outcome.seen["127.0.0.1:8080"]) == 4
 
 
-@pytest.mark.parametrize(("url", "environ", "expected"), [
-    ("http://127.0.0.1:5000/x", {"HTTP_PROXY": "http://p:3128"}, "http://p:3128"),
-    ("http://127.0.0.1:5000/x", {"http_proxy": "p:3128"}, "http://p:3128"),
-    ("https://h.example/x", {"ALL_PROXY": "socks5://p:1080"}, "socks5://p:1080"),
-    ("https://h.example/x", {"all_proxy": "http://a:1", "HTTPS_PROXY": "http://s:2"},
-     "http://s:2"),
-    ("http://127.0.0.1:5000/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "127.0.0.0/8"}, None),
-    ("http://127.9.9.9/x", {"ALL_PROXY": "http://p:1", "no_proxy": "10.0.0.0/8, 127.0.0.0/8"},
-     None),
-    ("http://10.1.2.3/x", {"ALL_PROXY": "http://p:1", "NO_PROXY": "127.0.0.0/8"}, "http://p:1"),
-    ("http://[::1]:5000/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "::1/128"}, None),
-    ("http://api.corp.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": ".corp.example"},
-     None),
-    ("http://api.corp.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "corp.example"},
-     None),
-    ("http://notcorp.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "corp.example"},
-     "http://p:1"),
-    ("http://h.example:8080/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "h.example:9090"},
-     "http://p:1"),
-    ("http://h.example:8080/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "h.example:8080"},
-     None),
-    ("http://h.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "*"}, None),
-    ("http://h.example/x", {"HTTP_PROXY": "http://p:1", "REQUEST_METHOD": "GET"}, None),
-])
+@pytest.mark.parametrize(
+    ("url", "environ", "expected"),
+    [
+        ("http://127.0.0.1:5000/x", {"HTTP_PROXY": "http://p:3128"}, "http://p:3128"),
+        ("http://127.0.0.1:5000/x", {"http_proxy": "p:3128"}, "http://p:3128"),
+        ("https://h.example/x", {"ALL_PROXY": "socks5://p:1080"}, "socks5://p:1080"),
+        (
+            "https://h.example/x",
+            {"all_proxy": "http://a:1", "HTTPS_PROXY": "http://s:2"},
+            "http://s:2",
+        ),
+        ("http://127.0.0.1:5000/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "127.0.0.0/8"}, None),
+        (
+            "http://127.9.9.9/x",
+            {"ALL_PROXY": "http://p:1", "no_proxy": "10.0.0.0/8, 127.0.0.0/8"},
+            None,
+        ),
+        ("http://10.1.2.3/x", {"ALL_PROXY": "http://p:1", "NO_PROXY": "127.0.0.0/8"}, "http://p:1"),
+        ("http://[::1]:5000/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "::1/128"}, None),
+        (
+            "http://api.corp.example/x",
+            {"HTTP_PROXY": "http://p:1", "NO_PROXY": ".corp.example"},
+            None,
+        ),
+        (
+            "http://api.corp.example/x",
+            {"HTTP_PROXY": "http://p:1", "NO_PROXY": "corp.example"},
+            None,
+        ),
+        (
+            "http://notcorp.example/x",
+            {"HTTP_PROXY": "http://p:1", "NO_PROXY": "corp.example"},
+            "http://p:1",
+        ),
+        (
+            "http://h.example:8080/x",
+            {"HTTP_PROXY": "http://p:1", "NO_PROXY": "h.example:9090"},
+            "http://p:1",
+        ),
+        (
+            "http://h.example:8080/x",
+            {"HTTP_PROXY": "http://p:1", "NO_PROXY": "h.example:8080"},
+            None,
+        ),
+        ("http://h.example/x", {"HTTP_PROXY": "http://p:1", "NO_PROXY": "*"}, None),
+        ("http://h.example/x", {"HTTP_PROXY": "http://p:1", "REQUEST_METHOD": "GET"}, None),
+    ],
+)
 def test_the_proxy_for_a_url_is_read_as_requests_and_curl_read_it(
-        url: str, environ: dict[str, str], expected: str | None) -> None:
+    url: str, environ: dict[str, str], expected: str | None
+) -> None:
     assert environment_proxy(url, environ) == expected
 
 
 # -- what is shown of an address ---------------------------------------------------------------
 
 
-def test_a_password_or_a_query_in_an_address_is_never_shown(
-        ws: WorkspaceMaker, cli: Cli) -> None:
-    ws.settings({"openlineage.url": f"http://user:{KEY}@marquez.example.com",
-                 "openlineage.endpoint": f"api/v1/lineage?api_key={KEY}"})
-    for args in (["settings", "get", "openlineage.url"], ["settings", "list"],
-                 ["settings", "list", "--json"], ["settings", "get", "openlineage.endpoint"],
-                 ["settings", "get", "openlineage.url", "--json"]):
+def test_a_password_or_a_query_in_an_address_is_never_shown(ws: WorkspaceMaker, cli: Cli) -> None:
+    ws.settings(
+        {
+            "openlineage.url": f"http://user:{KEY}@marquez.example.com",
+            "openlineage.endpoint": f"api/v1/lineage?api_key={KEY}",
+        }
+    )
+    for args in (
+        ["settings", "get", "openlineage.url"],
+        ["settings", "list"],
+        ["settings", "list", "--json"],
+        ["settings", "get", "openlineage.endpoint"],
+        ["settings", "get", "openlineage.url", "--json"],
+    ):
         said = cli(*args, "-w", str(ws.root), code=0)
         assert KEY not in said.output, args
-    assert cli("settings", "get", "openlineage.url", "-w", str(ws.root),
-               code=0).stdout.strip() == "http://user:***@marquez.example.com"
-    assert cli("settings", "get", "openlineage.endpoint", "-w", str(ws.root),
-               code=0).stdout.strip() == "api/v1/lineage?***"
+    assert (
+        cli("settings", "get", "openlineage.url", "-w", str(ws.root), code=0).stdout.strip()
+        == "http://user:***@marquez.example.com"
+    )
+    assert (
+        cli("settings", "get", "openlineage.endpoint", "-w", str(ws.root), code=0).stdout.strip()
+        == "api/v1/lineage?***"
+    )
     # From the environment too; and an export refuses either, without repeating it.
-    assert KEY not in cli("settings", "get", "openlineage.url", "-w", str(ws.root), code=0,
-                          OPENLINEAGE_URL=f"https://u:{KEY}@h.example").output
+    assert (
+        KEY
+        not in cli(
+            "settings",
+            "get",
+            "openlineage.url",
+            "-w",
+            str(ws.root),
+            code=0,
+            OPENLINEAGE_URL=f"https://u:{KEY}@h.example",
+        ).output
+    )
     one_line(cli("export", "-w", str(ws.root), code=2))
-    ws.settings({"openlineage.url": "http://127.0.0.1:9",
-                 "openlineage.endpoint": f"api/v1/lineage?api_key={KEY}"})
+    ws.settings(
+        {
+            "openlineage.url": "http://127.0.0.1:9",
+            "openlineage.endpoint": f"api/v1/lineage?api_key={KEY}",
+        }
+    )
     assert "openlineage.endpoint" in one_line(cli("export", "-w", str(ws.root), code=2))
     ws.settings({"openlineage.url": "http://127.0.0.1:9"})
     assert "openlineage.endpoint" in one_line(
-        cli("export", "-w", str(ws.root), code=2, OPENLINEAGE_ENDPOINT=f"v1#{KEY}"))
+        cli("export", "-w", str(ws.root), code=2, OPENLINEAGE_ENDPOINT=f"v1#{KEY}")
+    )
     assert "openlineage.endpoint" in one_line(
-        cli("settings", "set", "openlineage.endpoint", f"x?k={KEY}", "-w", str(ws.root),
-            code=2))
+        cli("settings", "set", "openlineage.endpoint", f"x?k={KEY}", "-w", str(ws.root), code=2)
+    )
 
 
 # -- the user's folder must be the user's -------------------------------------------------------
@@ -484,14 +621,14 @@ def test_the_other_machine_is_not_loopback() -> None:
 
 
 def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new(
-        ws: WorkspaceMaker, tmp_path: Path, server: FakeServer, other: FakeServer) -> None:
+    ws: WorkspaceMaker, tmp_path: Path, server: FakeServer, other: FakeServer
+) -> None:
     import pexpect
 
     ws.segment("000001.jsonl", [run_record("r1")])
     env = cli_env(tmp_path, TERM="dumb")
     (tmp_path / "config").mkdir(mode=0o700)
-    secrets = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "secrets", "set", NAME],
-                            env=env)
+    secrets = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "secrets", "set", NAME], env=env)
     secrets.expect("value for marquez-prod: ")
     secrets.sendline(KEY)
     secrets.expect("again: ")
@@ -500,8 +637,12 @@ def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new
     ws.settings({"openlineage.url": server.url, "openlineage.apiKey.secretRef": NAME})
 
     def export(answer: str) -> tuple[int, str]:
-        child = pexpect.spawn(cli_command()[0], [*cli_command()[1:], "export", "-w",
-                                                 str(ws.root)], env=env, timeout=120)
+        child = pexpect.spawn(
+            cli_command()[0],
+            [*cli_command()[1:], "export", "-w", str(ws.root)],
+            env=env,
+            timeout=120,
+        )
         child.expect(r"Send it there, now and from now on\? \[y/N\]: ")
         asked = child.before.decode() + child.after.decode()
         child.sendline(answer)
@@ -511,11 +652,14 @@ def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new
 
     code, said = export("y")
     assert code == 0, said
-    assert f"the secret '{NAME}' to {origin(server)} (openlineage.url, from settings.json)" \
-        in said and KEY not in said
+    assert (
+        f"the secret '{NAME}' to {origin(server)} (openlineage.url, from settings.json)" in said
+        and KEY not in said
+    )
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
     assert json.loads((tmp_path / "config" / "key-origins.json").read_text()) == {
-        NAME: [origin(server)]}
+        NAME: [origin(server)]
+    }
     # Somewhere new again, and the owner says no: nothing goes, the refusal is the usual line.
     ws.settings({"openlineage.url": other.url, "openlineage.apiKey.secretRef": NAME})
     code, said = export("n")
@@ -526,16 +670,21 @@ def test_at_a_terminal_the_owner_is_asked_before_a_stored_key_goes_somewhere_new
 # -- a host that keeps keys of its own asks the CLI (secrets check) ------------------------------
 
 
-def check(tmp_path: Path, name: str, url: str, *approved: str,
-          **env: str) -> tuple[int, dict[str, object] | str]:
+def check(
+    tmp_path: Path, name: str, url: str, *approved: str, **env: str
+) -> tuple[int, dict[str, object] | str]:
     """``secrets check NAME URL --json`` in a real process: its exit code and verdict (or its
     one error line)."""
     import subprocess
 
     args = [arg for origin in approved for arg in ("--approved", origin)]
-    proc = subprocess.run(cli_command("secrets", "check", name, url, "--json", *args),
-                          env=cli_env(tmp_path, **env), capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        cli_command("secrets", "check", name, url, "--json", *args),
+        env=cli_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if proc.returncode == 2:
         assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
         return 2, proc.stderr.strip()
@@ -547,13 +696,19 @@ def check(tmp_path: Path, name: str, url: str, *approved: str,
 def export_with(ws: WorkspaceMaker, tmp_path: Path, url: str) -> tuple[int, str]:
     import subprocess
 
-    proc = subprocess.run(cli_command("export", "-w", str(ws.root)), env=cli_env(
-        tmp_path, OPENLINEAGE_URL=url), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        cli_command("export", "-w", str(ws.root)),
+        env=cli_env(tmp_path, OPENLINEAGE_URL=url),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return proc.returncode, proc.stderr
 
 
 def test_secrets_check_answers_as_the_export_decides(
-        ws: WorkspaceMaker, tmp_path: Path, server: FakeServer) -> None:
+    ws: WorkspaceMaker, tmp_path: Path, server: FakeServer
+) -> None:
     """The editor's question (may this key go there?) gets the export's own answer: the same
     origins in any spelling, the same transport rule; the key's value is never read."""
     import subprocess
@@ -561,17 +716,32 @@ def test_secrets_check_answers_as_the_export_decides(
     ws.segment("000001.jsonl", [run_record("r1")])
     ws.settings({"openlineage.apiKey.secretRef": NAME})
     port = server.url.rstrip("/").rsplit(":", 1)[1]
-    stored = subprocess.run(cli_command("secrets", "set", NAME, "--for",
-                                        f"http://127.0.0.1:{port}"), input=KEY,
-                            env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    stored = subprocess.run(
+        cli_command("secrets", "set", NAME, "--for", f"http://127.0.0.1:{port}"),
+        input=KEY,
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert stored.returncode == 0, stored.stderr
-    for spelled in (f"http://127.0.0.1:{port}/api/v1", f"http://0x7f.1:{port}",
-                    f"http://[::ffff:127.0.0.1]:{port}", f"HTTP://2130706433:{port}/"):
+    for spelled in (
+        f"http://127.0.0.1:{port}/api/v1",
+        f"http://0x7f.1:{port}",
+        f"http://[::ffff:127.0.0.1]:{port}",
+        f"HTTP://2130706433:{port}/",
+    ):
         code, verdict = check(tmp_path, NAME, spelled)
-        assert (code, verdict) == (0, {
-            "name": NAME, "origin": f"http://127.0.0.1:{port}", "may": True,
-            "reason": "approved", "message": f"the secret '{NAME}' may be sent to "
-                                             f"http://127.0.0.1:{port}"}), spelled
+        assert (code, verdict) == (
+            0,
+            {
+                "name": NAME,
+                "origin": f"http://127.0.0.1:{port}",
+                "may": True,
+                "reason": "approved",
+                "message": f"the secret '{NAME}' may be sent to http://127.0.0.1:{port}",
+            },
+        ), spelled
         assert export_with(ws, tmp_path, spelled)[0] == 0, spelled
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
 
@@ -579,19 +749,26 @@ def test_secrets_check_answers_as_the_export_decides(
     assert code == 1 and isinstance(verdict, dict) and verdict["reason"] == "not approved"
     assert verdict["message"] == (
         f"the secret '{NAME}' is not approved for http://127.0.0.2:{port}; if that server "
-        f"should have it: openlineage-export secrets allow {NAME} http://127.0.0.2:{port}")
+        f"should have it: openlineage-export secrets allow {NAME} http://127.0.0.2:{port}"
+    )
     refused = export_with(ws, tmp_path, f"http://127.0.0.2:{port}")
     assert refused[0] == 2 and f"not approved for http://127.0.0.2:{port}" in refused[1]
 
-    for url, env in ((f"http://{OTHER_MACHINE}:{port}", {}),
-                     (f"http://127.0.0.1:{port}", {"HTTP_PROXY": f"http://{OTHER_MACHINE}:3128"})):
+    for url, env in (
+        (f"http://{OTHER_MACHINE}:{port}", {}),
+        (f"http://127.0.0.1:{port}", {"HTTP_PROXY": f"http://{OTHER_MACHINE}:3128"}),
+    ):
         code, verdict = check(tmp_path, NAME, url, url, **env)
         assert code == 1 and isinstance(verdict, dict), verdict
         assert verdict["reason"] == "in clear text" and KEY not in str(verdict)
         assert "plain http" in str(verdict["message"])
-    code, verdict = check(tmp_path, NAME, f"http://{OTHER_MACHINE}:{port}",
-                          f"http://{OTHER_MACHINE}:{port}",
-                          OPENLINEAGE_ALLOW_INSECURE_KEY="true")
+    code, verdict = check(
+        tmp_path,
+        NAME,
+        f"http://{OTHER_MACHINE}:{port}",
+        f"http://{OTHER_MACHINE}:{port}",
+        OPENLINEAGE_ALLOW_INSECURE_KEY="true",
+    )
     assert code == 0, verdict
 
 
@@ -600,13 +777,18 @@ def test_secrets_check_takes_the_origins_a_host_keeps_for_its_own_keys(tmp_path:
     it hands those origins in, in any spelling, and the CLI decides."""
     code, verdict = check(tmp_path, "editor-key", "https://Marquez.Example.com/api/v1/lineage")
     assert code == 1 and isinstance(verdict, dict) and verdict["reason"] == "not approved"
-    code, verdict = check(tmp_path, "editor-key", "https://marquez.example.com/api/v1/lineage",
-                          "HTTPS://MARQUEZ.example.com.:443")
+    code, verdict = check(
+        tmp_path,
+        "editor-key",
+        "https://marquez.example.com/api/v1/lineage",
+        "HTTPS://MARQUEZ.example.com.:443",
+    )
     assert code == 0 and isinstance(verdict, dict)
     assert verdict["origin"] == "https://marquez.example.com"
     assert check(tmp_path, "editor-key", "marquez:5000")[1] == (
         "error: not a URL: a server is given as scheme://host[:port], e.g. "
-        "https://marquez.example.com")
+        "https://marquez.example.com"
+    )
     assert check(tmp_path, "editor-key", "kafka://sasl_plaintext")[0] == 2
 
 
@@ -620,21 +802,38 @@ def _repository_with_a_workspace(tmp_path: Path, server: FakeServer) -> Workspac
     (repo / ".git").mkdir(parents=True)
     (repo / "ci").mkdir()
     (repo / "ci" / "openlineage.yml").write_text(
-        f"transport:\n  type: http\n  url: {server.url}\n  verify: false\n")
+        f"transport:\n  type: http\n  url: {server.url}\n  verify: false\n"
+    )
     ws = WorkspaceMaker(repo / "analytics")
     ws.segment("000001.jsonl", [run_record("r1")])
     return ws
 
 
-def _run(args: list[str], tmp_path: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli_command(*args), env=cli_env(tmp_path, **env), cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+def _run(
+    args: list[str], tmp_path: Path, cwd: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command(*args),
+        env=cli_env(tmp_path, **env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("how", ["committed link in the workspace", "repository root",
-                                 "OPENLINEAGE_CONFIG", "a link in the home folder"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "committed link in the workspace",
+        "repository root",
+        "OPENLINEAGE_CONFIG",
+        "a link in the home folder",
+    ],
+)
 def test_an_openlineage_yml_in_the_repository_is_never_read_as_the_users(
-        tmp_path: Path, server: FakeServer, how: str) -> None:
+    tmp_path: Path, server: FakeServer, how: str
+) -> None:
     """Issue 30, 2: whoever pushed last wrote it; its url and ``verify: false`` are not the
     user's, so a CI job's key does not go there: not read, a warning naming it, nothing sent."""
     ws = _repository_with_a_workspace(tmp_path, server)
@@ -669,7 +868,11 @@ def test_an_openlineage_yml_in_the_repository_is_never_read_as_the_users(
     own = tmp_path / "mine" / "openlineage.yml"
     own.parent.mkdir()
     own.write_text(f"transport:\n  type: http\n  url: {server.url}\n")
-    sent = _run(["export", "-q", "-w", str(ws.root)], tmp_path, cwd,
-                **{**env, "OPENLINEAGE_CONFIG": str(own)})
+    sent = _run(
+        ["export", "-q", "-w", str(ws.root)],
+        tmp_path,
+        cwd,
+        **{**env, "OPENLINEAGE_CONFIG": str(own)},
+    )
     assert sent.returncode == 0, sent.stderr
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}

@@ -23,8 +23,12 @@ PACKAGE_JSON = ROOT / "editor" / "vscode" / "package.json"
 
 
 def test_package_json_holds_the_settings_the_generator_writes() -> None:
-    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "vscode_settings.py"),
-                            "--check"], capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "vscode_settings.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert check.returncode == 0, check.stderr
 
 
@@ -46,11 +50,18 @@ def test_every_setting_with_its_default_choices_and_bounds() -> None:
 SECRET_NAMES = st.one_of(
     st.from_regex(SECRET_NAME_PATTERN, fullmatch=True),
     # Shapes near the rule's edges: key prefixes, long mixed runs, tokens between separators.
-    st.builds(lambda prefix, body: prefix + body, st.sampled_from(["sk-", "ghp_", "AKIA", "SG.",
-                                                                  "eyJ", "hf_", "prod-"]),
-              st.from_regex(r"[A-Za-z0-9._-]{0,40}", fullmatch=True)),
-    st.lists(st.from_regex(r"[a-z]{0,6}[0-9]{0,6}[A-Z]{0,6}[0-9]{0,4}", fullmatch=True),
-             min_size=1, max_size=5).map(lambda parts: "-".join(parts)[:128]).filter(bool),
+    st.builds(
+        lambda prefix, body: prefix + body,
+        st.sampled_from(["sk-", "ghp_", "AKIA", "SG.", "eyJ", "hf_", "prod-"]),
+        st.from_regex(r"[A-Za-z0-9._-]{0,40}", fullmatch=True),
+    ),
+    st.lists(
+        st.from_regex(r"[a-z]{0,6}[0-9]{0,6}[A-Z]{0,6}[0-9]{0,4}", fullmatch=True),
+        min_size=1,
+        max_size=5,
+    )
+    .map(lambda parts: "-".join(parts)[:128])
+    .filter(bool),
 )
 
 
@@ -59,18 +70,22 @@ SECRET_NAMES = st.one_of(
 def test_vs_code_refuses_a_key_shaped_secret_name_as_the_cli_does(name: str) -> None:
     """The secretRef settings' pattern in package.json (checked by VS Code as it is typed, before
     it stores anything) refuses exactly the names the CLI refuses as key-shaped."""
-    properties = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"][
-        "properties"]
+    properties = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"]["properties"]
     for key in ("openlineage.apiKey.secretRef", "openlineage.kafka.sasl.password.secretRef"):
         accepted = re.fullmatch(properties[key]["pattern"], name) is not None
         assert accepted == (not looks_like_credential(name)), (key, name)
 
 
 def test_the_secret_name_pattern_catches_the_usual_keys() -> None:
-    pattern = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"][
-        "properties"]["openlineage.apiKey.secretRef"]["pattern"]
-    for key in ("sk-live-4f9Kx2Lp8Qw3Zr7Tb6Nc", "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-                "AKIAIOSFODNN7EXAMPLE", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"):
+    pattern = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"]["properties"][
+        "openlineage.apiKey.secretRef"
+    ]["pattern"]
+    for key in (
+        "sk-live-4f9Kx2Lp8Qw3Zr7Tb6Nc",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "AKIAIOSFODNN7EXAMPLE",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln",
+    ):
         assert re.fullmatch(pattern, key) is None, key
     for name in ("marquez-prod", "prod.marquez_2", "datahub-staging-2026", ""):
         assert re.fullmatch(pattern, name) is not None, name

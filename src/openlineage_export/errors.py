@@ -111,5 +111,11 @@ def value_kind(value: object) -> str:
     could be a misplaced credential, or a megabyte of someone's data)."""
     if isinstance(value, bool):
         return "a boolean"
-    return {int: "an integer", float: "a number", str: "a string", list: "a list",
-            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)

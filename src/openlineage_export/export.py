@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from .deliver.destination import Destination, Opening, Recalling, Retry, Supplied
 from .deliver.engine import blocking, deliver_async, unless_cancelled
 from .deliver.file import FileDestination
-from .deliver.http import event_server
+from .deliver.http_settings import event_server
 from .deliver.recall import SAMPLE as RECALL_SAMPLE
 from .deliver.recall import CannotAsk
 from .deliver.registry import CATALOGUE, doubts, open_destination
@@ -28,12 +28,14 @@ from .host.settings import EventSettings, Settings, load_settings
 from .host.workspace import Workspace
 from .hub.graph import read_graph
 from .hub.model import BadEntry, Graph
-from .hub.records import ends_before_start
+from .hub.times import ends_before_start
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
 from .report import ExportReport, Progress, RunResult
+from .state.answers import Classified
+from .state.folder import state_dir
 from .state.index import Winner
-from .state.ledger import Classified, Ledger, config_fingerprint, state_dir
+from .state.ledger import Ledger, config_fingerprint
 from .state.lock import ExportLock
 from .translate import shapes
 from .translate.datasets import job_namespace
@@ -111,9 +113,15 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
     environ = request.environ or {}
     report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
     cancel = request.cancel or threading.Event()
-    recorder = Recorder(report, cancel, on_bad_entry=request.on_bad_entry, on_run=request.on_run,
-                        on_progress=request.on_progress, on_retry=request.on_retry,
-                        on_warning=request.on_warning)
+    recorder = Recorder(
+        report,
+        cancel,
+        on_bad_entry=request.on_bad_entry,
+        on_run=request.on_run,
+        on_progress=request.on_progress,
+        on_retry=request.on_retry,
+        on_warning=request.on_warning,
+    )
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
     report.namespace = shapes.job_namespace(opened.translation)
     report.namespace_from = opened.namespace_from
@@ -130,20 +138,27 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             stack.callback(lock.release)
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
-            recorder.use_ledger(ledger, str(opened.workspace.root), opened.fingerprint,
-                                opened.translation.namespace)
+            recorder.use_ledger(
+                ledger, str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
+            )
         try:
-            scan = await asyncio.to_thread(scan_trail, opened, recorder.bad_entry,
-                                           recorder.reading, fingerprints=not request.dry_run)
+            scan = await asyncio.to_thread(
+                scan_trail,
+                opened,
+                recorder.bad_entry,
+                recorder.reading,
+                fingerprints=not request.dry_run,
+            )
             stack.callback(scan.index.close)
             recorder.scanned(scan.runs, never_run(opened.graph, scan))
             names = check_names(opened, scan, recorder)
-            full = request.full or await server_forgot(destination, recorder, scan, opened,
-                                                       cancel)
-            plan = classify(scan, recorder.ledger, recorder.destination_id, opened.fingerprint,
-                            full=full)
-            runs = translate(opened, scan, plan, recorder, names,
-                             keep_unchanged=request.on_run is not None)
+            full = request.full or await server_forgot(destination, recorder, scan, opened, cancel)
+            plan = classify(
+                scan, recorder.ledger, recorder.destination_id, opened.fingerprint, full=full
+            )
+            runs = translate(
+                opened, scan, plan, recorder, names, keep_unchanged=request.on_run is not None
+            )
             try:
                 await deliver_async(runs, destination, recorder.outcome, cancel)
             except DestinationUnreachable as exc:
@@ -157,8 +172,12 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
     return report
 
 
-def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping[str, str],
-                   on_bad: Callable[[BadEntry], None]) -> Opened:
+def open_workspace(
+    path: Path | str,
+    settings: Settings | None,
+    environ: Mapping[str, str],
+    on_bad: Callable[[BadEntry], None],
+) -> Opened:
     """Step *open*: read the workspace's settings and graph."""
     workspace = Workspace.open(path)
     settings = settings or load_settings(workspace, CATALOGUE, environ)
@@ -169,66 +188,100 @@ def open_workspace(path: Path | str, settings: Settings | None, environ: Mapping
         namespace=namespace.name,
         source_repository_url=events.source_repository_url,
         source_repository_version=events.source_repository_version,
-        server=event_server(settings))
+        server=event_server(settings),
+    )
     # The server's shape joins the fingerprint only when it is not the generic one, so that
     # switching a destination to DataHub's shape sends every run again, and nothing else moves.
     shape = () if translation.server == "generic" else (translation.server,)
-    fingerprint = config_fingerprint(translation.namespace, translation.source_repository_url,
-                                     translation.source_repository_version, PRODUCER, *shape)
+    fingerprint = config_fingerprint(
+        translation.namespace,
+        translation.source_repository_url,
+        translation.source_repository_version,
+        PRODUCER,
+        *shape,
+    )
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
-    return Opened(workspace, settings, graph, translation, fingerprint, trail,
-                  namespace.made_from)
+    return Opened(workspace, settings, graph, translation, fingerprint, trail, namespace.made_from)
 
 
-def open_for(request: ExportRequest, opened: Opened, environ: Mapping[str, str],
-             recorder: Recorder) -> Destination:
+def open_for(
+    request: ExportRequest, opened: Opened, environ: Mapping[str, str], recorder: Recorder
+) -> Destination:
     """The destination: the dry run's output stream, else the one the settings name."""
     if request.dry_run:
         if request.output is None:
             raise ConfigError("a dry run needs an output stream")
         return FileDestination.to_stream(request.output)
-    return open_destination(Opening(
-        opened.settings, request.secrets or LazyStore(environ), environ, opened.workspace.root,
-        Supplied(http=request.http, on_retry=recorder.retry)))
+    return open_destination(
+        Opening(
+            opened.settings,
+            request.secrets or LazyStore(environ),
+            environ,
+            opened.workspace.root,
+            Supplied(http=request.http, on_retry=recorder.retry),
+        )
+    )
 
 
-def scan_trail(opened: Opened, on_bad: Callable[[BadEntry], None],
-               on_read: Callable[[int, int], None] | None = None, *,
-               fingerprints: bool = True) -> TrailScan:
+def scan_trail(
+    opened: Opened,
+    on_bad: Callable[[BadEntry], None],
+    on_read: Callable[[int, int], None] | None = None,
+    *,
+    fingerprints: bool = True,
+) -> TrailScan:
     """Step *scan*: the first pass over the trail, indexing each trace id's current record
     (and its fingerprint, which only the ledger needs: a dry run goes without);
     ``on_read(bytes_done, bytes_total)`` now and then as it goes."""
     return opened.trail.scan(on_bad, on_read=on_read, fingerprints=fingerprints)
 
 
-def classify(scan: TrailScan, ledger: Ledger | None, destination_id: int | None,
-             fingerprint: bytes, *, full: bool = False) -> Iterator[Classified]:
+def classify(
+    scan: TrailScan,
+    ledger: Ledger | None,
+    destination_id: int | None,
+    fingerprint: bytes,
+    *,
+    full: bool = False,
+) -> Iterator[Classified]:
     """Step *classify*: each run of the trail, pending unless the ledger says it was accepted."""
     if ledger is None or full:
         return (Classified(winner, True) for winner in scan.index.in_trail_order())
     return ledger.classify(scan.index, destination_id, fingerprint)
 
 
-async def server_forgot(destination: Destination, recorder: Recorder, scan: TrailScan,
-                        opened: Opened, cancel: threading.Event) -> bool:
+async def server_forgot(
+    destination: Destination,
+    recorder: Recorder,
+    scan: TrailScan,
+    opened: Opened,
+    cancel: threading.Event,
+) -> bool:
     """Step *recall*: whether the server lost runs the ledger says it accepted (a database
     reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
     export says so and sends every run again. A cancel ends the asking at once; a server that
     could not be asked is one line, and nothing changes."""
-    if not isinstance(destination, Recalling) or recorder.ledger is None \
-            or recorder.destination_id is None:
+    if (
+        not isinstance(destination, Recalling)
+        or recorder.ledger is None
+        or recorder.destination_id is None
+    ):
         return False
-    sample = recorder.ledger.accepted_sample(scan.index, recorder.destination_id,
-                                             opened.fingerprint, RECALL_SAMPLE)
+    sample = recorder.ledger.accepted_sample(
+        scan.index, recorder.destination_id, opened.fingerprint, RECALL_SAMPLE
+    )
     if not sample:
         return False
     try:
         said = await unless_cancelled(
-            destination.forgotten(opened.translation.namespace, sample), cancel)
+            destination.forgotten(opened.translation.namespace, sample), cancel
+        )
     except CannotAsk as exc:
-        recorder.add_warning(f"could not ask the server at {destination.name} whether it still "
-                             f"has the runs the ledger says it accepted ({exc}); they are not "
-                             "sent again (--full sends every run)")
+        recorder.add_warning(
+            f"could not ask the server at {destination.name} whether it still "
+            f"has the runs the ledger says it accepted ({exc}); they are not "
+            "sent again (--full sends every run)"
+        )
         return False
     if said is None:
         return False
@@ -248,16 +301,30 @@ def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames
         return JobNames(())  # its job names encode the pipeline id's dots (translate/datahub.py)
     if not may_clash([*pipelines, *(p.id for p in opened.graph.pipelines)]):
         return JobNames(())
-    names = JobNames([*graph_claims(opened.graph), *((p, None) for p in sorted(pipelines)),
-                      *scan.index.stages_run()])
+    names = JobNames(
+        [
+            *graph_claims(opened.graph),
+            *((p, None) for p in sorted(pipelines)),
+            *scan.index.stages_run(),
+        ]
+    )
     for clash in names.clashes.values():
-        recorder.add_warning(f"{clash}: the runs that would use it are not exported, so that the "
-                         "server does not merge two jobs into one; give one of them another id")
+        recorder.add_warning(
+            f"{clash}: the runs that would use it are not exported, so that the "
+            "server does not merge two jobs into one; give one of them another id"
+        )
     return names
 
 
-def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recorder: Recorder,
-              names: JobNames, *, keep_unchanged: bool) -> Iterator[tuple[TranslatedRun, Winner]]:
+def translate(
+    opened: Opened,
+    scan: TrailScan,
+    plan: Iterable[Classified],
+    recorder: Recorder,
+    names: JobNames,
+    *,
+    keep_unchanged: bool,
+) -> Iterator[tuple[TranslatedRun, Winner]]:
     """Step *translate*: the events of each pending run, read from the trail a second time.
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
@@ -265,15 +332,18 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
     nothing sent); one that ends before it starts is sent as recorded, with a warning.
     """
     translator = shapes.translator_for(opened.translation.server)(opened.graph, opened.translation)
-    for run, item in opened.trail.runs(scan, _to_read(plan, recorder, keep_unchanged),
-                                       recorder.bad_entry):
+    for run, item in opened.trail.runs(
+        scan, _to_read(plan, recorder, keep_unchanged), recorder.bad_entry
+    ):
         events = translator.translate(run)
         if not item.pending:
             recorder.unchanged(events)
             continue
         for problem in ends_before_start(run):
-            recorder.add_warning(f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
-                             f"{problem}; exported as recorded")
+            recorder.add_warning(
+                f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
+                f"{problem}; exported as recorded"
+            )
         clash = names.clash(run)
         if clash is not None:
             recorder.refused(events, item.winner, f"{clash}; not exported")
@@ -281,8 +351,9 @@ def translate(opened: Opened, scan: TrailScan, plan: Iterable[Classified], recor
         yield events, item.winner
 
 
-def _to_read(plan: Iterable[Classified], recorder: Recorder,
-             keep_unchanged: bool) -> Iterator[Classified]:
+def _to_read(
+    plan: Iterable[Classified], recorder: Recorder, keep_unchanged: bool
+) -> Iterator[Classified]:
     for item in plan:
         if item.pending or keep_unchanged:
             yield item

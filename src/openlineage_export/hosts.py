@@ -51,8 +51,14 @@ def _ipv4(name: str) -> ipaddress.IPv4Address | None:
     parts = name.split(".")
     if len(parts) > 4 or not all(_PART.fullmatch(part) for part in parts):
         return None
-    numbers = [int(part, 16) if part[:2].lower() == "0x" else int(part, 8)
-               if part.startswith("0") else int(part) for part in parts]
+    numbers = [
+        int(part, 16)
+        if part[:2].lower() == "0x"
+        else int(part, 8)
+        if part.startswith("0")
+        else int(part)
+        for part in parts
+    ]
     *leading, last = numbers
     if any(n > 255 for n in leading) or last >= 256 ** (5 - len(numbers)):
         return None

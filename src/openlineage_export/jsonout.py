@@ -30,13 +30,13 @@ _RISKY = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
 character's bytes can match)."""
 
 
-def dumps(value: object, *, indent: bool = False,
-          default: Callable[[object], object] | None = None) -> bytes:
+def dumps(
+    value: object, *, indent: bool = False, default: Callable[[object], object] | None = None
+) -> bytes:
     """``value`` as JSON (UTF-8), every control character escaped; ``indent``: two spaces a
     level. ``default`` turns a value JSON has no type for into one (``str`` for a path)."""
     try:
-        data = orjson.dumps(value, default=default,
-                            option=orjson.OPT_INDENT_2 if indent else None)
+        data = orjson.dumps(value, default=default, option=orjson.OPT_INDENT_2 if indent else None)
     except orjson.JSONEncodeError:
         data = msgspec.json.encode(value, enc_hook=default)
         if indent:

@@ -24,12 +24,17 @@ from .translate.events import TranslatedRun
 class Recorder:
     """Keeps the report, the ledger and the host informed as the export goes."""
 
-    def __init__(self, report: ExportReport, cancel: threading.Event, *,
-                 on_bad_entry: Callable[[BadEntry], None] | None = None,
-                 on_run: Callable[[RunResult], None] | None = None,
-                 on_progress: Callable[[Progress], None] | None = None,
-                 on_retry: Callable[[Retry], None] | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        report: ExportReport,
+        cancel: threading.Event,
+        *,
+        on_bad_entry: Callable[[BadEntry], None] | None = None,
+        on_run: Callable[[RunResult], None] | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_retry: Callable[[Retry], None] | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
         self.report = report
         self._cancel = cancel
         self._on_bad_entry = on_bad_entry
@@ -60,8 +65,9 @@ class Recorder:
         if not self.report.dry_run:
             self.report.destination = name
 
-    def use_ledger(self, ledger: Ledger, workspace: str, fingerprint: bytes,
-                   namespace: str | None = None) -> None:
+    def use_ledger(
+        self, ledger: Ledger, workspace: str, fingerprint: bytes, namespace: str | None = None
+    ) -> None:
         """Record each run's fate in ``ledger``, under (workspace, this destination).
 
         With ``namespace``, warn (before anything is sent) when this destination got the
@@ -78,7 +84,8 @@ class Recorder:
                     f"{self.report.destination} were sent under '{before}'. Marquez keys runs "
                     f"by run id across namespaces: runs whose trace id is a UUID stay filed "
                     f"under '{before}' while their stage runs go to '{namespace}'. To keep one "
-                    f"namespace: openlineage-export settings set openlineage.namespace {before}")
+                    f"namespace: openlineage-export settings set openlineage.namespace {before}"
+                )
             ledger.set_namespace(self.destination_id, namespace)
         ledger.started(self.destination_id)
 
@@ -86,8 +93,9 @@ class Recorder:
         """The first pass over the trail has read ``bytes_done`` of its ``bytes_total``."""
         if self._on_progress is not None:
             r = self.report
-            self._on_progress(Progress(0, 0, r.events_sent, r.runs_failed, "reading",
-                                       bytes_done, bytes_total))
+            self._on_progress(
+                Progress(0, 0, r.events_sent, r.runs_failed, "reading", bytes_done, bytes_total)
+            )
 
     def scanned(self, runs_total: int, never_run: list[str]) -> None:
         """The first pass is done: how many runs there are, which pipelines never ran."""
@@ -99,8 +107,14 @@ class Recorder:
     def retry(self, notice: Retry) -> None:
         """The destination will try an event again: tell the host, secrets redacted."""
         if self._on_retry is not None and not self._cancel.is_set():
-            self._on_retry(Retry(self._redact(notice.destination), self._redact(notice.reason),
-                                 notice.attempt, max(0.0, notice.seconds_left)))
+            self._on_retry(
+                Retry(
+                    self._redact(notice.destination),
+                    self._redact(notice.reason),
+                    notice.attempt,
+                    max(0.0, notice.seconds_left),
+                )
+            )
 
     def warn_host(self, message: str) -> None:
         """Something worth telling now that leaves nothing behind: kept for the summary and
@@ -125,17 +139,28 @@ class Recorder:
             report.runs_sent += 1
             state = "built" if report.dry_run else "sent"
             report.dataset_namespaces.update(
-                dataset["namespace"] for event in run.events
-                for side in ("inputs", "outputs") for dataset in event.get(side, ()))
+                dataset["namespace"]
+                for event in run.events
+                for side in ("inputs", "outputs")
+                for dataset in event.get(side, ())
+            )
         elif error is not None and not self._cancel.is_set():
-            report.add_failed(FailedRun(run.trace_id, run.run_id, run.pipeline, error,
-                                        outcome.accepted))
+            report.add_failed(
+                FailedRun(run.trace_id, run.run_id, run.pipeline, error, outcome.accepted)
+            )
             state = "failed"
         else:
             state = "interrupted"
         if self.ledger is not None and self.destination_id is not None and state != "interrupted":
-            self.ledger.record(self.destination_id, winner, run.run_id, self._fingerprint,
-                               delivered=state == "sent", events=outcome.accepted, reason=error)
+            self.ledger.record(
+                self.destination_id,
+                winner,
+                run.run_id,
+                self._fingerprint,
+                delivered=state == "sent",
+                events=outcome.accepted,
+                reason=error,
+            )
         if self._on_run is not None:
             self._on_run(RunResult(run, state, error))
         self._progress()
@@ -159,8 +184,10 @@ class Recorder:
 
         What the ledger held before stays; the runs sent since are sent again next time.
         """
-        self.report.state_error = (f"{message} (the runs sent since it was last written "
-                                   "were not recorded: the next export sends them again)")
+        self.report.state_error = (
+            f"{message} (the runs sent since it was last written "
+            "were not recorded: the next export sends them again)"
+        )
         self.report.cancelled = cancelled
 
     def abandon(self) -> None:
@@ -173,12 +200,18 @@ class Recorder:
         """The export is over: note how it ended."""
         self.report.cancelled = cancelled
         if self.ledger is not None and self.destination_id is not None:
-            how = ("interrupted" if cancelled else "stopped" if self.report.outage
-                   else "finished")
+            how = "interrupted" if cancelled else "stopped" if self.report.outage else "finished"
             self.ledger.finished(self.destination_id, how)
 
     def _progress(self) -> None:
         if self._on_progress is not None:
             r = self.report
-            self._on_progress(Progress(r.runs_sent + r.runs_failed + r.runs_unchanged,
-                                       r.runs_total, r.events_sent, r.runs_failed, self._phase))
+            self._on_progress(
+                Progress(
+                    r.runs_sent + r.runs_failed + r.runs_unchanged,
+                    r.runs_total,
+                    r.events_sent,
+                    r.runs_failed,
+                    self._phase,
+                )
+            )

@@ -130,8 +130,12 @@ class ExportReport:
         """The report as plain data (``--json``)."""
         # A dry run sends nothing: its counts are of runs and events *built*; "sent" stays
         # (0) so that a host reading it finds the same keys in both.
-        runs: dict[str, int] = {"total": self.runs_total, "sent": self.runs_sent,
-                                "unchanged": self.runs_unchanged, "failed": self.runs_failed}
+        runs: dict[str, int] = {
+            "total": self.runs_total,
+            "sent": self.runs_sent,
+            "unchanged": self.runs_unchanged,
+            "failed": self.runs_failed,
+        }
         events = {"sent": self.events_sent}
         if self.dry_run:
             runs.update(sent=0, built=self.runs_sent)
@@ -143,12 +147,20 @@ class ExportReport:
             "runs": runs,
             "events": events,
             "neverRun": list(self.never_run),
-            "badEntries": {"count": self.bad_entries,
-                           "listed": [{"file": b.file, "line": b.line, "reason": b.reason}
-                                      for b in self.bad]},
-            "failedRuns": [{"traceId": f.trace_id, "runId": f.run_id, "pipeline": f.pipeline,
-                            "reason": f.reason, "eventsAccepted": f.events_accepted}
-                           for f in self.failed_in_order()],
+            "badEntries": {
+                "count": self.bad_entries,
+                "listed": [{"file": b.file, "line": b.line, "reason": b.reason} for b in self.bad],
+            },
+            "failedRuns": [
+                {
+                    "traceId": f.trace_id,
+                    "runId": f.run_id,
+                    "pipeline": f.pipeline,
+                    "reason": f.reason,
+                    "eventsAccepted": f.events_accepted,
+                }
+                for f in self.failed_in_order()
+            ],
             "cancelled": self.cancelled,
             "outage": self.outage,
             "stateError": self.state_error,

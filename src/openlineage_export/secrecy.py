@@ -49,8 +49,14 @@ class Secret:
     """The environment variable it came from, when it did."""
 
 
-def resolve_secret(environ: Mapping[str, str], secret_ref: str | None, env_var: str, *,
-                   store: SecretStore, setting: str) -> Secret | None:
+def resolve_secret(
+    environ: Mapping[str, str],
+    secret_ref: str | None,
+    env_var: str,
+    *,
+    store: SecretStore,
+    setting: str,
+) -> Secret | None:
     """The secret to use: ``environ[env_var]`` when set and not empty (the store is then not
     touched), else the entry ``secret_ref`` names in ``store``, else None when neither is set.
 
@@ -58,18 +64,23 @@ def resolve_secret(environ: Mapping[str, str], secret_ref: str | None, env_var: 
     """
     from_env = environ.get(env_var)
     if from_env:
-        return Secret(from_env, f"the environment variable {env_var}", f"set {env_var} again",
-                      env=env_var)
+        return Secret(
+            from_env, f"the environment variable {env_var}", f"set {env_var} again", env=env_var
+        )
     if secret_ref is None:
         return None
     value = store.get(secret_ref)
     if not value:
         raise MissingSecret(
             f"the secret '{secret_ref}' named by {setting} is not in the secrets store "
-            f"({store.description}); store it with: openlineage-export secrets set {secret_ref}")
-    return Secret(value, f"the secret '{secret_ref}'",
-                  f"store it again with: openlineage-export secrets set {secret_ref}",
-                  name=secret_ref)
+            f"({store.description}); store it with: openlineage-export secrets set {secret_ref}"
+        )
+    return Secret(
+        value,
+        f"the secret '{secret_ref}'",
+        f"store it again with: openlineage-export secrets set {secret_ref}",
+        name=secret_ref,
+    )
 
 
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
@@ -83,8 +94,10 @@ def check_header_safe(secret: Secret) -> None:
     redaction finds it), or fails on it outright.
     """
     if not _HEADER_SAFE.fullmatch(secret.value):
-        raise ConfigError(f"the API key in {secret.origin} has a character an HTTP header cannot "
-                          f"carry (a space, a control or a non-ASCII character); {secret.fix}")
+        raise ConfigError(
+            f"the API key in {secret.origin} has a character an HTTP header cannot "
+            f"carry (a space, a control or a non-ASCII character); {secret.fix}"
+        )
 
 
 def is_loopback(url: str) -> bool:
@@ -124,8 +137,9 @@ def _loopback_address(host: str) -> bool | None:
     return address.is_loopback
 
 
-def check_key_transport(url: str, has_key: bool, allow_insecure: bool,
-                        proxy: str | None = None) -> None:
+def check_key_transport(
+    url: str, has_key: bool, allow_insecure: bool, proxy: str | None = None
+) -> None:
     """Refuse to send a key in clear text off this machine unless the user opted in.
 
     Over plain http the key is readable on every hop it takes: the server's, and the proxy's
@@ -139,13 +153,15 @@ def check_key_transport(url: str, has_key: bool, allow_insecure: bool,
             f"refusing to send the API key over plain http through the proxy "
             f"{urlsplit(proxy).hostname} (from the environment: HTTP_PROXY, ALL_PROXY): it "
             "would cross the network in clear; use https, add the server to NO_PROXY, or set "
-            "OPENLINEAGE_ALLOW_INSECURE_KEY=true if this network is trusted")
+            "OPENLINEAGE_ALLOW_INSECURE_KEY=true if this network is trusted"
+        )
     if not is_loopback(url):
         raise ConfigError(
             f"refusing to send the API key over plain http to {urlsplit(url).hostname}, which "
             "is not this machine (every address it resolves to must be loopback): use https, "
             "or set openlineage.allowInsecureKey (OPENLINEAGE_ALLOW_INSECURE_KEY=true) if this "
-            "network is trusted")
+            "network is trusted"
+        )
 
 
 class Redactor:
@@ -159,9 +175,10 @@ class Redactor:
 
     def __init__(self, *secrets: str | None) -> None:
         values = sorted({s for s in secrets if s}, key=len, reverse=True)
-        self._pattern = (re.compile("|".join(_pattern(s) for s in values)) if values else None)
-        self._base64 = sorted({core for s in values for core in _base64_cores(s)},
-                              key=len, reverse=True)
+        self._pattern = re.compile("|".join(_pattern(s) for s in values)) if values else None
+        self._base64 = sorted(
+            {core for s in values for core in _base64_cores(s)}, key=len, reverse=True
+        )
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -182,9 +199,11 @@ def _pattern(secret: str) -> str:
 def _char_forms(char: str) -> str:
     code = ord(char)
     utf8 = char.encode("utf-8")
-    forms = [re.escape(char),
-             "".join(f"%(?i:{b:02x})" for b in utf8),  # URL-encoded, either case
-             "".join(rf"\\x(?i:{b:02x})" for b in utf8)]  # a bytes repr
+    forms = [
+        re.escape(char),
+        "".join(f"%(?i:{b:02x})" for b in utf8),  # URL-encoded, either case
+        "".join(rf"\\x(?i:{b:02x})" for b in utf8),
+    ]  # a bytes repr
     if code < 0x10000:
         forms.append(rf"\\u(?i:{code:04x})")
     else:  # a JSON surrogate pair
@@ -202,8 +221,16 @@ def _char_forms(char: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
-_HTML_NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos", "/": "sol",
-               "+": "plus", "=": "equals"}
+_HTML_NAMED = {
+    "&": "amp",
+    "<": "lt",
+    ">": "gt",
+    '"': "quot",
+    "'": "apos",
+    "/": "sol",
+    "+": "plus",
+    "=": "equals",
+}
 
 _MIN_BASE64_CORE = 8
 """Shorter base64 fragments match too much innocent text to be worth masking."""
@@ -222,9 +249,17 @@ def _base64_cores(secret: str) -> Iterator[str]:
                 yield core
 
 
-_HTTP_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2",
-                 "httpcore.proxy", "httpcore.socks", "aiohttp.client", "aiohttp.internal",
-                 "urllib3.connectionpool")
+_HTTP_LOGGERS = (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+    "aiohttp.client",
+    "aiohttp.internal",
+    "urllib3.connectionpool",
+)
 """The loggers of the HTTP stacks: at INFO and DEBUG they log the server's status line."""
 
 

@@ -14,7 +14,8 @@ from .export import Opened, classify, open_workspace, scan_trail
 from .host.settings import Settings
 from .hub.model import BadEntry
 from .hub.trail import TrailScan
-from .state.ledger import DestinationStatus, Ledger
+from .state.answers import DestinationStatus
+from .state.ledger import Ledger
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +44,13 @@ class WorkspaceStatus:
     destinations: list[DestinationState]
 
 
-def export_status(workspace_path: Path | str, environ: Mapping[str, str],
-                  ledger: Ledger | None = None, *,
-                  settings: Settings | None = None) -> WorkspaceStatus:
+def export_status(
+    workspace_path: Path | str,
+    environ: Mapping[str, str],
+    ledger: Ledger | None = None,
+    *,
+    settings: Settings | None = None,
+) -> WorkspaceStatus:
     """The standing of each destination the ledger knows for this workspace (``settings``:
     those in force, when a host overrides some; default: read from the workspace)."""
     bad = _Counter()
@@ -54,9 +59,14 @@ def export_status(workspace_path: Path | str, environ: Mapping[str, str],
     ledger = ledger or Ledger.open_read_only(environ)
     scan = scan_trail(opened, bad)
     try:
-        states = [] if ledger is None else [
-            _standing(ledger, scan, opened, entry)
-            for entry in ledger.status(str(opened.workspace.root))]
+        states = (
+            []
+            if ledger is None
+            else [
+                _standing(ledger, scan, opened, entry)
+                for entry in ledger.status(str(opened.workspace.root))
+            ]
+        )
         return WorkspaceStatus(scan.runs, bad.count, states)
     finally:
         scan.index.close()
@@ -64,14 +74,23 @@ def export_status(workspace_path: Path | str, environ: Mapping[str, str],
             ledger.close()
 
 
-def _standing(ledger: Ledger, scan: TrailScan, opened: Opened,
-              entry: DestinationStatus) -> DestinationState:
+def _standing(
+    ledger: Ledger, scan: TrailScan, opened: Opened, entry: DestinationStatus
+) -> DestinationState:
     destination_id = ledger.find_destination(str(opened.workspace.root), entry.destination)
-    pending = sum(item.pending for item in classify(scan, ledger, destination_id,
-                                                    opened.fingerprint))
-    return DestinationState(entry.destination, scan.runs, scan.runs - pending, pending,
-                            entry.failed, entry.last_export_started, entry.last_export_finished,
-                            entry.last_export_outcome)
+    pending = sum(
+        item.pending for item in classify(scan, ledger, destination_id, opened.fingerprint)
+    )
+    return DestinationState(
+        entry.destination,
+        scan.runs,
+        scan.runs - pending,
+        pending,
+        entry.failed,
+        entry.last_export_started,
+        entry.last_export_finished,
+        entry.last_export_outcome,
+    )
 
 
 class _Counter:

@@ -48,8 +48,11 @@ def from_workspace(settings: Settings, key: str) -> bool:
 def check_user_only(settings: Settings) -> None:
     """Refuse a ``user_only`` setting the workspace sets to anything but its default."""
     for row in settings.catalogue:
-        if (row.user_only and from_workspace(settings, row.key)
-                and settings.value(row.key) != row.default):
+        if (
+            row.user_only
+            and from_workspace(settings, row.key)
+            and settings.value(row.key) != row.default
+        ):
             raise user_only_error(row, "in the workspace's settings.json is not used")
 
 
@@ -69,8 +72,9 @@ def origin_of(url: str) -> str:
             raise ValueError("no host")
         host = canonical_host(host)
     except ValueError:
-        raise ConfigError("not a URL: a server is given as scheme://host[:port], e.g. "
-                          "https://marquez.example.com") from None
+        raise ConfigError(
+            "not a URL: a server is given as scheme://host[:port], e.g. https://marquez.example.com"
+        ) from None
     if port is None or port == _DEFAULT_PORTS.get(scheme):
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
@@ -88,16 +92,27 @@ def approvable_origin(server: str) -> str:
     origin = origin_of(server)
     scheme = origin.split("://", 1)[0]
     if scheme not in APPROVABLE:
-        raise ConfigError(f"a key is approved for an http:// or https:// server, or a Kafka "
-                          f"broker as kafka://host:port, not a {scheme}:// address")
+        raise ConfigError(
+            f"a key is approved for an http:// or https:// server, or a Kafka "
+            f"broker as kafka://host:port, not a {scheme}:// address"
+        )
     if scheme == "kafka" and urlsplit(origin).port is None:
-        raise ConfigError("a Kafka broker is approved with its port: kafka://host:port, one "
-                          "for each broker of openlineage.kafka.bootstrapServers")
+        raise ConfigError(
+            "a Kafka broker is approved with its port: kafka://host:port, one "
+            "for each broker of openlineage.kafka.bootstrapServers"
+        )
     return origin
 
 
-def check_key_destination(secret: Secret, servers: Sequence[str], settings: Settings,
-                          store: SecretStore, *, setting: str, what: str = "API key") -> None:
+def check_key_destination(
+    secret: Secret,
+    servers: Sequence[str],
+    settings: Settings,
+    store: SecretStore,
+    *,
+    setting: str,
+    what: str = "API key",
+) -> None:
     """Refuse to send ``secret`` to ``servers`` (URLs, or ``kafka://host:port``), which the
     setting ``setting`` names, unless its owner said it may go there.
 
@@ -111,7 +126,8 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
             raise ConfigError(
                 f"the {what} in {secret.origin} goes only to a server you name, and {setting} "
                 f"comes from the workspace's settings.json: nothing was sent. Name the server "
-                f"yourself with {how}")
+                f"yourself with {how}"
+            )
         return
     approved = _approved(store, secret.name)
     for server in servers:
@@ -122,7 +138,11 @@ def check_key_destination(secret: Secret, servers: Sequence[str], settings: Sett
             raise KeyNotApproved(
                 f"the secret '{secret.name}' is not approved for {origin} ({setting}, from "
                 f"{source}): nothing was sent. If that server should have it: {PROG} secrets "
-                f"allow {secret.name} {origin}", secret.name, origin, f"{setting}, from {source}")
+                f"allow {secret.name} {origin}",
+                secret.name,
+                origin,
+                f"{setting}, from {source}",
+            )
 
 
 @dataclass(frozen=True)
@@ -140,8 +160,9 @@ class KeyVerdict:
     """The verdict in one sentence, naming what to run when its owner may approve it."""
 
 
-def key_verdict(name: str, url: str, approved: Sequence[str],
-                environ: Mapping[str, str]) -> KeyVerdict:
+def key_verdict(
+    name: str, url: str, approved: Sequence[str], environ: Mapping[str, str]
+) -> KeyVerdict:
     """Whether the secret ``name`` may go to ``url``, as an export would decide: the key's
     transport (plain http only to this machine, through the proxy ``environ`` names, unless
     the user set ``OPENLINEAGE_ALLOW_INSECURE_KEY``), then the origins ``approved`` for it
@@ -150,16 +171,23 @@ def key_verdict(name: str, url: str, approved: Sequence[str],
     origin = approvable_origin(url)
     if origin.startswith("http"):
         try:
-            check_key_transport(url, True, _allows_insecure_key(environ),
-                                environment_proxy(url, environ))
+            check_key_transport(
+                url, True, _allows_insecure_key(environ), environment_proxy(url, environ)
+            )
         except ConfigError as exc:
             return KeyVerdict(name, origin, False, "in clear text", str(exc))
     if origin not in _canonical(approved):
-        return KeyVerdict(name, origin, False, "not approved",
-                          f"the secret '{name}' is not approved for {origin}; if that server "
-                          f"should have it: {PROG} secrets allow {name} {origin}")
-    return KeyVerdict(name, origin, True, "approved",
-                      f"the secret '{name}' may be sent to {origin}")
+        return KeyVerdict(
+            name,
+            origin,
+            False,
+            "not approved",
+            f"the secret '{name}' is not approved for {origin}; if that server "
+            f"should have it: {PROG} secrets allow {name} {origin}",
+        )
+    return KeyVerdict(
+        name, origin, True, "approved", f"the secret '{name}' may be sent to {origin}"
+    )
 
 
 def _approved(store: SecretStore, name: str) -> set[str]:
@@ -195,8 +223,9 @@ EXPORTS = (".workspace", "exports")
 have events written to (``openlineage.file.path``)."""
 
 
-def workspace_output(value: str, settings: Settings, setting: str,
-                     root: Path) -> tuple[str, ...] | None:
+def workspace_output(
+    value: str, settings: Settings, setting: str, root: Path
+) -> tuple[str, ...] | None:
     """Where a file path from ``setting`` may be written: None when the user named it (the
     environment, the command line, the user's openlineage.yml: anywhere, links followed);
     when the workspace did, its parts below ``root``, which must start with
@@ -217,9 +246,13 @@ def workspace_output(value: str, settings: Settings, setting: str,
 def outside_exports(setting: str, env: str | None, why: str = "") -> str:
     """The refusal of a path from the workspace's settings.json that is not in (or, ``why``
     says how, leads out of) the export's own folder; ``env`` is how the user names one."""
-    why = why or ("names a file outside .workspace/exports/, the folder the export keeps for "
-                  "the workspace's events")
-    return (f"{setting} in the workspace's settings.json {why}: nothing was written. A "
-            f"workspace's events go only there, never through a link (.workspace/exports/"
-            f"events.jsonl, or .workspace/exports/ for rotating files); to write anywhere else, "
-            f"set {env} in your environment")
+    why = why or (
+        "names a file outside .workspace/exports/, the folder the export keeps for "
+        "the workspace's events"
+    )
+    return (
+        f"{setting} in the workspace's settings.json {why}: nothing was written. A "
+        f"workspace's events go only there, never through a link (.workspace/exports/"
+        f"events.jsonl, or .workspace/exports/ for rotating files); to write anywhere else, "
+        f"set {env} in your environment"
+    )

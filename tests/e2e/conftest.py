@@ -48,14 +48,17 @@ class Marquez:
         version's row id (the list's `version`), while a run's `datasetVersionId.version` is
         another, computed id. The list works alike on 0.50 and 0.51.
         """
-        path = (f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
-                f"{quote(name, safe='')}/versions")
+        path = (
+            f"/api/v1/namespaces/{quote(namespace, safe='')}/datasets/"
+            f"{quote(name, safe='')}/versions"
+        )
         created: list[dict[str, Any]] = []
         offset = 0
         while True:
             page = self.get(path, limit=100, offset=offset)
-            created += [v for v in page["versions"]
-                        if (v.get("createdByRun") or {}).get("id") == run_id]
+            created += [
+                v for v in page["versions"] if (v.get("createdByRun") or {}).get("id") == run_id
+            ]
             offset += len(page["versions"])
             if not page["versions"] or offset >= page["totalCount"]:
                 break
@@ -75,12 +78,16 @@ def marquez() -> Iterator[Marquez]:
     try:
         server.get("/api/v1/namespaces")
     except httpx.HTTPError as exc:
-        message = (f"no Marquez at {MARQUEZ_URL} ({exc}); start it with scripts/marquez.sh "
-                   "start, or run the whole suite with scripts/test.sh")
+        message = (
+            f"no Marquez at {MARQUEZ_URL} ({exc}); start it with scripts/marquez.sh "
+            "start, or run the whole suite with scripts/test.sh"
+        )
         if not any(SHARED.glob("third_party/marquez-*")):
-            message += (" (Marquez's source, ../shared/third_party/marquez-*, is not here for "
-                        "scripts/marquez.sh to build: give it MARQUEZ_LIB_DIR, or set MARQUEZ_URL "
-                        "to a Marquez of your own)")
+            message += (
+                " (Marquez's source, ../shared/third_party/marquez-*, is not here for "
+                "scripts/marquez.sh to build: give it MARQUEZ_LIB_DIR, or set MARQUEZ_URL "
+                "to a Marquez of your own)"
+            )
         if os.environ.get("OLX_REQUIRE_MARQUEZ") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -97,15 +104,34 @@ def wipe() -> None:
     """
     port = os.environ.get("MARQUEZ_PG_PORT", "55432")
     env = {**os.environ, "PGPASSWORD": "marquez"}
-    psql = ["psql", "-h", "127.0.0.1", "-p", port, "-U", "marquez", "-d", "marquez", "-Atq",
-            "-v", "ON_ERROR_STOP=1", "-c"]
+    psql = [
+        "psql",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        port,
+        "-U",
+        "marquez",
+        "-d",
+        "marquez",
+        "-Atq",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+    ]
     tables = subprocess.run(
-        [*psql, "select string_agg(quote_ident(tablename), ', ') from pg_tables where "
-                "schemaname = 'public' and tablename not like 'flyway%' and "
-                "tablename <> 'facet_migration_lock'"],
-        env=env, check=True, capture_output=True, text=True).stdout.strip()
-    subprocess.run([*psql, f"truncate {tables} cascade"], env=env, check=True,
-                   capture_output=True)
+        [
+            *psql,
+            "select string_agg(quote_ident(tablename), ', ') from pg_tables where "
+            "schemaname = 'public' and tablename not like 'flyway%' and "
+            "tablename <> 'facet_migration_lock'",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    subprocess.run([*psql, f"truncate {tables} cascade"], env=env, check=True, capture_output=True)
 
 
 @pytest.fixture(scope="session")
@@ -131,8 +157,10 @@ def rentgen() -> DataRentgen:
     try:
         return DataRentgen()
     except httpx.HTTPError as exc:
-        message = (f"no Data.Rentgen at {rest_url()} ({exc}); start it with "
-                   "scripts/data-rentgen.sh start, or run the whole suite with scripts/test.sh")
+        message = (
+            f"no Data.Rentgen at {rest_url()} ({exc}); start it with "
+            "scripts/data-rentgen.sh start, or run the whole suite with scripts/test.sh"
+        )
         if os.environ.get("OLX_REQUIRE_DATA_RENTGEN") == "1":
             pytest.fail(message)
         pytest.skip(message)

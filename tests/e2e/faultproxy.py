@@ -44,8 +44,16 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-_HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
-               "upgrade", "host", "content-length"}
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "upgrade",
+    "host",
+    "content-length",
+}
 
 
 @dataclass(frozen=True)
@@ -88,8 +96,15 @@ class Passed:
 class FaultProxy:
     """A threaded proxy on 127.0.0.1 that injects faults between a client and ``upstream``."""
 
-    def __init__(self, upstream: str, *, seed: int, faults: Faults = NO_FAULTS,
-                 first: tuple[str, ...] = (), gone_after: int | None = None) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        seed: int,
+        faults: Faults = NO_FAULTS,
+        first: tuple[str, ...] = (),
+        gone_after: int | None = None,
+    ) -> None:
         """``first``: actions for the first requests, in order (then the dice decide), so a
         test is sure to meet every fault it names."""
         parts = urlsplit(upstream)
@@ -179,8 +194,9 @@ class FaultProxy:
         listener.listen(64)
         listener.settimeout(0.05)
         self._listener = listener
-        self._acceptor = threading.Thread(target=self._accept, args=(listener,),
-                                          name=f"faultproxy-{self.port}", daemon=True)
+        self._acceptor = threading.Thread(
+            target=self._accept, args=(listener,), name=f"faultproxy-{self.port}", daemon=True
+        )
         self._acceptor.start()
 
     def _unlisten(self) -> None:
@@ -212,8 +228,9 @@ class FaultProxy:
             client.settimeout(None)
             with self._lock:
                 self._clients.add(client)
-            threading.Thread(target=self._serve, args=(client,), daemon=True,
-                             name=f"faultproxy-{self.port}-conn").start()
+            threading.Thread(
+                target=self._serve, args=(client,), daemon=True, name=f"faultproxy-{self.port}-conn"
+            ).start()
 
     # -- one client connection ----------------------------------------------------------
 
@@ -230,8 +247,14 @@ class FaultProxy:
                 if method != "POST":
                     # A read (the exporter asking whether the server forgot what it was sent):
                     # passed on as it is; faults, counts and ``passed`` are the events'.
-                    upstream = self._read_through(client, upstream, method, target, headers,
-                                                  reader.read(length) if length else b"")
+                    upstream = self._read_through(
+                        client,
+                        upstream,
+                        method,
+                        target,
+                        headers,
+                        reader.read(length) if length else b"",
+                    )
                     if upstream is None and self._mode != "up":
                         return
                     continue
@@ -249,8 +272,9 @@ class FaultProxy:
                     _answer(client, status, b"fault injected by the test proxy")
                     continue
                 if action == "throttle":
-                    _answer(client, 429, b"slow down",
-                            {"Retry-After": str(self._faults.retry_after)})
+                    _answer(
+                        client, 429, b"slow down", {"Retry-After": str(self._faults.retry_after)}
+                    )
                     continue
                 if action == "slow" and self._choose((True, False)):
                     time.sleep(self._faults.hold)  # stalled: the server never sees it
@@ -260,7 +284,8 @@ class FaultProxy:
                     upstream = http.client.HTTPConnection(*self._upstream, timeout=120)
                 try:
                     status, reason, answer_headers, answer = _forward(
-                        upstream, method, target, headers, body)
+                        upstream, method, target, headers, body
+                    )
                 except (OSError, http.client.HTTPException):
                     upstream.close()
                     upstream = None
@@ -269,9 +294,10 @@ class FaultProxy:
                 answered = action == "pass"
                 with self._lock:
                     self.passed.append(Passed(body, status, answered))
-                    gone = (self._gone_after is not None
-                            and sum(1 for p in self.passed if 200 <= p.status < 300)
-                            >= self._gone_after)
+                    gone = (
+                        self._gone_after is not None
+                        and sum(1 for p in self.passed if 200 <= p.status < 300) >= self._gone_after
+                    )
                 if action == "slow":
                     time.sleep(self._faults.hold)  # a slow answer, after the client gave up
                 if action == "reset_after":
@@ -293,9 +319,15 @@ class FaultProxy:
                 reader.close()
                 client.close()
 
-    def _read_through(self, client: socket.socket, upstream: http.client.HTTPConnection | None,
-                      method: str, target: str, headers: dict[str, str],
-                      body: bytes) -> http.client.HTTPConnection | None:
+    def _read_through(
+        self,
+        client: socket.socket,
+        upstream: http.client.HTTPConnection | None,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes,
+    ) -> http.client.HTTPConnection | None:
         """Pass a read on to the server untouched (reset when the server is gone)."""
         with self._lock:
             up = self._mode == "up"
@@ -306,7 +338,8 @@ class FaultProxy:
             upstream = http.client.HTTPConnection(*self._upstream, timeout=120)
         try:
             status, reason, answer_headers, answer = _forward(
-                upstream, method, target, headers, body)
+                upstream, method, target, headers, body
+            )
         except (OSError, http.client.HTTPException):
             upstream.close()
             _answer(client, 502, b"upstream unavailable")
@@ -352,8 +385,13 @@ def _read_head(reader: object) -> tuple[str, str, dict[str, str]] | None:
     return method, target, headers
 
 
-def _forward(upstream: http.client.HTTPConnection, method: str, target: str,
-             headers: dict[str, str], body: bytes) -> tuple[int, str, dict[str, str], bytes]:
+def _forward(
+    upstream: http.client.HTTPConnection,
+    method: str,
+    target: str,
+    headers: dict[str, str],
+    body: bytes,
+) -> tuple[int, str, dict[str, str], bytes]:
     sent = {k: v for k, v in headers.items() if k not in _HOP_BY_HOP}
     upstream.request(method, target, body=body, headers=sent)
     response = upstream.getresponse()
@@ -362,8 +400,14 @@ def _forward(upstream: http.client.HTTPConnection, method: str, target: str,
     return response.status, response.reason, kept, data
 
 
-def _answer(client: socket.socket, status: int, body: bytes,
-            headers: dict[str, str] | None = None, *, reason: str | None = None) -> None:
+def _answer(
+    client: socket.socket,
+    status: int,
+    body: bytes,
+    headers: dict[str, str] | None = None,
+    *,
+    reason: str | None = None,
+) -> None:
     phrase = reason or http.client.responses.get(status, "")
     lines = [f"HTTP/1.1 {status} {phrase}"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]

@@ -63,8 +63,9 @@ def rest_url() -> str:
 
 def bootstrap() -> str:
     """The Kafka broker its consumer reads from."""
-    return os.environ.get("KAFKA_BOOTSTRAP_SERVERS",
-                          f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}")
+    return os.environ.get(
+        "KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}"
+    )
 
 
 def when(text: str | None) -> datetime | None:
@@ -156,29 +157,55 @@ def sent(events: list[dict[str, Any]]) -> Held:
         job, run, facets = event["job"], event["run"]["runId"], event["run"]["facets"]
         job_type = job["facets"]["jobType"]
         parent = facets.get("parent")
-        jobs[job["name"]] = (f"{job_type['integration']}_{job_type['jobType']}".upper(),
-                             parent["job"]["name"] if parent else None)
+        jobs[job["name"]] = (
+            f"{job_type['integration']}_{job_type['jobType']}".upper(),
+            parent["job"]["name"] if parent else None,
+        )
         before = runs.get(run)
-        started = when(event["eventTime"]) if event["eventType"] == "START" else (
-            before.started if before else None)
+        started = (
+            when(event["eventTime"])
+            if event["eventType"] == "START"
+            else (before.started if before else None)
+        )
         ended = None if event["eventType"] == "START" else when(event["eventTime"])
         own = facets.get("dataRentgen_run", {})
-        runs[run] = RunHeld(job["name"], parent["run"]["runId"] if parent else None,
-                            STATUS[event["eventType"]], started, ended, own.get("external_id"),
-                            own.get("attempt"))
+        runs[run] = RunHeld(
+            job["name"],
+            parent["run"]["runId"] if parent else None,
+            STATUS[event["eventType"]],
+            started,
+            ended,
+            own.get("external_id"),
+            own.get("attempt"),
+        )
         if event["inputs"] or event["outputs"]:
-            operations[run] = OperationHeld(run, job["name"], job_type["processingType"],
-                                            STATUS[event["eventType"]], started, ended)
+            operations[run] = OperationHeld(
+                run,
+                job["name"],
+                job_type["processingType"],
+                STATUS[event["eventType"]],
+                started,
+                ended,
+            )
         inputs |= {(run, location(d["namespace"]), d["name"]) for d in event["inputs"]}
         for d in event["outputs"]:
             stats = d.get("outputFacets", {}).get("outputStatistics", {})
-            outputs[(run, location(d["namespace"]), d["name"])] = (stats.get("rowCount"),
-                                                                    stats.get("size"))
+            outputs[(run, location(d["namespace"]), d["name"])] = (
+                stats.get("rowCount"),
+                stats.get("size"),
+            )
             if "schema" in d["facets"]:
                 schemas[(location(d["namespace"]), d["name"])] = [
-                    (f["name"], f.get("type")) for f in d["facets"]["schema"]["fields"]]
-    return Held(jobs, runs, operations, inputs,
-                {(*key, rows, size) for key, (rows, size) in outputs.items()}, schemas)
+                    (f["name"], f.get("type")) for f in d["facets"]["schema"]["fields"]
+                ]
+    return Held(
+        jobs,
+        runs,
+        operations,
+        inputs,
+        {(*key, rows, size) for key, (rows, size) in outputs.items()},
+        schemas,
+    )
 
 
 class DataRentgen:
@@ -230,21 +257,34 @@ class DataRentgen:
             for item in self.items("/v1/runs", job_id=[job_id], since=SINCE):
                 run = item["data"]
                 runs[str(run["id"])] = RunHeld(
-                    job["name"], run["parent_run_id"], run["status"], when(run["started_at"]),
-                    when(run["ended_at"]), run["external_id"], run["attempt"])
+                    job["name"],
+                    run["parent_run_id"],
+                    run["status"],
+                    when(run["started_at"]),
+                    when(run["ended_at"]),
+                    run["external_id"],
+                    run["attempt"],
+                )
         operations: dict[str, OperationHeld] = {}
         ids = sorted(runs)
         for start in range(0, len(ids), 40):
-            for item in self.items("/v1/operations", run_id=ids[start:start + 40], since=SINCE):
+            for item in self.items("/v1/operations", run_id=ids[start : start + 40], since=SINCE):
                 op = item["data"]
                 operations[str(op["id"])] = OperationHeld(
-                    str(op["run_id"]), op["name"], op["type"], op["status"],
-                    when(op["started_at"]), when(op["ended_at"]))
+                    str(op["run_id"]),
+                    op["name"],
+                    op["type"],
+                    op["status"],
+                    when(op["started_at"]),
+                    when(op["ended_at"]),
+                )
         held = Held({}, runs, operations, set(), set(), {})
         self._io(jobs, held)
         names = {job_id: job["name"] for job_id, job in jobs.items()}
-        held.jobs = {job["name"]: (job["type"], names.get(str(job["parent_job_id"])))
-                     for job in jobs.values()}
+        held.jobs = {
+            job["name"]: (job["type"], names.get(str(job["parent_job_id"])))
+            for job in jobs.values()
+        }
         return held
 
     def _io(self, jobs: dict[str, dict[str, Any]], held: Held) -> None:
@@ -253,15 +293,24 @@ class DataRentgen:
         for job_id, job in jobs.items():
             if job["parent_job_id"] is None:
                 continue  # a pipeline: only its stages read and write
-            graph = self.get("/v1/jobs/lineage", start_node_id=job_id, since=SINCE,
-                             granularity="RUN", depth=1, direction="BOTH")
-            datasets = {key: f"{d['location']['type']}://{d['location']['name']}"
-                        for key, d in graph["nodes"]["datasets"].items()}
+            graph = self.get(
+                "/v1/jobs/lineage",
+                start_node_id=job_id,
+                since=SINCE,
+                granularity="RUN",
+                depth=1,
+                direction="BOTH",
+            )
+            datasets = {
+                key: f"{d['location']['type']}://{d['location']['name']}"
+                for key, d in graph["nodes"]["datasets"].items()
+            }
             names = {key: d["name"] for key, d in graph["nodes"]["datasets"].items()}
             for key, d in graph["nodes"]["datasets"].items():
                 if d.get("schema"):
                     held.schemas[(datasets[key], names[key])] = [
-                        (f["name"], f["type"]) for f in d["schema"]["fields"]]
+                        (f["name"], f["type"]) for f in d["schema"]["fields"]
+                    ]
             for relation in graph["relations"]["inputs"]:
                 run, dataset = relation["to"], relation["from"]["id"]
                 if run["kind"] == "RUN" and run["id"] in held.runs:
@@ -269,8 +318,15 @@ class DataRentgen:
             for relation in graph["relations"]["outputs"]:
                 run, dataset = relation["from"], relation["to"]["id"]
                 if run["kind"] == "RUN" and run["id"] in held.runs:
-                    held.outputs.add((run["id"], datasets[dataset], names[dataset],
-                                      relation["num_rows"], relation["num_bytes"]))
+                    held.outputs.add(
+                        (
+                            run["id"],
+                            datasets[dataset],
+                            names[dataset],
+                            relation["num_rows"],
+                            relation["num_bytes"],
+                        )
+                    )
 
 
 # ------------------------------------------------------------------ Kafka
@@ -282,8 +338,9 @@ def shared_topic(admin: AdminClient) -> str:
     deleted under it leaves it failing to commit; one topic for every test, each test in a job
     namespace of its own, keeps what it reads the same from run to run)."""
     try:
-        for future in admin.create_topics([NewTopic(TOPIC, num_partitions=3,
-                                                    replication_factor=1)]).values():
+        for future in admin.create_topics(
+            [NewTopic(TOPIC, num_partitions=3, replication_factor=1)]
+        ).values():
             future.result(timeout=30)
     except KafkaException as exc:
         if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
@@ -293,12 +350,15 @@ def shared_topic(admin: AdminClient) -> str:
 
 def end_offsets(topic: str) -> dict[int, int]:
     """partition -> the offset after its last message."""
-    consumer = Consumer({"bootstrap.servers": bootstrap(), "group.id": f"olx-e2e-{uuid.uuid4()}",
-                         **QUIET})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap(), "group.id": f"olx-e2e-{uuid.uuid4()}", **QUIET}
+    )
     try:
         partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
-                for p in partitions}
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+            for p in partitions
+        }
     finally:
         consumer.close()
 
@@ -317,12 +377,16 @@ def marker(topic: str, partition: int) -> tuple[str, bytes]:
     value = (value & ~(0b11 << 62)) | (0b10 << 62)
     run_id = str(uuid.UUID(int=value))
     where = f"olx-marker://{topic}"
-    event = {"eventTime": MARK_TIME.isoformat(), "eventType": "COMPLETE",
-             "producer": "https://github.com/olx-e2e/marker",
-             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-             "run": {"runId": run_id, "facets": {}},
-             "job": {"namespace": where, "name": f"marker-{partition}", "facets": {}},
-             "inputs": [], "outputs": [{"namespace": where, "name": "marker", "facets": {}}]}
+    event = {
+        "eventTime": MARK_TIME.isoformat(),
+        "eventType": "COMPLETE",
+        "producer": "https://github.com/olx-e2e/marker",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run_id, "facets": {}},
+        "job": {"namespace": where, "name": f"marker-{partition}", "facets": {}},
+        "inputs": [],
+        "outputs": [{"namespace": where, "name": "marker", "facets": {}}],
+    }
     return run_id, json.dumps(event).encode()
 
 
@@ -355,14 +419,22 @@ def settle(rentgen: DataRentgen, admin: AdminClient, topic: str) -> None:
 
 def malformed_with(text: str) -> list[bytes]:
     """The messages on Data.Rentgen's malformed-messages topic that hold ``text``."""
-    consumer = Consumer({"bootstrap.servers": bootstrap(), "group.id": f"olx-e2e-{uuid.uuid4()}",
-                         "enable.auto.commit": False, **QUIET})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap(),
+            "group.id": f"olx-e2e-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            **QUIET,
+        }
+    )
     try:
         topics = consumer.list_topics(timeout=30).topics
         if MALFORMED not in topics:
             return []  # created with the first event the consumer could not parse
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(MALFORMED, p), timeout=30)
-                for p in topics[MALFORMED].partitions}
+        ends = {
+            p: consumer.get_watermark_offsets(TopicPartition(MALFORMED, p), timeout=30)
+            for p in topics[MALFORMED].partitions
+        }
         wanted = {p: end for p, (low, end) in ends.items() if end > low}
         consumer.assign([TopicPartition(MALFORMED, p, low) for p, (low, _) in ends.items()])
         found: list[bytes] = []

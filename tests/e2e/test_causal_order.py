@@ -31,14 +31,38 @@ Versions = dict[str, tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, st
 
 def export(workspace: Path, marquez: Any, state: Path, concurrency: int) -> dict[str, Any]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    environ.update({"OPENLINEAGE_URL": marquez.url, "OPENLINEAGE_EXPORT_STATE_DIR": str(state),
-                    "OPENLINEAGE_EXPORT_CONFIG_DIR": str(state / "config")})
-    (workspace / ".workspace" / "settings.json").write_text(json.dumps(
-        {"openlineage.concurrency": concurrency, "openlineage.timeout": 30,
-         "openlineage.retry.maxTime": 120}))
+    environ.update(
+        {
+            "OPENLINEAGE_URL": marquez.url,
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(state),
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(state / "config"),
+        }
+    )
+    (workspace / ".workspace" / "settings.json").write_text(
+        json.dumps(
+            {
+                "openlineage.concurrency": concurrency,
+                "openlineage.timeout": 30,
+                "openlineage.retry.maxTime": 120,
+            }
+        )
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", "export", "-w", str(workspace), "--json",
-         "-q"], env=environ, capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "openlineage_export",
+            "export",
+            "-w",
+            str(workspace),
+            "--json",
+            "-q",
+        ],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     report: dict[str, Any] = json.loads(done.stdout)
     assert report["runs"]["failed"] == 0 and report["outage"] is None, done.stderr
     return report
@@ -53,10 +77,19 @@ def versions(marquez: Any, namespace: str) -> Versions:
         while True:
             runs = marquez.get(path, limit=100, offset=offset)["runs"]
             for run in runs:
-                found[run["id"]] = tuple(tuple(sorted(
-                    (v["datasetVersionId"]["namespace"], v["datasetVersionId"]["name"],
-                     v["datasetVersionId"]["version"]) for v in run[side]))
-                    for side in ("inputDatasetVersions", "outputDatasetVersions"))
+                found[run["id"]] = tuple(
+                    tuple(
+                        sorted(
+                            (
+                                v["datasetVersionId"]["namespace"],
+                                v["datasetVersionId"]["name"],
+                                v["datasetVersionId"]["version"],
+                            )
+                            for v in run[side]
+                        )
+                    )
+                    for side in ("inputDatasetVersions", "outputDatasetVersions")
+                )
             offset += len(runs)
             if len(runs) < 100:
                 break
@@ -65,7 +98,8 @@ def versions(marquez: Any, namespace: str) -> Versions:
 
 @pytest.mark.parametrize("trail", ["demo", "synthetic"])
 def test_a_concurrent_export_files_every_read_and_write_as_a_one_at_a_time_one_does(
-        marquez: Any, tmp_path: Path, trail: str) -> None:
+    marquez: Any, tmp_path: Path, trail: str
+) -> None:
     workspace = tmp_path / trail
     if trail == "demo":
         shutil.copytree(DEMO, workspace)
@@ -81,8 +115,11 @@ def test_a_concurrent_export_files_every_read_and_write_as_a_one_at_a_time_one_d
     assert len(one_at_a_time) > 20
     reads = sum(len(inputs) for inputs, _ in one_at_a_time.values())
     assert reads > 20, "the trail must read what it writes for the proof to mean anything"
-    differing = {run: (one_at_a_time[run], concurrent.get(run)) for run in one_at_a_time
-                 if concurrent.get(run) != one_at_a_time[run]}
+    differing = {
+        run: (one_at_a_time[run], concurrent.get(run))
+        for run in one_at_a_time
+        if concurrent.get(run) != one_at_a_time[run]
+    }
     assert differing == {}
     assert set(concurrent) == set(one_at_a_time)
     wipe()

@@ -38,6 +38,7 @@ from support.synth_trail import write_workspace
 
 pytestmark = pytest.mark.e2e
 
+
 @pytest.fixture
 def topic(rentgen_kafka: AdminClient, rentgen: DataRentgen) -> str:
     return shared_topic(rentgen_kafka)
@@ -52,16 +53,26 @@ def job_namespace() -> str:
 def env(topic: str, job_namespace: str, tmp_path: Path) -> dict[str, str]:
     """The CLI's environment: kafka to ``topic``, Data.Rentgen mode, this test's namespace."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    return {**environ, "OPENLINEAGE_TRANSPORT": "kafka", "OPENLINEAGE_SERVER": "data-rentgen",
-            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap(), "OPENLINEAGE_KAFKA_TOPIC": topic,
-            "OPENLINEAGE_NAMESPACE": job_namespace,
-            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+    return {
+        **environ,
+        "OPENLINEAGE_TRANSPORT": "kafka",
+        "OPENLINEAGE_SERVER": "data-rentgen",
+        "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap(),
+        "OPENLINEAGE_KAFKA_TOPIC": topic,
+        "OPENLINEAGE_NAMESPACE": job_namespace,
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+    }
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
-                          capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "openlineage_export", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def export(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -110,8 +121,13 @@ def assert_holds(held: Held, expected: Held) -> None:
 
 
 def test_the_demo_lands_whole_and_a_second_export_changes_nothing(
-        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
-        job_namespace: str, tmp_path: Path) -> None:
+    rentgen: DataRentgen,
+    rentgen_kafka: AdminClient,
+    env: dict[str, str],
+    topic: str,
+    job_namespace: str,
+    tmp_path: Path,
+) -> None:
     events = dry_run(DEMO, env, tmp_path)
     summary = export(DEMO, env)
     assert summary["runs"]["sent"] == summary["runs"]["total"] == 31
@@ -135,8 +151,13 @@ def test_the_demo_lands_whole_and_a_second_export_changes_nothing(
 
 
 def test_a_synthetic_trail_of_300_runs_lands_whole(
-        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
-        job_namespace: str, tmp_path: Path) -> None:
+    rentgen: DataRentgen,
+    rentgen_kafka: AdminClient,
+    env: dict[str, str],
+    topic: str,
+    job_namespace: str,
+    tmp_path: Path,
+) -> None:
     trail = write_workspace(tmp_path / "synthetic", 300, seed=31)
     assert trail["runs"] == 300
     events = dry_run(tmp_path / "synthetic", env, tmp_path)
@@ -160,8 +181,14 @@ def uuid7(at: datetime) -> str:
 
 
 def test_a_uuid7_trace_id_stays_the_run_id_and_a_uuid4_gets_one_derived(
-        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
-        job_namespace: str, ws: WorkspaceMaker, tmp_path: Path) -> None:
+    rentgen: DataRentgen,
+    rentgen_kafka: AdminClient,
+    env: dict[str, str],
+    topic: str,
+    job_namespace: str,
+    ws: WorkspaceMaker,
+    tmp_path: Path,
+) -> None:
     v7 = uuid7(datetime(2026, 11, 2, 2, 0, 0, 120_000, tzinfo=UTC))
     v4 = str(uuid.uuid4())
     ws.segment("000001.jsonl", [run_record(v7.upper()), run_record(v4)])
@@ -171,16 +198,22 @@ def test_a_uuid7_trace_id_stays_the_run_id_and_a_uuid4_gets_one_derived(
     assert malformed_with(job_namespace) == []
     held = rentgen.held(f"lineage-hub://{job_namespace}")
     assert_holds(held, sent(events))
-    pipeline_runs = {run_id: run.external_id for run_id, run in held.runs.items()
-                     if run.parent is None}
+    pipeline_runs = {
+        run_id: run.external_id for run_id, run in held.runs.items() if run.parent is None
+    }
     assert pipeline_runs[v7] == v7.upper()
     (derived,) = (run_id for run_id, trace in pipeline_runs.items() if trace == v4)
     assert derived != v4 and uuid.UUID(derived).version == 7
 
 
 def test_without_the_mode_every_event_of_a_uuid4_run_is_refused(
-        rentgen: DataRentgen, rentgen_kafka: AdminClient, env: dict[str, str], topic: str,
-        job_namespace: str, tmp_path: Path) -> None:
+    rentgen: DataRentgen,
+    rentgen_kafka: AdminClient,
+    env: dict[str, str],
+    topic: str,
+    job_namespace: str,
+    tmp_path: Path,
+) -> None:
     generic = {**env, "OPENLINEAGE_SERVER": "generic"}
     lines = dry_run_lines(DEMO, generic, tmp_path)
     export(DEMO, generic)

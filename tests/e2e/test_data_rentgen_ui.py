@@ -62,33 +62,47 @@ def ui(rentgen: DataRentgen) -> str:
         with httpx.Client(base_url=url, timeout=60) as http:
             page, api = http.get("/jobs"), http.get("/v1/users/me")
     except httpx.HTTPError as exc:
-        require("OLX_REQUIRE_DATA_RENTGEN_UI",
-                f"no Data.Rentgen web UI at {url} ({exc}); start it with "
-                "scripts/data-rentgen.sh ui, or run the whole suite with scripts/test.sh")
+        require(
+            "OLX_REQUIRE_DATA_RENTGEN_UI",
+            f"no Data.Rentgen web UI at {url} ({exc}); start it with "
+            "scripts/data-rentgen.sh ui, or run the whole suite with scripts/test.sh",
+        )
     if page.status_code != 200 or '<div id="root">' not in page.text or api.status_code != 401:
-        pytest.fail(f"{url} is not Data.Rentgen's web UI in front of its API (GET /jobs: "
-                    f"{page.status_code}, GET /v1/users/me: {api.status_code})")
+        pytest.fail(
+            f"{url} is not Data.Rentgen's web UI in front of its API (GET /jobs: "
+            f"{page.status_code}, GET /v1/users/me: {api.status_code})"
+        )
     return url
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
-                          capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "openlineage_export", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
-def exported(rentgen: DataRentgen, rentgen_kafka: AdminClient,
-             tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict[str, Any]]]:
+def exported(
+    rentgen: DataRentgen, rentgen_kafka: AdminClient, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, list[dict[str, Any]]]:
     """The demo exported to Data.Rentgen into a namespace of its own: (namespace, events)."""
     namespace = NAMESPACE
     topic = shared_topic(rentgen_kafka)
     folder = tmp_path_factory.mktemp("rentgen-ui")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")},
-           "OPENLINEAGE_TRANSPORT": "kafka", "OPENLINEAGE_SERVER": "data-rentgen",
-           "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap(), "OPENLINEAGE_KAFKA_TOPIC": topic,
-           "OPENLINEAGE_NAMESPACE": namespace,
-           "OPENLINEAGE_EXPORT_CONFIG_DIR": str(folder / "config"),
-           "OPENLINEAGE_EXPORT_STATE_DIR": str(folder / "state")}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")},
+        "OPENLINEAGE_TRANSPORT": "kafka",
+        "OPENLINEAGE_SERVER": "data-rentgen",
+        "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap(),
+        "OPENLINEAGE_KAFKA_TOPIC": topic,
+        "OPENLINEAGE_NAMESPACE": namespace,
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(folder / "config"),
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(folder / "state"),
+    }
     out = folder / "events.jsonl"
     dry = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
     assert dry.returncode == 0, dry.stderr
@@ -115,8 +129,9 @@ def lineage_sent(events: list[dict[str, Any]], pipeline: str) -> tuple[set[Node]
             for d in datasets:
                 dataset: Node = ("DATASET", location(d["namespace"]), d["name"])
                 nodes.add(dataset)
-                edges.add((dataset, job, direction) if direction == "reads" else
-                          (job, dataset, direction))
+                edges.add(
+                    (dataset, job, direction) if direction == "reads" else (job, dataset, direction)
+                )
     return nodes, edges
 
 
@@ -131,19 +146,23 @@ def lineage_shown(page: Any, rentgen: DataRentgen) -> tuple[set[Node], set[Edge]
     is looked up by the id the page gives it."""
     nodes: dict[str, Node] = {}
     for node_id, text in page.eval_on_selector_all(
-            ".react-flow__node", "els => els.map(e => [e.dataset.id, e.innerText])"):
+        ".react-flow__node", "els => els.map(e => [e.dataset.id, e.innerText])"
+    ):
         kind, _, number = node_id.replace("-CONTAINER", "").rpartition("-")
         label, shown_location = text.splitlines()[-2:]
         name = label
         if kind == "DATASET":
             (dataset,) = rentgen.get("/v1/datasets", dataset_id=[number])["items"]
             name = dataset["data"]["name"]
-            assert label == name or (label.startswith(".../") and
-                                     f"/{name}".endswith(label[3:])), (label, name)
+            assert label == name or (label.startswith(".../") and f"/{name}".endswith(label[3:])), (
+                label,
+                name,
+            )
         nodes[f"{kind}-{number}"] = (kind, shown_location, name)
     edges: set[Edge] = set()
     for test_id in page.eval_on_selector_all(
-            ".react-flow__edge", "els => els.map(e => e.dataset.testid)"):
+        ".react-flow__edge", "els => els.map(e => e.dataset.testid)"
+    ):
         found = EDGE.fullmatch(test_id)
         assert found is not None, test_id
         source, parent, target = found[1] + "-" + found[2], found[3], found[4] + "-" + found[5]
@@ -176,22 +195,33 @@ def log_in(page: Any, ui: str) -> None:
 
 
 def test_the_demos_lineage_is_drawn_in_its_web_ui(
-        ui: str, rentgen: DataRentgen, exported: tuple[str, list[dict[str, Any]]],
-        browser: tuple[Any, set[str]]) -> None:
+    ui: str,
+    rentgen: DataRentgen,
+    exported: tuple[str, list[dict[str, Any]]],
+    browser: tuple[Any, set[str]],
+) -> None:
     namespace, events = exported
     expected_nodes, expected_edges = lineage_sent(events, PIPELINE)
     location_id = rentgen.location_id(f"lineage-hub://{namespace}")
-    (job,) = [j for j in rentgen.items("/v1/jobs", location_id=[location_id])
-              if j["data"]["name"] == PIPELINE]
+    (job,) = [
+        j
+        for j in rentgen.items("/v1/jobs", location_id=[location_id])
+        if j["data"]["name"] == PIPELINE
+    ]
     page, outside = browser
     log_in(page, ui)
-    view = {"since": SINCE.replace("Z", ".000Z"), "depth": 1, "direction": "BOTH",
-            "granularity": "JOB"}
+    view = {
+        "since": SINCE.replace("Z", ".000Z"),
+        "depth": 1,
+        "direction": "BOTH",
+        "granularity": "JOB",
+    }
     page.goto(f"{ui}/jobs/{job['id']}/show/lineage?filter={quote(json.dumps(view))}")
     page.wait_for_function(  # drawn once laid out: every node and arrow, or the test fails
         """([nodes, edges]) => document.querySelectorAll('.react-flow__node').length >= nodes &&
              document.querySelectorAll('.react-flow__edge').length >= edges""",
-        arg=[len(expected_nodes), len(expected_edges)])
+        arg=[len(expected_nodes), len(expected_edges)],
+    )
     page.get_by_text(PIPELINE, exact=True).first.wait_for()
     nodes, edges = lineage_shown(page, rentgen)
     assert nodes == expected_nodes
@@ -204,6 +234,8 @@ def test_the_demos_lineage_is_drawn_in_its_web_ui(
     left, top = min(b["x"] for b in boxes) - 24, min(b["y"] for b in boxes) - 24
     right = max(b["x"] + b["width"] for b in boxes) + 24
     bottom = max(b["y"] + b["height"] for b in boxes) + 24
-    png = page.screenshot(animations="disabled", clip={
-        "x": left, "y": top, "width": right - left, "height": bottom - top})
+    png = page.screenshot(
+        animations="disabled",
+        clip={"x": left, "y": top, "width": right - left, "height": bottom - top},
+    )
     renew(page, SCREENSHOT, png)

@@ -29,8 +29,22 @@ from support.synth_trail import write_workspace
 ACCEPTING = ("datahub-2025-10-04", "datahub-master-0014425f")
 REFUSING = "datahub-2025-07-21"
 DATAHUB_ENDPOINT = "openapi/openlineage/api/v1/lineage"
-DB_SCHEMES = {"postgres", "mysql", "redshift", "sqlserver", "oracle", "db2", "trino", "hive",
-              "teradata", "cassandra", "crate", "oceanbase", "snowflake", "kafka"}
+DB_SCHEMES = {
+    "postgres",
+    "mysql",
+    "redshift",
+    "sqlserver",
+    "oracle",
+    "db2",
+    "trino",
+    "hive",
+    "teradata",
+    "cassandra",
+    "crate",
+    "oceanbase",
+    "snowflake",
+    "kafka",
+}
 
 # -- the converters ---------------------------------------------------------------------------
 
@@ -40,12 +54,18 @@ def converters() -> dict[str, str]:
     """NAME -> classpath of each converter, built (once, cached) by scripts/datahub.sh."""
     # The user's own HOME (tests get a private one): its Maven repository and build cache.
     home = pwd.getpwuid(os.getuid()).pw_dir
-    build = subprocess.run(["bash", str(ROOT / "scripts" / "datahub.sh"), "build"],
-                           capture_output=True, text=True, timeout=1800,
-                           env={**os.environ, "HOME": home})
+    build = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "datahub.sh"), "build"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, "HOME": home},
+    )
     if build.returncode != 0:
         message = f"scripts/datahub.sh could not build DataHub's converters:\n{build.stderr}"
-        if os.environ.get("OLX_REQUIRE_DATAHUB") == "1" or any(SHARED.glob("third_party/datahub-*")):
+        if os.environ.get("OLX_REQUIRE_DATAHUB") == "1" or any(
+            SHARED.glob("third_party/datahub-*")
+        ):
             pytest.fail(message)
         pytest.skip(message)
     found = dict(line.split("\t", 1) for line in build.stdout.splitlines())
@@ -61,9 +81,19 @@ CONVERTERS: dict[str, str] = {}
 def convert(events: Path, name: str, *options: str) -> list[dict[str, Any]]:
     """One result per event from converter NAME (what ``scripts/datahub.sh check`` runs)."""
     with events.open("rb") as stdin:
-        done = subprocess.run(["java", "-XX:TieredStopAtLevel=1", "-cp", CONVERTERS[name],
-                               "local.olx.datahub.ConverterCheck", *options],
-                              stdin=stdin, capture_output=True, timeout=600)
+        done = subprocess.run(
+            [
+                "java",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                CONVERTERS[name],
+                "local.olx.datahub.ConverterCheck",
+                *options,
+            ],
+            stdin=stdin,
+            capture_output=True,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stderr.decode()
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -71,23 +101,39 @@ def convert(events: Path, name: str, *options: str) -> list[dict[str, Any]]:
 # -- the events, from the CLI's dry run -------------------------------------------------------
 
 
-def dry_run(workspace: Path, out: Path, *, clashes: bool = False,
-            **env: str) -> list[dict[str, Any]]:
+def dry_run(
+    workspace: Path, out: Path, *, clashes: bool = False, **env: str
+) -> list[dict[str, Any]]:
     """The events ``export --dry-run`` writes for ``workspace`` (into ``out``); with
     ``clashes``, it may leave out runs whose job name is ambiguous (exit code 1)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
-    done = subprocess.run([sys.executable, "-m", "openlineage_export", "export", "--dry-run",
-                           "-q", "-w", str(workspace), "-o", str(out)],
-                          env={**environ, **env}, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "openlineage_export",
+            "export",
+            "--dry-run",
+            "-q",
+            "-w",
+            str(workspace),
+            "-o",
+            str(out),
+        ],
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0 or (clashes and done.returncode == 1), done.stderr
     return [json.loads(line) for line in out.read_bytes().splitlines()]
 
 
 SCHEMES = [
     "postgres://db.acme.internal:5432/sales.public.orders",
-    "postgres://db-2.acme.internal:5432/sales.public.orders",   # same table, another host
+    "postgres://db-2.acme.internal:5432/sales.public.orders",  # same table, another host
     "postgresql://user:pw@DB.acme.internal:6543/sales.public.orders?sslmode=require",
-    "postgres://db.acme.internal/sales.public.order lines",      # a space in a table name
+    "postgres://db.acme.internal/sales.public.order lines",  # a space in a table name
     "mysql://crm-db:3306/crm.customers",
     "s3://acme-lake/raw/events/a.parquet",
     "s3a://acme-lake/raw/a (copy).parquet",
@@ -113,7 +159,7 @@ SCHEMES = [
     "data/répertoire/données ünïcode.csv",
     "data/with,comma (and parens)/x.csv",
     "data/100%/y.csv",
-    "data/" + "日本語のデータ" * 10 + ".csv",                  # URNs DataHub finds too long
+    "data/" + "日本語のデータ" * 10 + ".csv",  # URNs DataHub finds too long
     "data/" + "日本語のデータ" * 10 + ".tsv",
     "s3://acme-lake/" + "deep/" * 100 + "x.parquet",
 ]
@@ -130,33 +176,71 @@ def shapes_workspace(root: Path, name: str) -> Path:
     """A workspace of every shape the trail allows, named ``name`` (two share every path)."""
     ws = WorkspaceMaker(root)
     pipelines = PIPELINES
-    ws.graph({"format": "lineage-hub/graph@1", "workspace": {"name": name}, "pipelines": [
-        {"id": p, "name": p, "stages": [{"id": "extract"}, {"id": "load.v2"}, {"id": "daily"}]}
-        for p in pipelines]})
+    ws.graph(
+        {
+            "format": "lineage-hub/graph@1",
+            "workspace": {"name": name},
+            "pipelines": [
+                {
+                    "id": p,
+                    "name": p,
+                    "stages": [{"id": "extract"}, {"id": "load.v2"}, {"id": "daily"}],
+                }
+                for p in pipelines
+            ],
+        }
+    )
     half = len(SCHEMES) // 2
     reads = [{"dataset": d, "digest": f"sha256:{i:02x}"} for i, d in enumerate(SCHEMES[:half])]
-    writes = [{"dataset": d, "digest": f"sha256:{i:02x}", "rows": 1,
-               "schema": [{"name": "id", "type": "BIGINT"}, {"name": "no type"}]}
-              for i, d in enumerate(SCHEMES[half:])]
+    writes = [
+        {
+            "dataset": d,
+            "digest": f"sha256:{i:02x}",
+            "rows": 1,
+            "schema": [{"name": "id", "type": "BIGINT"}, {"name": "no type"}],
+        }
+        for i, d in enumerate(SCHEMES[half:])
+    ]
     lines: list[Any] = []
     for n, pipeline in enumerate(pipelines):
-        engine = ({"name": "Hub Engine (beta), 2", "version": "5"} if n == 2 else
-                  {"name": "hub-engine", "version": "4.2.0"})
+        engine = (
+            {"name": "Hub Engine (beta), 2", "version": "5"}
+            if n == 2
+            else {"name": "hub-engine", "version": "4.2.0"}
+        )
         lines += [
-            run_record(f"{name}-ok-{n}", pipeline=pipeline, engine=engine, stages=[
-                stage_record("extract", reads=reads, writes=writes),
-                stage_record("load.v2", status="failed", error={"message": "boom"}),
-                stage_record("load.v2", attempt=2, reads=[{"dataset": w["dataset"]}
-                                                          for w in writes]),
-                stage_record("daily", status="skipped")]),
-            run_record(f"{name}-failed-{n}", pipeline=pipeline, status="failed",
-                       error={"message": "a stage failed"},
-                       stages=[stage_record("extract", status="failed",
-                                            error={"message": "no"})]),
-            run_record(f"{name}-cancelled-{n}", pipeline=pipeline, status="cancelled",
-                       stages=[stage_record("extract", status="cancelled")]),
-            run_record(f"{name}-running-{n}", pipeline=pipeline, status="running",
-                       stages=[stage_record("extract", status="running")]),
+            run_record(
+                f"{name}-ok-{n}",
+                pipeline=pipeline,
+                engine=engine,
+                stages=[
+                    stage_record("extract", reads=reads, writes=writes),
+                    stage_record("load.v2", status="failed", error={"message": "boom"}),
+                    stage_record(
+                        "load.v2", attempt=2, reads=[{"dataset": w["dataset"]} for w in writes]
+                    ),
+                    stage_record("daily", status="skipped"),
+                ],
+            ),
+            run_record(
+                f"{name}-failed-{n}",
+                pipeline=pipeline,
+                status="failed",
+                error={"message": "a stage failed"},
+                stages=[stage_record("extract", status="failed", error={"message": "no"})],
+            ),
+            run_record(
+                f"{name}-cancelled-{n}",
+                pipeline=pipeline,
+                status="cancelled",
+                stages=[stage_record("extract", status="cancelled")],
+            ),
+            run_record(
+                f"{name}-running-{n}",
+                pipeline=pipeline,
+                status="running",
+                stages=[stage_record("extract", status="running")],
+            ),
         ]
     ws.segment("000001.jsonl", lines)
     return root
@@ -174,15 +258,21 @@ def sent(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list
     tmp = tmp_path_factory.mktemp("datahub")
     synth = tmp / "synth"
     write_workspace(synth, 300, seed=20, pipelines=12, running_tail=4)
-    workspaces = {"demo": DEMO, "synth": synth,
-                  "shapes-a": shapes_workspace(tmp / "a", "shapes-a"),
-                  "shapes-b": shapes_workspace(tmp / "b", "shapes-b")}
+    workspaces = {
+        "demo": DEMO,
+        "synth": synth,
+        "shapes-a": shapes_workspace(tmp / "a", "shapes-a"),
+        "shapes-b": shapes_workspace(tmp / "b", "shapes-b"),
+    }
     out: dict[str, tuple[Path, list[Any], list[Any]]] = {}
     for label, root in workspaces.items():
         file = tmp / f"{label}.jsonl"
         # The demo by its endpoint (openlineage.server: auto), the others by the setting.
-        mode = ({"OPENLINEAGE_URL": "http://127.0.0.1:9", "OPENLINEAGE_ENDPOINT": DATAHUB_ENDPOINT}
-                if label == "demo" else {"OPENLINEAGE_SERVER": "datahub"})
+        mode = (
+            {"OPENLINEAGE_URL": "http://127.0.0.1:9", "OPENLINEAGE_ENDPOINT": DATAHUB_ENDPOINT}
+            if label == "demo"
+            else {"OPENLINEAGE_SERVER": "datahub"}
+        )
         datahub = dry_run(root, file, **mode)
         # Any other server gets the same runs, less those whose job name is ambiguous there
         # (pipeline 'sales.daily' and stage 'daily' of 'sales'): DataHub mode has no such name.
@@ -222,8 +312,13 @@ def same_data(a: tuple[str, str], b: tuple[str, str]) -> bool:
     database table (or topic) of two hosts, as DataHub's own connectors name it."""
     (ns_a, name_a), (ns_b, name_b) = a, b
     scheme = ns_a.partition("://")[0]
-    return (scheme in DB_SCHEMES and "://" in ns_a and scheme == ns_b.partition("://")[0]
-            and "://" in ns_b and name_a == name_b)
+    return (
+        scheme in DB_SCHEMES
+        and "://" in ns_a
+        and scheme == ns_b.partition("://")[0]
+        and "://" in ns_b
+        and name_a == name_b
+    )
 
 
 # -- the tests --------------------------------------------------------------------------------
@@ -231,8 +326,8 @@ def same_data(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 @pytest.mark.parametrize("name", ACCEPTING)
 def test_every_event_is_accepted_whole_with_urns_as_documented(
-        converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]],
-        name: str) -> None:
+    converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]], name: str
+) -> None:
     dataset_of: dict[tuple[str, str], str] = {}  # every dataset as any server gets it -> its URN
     for label, (file, events, generic) in sent.items():
         results = convert(file, name)
@@ -259,7 +354,7 @@ def test_every_event_is_accepted_whole_with_urns_as_documented(
     datasets = sorted(dataset_of)
     assert len(datasets) > len(SCHEMES) * 2
     for i, a in enumerate(datasets):
-        for b in datasets[i + 1:]:
+        for b in datasets[i + 1 :]:
             merged = dataset_of[a] == dataset_of[b]
             assert merged == same_data(a, b), (a, b, dataset_of[a], dataset_of[b])
     # Two workspaces writing the same relative path keep two datasets.
@@ -270,7 +365,8 @@ def test_every_event_is_accepted_whole_with_urns_as_documented(
 
 
 def test_every_pipeline_is_its_own_dataflow(
-        converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]) -> None:
+    converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]
+) -> None:
     file, events, _ = sent["shapes-a"]
     results = convert(file, ACCEPTING[-1])
     pipeline_of: dict[str, str] = {}  # pipeline run id -> pipeline id, from the trace id
@@ -294,23 +390,33 @@ def test_every_pipeline_is_its_own_dataflow(
 
 
 def test_a_platform_instance_per_connection_tells_database_hosts_apart(
-        converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]) -> None:
+    converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]
+) -> None:
     """The newest converter maps a connection (the namespace the events keep for a database) to
     the platform instance DataHub's own connector gives that server's tables."""
     file, _, _ = sent["shapes-a"]
-    results = convert(file, ACCEPTING[-1],
-                      "--connection", "postgres://db.acme.internal:5432=pg-main",
-                      "--connection", "postgres://db-2.acme.internal:5432=pg-two")
+    results = convert(
+        file,
+        ACCEPTING[-1],
+        "--connection",
+        "postgres://db.acme.internal:5432=pg-main",
+        "--connection",
+        "postgres://db-2.acme.internal:5432=pg-two",
+    )
     assert all(r["ok"] for r in results)
-    tables = {u for r in results for u in r["inputs"] + r["outputs"] if "dataPlatform:postgres" in u}
-    assert {"urn:li:dataset:(urn:li:dataPlatform:postgres,pg-main.sales.public.orders,PROD)",
-            "urn:li:dataset:(urn:li:dataPlatform:postgres,pg-two.sales.public.orders,PROD)",
-            "urn:li:dataset:(urn:li:dataPlatform:postgres,sales.public.orders,PROD)",  # not mapped
-            } <= tables
+    tables = {
+        u for r in results for u in r["inputs"] + r["outputs"] if "dataPlatform:postgres" in u
+    }
+    assert {
+        "urn:li:dataset:(urn:li:dataPlatform:postgres,pg-main.sales.public.orders,PROD)",
+        "urn:li:dataset:(urn:li:dataPlatform:postgres,pg-two.sales.public.orders,PROD)",
+        "urn:li:dataset:(urn:li:dataPlatform:postgres,sales.public.orders,PROD)",  # not mapped
+    } <= tables
 
 
 def test_datahub_of_2025_07_refuses_every_event_from_an_unknown_producer(
-        converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]) -> None:
+    converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]
+) -> None:
     """What its endpoint turns into an empty 500, and the export explains
     (tests/test_deliver_http.py::test_datahub_empty_500_is_explained_and_kept_pending)."""
     from openlineage_export.deliver.http import DATAHUB_REFUSAL
@@ -327,7 +433,8 @@ def test_datahub_of_2025_07_refuses_every_event_from_an_unknown_producer(
 
 
 def test_generic_events_lose_runs_and_datasets_in_datahub(
-        converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]) -> None:
+    converters: dict[str, str], sent: dict[str, tuple[Path, list[Any], list[Any]]]
+) -> None:
     """Why DataHub mode exists: the same workspace shaped for any other server loses every stage
     run on 2025-10-04, and on the newest datasets whose name a URI cannot hold, or events."""
     file, _, generic = sent["shapes-a"]
@@ -342,7 +449,10 @@ def test_generic_events_lose_runs_and_datasets_in_datahub(
 
     assert any(r["error"].split(": ", 1)[-1] in DATAHUB_REFUSAL for r in stages), stages[:3]
     new = convert(plain, ACCEPTING[1])
-    dropped = [e for e, r in zip(generic, new, strict=True)
-               if "outputs" in r and len(r["outputs"]) < len({(d["namespace"], d["name"])
-                                                              for d in e["outputs"]})]
+    dropped = [
+        e
+        for e, r in zip(generic, new, strict=True)
+        if "outputs" in r
+        and len(r["outputs"]) < len({(d["namespace"], d["name"]) for d in e["outputs"]})
+    ]
     assert dropped and not all(r["ok"] for r in new)

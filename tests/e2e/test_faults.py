@@ -90,8 +90,7 @@ class Trail:
         return {run_id: (trace_id, state, events) for run_id, trace_id, state, events in rows}
 
     def delivered(self) -> set[str]:
-        return {run_id for run_id, (_, state, _) in self.ledger().items()
-                if state == "delivered"}
+        return {run_id for run_id, (_, state, _) in self.ledger().items() if state == "delivered"}
 
 
 def pipeline_run_of(event: dict[str, Any]) -> str:
@@ -103,9 +102,15 @@ def synthetic(tmp_path: Path, seed: int, runs: int, **settings: Any) -> Trail:
     """A synthetic workspace with these settings, and its dry run."""
     root = tmp_path / f"synthetic-{seed}"
     write_workspace(root, runs, seed=seed, running_tail=1)
-    (root / ".workspace" / "settings.json").write_text(json.dumps(
-        {"openlineage.timeout": TIMEOUT, "openlineage.concurrency": 4,
-         **{f"openlineage.{key}": value for key, value in settings.items()}}))
+    (root / ".workspace" / "settings.json").write_text(
+        json.dumps(
+            {
+                "openlineage.timeout": TIMEOUT,
+                "openlineage.concurrency": 4,
+                **{f"openlineage.{key}": value for key, value in settings.items()},
+            }
+        )
+    )
     out = io.BytesIO()
     report = run_export(ExportRequest(root, dry_run=True, output=out))
     assert report.exit_code == 0, report.to_dict()
@@ -114,8 +119,9 @@ def synthetic(tmp_path: Path, seed: int, runs: int, **settings: Any) -> Trail:
         event = json.loads(line)
         owner = pipeline_run_of(event)
         if owner == event["run"]["runId"]:
-            tags = {t["key"]: t["value"] for t in
-                    event["run"]["facets"].get("tags", {}).get("tags", [])}
+            tags = {
+                t["key"]: t["value"] for t in event["run"]["facets"].get("tags", {}).get("tags", [])
+            }
             pipeline_runs.setdefault(owner, PipelineRun(tags.get("traceId", owner), owner))
         run = pipeline_runs[owner]
         run.events += 1
@@ -155,7 +161,8 @@ def check_ledger_is_true(trail: Trail, marquez: Any) -> set[str]:
         for (job, id_), final in run.runs.items():
             assert held.get(job, {}).get(id_) == final, (
                 f"the ledger says run {trace_id} was delivered, but Marquez has its run {id_} "
-                f"of {job} as {held.get(job, {}).get(id_)}, not {final}")
+                f"of {job} as {held.get(job, {}).get(id_)}, not {final}"
+            )
     return delivered
 
 
@@ -216,10 +223,18 @@ def upstream(marquez: Any) -> str:
 
 
 def test_flaky_server_loses_nothing_and_duplicates_nothing(
-        upstream: str, marquez: Any, tmp_path: Path) -> None:
+    upstream: str, marquez: Any, tmp_path: Path
+) -> None:
     trail = synthetic(tmp_path, 5101, 10, **{"retry.maxTime": 20})
-    faults = Faults(error=0.08, throttle=0.04, slow=0.03, reset_before=0.05, reset_after=0.05,
-                    retry_after=1, hold=TIMEOUT + 1)
+    faults = Faults(
+        error=0.08,
+        throttle=0.04,
+        slow=0.03,
+        reset_before=0.05,
+        reset_after=0.05,
+        retry_after=1,
+        hold=TIMEOUT + 1,
+    )
     every = ("error", "throttle", "slow", "slow", "reset_before", "reset_after")
     with FaultProxy(upstream, seed=5101, faults=faults, first=every) as proxy:
         report = trail.export(proxy.url)
@@ -231,7 +246,8 @@ def test_flaky_server_loses_nothing_and_duplicates_nothing(
 
 
 def test_failing_server_leaves_runs_behind_and_says_which(
-        upstream: str, marquez: Any, tmp_path: Path) -> None:
+    upstream: str, marquez: Any, tmp_path: Path
+) -> None:
     trail = synthetic(tmp_path, 5102, 8, **{"retry.maxTime": 0.6})
     with FaultProxy(upstream, seed=5102, faults=Faults(error=0.7)) as proxy:
         report = trail.export(proxy.url)
@@ -244,7 +260,8 @@ def test_failing_server_leaves_runs_behind_and_says_which(
 
 
 def test_server_gone_mid_export_stops_then_the_next_export_sends_the_rest(
-        upstream: str, marquez: Any, tmp_path: Path) -> None:
+    upstream: str, marquez: Any, tmp_path: Path
+) -> None:
     trail = synthetic(tmp_path, 5103, 12, **{"retry.maxTime": 1.5})
     with FaultProxy(upstream, seed=5103, gone_after=45) as proxy:
         report = trail.export(proxy.url)
@@ -259,7 +276,8 @@ def test_server_gone_mid_export_stops_then_the_next_export_sends_the_rest(
 
 @pytest.mark.parametrize("how", ["hangup", "close"])
 def test_server_dropping_every_connection_is_an_outage(
-        upstream: str, marquez: Any, tmp_path: Path, how: str) -> None:
+    upstream: str, marquez: Any, tmp_path: Path, how: str
+) -> None:
     seed = 5104 if how == "hangup" else 5106
     trail = synthetic(tmp_path, seed, 6, **{"retry.maxTime": 1})
     with FaultProxy(upstream, seed=seed) as proxy:
@@ -274,7 +292,8 @@ def test_server_dropping_every_connection_is_an_outage(
 
 
 def test_cli_exit_codes_when_the_server_is_gone_then_back(
-        upstream: str, marquez: Any, tmp_path: Path) -> None:
+    upstream: str, marquez: Any, tmp_path: Path
+) -> None:
     trail = synthetic(tmp_path, 5105, 4, **{"retry.maxTime": 1})
     with FaultProxy(upstream, seed=5105) as proxy:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
@@ -289,8 +308,9 @@ def test_cli_exit_codes_when_the_server_is_gone_then_back(
         assert f"127.0.0.1:{proxy.port}" in stopped[0]
         assert trail.delivered() == set()
         proxy.come_back()
-        back = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env,
-                              timeout=300)
+        back = subprocess.run(
+            [*command, "--json"], capture_output=True, text=True, env=env, timeout=300
+        )
         assert back.returncode == 0, back.stderr
         summary = json.loads(back.stdout)
         assert summary["runs"]["sent"] == len(trail.runs) and summary["exitCode"] == 0

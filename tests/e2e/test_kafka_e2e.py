@@ -34,8 +34,9 @@ from openlineage_export.terminal.summary import summary
 
 pytestmark = pytest.mark.e2e
 
-BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP_SERVERS",
-                           f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}")
+BOOTSTRAP = os.environ.get(
+    "KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}"
+)
 KAFKA_SH = ROOT / "scripts" / "kafka.sh"
 # Read at import, before each test gets a HOME of its own: the broker's state is the real one.
 KAFKA_HOME = os.environ.get("KAFKA_HOME") or str(Path.home() / ".cache/openlineage-export/kafka")
@@ -52,8 +53,10 @@ def admin() -> AdminClient:
     try:
         client.list_topics(timeout=5)
     except KafkaException as exc:
-        message = (f"no Kafka broker at {BOOTSTRAP} ({exc.args[0].str()}); start it with "
-                   "scripts/kafka.sh start, or run the whole suite with scripts/test.sh")
+        message = (
+            f"no Kafka broker at {BOOTSTRAP} ({exc.args[0].str()}); start it with "
+            "scripts/kafka.sh start, or run the whole suite with scripts/test.sh"
+        )
         if os.environ.get("OLX_REQUIRE_KAFKA") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -64,8 +67,9 @@ def admin() -> AdminClient:
 def topic(admin: AdminClient) -> str:
     """A fresh topic with 3 partitions, so that keying decides where each run goes."""
     name = f"olx-e2e-{uuid.uuid4().hex[:12]}"
-    for future in admin.create_topics([NewTopic(name, num_partitions=3,
-                                                replication_factor=1)]).values():
+    for future in admin.create_topics(
+        [NewTopic(name, num_partitions=3, replication_factor=1)]
+    ).values():
         future.result(timeout=30)
     return name
 
@@ -74,20 +78,34 @@ def topic(admin: AdminClient) -> str:
 def env(topic: str, tmp_path: Path) -> dict[str, str]:
     """The CLI's environment: the kafka transport to ``topic``, a private secrets/state dir."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    return {**environ, "OPENLINEAGE_TRANSPORT": "kafka",
-            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": BOOTSTRAP, "OPENLINEAGE_KAFKA_TOPIC": topic,
-            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+    return {
+        **environ,
+        "OPENLINEAGE_TRANSPORT": "kafka",
+        "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": BOOTSTRAP,
+        "OPENLINEAGE_KAFKA_TOPIC": topic,
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+    }
 
 
 def kafka_sh(command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(KAFKA_SH), command], capture_output=True, text=True,
-                          env={**os.environ, "KAFKA_HOME": KAFKA_HOME}, timeout=300)
+    return subprocess.run(
+        ["bash", str(KAFKA_SH), command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KAFKA_HOME": KAFKA_HOME},
+        timeout=300,
+    )
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "openlineage_export", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def dry_run(env: dict[str, str], tmp_path: Path) -> list[bytes]:
@@ -115,8 +133,14 @@ def runs_of(lines: list[bytes]) -> dict[bytes, list[bytes]]:
 
 def consume(topic: str) -> dict[int, list[Message]]:
     """Every message on ``topic``, partition by partition, in offset order."""
-    consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"olx-e2e-{topic}",
-                         "enable.auto.commit": False, **QUIET})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": BOOTSTRAP,
+            "group.id": f"olx-e2e-{topic}",
+            "enable.auto.commit": False,
+            **QUIET,
+        }
+    )
     try:
         partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
         wanted: dict[int, tuple[int, int]] = {}
@@ -155,7 +179,9 @@ def watermarks(consumer: Consumer, partition: TopicPartition) -> tuple[int, int]
             return low, high
         except KafkaException as exc:
             if time.monotonic() > deadline or exc.args[0].code() not in (
-                    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE):
+                KafkaError.NOT_LEADER_FOR_PARTITION,
+                KafkaError.LEADER_NOT_AVAILABLE,
+            ):
                 raise
             time.sleep(0.2)
 
@@ -173,7 +199,8 @@ def by_key(partitions: dict[int, list[Message]]) -> dict[bytes, list[bytes]]:
 
 
 def test_the_demo_lands_on_the_topic_as_the_dry_run_keyed_by_pipeline_run(
-        env: dict[str, str], topic: str, tmp_path: Path) -> None:
+    env: dict[str, str], topic: str, tmp_path: Path
+) -> None:
     lines = dry_run(env, tmp_path)
     result = cli("export", "-w", str(DEMO), "--json", env=env)
     assert result.returncode == 0, result.stderr + result.stdout
@@ -191,7 +218,8 @@ def test_the_demo_lands_on_the_topic_as_the_dry_run_keyed_by_pipeline_run(
 
 
 def test_exporting_again_adds_no_other_messages_and_full_resends_the_same_ones(
-        env: dict[str, str], topic: str, tmp_path: Path) -> None:
+    env: dict[str, str], topic: str, tmp_path: Path
+) -> None:
     lines = dry_run(env, tmp_path)
     assert cli("export", "-w", str(DEMO), "-q", env=env).returncode == 0
     first = consume(topic)
@@ -206,11 +234,12 @@ def test_exporting_again_adds_no_other_messages_and_full_resends_the_same_ones(
     assert full.returncode == 0, full.stderr
     third = consume(topic)
     assert {pair for messages in third.values() for pair in messages} == pairs
-    added = Counter(pair for messages in third.values() for pair in messages) - \
-        Counter(pair for messages in second.values() for pair in messages)
+    added = Counter(pair for messages in third.values() for pair in messages) - Counter(
+        pair for messages in second.values() for pair in messages
+    )
     assert sorted(added.elements()) == sorted((run_key(line), line) for line in lines)
     for key, events in runs_of(lines).items():  # each resent run is whole and in order
-        assert by_key(third)[key][-len(events):] == events
+        assert by_key(third)[key][-len(events) :] == events
 
 
 SASL_BOOTSTRAP = f"127.0.0.1:{os.environ.get('KAFKA_SASL_PORT', '59094')}"
@@ -219,19 +248,24 @@ SASL_BOOTSTRAP = f"127.0.0.1:{os.environ.get('KAFKA_SASL_PORT', '59094')}"
 
 @pytest.mark.parametrize("password", ["olx-test-password", "not-the-password"])
 def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_sentence(
-        admin: AdminClient, env: dict[str, str], topic: str, tmp_path: Path,
-        password: str) -> None:
+    admin: AdminClient, env: dict[str, str], topic: str, tmp_path: Path, password: str
+) -> None:
     store = FileStore(tmp_path / "secrets")
     store.set("kafka-test", password)
     store.allow("kafka-test", f"kafka://{SASL_BOOTSTRAP}")
-    settings = load_settings(DEMO, CATALOGUE, env).with_values({
-        "openlineage.kafka.bootstrapServers": SASL_BOOTSTRAP,
-        "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
-        "openlineage.kafka.sasl.mechanism": "PLAIN", "openlineage.kafka.sasl.username": "olx",
-        "openlineage.kafka.sasl.password.secretRef": "kafka-test",
-        "openlineage.retry.maxTime": 3.0})
-    report = run_export(ExportRequest(workspace=DEMO, settings=settings, environ=env,
-                                      secrets=store))
+    settings = load_settings(DEMO, CATALOGUE, env).with_values(
+        {
+            "openlineage.kafka.bootstrapServers": SASL_BOOTSTRAP,
+            "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+            "openlineage.kafka.sasl.mechanism": "PLAIN",
+            "openlineage.kafka.sasl.username": "olx",
+            "openlineage.kafka.sasl.password.secretRef": "kafka-test",
+            "openlineage.retry.maxTime": 3.0,
+        }
+    )
+    report = run_export(
+        ExportRequest(workspace=DEMO, settings=settings, environ=env, secrets=store)
+    )
     if password == "olx-test-password":
         assert report.exit_code == 0, summary(report)
         assert report.destination == f"kafka://{SASL_BOOTSTRAP}/{topic}"
@@ -242,9 +276,11 @@ def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_s
         assert report.outage is not None
         # One sentence of ours, passing along what librdkafka last heard from the broker (the
         # refusal, in the broker's and librdkafka's words, which are theirs to change).
-        reason = reason_between(report.outage, f"the Kafka broker at kafka://{SASL_BOOTSTRAP}/"
-                                f"{topic} acknowledged nothing for 3 s (",
-                                "); nothing more was sent")
+        reason = reason_between(
+            report.outage,
+            f"the Kafka broker at kafka://{SASL_BOOTSTRAP}/{topic} acknowledged nothing for 3 s (",
+            "); nothing more was sent",
+        )
         _, said, broker_error = reason.partition("; last broker error: ")
         assert said and broker_error.strip(), report.outage
         assert password not in report.outage
@@ -254,17 +290,20 @@ def test_the_sasl_password_from_the_secrets_store_logs_in_or_is_refused_in_one_s
 SASL_PORT = int(SASL_BOOTSTRAP.rsplit(":", 1)[1])
 
 
-@pytest.mark.parametrize("listed", [
-    "SASL_PLAINTEXT://127.0.0.1:{sasl}/x:1",             # the finding: read as the host
-    "SASL_PLAINTEXT://127.0.0.1:{evil}/x:{sasl}",        # 'sasl_plaintext'; librdkafka: evil
-    "sasl_plaintext://127.0.0.1:{evil}",
-    "127.0.0.1:{sasl},127.0.0.1:{evil}",                 # one approved broker, one not
-    "127.0.0.1:{evil} ,127.0.0.1:{sasl}",
-    "127.0.0.1:{sasl},SASL_PLAINTEXT://127.0.0.1:{evil}/x:{sasl}",
-])
+@pytest.mark.parametrize(
+    "listed",
+    [
+        "SASL_PLAINTEXT://127.0.0.1:{sasl}/x:1",  # the finding: read as the host
+        "SASL_PLAINTEXT://127.0.0.1:{evil}/x:{sasl}",  # 'sasl_plaintext'; librdkafka: evil
+        "sasl_plaintext://127.0.0.1:{evil}",
+        "127.0.0.1:{sasl},127.0.0.1:{evil}",  # one approved broker, one not
+        "127.0.0.1:{evil} ,127.0.0.1:{sasl}",
+        "127.0.0.1:{sasl},SASL_PLAINTEXT://127.0.0.1:{evil}/x:{sasl}",
+    ],
+)
 def test_the_sasl_password_never_goes_to_a_broker_not_approved_for_it(
-        admin: AdminClient, env: dict[str, str], topic: str, tmp_path: Path,
-        listed: str) -> None:
+    admin: AdminClient, env: dict[str, str], topic: str, tmp_path: Path, listed: str
+) -> None:
     """Issue 30 (3): with the real broker. The password is approved for the SASL listener
     only (kafka://127.0.0.1:SASL); a workspace's list that names another broker, in whatever
     spelling librdkafka reads, sends nothing: no connection reaches the other broker (a
@@ -276,26 +315,48 @@ def test_the_sasl_password_never_goes_to_a_broker_not_approved_for_it(
 
     workspace = tmp_path / "ws"
     shutil.copytree(DEMO, workspace)
-    user = {k: v for k, v in env.items() if not k.startswith("OPENLINEAGE_KAFKA_")
-            and k != "OPENLINEAGE_TRANSPORT"}
+    user = {
+        k: v
+        for k, v in env.items()
+        if not k.startswith("OPENLINEAGE_KAFKA_") and k != "OPENLINEAGE_TRANSPORT"
+    }
     user["OPENLINEAGE_ALLOW_INSECURE_KEY"] = "true"  # the user's: a trusted network; not why
-    set_key = subprocess.run([sys.executable, "-m", "openlineage_export", "secrets", "set",
-                              "kafka-pw", "--for", f"kafka://{SASL_BOOTSTRAP}"],
-                             input="olx-test-password", capture_output=True, text=True,
-                             env=user, timeout=120)
+    set_key = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "openlineage_export",
+            "secrets",
+            "set",
+            "kafka-pw",
+            "--for",
+            f"kafka://{SASL_BOOTSTRAP}",
+        ],
+        input="olx-test-password",
+        capture_output=True,
+        text=True,
+        env=user,
+        timeout=120,
+    )
     assert set_key.returncode == 0, set_key.stderr
     advised = cli("secrets", "allow", "kafka-pw", "kafka://sasl_plaintext", env=user)
     assert advised.returncode == 2 and "kafka://host:port" in advised.stderr, advised.stderr
 
     def export_listing(servers: str) -> subprocess.CompletedProcess[str]:
-        (workspace / ".workspace" / "settings.json").write_text(json.dumps({
-            "openlineage.transport": "kafka", "openlineage.kafka.topic": topic,
-            "openlineage.kafka.bootstrapServers": servers,
-            "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
-            "openlineage.kafka.sasl.mechanism": "PLAIN",
-            "openlineage.kafka.sasl.username": "olx",
-            "openlineage.kafka.sasl.password.secretRef": "kafka-pw",
-            "openlineage.retry.maxTime": 5}))
+        (workspace / ".workspace" / "settings.json").write_text(
+            json.dumps(
+                {
+                    "openlineage.transport": "kafka",
+                    "openlineage.kafka.topic": topic,
+                    "openlineage.kafka.bootstrapServers": servers,
+                    "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+                    "openlineage.kafka.sasl.mechanism": "PLAIN",
+                    "openlineage.kafka.sasl.username": "olx",
+                    "openlineage.kafka.sasl.password.secretRef": "kafka-pw",
+                    "openlineage.retry.maxTime": 5,
+                }
+            )
+        )
         return cli("export", "-w", str(workspace), "--json", env=user)
 
     with socket.create_server(("127.0.0.1", 0)) as other:
@@ -320,8 +381,10 @@ def our_broker(admin: AdminClient) -> Iterator[None]:
     """The broker may be stopped by the test: only when scripts/kafka.sh runs it; restarted."""
     status = kafka_sh("status")
     if status.returncode != 0 or "(pid " not in status.stdout:
-        pytest.skip(f"the broker at {BOOTSTRAP} was not started by scripts/kafka.sh "
-                    f"({status.stdout.strip()}); this test stops and starts it")
+        pytest.skip(
+            f"the broker at {BOOTSTRAP} was not started by scripts/kafka.sh "
+            f"({status.stdout.strip()}); this test stops and starts it"
+        )
     try:
         yield
     finally:
@@ -329,11 +392,13 @@ def our_broker(admin: AdminClient) -> Iterator[None]:
 
 
 def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
-        our_broker: None, env: dict[str, str], topic: str, tmp_path: Path) -> None:
+    our_broker: None, env: dict[str, str], topic: str, tmp_path: Path
+) -> None:
     lines = dry_run(env, tmp_path)
     runs = runs_of(lines)
     settings = load_settings(DEMO, CATALOGUE, env).with_values(
-        {"openlineage.retry.maxTime": 4.0, "openlineage.concurrency": 2})
+        {"openlineage.retry.maxTime": 4.0, "openlineage.concurrency": 2}
+    )
     results: list[RunResult] = []
 
     def on_run(result: RunResult) -> None:
@@ -342,11 +407,13 @@ def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
             stop = kafka_sh("stop")
             assert stop.returncode == 0, stop.stderr
 
-    report = run_export(ExportRequest(workspace=DEMO, settings=settings, environ=env,
-                                      on_run=on_run))
+    report = run_export(
+        ExportRequest(workspace=DEMO, settings=settings, environ=env, on_run=on_run)
+    )
     assert report.outage is not None, summary(report)
-    assert report.outage.startswith(f"the Kafka broker at kafka://{BOOTSTRAP}/{topic} "
-                                    "acknowledged nothing for 4 s (")
+    assert report.outage.startswith(
+        f"the Kafka broker at kafka://{BOOTSTRAP}/{topic} acknowledged nothing for 4 s ("
+    )
     assert report.exit_code == 4
     assert 3 <= report.runs_sent < report.runs_total
     assert f"stopped: {report.outage}" in summary(report)
@@ -357,7 +424,7 @@ def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
     sent = [r.run.run_id.encode() for r in results if r.state == "sent"]
     assert len(sent) == report.runs_sent
     for key in sent:  # reported delivered: every event is on the topic, in order
-        assert landed[key][:len(runs[key])] == runs[key]
+        assert landed[key][: len(runs[key])] == runs[key]
 
     again = cli("export", "-w", str(DEMO), "--json", env=env)
     assert again.returncode == 0, again.stderr + again.stdout
@@ -365,25 +432,36 @@ def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
     landed = by_key(consume(topic))
     assert set(landed) == set(runs)
     for key, events in runs.items():  # the last copy of every run is whole and in order
-        assert landed[key][-len(events):] == events
+        assert landed[key][-len(events) :] == events
 
 
 def test_an_event_larger_than_the_topic_takes_fails_its_own_run_only(
-        admin: AdminClient, env: dict[str, str], tmp_path: Path) -> None:
+    admin: AdminClient, env: dict[str, str], tmp_path: Path
+) -> None:
     """A topic taking at most 20,000 bytes a batch (max.message.bytes), one partition, three
     small runs and one with an event of 60 kB exported at once: the large run is refused with
     its reason; the small ones are on the topic, whole and once, and in the ledger."""
     from helpers import WorkspaceMaker, run_record
 
     name = f"olx-e2e-{uuid.uuid4().hex[:12]}"
-    for future in admin.create_topics([NewTopic(
-            name, num_partitions=1, replication_factor=1,
-            config={"max.message.bytes": "20000"})]).values():
+    for future in admin.create_topics(
+        [
+            NewTopic(
+                name, num_partitions=1, replication_factor=1, config={"max.message.bytes": "20000"}
+            )
+        ]
+    ).values():
         future.result(timeout=30)
     ws = WorkspaceMaker(tmp_path / "ws")
-    ws.segment("000001.jsonl", [run_record("small-1"),
-                                run_record("large", parameters={"blob": "x" * 60_000}),
-                                run_record("small-2"), run_record("small-3")])
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record("small-1"),
+            run_record("large", parameters={"blob": "x" * 60_000}),
+            run_record("small-2"),
+            run_record("small-3"),
+        ],
+    )
     env = {**env, "OPENLINEAGE_KAFKA_TOPIC": name}
     out = tmp_path / "events.jsonl"
     assert cli("export", "--dry-run", "-o", str(out), "-w", str(ws.root), env=env).returncode == 0
@@ -398,9 +476,11 @@ def test_an_event_larger_than_the_topic_takes_fails_its_own_run_only(
     assert failed["traceId"] == "large"
     # Ours, then the broker's refusal as librdkafka names it (MSG_SIZE_TOO_LARGE or
     # RECORD_LIST_TOO_LARGE, as the broker's version answers).
-    assert re.fullmatch(r"event \d of 4 is [\d,]+ bytes, more than the broker takes \(its "
-                        r"message\.max\.bytes, or the topic's max\.message\.bytes\): \S.*",
-                        failed["reason"]), failed
+    assert re.fullmatch(
+        r"event \d of 4 is [\d,]+ bytes, more than the broker takes \(its "
+        r"message\.max\.bytes, or the topic's max\.message\.bytes\): \S.*",
+        failed["reason"],
+    ), failed
     landed = by_key(consume(name))
     assert landed == {key: events for key, events in runs.items() if key != large}
     again = cli("export", "-w", str(ws.root), "--json", env=env)

@@ -19,15 +19,23 @@ STATE = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED", "START":
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "openlineage_export", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture
 def env(marquez: Any, namespace: str, tmp_path: Path) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    return {**environ, "OPENLINEAGE_URL": marquez.url,
-            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config")}
+    return {
+        **environ,
+        "OPENLINEAGE_URL": marquez.url,
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+    }
 
 
 def dry_run(env: dict[str, str], tmp_path: Path) -> list[dict[str, Any]]:
@@ -52,8 +60,9 @@ def export(env: dict[str, str]) -> dict[str, Any]:
     return report
 
 
-def test_demo_history_shows_up_in_marquez(marquez: Any, namespace: str,
-                                          env: dict[str, str], tmp_path: Path) -> None:
+def test_demo_history_shows_up_in_marquez(
+    marquez: Any, namespace: str, env: dict[str, str], tmp_path: Path
+) -> None:
     events = dry_run(env, tmp_path)
     report = export(env)
     assert report["runs"]["sent"] == report["runs"]["total"] == 31
@@ -74,8 +83,9 @@ def test_demo_history_shows_up_in_marquez(marquez: Any, namespace: str,
     assert states == {"COMPLETED", "FAILED", "ABORTED", "RUNNING"}
 
 
-def test_uuid_trace_ids_are_the_run_ids_in_marquez(marquez: Any, namespace: str,
-                                                   env: dict[str, str]) -> None:
+def test_uuid_trace_ids_are_the_run_ids_in_marquez(
+    marquez: Any, namespace: str, env: dict[str, str]
+) -> None:
     export(env)
     trace_ids = set()
     for segment in sorted((DEMO / ".workspace/lineage/audit").iterdir()):
@@ -96,8 +106,9 @@ def test_uuid_trace_ids_are_the_run_ids_in_marquez(marquez: Any, namespace: str,
             assert trace_id.lower() in ids
 
 
-def test_digests_ride_as_the_dataset_version_facet(marquez: Any, namespace: str,
-                                                   env: dict[str, str], tmp_path: Path) -> None:
+def test_digests_ride_as_the_dataset_version_facet(
+    marquez: Any, namespace: str, env: dict[str, str], tmp_path: Path
+) -> None:
     events = dry_run(env, tmp_path)
     export(env)
     # Marquez files a read under the dataset's current version and merges the facets of every
@@ -107,18 +118,26 @@ def test_digests_ride_as_the_dataset_version_facet(marquez: Any, namespace: str,
     for event in events:
         if event["eventType"] != "COMPLETE":
             continue
-        (run,) = [r for r in marquez.runs(namespace, event["job"]["name"])
-                  if r["id"] == event["run"]["runId"]]
-        inputs = {(i["datasetVersionId"]["namespace"], i["datasetVersionId"]["name"])
-                  for i in run["inputDatasetVersions"]}
+        (run,) = [
+            r
+            for r in marquez.runs(namespace, event["job"]["name"])
+            if r["id"] == event["run"]["runId"]
+        ]
+        inputs = {
+            (i["datasetVersionId"]["namespace"], i["datasetVersionId"]["name"])
+            for i in run["inputDatasetVersions"]
+        }
         assert inputs == {(i["namespace"], i["name"]) for i in event["inputs"]}
         for output in event["outputs"]:
             digest = output["facets"].get("version", {}).get("datasetVersion")
             if digest is None or (output["namespace"], output["name"]) in read:
                 continue
-            (version,) = [v["datasetVersionId"] for v in run["outputDatasetVersions"]
-                          if v["datasetVersionId"]["name"] == output["name"]
-                          and v["datasetVersionId"]["namespace"] == output["namespace"]]
+            (version,) = [
+                v["datasetVersionId"]
+                for v in run["outputDatasetVersions"]
+                if v["datasetVersionId"]["name"] == output["name"]
+                and v["datasetVersionId"]["namespace"] == output["namespace"]
+            ]
             stored = marquez.dataset_version(version["namespace"], version["name"], run["id"])
             assert stored["facets"]["version"]["datasetVersion"] == digest
             checked += 1
@@ -126,20 +145,22 @@ def test_digests_ride_as_the_dataset_version_facet(marquez: Any, namespace: str,
 
 
 def test_exporting_twice_keeps_one_run_per_run_id_in_its_final_state(
-        marquez: Any, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    marquez: Any, namespace: str, env: dict[str, str], tmp_path: Path
+) -> None:
     events = dry_run(env, tmp_path)
     export(env)
     first = {name: marquez.runs(namespace, name) for name in marquez.jobs(namespace)}
     export(env)
     second = {name: marquez.runs(namespace, name) for name in marquez.jobs(namespace)}
-    assert {n: sorted((r["id"], r["state"]) for r in runs) for n, runs in first.items()} == \
-        {n: sorted((r["id"], r["state"]) for r in runs) for n, runs in second.items()}
-    assert sum(len(runs) for runs in second.values()) == len(
-        {e["run"]["runId"] for e in events})
+    assert {n: sorted((r["id"], r["state"]) for r in runs) for n, runs in first.items()} == {
+        n: sorted((r["id"], r["state"]) for r in runs) for n, runs in second.items()
+    }
+    assert sum(len(runs) for runs in second.values()) == len({e["run"]["runId"] for e in events})
 
 
 def test_a_server_that_forgot_the_namespace_is_told_and_sent_every_run_again(
-        marquez: Any, tmp_path: Path) -> None:
+    marquez: Any, tmp_path: Path
+) -> None:
     """Marquez forgets (here: the namespace deleted through its API, which hides it, its jobs
     and runs; a database reset or an older backup does the same or worse): the ledger still
     says every run was accepted. The export asks Marquez first, says what it no longer has in
@@ -154,9 +175,13 @@ def test_a_server_that_forgot_the_namespace_is_told_and_sent_every_run_again(
     ws = WorkspaceMaker(tmp_path / "ws")
     ws.segment("000001.jsonl", [run_record(trace_id) for trace_id in trace_ids])
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
-    env = {**environ, "OPENLINEAGE_URL": marquez.url, "OPENLINEAGE_NAMESPACE": namespace,
-           "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-           "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+    env = {
+        **environ,
+        "OPENLINEAGE_URL": marquez.url,
+        "OPENLINEAGE_NAMESPACE": namespace,
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+    }
 
     def export_json() -> dict[str, Any]:
         result = cli("export", "-w", str(ws.root), "--json", env=env)
@@ -178,7 +203,8 @@ def test_a_server_that_forgot_the_namespace_is_told_and_sent_every_run_again(
     assert third["warnings"] == [
         f"the server no longer has the namespace '{namespace}' that the ledger says its runs "
         "were sent to (a database reset, or a restore of an older backup?): sending every "
-        "run again"]
+        "run again"
+    ]
     assert marquez.get(path)["isHidden"] is False
     for trace_id in trace_ids:
         assert marquez.get(f"/api/v1/jobs/runs/{trace_id}")["id"] == trace_id

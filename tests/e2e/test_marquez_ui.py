@@ -54,15 +54,17 @@ PAGE_TIMEOUT_MS = 180_000
 30 s default is exceeded on 2 busy cores while the UI loads its bundle."""
 
 STAGE = "daily-sales.clean"
-CHAIN = [("DATASET", "postgres://db.acme.internal:5432", "sales.public.orders"),
-         ("JOB", NAMESPACE, "daily-sales.extract"),
-         ("DATASET", "workspace://acme-analytics", "data/raw/orders.parquet"),
-         ("JOB", NAMESPACE, "daily-sales.clean"),
-         ("DATASET", "workspace://acme-analytics", "data/staged/orders_clean.parquet"),
-         ("JOB", NAMESPACE, "daily-sales.build_mart"),
-         ("DATASET", "bigquery", "acme-analytics.sales_mart.daily_sales"),
-         ("JOB", NAMESPACE, "daily-sales.publish"),
-         ("DATASET", "s3://acme-reports", "sales/daily_sales.csv")]
+CHAIN = [
+    ("DATASET", "postgres://db.acme.internal:5432", "sales.public.orders"),
+    ("JOB", NAMESPACE, "daily-sales.extract"),
+    ("DATASET", "workspace://acme-analytics", "data/raw/orders.parquet"),
+    ("JOB", NAMESPACE, "daily-sales.clean"),
+    ("DATASET", "workspace://acme-analytics", "data/staged/orders_clean.parquet"),
+    ("JOB", NAMESPACE, "daily-sales.build_mart"),
+    ("DATASET", "bigquery", "acme-analytics.sales_mart.daily_sales"),
+    ("JOB", NAMESPACE, "daily-sales.publish"),
+    ("DATASET", "s3://acme-reports", "sales/daily_sales.csv"),
+]
 """The daily-sales pipeline as data flows through it, named as the events name it."""
 
 Node = tuple[str, str, str]
@@ -115,8 +117,11 @@ class Exported:
         """The run facet ``name`` of the latest run of ``job``."""
         runs = self.runs(job)
         latest = max(runs, key=lambda run_id: _utc(runs[run_id][0]))
-        (facet,) = {json.dumps(e["run"]["facets"][name], sort_keys=True) for e in self.events
-                    if e["run"]["runId"] == latest and name in e["run"].get("facets", {})}
+        (facet,) = {
+            json.dumps(e["run"]["facets"][name], sort_keys=True)
+            for e in self.events
+            if e["run"]["runId"] == latest and name in e["run"].get("facets", {})
+        }
         return dict(json.loads(facet))
 
 
@@ -125,8 +130,13 @@ def _utc(when: str) -> str:
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "openlineage_export", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -144,25 +154,39 @@ def web(marquez: Any) -> str:
     except httpx.HTTPError as exc:
         why = f"{exc}"
     if why is not None:
-        message = (f"no Marquez web UI at {WEB_URL} ({why}); start it with scripts/marquez.sh "
-                   "start --ui (and set MARQUEZ_WEB_URL), or run the whole suite with "
-                   "scripts/test.sh")
+        message = (
+            f"no Marquez web UI at {WEB_URL} ({why}); start it with scripts/marquez.sh "
+            "start --ui (and set MARQUEZ_WEB_URL), or run the whole suite with "
+            "scripts/test.sh"
+        )
         if not any(SHARED.glob("third_party/marquez-*/web/package.json")):
-            message += (" (the UI's source, ../shared/third_party/marquez-*/web, is not here "
-                        "for scripts/marquez.sh to build)")
+            message += (
+                " (the UI's source, ../shared/third_party/marquez-*/web, is not here "
+                "for scripts/marquez.sh to build)"
+            )
         require("OLX_REQUIRE_MARQUEZ_UI", message)
     return WEB_URL
 
 
 @pytest.fixture(scope="module")
-def demo(marquez: Any, web: str, empty_marquez: Callable[[], None],
-         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
+def demo(
+    marquez: Any,
+    web: str,
+    empty_marquez: Callable[[], None],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Exported]:
     """The demo, exported into NAMESPACE of an emptied Marquez; Marquez emptied again after."""
     home = tmp_path_factory.mktemp("ui-export")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
-    env.update({"HOME": str(home), "OPENLINEAGE_EXPORT_CONFIG_DIR": str(home / "config"),
-                "OPENLINEAGE_EXPORT_STATE_DIR": str(home / "state"),
-                "OPENLINEAGE_URL": marquez.url, "OPENLINEAGE_NAMESPACE": NAMESPACE})
+    env.update(
+        {
+            "HOME": str(home),
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(home / "config"),
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(home / "state"),
+            "OPENLINEAGE_URL": marquez.url,
+            "OPENLINEAGE_NAMESPACE": NAMESPACE,
+        }
+    )
     out = home / "events.jsonl"
     dry = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
     assert dry.returncode == 0, dry.stderr
@@ -183,8 +207,12 @@ def demo(marquez: Any, web: str, empty_marquez: Callable[[], None],
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Debian's Chromium, headless, with a fresh profile; skips (says why) where it is missing."""
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), {"width": 1280, "height": 800},
-                  locale="en-US", timezone_id="UTC") as context:
+    with chromium(
+        tmp_path_factory.mktemp("chromium-profile"),
+        {"width": 1280, "height": 800},
+        locale="en-US",
+        timezone_id="UTC",
+    ) as context:
         yield context
 
 
@@ -211,8 +239,10 @@ class Tab:
         self.page.add_init_script(ALERTS)
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        self.page.on("response", lambda r: self.errors.append(f"HTTP {r.status}: {r.url}")
-                     if r.status >= 400 else None)
+        self.page.on(
+            "response",
+            lambda r: self.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
+        )
         here = re.escape(urlsplit(WEB_URL).netloc)
         self.page.route(re.compile(rf"^https?://(?!{here}/)"), self._offline)
 
@@ -250,7 +280,8 @@ class Tab:
     def wait_for_graph(self, nodes: int) -> None:
         """Until the graph shows at least ``nodes`` nodes, laid out and still for a second (the
         layout comes from a web worker, then the view zooms to fit): a bounded wait."""
-        self.page.wait_for_function(f"""nodes => {{
+        self.page.wait_for_function(
+            f"""nodes => {{
           const svg = document.querySelector('[data-testid=zoom-pan-svg]');
           if (!svg || document.querySelector('.MuiLinearProgress-root')) return false;
           const placed = {NODES_JS};
@@ -263,7 +294,11 @@ class Tab:
             return false;
           }}
           return Date.now() - window.__since > 1000;
-        }}""", arg=nodes, polling=250, timeout=LAYOUT_TIMEOUT_MS)
+        }}""",
+            arg=nodes,
+            polling=250,
+            timeout=LAYOUT_TIMEOUT_MS,
+        )
 
     def graph(self) -> tuple[dict[Node, dict[str, float]], list[dict[str, Any]]]:
         """The nodes drawn, named by their tooltips (as a person hovering them reads them; the
@@ -290,7 +325,9 @@ class Tab:
             tip.wait_for(state="detached")
             spot = label.bounding_box()
             x, y = spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2
-            (box,) = [b for b in boxes if b["left"] <= x <= b["right"] and b["top"] <= y <= b["bottom"]]
+            (box,) = [
+                b for b in boxes if b["left"] <= x <= b["right"] and b["top"] <= y <= b["bottom"]
+            ]
             nodes[(box["kind"], namespace, name)] = box
         assert len(nodes) == len(boxes)
         edges = svg.evaluate("""svg => [...svg.querySelectorAll('polyline')]
@@ -307,8 +344,10 @@ class Tab:
 NODES_JS = """[...svg.querySelectorAll('g[transform^="translate("]:not([data-testid])')]
   .filter(g => g.querySelector(':scope > g > rect'))"""
 """The node groups of the graph (each placed by a translate, its drawing's first rect its box)."""
-LABELS = ("xpath=.//*[local-name()='text'][preceding-sibling::*[local-name()='text'][1]"
-          "[normalize-space(.)='JOB' or normalize-space(.)='DATASET']]")
+LABELS = (
+    "xpath=.//*[local-name()='text'][preceding-sibling::*[local-name()='text'][1]"
+    "[normalize-space(.)='JOB' or normalize-space(.)='DATASET']]"
+)
 """The nodes' name labels: the text after JOB or DATASET."""
 
 
@@ -317,9 +356,12 @@ def renew(page: Any, path: Path, png: bytes) -> None:
     pixels at the ends of the edges differ from run to run (the zoom to fit lands a hair apart),
     and a file rewritten on every run would always show as changed in git."""
     if path.exists():
-        old, new = (f"data:image/png;base64,{base64.b64encode(b).decode()}"
-                    for b in (path.read_bytes(), png))
-        differing = page.evaluate("""async images => {
+        old, new = (
+            f"data:image/png;base64,{base64.b64encode(b).decode()}"
+            for b in (path.read_bytes(), png)
+        )
+        differing = page.evaluate(
+            """async images => {
           const [a, b] = await Promise.all(images.map(async src => {
             const image = new Image();
             image.src = src;
@@ -337,22 +379,28 @@ def renew(page: Any, path: Path, png: bytes) -> None:
             if (d > 48) differing++;
           }
           return differing;
-        }""", [old, new])
+        }""",
+            [old, new],
+        )
         if 0 <= differing <= 100:
             return
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(png)
 
 
-def drawn_edges(nodes: dict[Node, dict[str, float]],
-                edges: list[dict[str, Any]]) -> set[tuple[Node, Node]]:
+def drawn_edges(
+    nodes: dict[Node, dict[str, float]], edges: list[dict[str, Any]]
+) -> set[tuple[Node, Node]]:
     """Each edge as the node its line leaves from the right and the node it enters from the
     left: data flows left to right, as in Marquez's own lineage view."""
 
     def touching(point: list[float], side: str) -> Node:
         x, y = point
-        (node,) = [n for n, b in nodes.items()
-                   if abs(b[side] - x) <= 4 and b["top"] - 1 <= y <= b["bottom"] + 1]
+        (node,) = [
+            n
+            for n, b in nodes.items()
+            if abs(b[side] - x) <= 4 and b["top"] - 1 <= y <= b["bottom"] + 1
+        ]
         return node
 
     return {(touching(e["from"], "right"), touching(e["to"], "left")) for e in edges}
@@ -392,8 +440,9 @@ def test_a_stage_jobs_lineage_page_shows_the_pipelines_chain(browser: Any, demo:
     tab.close()
 
 
-def test_the_jobs_list_shows_every_job_with_its_latest_runs_state(browser: Any,
-                                                                  demo: Exported) -> None:
+def test_the_jobs_list_shows_every_job_with_its_latest_runs_state(
+    browser: Any, demo: Exported
+) -> None:
     expected = demo.jobs()
     assert set(expected.values()) == {"COMPLETED", "RUNNING"}  # no job's latest run failed
     assert expected["customer-360"] == expected["customer-360.ingest_events"] == "RUNNING"
@@ -408,7 +457,8 @@ def test_the_jobs_list_shows_every_job_with_its_latest_runs_state(browser: Any,
         rows = page.locator("tbody tr")
         rows.first.wait_for()
         for cells in rows.evaluate_all(
-                "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => td.innerText))"):
+            "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => td.innerText))"
+        ):
             name, namespace, _updated, _duration, state = cells
             assert namespace == NAMESPACE
             shown[name] = state.strip()
@@ -416,14 +466,17 @@ def test_the_jobs_list_shows_every_job_with_its_latest_runs_state(browser: Any,
         if following.is_disabled():
             break
         following.click()
-        page.wait_for_function("first => document.querySelector('tbody tr td').innerText "
-                               "!== first", arg=rows.first.locator("td").first.inner_text())
+        page.wait_for_function(
+            "first => document.querySelector('tbody tr td').innerText !== first",
+            arg=rows.first.locator("td").first.inner_text(),
+        )
     assert shown == expected
     tab.close()
 
 
 def test_a_jobs_side_panel_shows_its_parent_job_its_engine_and_its_runs(
-        browser: Any, demo: Exported) -> None:
+    browser: Any, demo: Exported
+) -> None:
     job = "daily-sales.extract"
     tab = Tab(browser)
     tab.open(f"/lineage/job/{quote(NAMESPACE, safe='')}/{quote(STAGE, safe='')}")
@@ -438,9 +491,9 @@ def test_a_jobs_side_panel_shows_its_parent_job_its_engine_and_its_runs(
     assert lines[lines.index("PARENT JOB") + 1] == "daily-sales"
     engine = demo.facet(job, "processing_engine")
     assert engine["name"] and engine["version"]
-    facets = lines[lines.index("RUN FACETS"):]
-    shown = facets[facets.index('"processing_engine"'):]
-    shown = shown[:shown.index("}")]
+    facets = lines[lines.index("RUN FACETS") :]
+    shown = facets[facets.index('"processing_engine"') :]
+    shown = shown[: shown.index("}")]
     for key in ("name", "version"):
         assert f'"{key}":string"{engine[key]}"' in shown, (key, shown)
 
@@ -452,7 +505,8 @@ def test_a_jobs_side_panel_shows_its_parent_job_its_engine_and_its_runs(
     assert len({run_id[:8] for run_id in runs}) == len(runs)
     history = {}
     for cells in rows.evaluate_all(
-            "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => td.innerText))"):
+        "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => td.innerText))"
+    ):
         history[cells[0].strip().removesuffix("...")] = cells[1].strip()
     assert history == {run_id[:8]: state for run_id, (_, state) in runs.items()}
     assert "FAILED" in history.values()

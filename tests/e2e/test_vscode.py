@@ -51,14 +51,24 @@ FIRST_USE_MS = 900_000
 """The extension's first use: a virtual environment, and the wheel's dependencies from the
 package index (a minute here; more on a loaded machine)."""
 SCREENSHOT = ROOT / "docs" / "vscode-screenshot.png"
-TITLES = ["OpenLineage: Export Lineage Runs", "OpenLineage: Export Lineage Runs (Dry Run)",
-          "OpenLineage: Store API Key", "OpenLineage: Show Export Status",
-          "OpenLineage: Open Export Report"]
-USER_SETTINGS = {"workbench.startupEditor": "none", "workbench.tips.enabled": False,
-                 "telemetry.telemetryLevel": "off", "workbench.enableExperiments": False,
-                 "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
-                 "security.workspace.trust.enabled": False, "update.mode": "none",
-                 "workbench.settings.editor": "ui"}
+TITLES = [
+    "OpenLineage: Export Lineage Runs",
+    "OpenLineage: Export Lineage Runs (Dry Run)",
+    "OpenLineage: Store API Key",
+    "OpenLineage: Show Export Status",
+    "OpenLineage: Open Export Report",
+]
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "workbench.enableExperiments": False,
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "security.workspace.trust.enabled": False,
+    "update.mode": "none",
+    "workbench.settings.editor": "ui",
+}
 API_KEY = "olx-e2e-Kf83hQ2pLw9ZtR4v"
 """The key a person stores in the test (shaped like a key: letters and digits mixed)."""
 
@@ -80,13 +90,19 @@ class CodeServer:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The CLI on the same machine, as a CI job runs it (same state and secrets folders)."""
-        return subprocess.run([sys.executable, "-m", "openlineage_export", *args],
-                              env=self.env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "openlineage_export", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     def output_logs(self) -> list[Path]:
         """Every file VS Code wrote for the "OpenLineage Export" output channel, oldest first."""
-        return sorted(self.user_data.glob("logs/**/*OpenLineage Export.log"),
-                      key=lambda p: p.stat().st_mtime)
+        return sorted(
+            self.user_data.glob("logs/**/*OpenLineage Export.log"), key=lambda p: p.stat().st_mtime
+        )
 
 
 @pytest.fixture(scope="module")
@@ -97,38 +113,57 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer
     (run_dir / "user-data" / "User").mkdir(parents=True)
     (run_dir / "user-data" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
     real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME is a test's own
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENLINEAGE", "XDG_")) and k.lower() not in
-           ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
-    env.update({
-        "HOME": str(home), "OPENLINEAGE_EXPORT_CONFIG_DIR": str(home / "config"),
-        "OPENLINEAGE_EXPORT_STATE_DIR": str(home / "state"),
-        "OPENLINEAGE_EXPORT_SECRETS": "file",
-        # Installed once per machine, not per test home; pip's downloads are reused too.
-        "VSCODE_HOME": os.environ.get("VSCODE_HOME",
-                                      str(real_home / ".cache" / "openlineage-export" / "vscode")),
-        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(real_home / ".cache" / "pip"))})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENLINEAGE", "XDG_"))
+        and k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+    }
+    env.update(
+        {
+            "HOME": str(home),
+            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(home / "config"),
+            "OPENLINEAGE_EXPORT_STATE_DIR": str(home / "state"),
+            "OPENLINEAGE_EXPORT_SECRETS": "file",
+            # Installed once per machine, not per test home; pip's downloads are reused too.
+            "VSCODE_HOME": os.environ.get(
+                "VSCODE_HOME", str(real_home / ".cache" / "openlineage-export" / "vscode")
+            ),
+            "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(real_home / ".cache" / "pip")),
+        }
+    )
     command = [str(ROOT / "scripts" / "vscode.sh"), "start", "--dir", str(run_dir)]
     vsix = os.environ.get("OLX_VSCODE_VSIX")
     if vsix:
         command += ["--vsix", vsix]
     started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
     if started.returncode != 0:
-        require("OLX_REQUIRE_VSCODE", "code-server with the extension could not be started "
-                f"(scripts/vscode.sh start):\n{started.stderr}")
+        require(
+            "OLX_REQUIRE_VSCODE",
+            "code-server with the extension could not be started "
+            f"(scripts/vscode.sh start):\n{started.stderr}",
+        )
     server = CodeServer(started.stdout.strip().splitlines()[-1], home, run_dir, env)
     try:
         yield server
     finally:
-        subprocess.run([str(ROOT / "scripts" / "vscode.sh"), "stop", "--dir", str(run_dir)],
-                       env=env, capture_output=True, timeout=120)
+        subprocess.run(
+            [str(ROOT / "scripts" / "vscode.sh"), "stop", "--dir", str(run_dir)],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Debian's Chromium, headless, with a fresh profile."""
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), {"width": 1400, "height": 900},
-                  locale="en-US", timezone_id="UTC") as context:
+    with chromium(
+        tmp_path_factory.mktemp("chromium-profile"),
+        {"width": 1400, "height": 900},
+        locale="en-US",
+        timezone_id="UTC",
+    ) as context:
         yield context
 
 
@@ -162,7 +197,6 @@ SHOWN = """() => [
   ...[...document.querySelectorAll('.quick-input-list .monaco-list-row')].map(
     r => r.getAttribute('aria-label'))]"""
 """What the palette shows: its input, then each row's label."""
-
 
 
 class Workbench:
@@ -199,8 +233,9 @@ class Workbench:
             except Exception:
                 if time.monotonic() > deadline:
                     raise
-        self.page.wait_for_function("() => document.activeElement && document.activeElement"
-                                    ".closest('.quick-input-widget')")
+        self.page.wait_for_function(
+            "() => document.activeElement && document.activeElement.closest('.quick-input-widget')"
+        )
 
     def search(self, query: str, wanted: list[str]) -> dict[str, Any]:
         """Type ``query`` into the palette until it lists every one of ``wanted``: the rows'
@@ -212,8 +247,9 @@ class Workbench:
             self.palette()
             self.page.keyboard.type(query)
             try:
-                state = self.page.wait_for_function(PALETTE, arg=[query, wanted],
-                                                    timeout=60_000).json_value()
+                state = self.page.wait_for_function(
+                    PALETTE, arg=[query, wanted], timeout=60_000
+                ).json_value()
             except Exception:
                 seen = list(self.page.evaluate(SHOWN))
                 self.page.keyboard.press("Escape")
@@ -225,6 +261,7 @@ class Workbench:
     def command(self, title: str) -> None:
         """Run ``title`` from the command palette (F1), as typed by a person: its row (whose
         label ends with its key binding, if any) is chosen with the arrow keys, then Enter."""
+
         def mine(label: str | None) -> bool:
             return label is not None and (label == title or label.startswith(title + ","))
 
@@ -251,8 +288,8 @@ class Workbench:
     def toast(self, pattern: str) -> str:
         """The first notification whose text matches ``pattern`` (waiting for it)."""
         found = self.page.wait_for_function(
-            """pattern => window.__toasts.find(t => new RegExp(pattern).test(t))""",
-            arg=pattern)
+            """pattern => window.__toasts.find(t => new RegExp(pattern).test(t))""", arg=pattern
+        )
         return str(found.json_value())
 
     def toasts(self) -> list[str]:
@@ -264,8 +301,9 @@ class Workbench:
 
 
 @pytest.fixture(scope="module")
-def exporter(browser: Any, code_server: CodeServer,
-             tmp_path_factory: pytest.TempPathFactory) -> None:
+def exporter(
+    browser: Any, code_server: CodeServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """The extension's first use, once per module (whichever test comes first): it installs
     the tool from the wheel in the .vsix into its private environment, as for a newcomer;
     observed as the answer of OpenLineage: Show Export Status."""
@@ -276,14 +314,16 @@ def exporter(browser: Any, code_server: CodeServer,
         window.command("OpenLineage: Show Export Status")
         window.page.wait_for_function(
             """() => window.__toasts.find(t => t.includes('31 runs on the trail'))""",
-            timeout=FIRST_USE_MS)
+            timeout=FIRST_USE_MS,
+        )
     finally:
         window.close()
 
 
 @pytest.fixture
-def open_window(browser: Any, code_server: CodeServer,
-                exporter: None) -> Iterator[Callable[[Path], Workbench]]:
+def open_window(
+    browser: Any, code_server: CodeServer, exporter: None
+) -> Iterator[Callable[[Path], Workbench]]:
     """Opens VS Code windows on folders; closes them after the test."""
     windows: list[Workbench] = []
 
@@ -339,6 +379,7 @@ def put(box: Any, value: str, what: str, took: Callable[[], bool]) -> None:
     """Put ``value`` into a Settings editor ``box`` in one input (as a paste does) until
     ``took()`` sees its effect, putting it again whenever the box no longer holds it (the
     editor drew its list again, with an empty box)."""
+
     def placed_and_took() -> bool:
         if box.input_value() != value:
             box.fill(value)
@@ -360,7 +401,8 @@ def wait_until(what: str, check: Callable[[], bool], seconds: float = DEADLINE_M
 
 
 def test_the_palette_has_the_five_commands_under_openlineage(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]) -> None:
+    open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]
+) -> None:
     window = open_window(workspace())
     shown = window.search("OpenLineage", TITLES)["rows"]
     assert sorted(t for t in shown if t.startswith("OpenLineage:")) == sorted(TITLES), shown
@@ -368,21 +410,29 @@ def test_the_palette_has_the_five_commands_under_openlineage(
 
 
 def test_export_to_marquez_from_the_palette(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, marquez: Any, empty_marquez: Callable[[], None],
-        namespace: str, tmp_path: Path) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    marquez: Any,
+    empty_marquez: Callable[[], None],
+    namespace: str,
+    tmp_path: Path,
+) -> None:
     """Step by step as the product page says: url in the settings, Export Lineage Runs; then
     the demo's jobs, runs and lineage are in Marquez."""
     root = workspace(**{"openlineage.url": marquez.url})
-    expected = [json.loads(line) for line in dry_run_events(code_server, root,
-                                                            tmp_path / "events.jsonl")]
+    expected = [
+        json.loads(line) for line in dry_run_events(code_server, root, tmp_path / "events.jsonl")
+    ]
     empty_marquez()
     try:
         window = open_window(root)
         window.command("OpenLineage: Export Lineage Runs")
         done = window.toast(r"OpenLineage Export: exported to ")
-        assert f"exported to {marquez.url}/api/v1/lineage: 31 of 31 runs sent " \
-               f"({len(expected)} events)" in done
+        assert (
+            f"exported to {marquez.url}/api/v1/lineage: 31 of 31 runs sent "
+            f"({len(expected)} events)" in done
+        )
         runs: dict[str, set[str]] = defaultdict(set)
         for event in expected:
             runs[event["job"]["name"]].add(event["run"]["runId"])
@@ -402,8 +452,12 @@ def test_export_to_marquez_from_the_palette(
 
 
 def test_a_dry_run_shows_the_events_and_the_report_and_sends_nothing(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+    tmp_path: Path,
+) -> None:
     root = workspace(**{"openlineage.url": fake_server.url})
     expected = dry_run_events(code_server, root, tmp_path / "events.jsonl")
     window = open_window(root)
@@ -422,8 +476,11 @@ def test_a_dry_run_shows_the_events_and_the_report_and_sends_nothing(
 
 
 def test_store_api_key_then_export_sends_it_as_bearer_and_keeps_it_nowhere_else(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, fake_server: FakeServer) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+) -> None:
     root = workspace(**{"openlineage.url": fake_server.url})
     window = open_window(root)
     window.command("OpenLineage: Store API Key")
@@ -436,14 +493,16 @@ def test_store_api_key_then_export_sends_it_as_bearer_and_keeps_it_nowhere_else(
     window.command("OpenLineage: Export Lineage Runs")
     window.toast(r"OpenLineage Export: exported to .*: 31 of 31 runs sent")
     requests = fake_server.requests
-    assert requests and {r.headers.get("authorization") for r in requests} == {
-        f"Bearer {API_KEY}"}
+    assert requests and {r.headers.get("authorization") for r in requests} == {f"Bearer {API_KEY}"}
     # Nowhere else: no settings file, no output channel, no log, not the CLI's own secrets
     # file (the key went to the export through its environment only), nothing in the folder.
-    places = [*root.rglob("*"), *code_server.user_data.glob("logs/**/*"),
-              *code_server.user_data.glob("User/*.json"),
-              *code_server.user_data.glob("User/workspaceStorage/**/*"),
-              *code_server.home.rglob("*")]
+    places = [
+        *root.rglob("*"),
+        *code_server.user_data.glob("logs/**/*"),
+        *code_server.user_data.glob("User/*.json"),
+        *code_server.user_data.glob("User/workspaceStorage/**/*"),
+        *code_server.home.rglob("*"),
+    ]
     for place in places:
         if place.is_file() and "/venv/" not in str(place):
             assert API_KEY.encode() not in place.read_bytes(), place
@@ -452,8 +511,11 @@ def test_store_api_key_then_export_sends_it_as_bearer_and_keeps_it_nowhere_else(
 
 
 def test_a_workspace_that_moves_the_url_does_not_take_the_key_along(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, make_fake_server: Callable[[], FakeServer]) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    make_fake_server: Callable[[], FakeServer],
+) -> None:
     """The key is stored for the server the settings named then; a pull that points the
     workspace at another server asks its owner first (a modal), and a "no" sends nothing."""
     approved, elsewhere = make_fake_server(), make_fake_server()
@@ -472,15 +534,23 @@ def test_a_workspace_that_moves_the_url_does_not_take_the_key_along(
     dialog.get_by_text(re.compile("which you have not approved for it")).wait_for()
     assert urlsplit(elsewhere.url).netloc in dialog.inner_text()
     window.page.keyboard.press("Escape")  # no
-    wait_until("the extension to say the export did not start", lambda: any(
-        "export not started: the key 'moved-e2e' is not approved" in log.read_text()
-        for log in code_server.output_logs()))
+    wait_until(
+        "the extension to say the export did not start",
+        lambda: any(
+            "export not started: the key 'moved-e2e' is not approved" in log.read_text()
+            for log in code_server.output_logs()
+        ),
+    )
     assert elsewhere.requests == [] and approved.requests == []
 
 
 def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+    tmp_path: Path,
+) -> None:
     root = workspace(**{"openlineage.url": fake_server.url, "openlineage.concurrency": "1"})
     expected = by_run(dry_run_events(code_server, root, tmp_path / "events.jsonl"))
     held, release = 6, threading.Event()
@@ -495,13 +565,18 @@ def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
     window.command("OpenLineage: Export Lineage Runs")
     wait_until(f"the server to hold request {held}", lambda: len(fake_server.requests) >= held)
     try:
-        progress = window.page.locator(".notifications-toasts .notification-list-item",
-                                       has_text="OpenLineage: exporting")
+        progress = window.page.locator(
+            ".notifications-toasts .notification-list-item", has_text="OpenLineage: exporting"
+        )
         progress.get_by_role("button", name="Cancel").click()
         # Cancel is Ctrl-C: the export says it finishes the request in flight.
-        wait_until("the export to say it finishes the requests in flight", lambda: any(
-            "finishing the requests in flight" in log.read_text()
-            for log in code_server.output_logs()))
+        wait_until(
+            "the export to say it finishes the requests in flight",
+            lambda: any(
+                "finishing the requests in flight" in log.read_text()
+                for log in code_server.output_logs()
+            ),
+        )
     finally:
         release.set()
     done = window.toast(r"OpenLineage Export: cancelled after")
@@ -532,17 +607,21 @@ def delivered(state: Path, root: Path, destination: str) -> set[str]:
         rows = db.execute(
             "SELECT r.run_id FROM runs r JOIN destinations d ON d.id = r.destination_id "
             "WHERE d.workspace = ? AND d.destination = ? AND r.state = 'delivered'",
-            (str(root.resolve()), destination)).fetchall()
+            (str(root.resolve()), destination),
+        ).fetchall()
     return {row[0] for row in rows}
 
 
 def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]) -> None:
+    open_window: Callable[[Path], Workbench], workspace: Callable[..., Path]
+) -> None:
     root = workspace()
     segment = root / ".workspace" / "lineage" / "audit" / "000002.jsonl"
     lines = segment.read_text().splitlines(keepends=True)
-    bad = ('{"kind": "run", "traceId": "run-bad-1", "pipeline": "daily-sales", '
-           '"status": "exploded", "startedAt": "2026-11-02T02:00:00Z"}\n')
+    bad = (
+        '{"kind": "run", "traceId": "run-bad-1", "pipeline": "daily-sales", '
+        '"status": "exploded", "startedAt": "2026-11-02T02:00:00Z"}\n'
+    )
     segment.write_text("".join([*lines[:6], bad, *lines[6:]]))  # line 7
     window = open_window(root)
     window.command("OpenLineage: Export Lineage Runs (Dry Run)")
@@ -550,36 +629,48 @@ def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
     window.command("View: Focus Problems (Errors, Warnings, Infos)")
     panel = ".markers-panel .monaco-list-row"
     window.page.wait_for_selector(
-        f"{panel}[aria-label*='000002.jsonl of folder .workspace/lineage/audit']")
+        f"{panel}[aria-label*='000002.jsonl of folder .workspace/lineage/audit']"
+    )
     # Read where it is found, in one step: the list may draw its rows again meanwhile (a later
     # update of the diagnostics), which would leave a handle to a row pointing at nothing.
-    label = str(window.page.wait_for_function(
-        """panel => { const row = [...document.querySelectorAll(panel)].find(
+    label = str(
+        window.page.wait_for_function(
+            """panel => { const row = [...document.querySelectorAll(panel)].find(
              r => (r.getAttribute('aria-label') || '').includes('exploded'));
-           return row && row.getAttribute('aria-label'); }""", arg=panel).json_value())
-    assert label.startswith("Warning: bad entry, not exported: run 'run-bad-1': status "
-                            "'exploded'"), label
+           return row && row.getAttribute('aria-label'); }""",
+            arg=panel,
+        ).json_value()
+    )
+    assert label.startswith(
+        "Warning: bad entry, not exported: run 'run-bad-1': status 'exploded'"
+    ), label
     assert "at line 7 and character 1" in label, label
 
 
 def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_uses(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+) -> None:
     properties = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())[
-        "contributes"]["configuration"]["properties"]
+        "contributes"
+    ]["configuration"]["properties"]
     root = workspace()
     window = open_window(root)
     window.page.set_viewport_size({"width": 1400, "height": 130 * len(properties) + 600})
     window.command("Preferences: Open Workspace Settings")
     window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
     window.page.keyboard.type("@ext:openlineage-export.openlineage-export")
-    window.page.wait_for_selector(".settings-editor .monaco-list-row[aria-label='OpenLineage "
-                                  "Export, group']")
+    window.page.wait_for_selector(
+        ".settings-editor .monaco-list-row[aria-label='OpenLineage Export, group']"
+    )
     shown = window.page.wait_for_function(
         """keys => { const shown = [...document.querySelectorAll(
              '.settings-editor .setting-item-contents[data-key]')].map(
              e => e.getAttribute('data-key'));
-           return keys.every(k => shown.includes(k)) && shown; }""", arg=list(properties))
+           return keys.every(k => shown.includes(k)) && shown; }""",
+        arg=list(properties),
+    )
     assert sorted(shown.json_value()) == sorted(properties)
 
     settings = root / ".workspace" / "settings.json"
@@ -591,17 +682,27 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
     # again after the search (seen twice in eight runs), which swaps the box for an empty one
     # (typed a key at a time, the rest of the typing then stood alone: it stored "Tb6Nc").
     key = "sk-live-4f9Kx2Lp8Qw3Zr7Tb6Nc"
-    refusal = window.page.locator(".settings-editor .setting-item-contents"
-                                  "[data-key='openlineage.apiKey.secretRef'] "
-                                  ".setting-item-validation-message:has-text('never the key')")
-    put(window.page.locator(".settings-editor input[aria-label='openlineage.apiKey.secretRef']"),
-        key, "the refusal under openlineage.apiKey.secretRef", refusal.is_visible)
+    refusal = window.page.locator(
+        ".settings-editor .setting-item-contents"
+        "[data-key='openlineage.apiKey.secretRef'] "
+        ".setting-item-validation-message:has-text('never the key')"
+    )
+    put(
+        window.page.locator(".settings-editor input[aria-label='openlineage.apiKey.secretRef']"),
+        key,
+        "the refusal under openlineage.apiKey.secretRef",
+        refusal.is_visible,
+    )
 
     # A value typed there is the one the CLI (a CI job on this workspace) uses next.
     url = "http://127.0.0.1:5999"
     box = window.page.locator(".settings-editor input[aria-label='openlineage.url']")
-    put(box, url, "openlineage.url in .workspace/settings.json",
-        lambda: json.loads(settings.read_text()).get("openlineage.url") == url)
+    put(
+        box,
+        url,
+        "openlineage.url in .workspace/settings.json",
+        lambda: json.loads(settings.read_text()).get("openlineage.url") == url,
+    )
     got = code_server.cli("settings", "get", "openlineage.url", "-w", str(root))
     assert (got.returncode, got.stdout.strip()) == (0, url), got.stderr
     for file in (settings, vscode_settings):
@@ -613,15 +714,20 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
     refused = window.toast(r"openlineage.url was not changed")
     assert "carries credentials (user or password before '@')" in refused
     assert "hunter2" not in refused
-    wait_until("VS Code's openlineage.url back to the one in force", lambda: json.loads(
-        vscode_settings.read_text()).get("openlineage.url") == url)
+    wait_until(
+        "VS Code's openlineage.url back to the one in force",
+        lambda: json.loads(vscode_settings.read_text()).get("openlineage.url") == url,
+    )
     assert json.loads(settings.read_text())["openlineage.url"] == url
 
 
 def test_the_editors_http_proxy_carries_the_export(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, make_fake_server: Callable[[], FakeServer],
-        refused_port: int) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    make_fake_server: Callable[[], FakeServer],
+    refused_port: int,
+) -> None:
     """http.proxy of the editor's settings is the export's proxy: the server's address refuses
     connections, so only the proxy (a loopback server taking absolute-form requests) can take
     the events."""
@@ -642,8 +748,12 @@ def test_the_editors_http_proxy_carries_the_export(
 
 
 def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
-        open_window: Callable[[Path], Workbench], workspace: Callable[..., Path],
-        code_server: CodeServer, fake_server: FakeServer, tmp_path: Path) -> None:
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+    tmp_path: Path,
+) -> None:
     root = workspace(**{"openlineage.url": fake_server.url})
     expected = by_run(dry_run_events(code_server, root, tmp_path / "events.jsonl"))
     refused = next(iter(expected))
@@ -659,9 +769,14 @@ def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
     done = window.toast(r"OpenLineage Export: 1 run refused by ")
     assert f"refused by {fake_server.url}/api/v1/lineage" in done
     assert "namespace acme-analytics is closed by policy" in done
-    wait_until("the refused run in the output channel", lambda: any(
-        "namespace acme-analytics is closed by policy" in log.read_text()
-        and "refused: " in log.read_text() for log in code_server.output_logs()))
+    wait_until(
+        "the refused run in the output channel",
+        lambda: any(
+            "namespace acme-analytics is closed by policy" in log.read_text()
+            and "refused: " in log.read_text()
+            for log in code_server.output_logs()
+        ),
+    )
 
     window.command("OpenLineage: Show Export Status")
     status = window.toast(r"OpenLineage Export: 31 runs on the trail")

@@ -12,8 +12,16 @@ from typing import Any
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def require(variable: str, why: str) -> None:
@@ -28,17 +36,26 @@ def chromium(profile: Path, viewport: dict[str, int], **options: Any) -> Iterato
     """A browser context with a fresh profile in ``profile``; fails or skips, saying why, where
     Chromium or Playwright is missing (``require``)."""
     if not CHROMIUM.exists():
-        require("OLX_REQUIRE_BROWSER", f"Chromium is not installed ({CHROMIUM}); "
-                "scripts/browser.sh installs it")
+        require(
+            "OLX_REQUIRE_BROWSER",
+            f"Chromium is not installed ({CHROMIUM}); scripts/browser.sh installs it",
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        require("OLX_REQUIRE_BROWSER",
-                "Playwright for Python is not installed (pip install -e '.[test]')")
+        require(
+            "OLX_REQUIRE_BROWSER",
+            "Playwright for Python is not installed (pip install -e '.[test]')",
+        )
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
-            viewport=viewport, **options)
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=FLAGS,
+            viewport=viewport,
+            **options,
+        )
         try:
             yield context
         finally:

@@ -28,8 +28,12 @@ DEADLINE = 120.0
 """Seconds a test waits for what it observes before it fails saying what it waited for."""
 
 
-def wait_until(condition: Callable[[], bool], what: str | Callable[[], str],
-               timeout: float = DEADLINE, while_waiting: Callable[[], object] | None = None) -> None:
+def wait_until(
+    condition: Callable[[], bool],
+    what: str | Callable[[], str],
+    timeout: float = DEADLINE,
+    while_waiting: Callable[[], object] | None = None,
+) -> None:
     """Return once ``condition()`` holds; fail naming ``what`` (or what it returns then)
     after ``timeout`` seconds.
 
@@ -70,8 +74,11 @@ class OpenHold:
 
     def wait(self, what: str, while_waiting: Callable[[], object] | None = None) -> None:
         """Return once the export waits to open the file."""
-        wait_until(lambda: self.waiting, f"the export to open {self.path.name} ({what})",
-                   while_waiting=while_waiting)
+        wait_until(
+            lambda: self.waiting,
+            f"the export to open {self.path.name} ({what})",
+            while_waiting=while_waiting,
+        )
 
     def release(self) -> None:
         """Let the opener through (and any later open)."""

@@ -41,13 +41,21 @@ def can_make_netns() -> str | None:
     """Why :func:`in_netns` cannot work here, or None when it can."""
     if shutil.which("unshare") is None or shutil.which("mount") is None:
         return "no unshare(1) or mount(8) here"
-    probe = subprocess.run(["unshare", "-rnm", "sh", "-c", _SETUP, "/etc/hosts", "true"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        ["unshare", "-rnm", "sh", "-c", _SETUP, "/etc/hosts", "true"],
+        capture_output=True,
+        text=True,
+    )
     return None if probe.returncode == 0 else f"cannot make a network namespace: {probe.stderr}"
 
 
-def in_netns(tmp_path: Path, *, listen: list[str], runs: list[dict[str, Any]],
-             hosts: str = "127.0.0.1 localhost\n") -> Outcome:
+def in_netns(
+    tmp_path: Path,
+    *,
+    listen: list[str],
+    runs: list[dict[str, Any]],
+    hosts: str = "127.0.0.1 localhost\n",
+) -> Outcome:
     """Serve on each ``host:port`` of ``listen`` and run each ``{"args": [...], "env": {...},
     "stdin": "..."}`` of ``runs`` (in order), inside a fresh network namespace."""
     why = can_make_netns()
@@ -56,9 +64,22 @@ def in_netns(tmp_path: Path, *, listen: list[str], runs: list[dict[str, Any]],
     hosts_file.write_text(hosts)
     scenario = tmp_path / "netns-scenario.json"
     scenario.write_text(json.dumps({"listen": listen, "runs": runs}))
-    done = subprocess.run(["unshare", "-rnm", "sh", "-c", _SETUP, str(hosts_file),
-                           sys.executable, __file__, str(scenario)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            "unshare",
+            "-rnm",
+            "sh",
+            "-c",
+            _SETUP,
+            str(hosts_file),
+            sys.executable,
+            __file__,
+            str(scenario),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     return Outcome(result["runs"], result["seen"])
@@ -81,8 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.server.seen.append({"target": self.path,
-                                 "authorization": self.headers.get("Authorization", "")})
+        self.server.seen.append(
+            {"target": self.path, "authorization": self.headers.get("Authorization", "")}
+        )
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -118,9 +140,14 @@ def _main(scenario_file: str) -> None:
         servers[where] = server
     runs = []
     for run in scenario["runs"]:
-        done = subprocess.run(run["args"], env={**os.environ, **run.get("env", {})},
-                              input=run.get("stdin", ""), capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            run["args"],
+            env={**os.environ, **run.get("env", {})},
+            input=run.get("stdin", ""),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         runs.append({"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr})
     for server in servers.values():
         server.shutdown()

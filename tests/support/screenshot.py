@@ -33,8 +33,10 @@ def renew(page: Any, path: Path, png: bytes, *, tolerance: int = 100) -> None:
     hair apart from run to run, and a file rewritten on every run would always show as changed
     in git."""
     if path.exists():
-        old, new = (f"data:image/png;base64,{base64.b64encode(b).decode()}"
-                    for b in (path.read_bytes(), png))
+        old, new = (
+            f"data:image/png;base64,{base64.b64encode(b).decode()}"
+            for b in (path.read_bytes(), png)
+        )
         differing = page.evaluate(_DIFFERING_PIXELS, [old, new])
         if 0 <= differing <= tolerance:
             return

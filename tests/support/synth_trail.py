@@ -59,60 +59,124 @@ GZIP_LEVEL = 1
 """Compression of closed segments; it runs on its own thread, alongside generation."""
 
 # The shape of the trail, as shares (0..1) of runs, stages or attempts.
-FAIL_ATTEMPT = 0.04       # an attempt of a stage fails
-RETRY = 0.6               # a failed attempt is retried (up to MAX_ATTEMPTS)
+FAIL_ATTEMPT = 0.04  # an attempt of a stage fails
+RETRY = 0.6  # a failed attempt is retried (up to MAX_ATTEMPTS)
 MAX_ATTEMPTS = 3
-CANCEL = 0.015            # a run is cancelled during one of its stages
-SKIP_BY_CONFIG = 0.02     # a stage after the first is skipped by configuration
-LIST_SKIPPED = 0.7        # a failed run lists the stages it did not reach as skipped
-SOURCE_CHANGED = 0.35     # an external source has new content when read
-SAME_OUTPUT = 0.1         # a write reproduces the dataset's previous content
-NO_DIGEST = 0.03          # a read without a digest
-OTHER_KIND = 0.02         # before a run, a line of another kind is recorded
-DELETED_RUNS = 0.01       # a run of a pipeline that is later deleted from the graph
+CANCEL = 0.015  # a run is cancelled during one of its stages
+SKIP_BY_CONFIG = 0.02  # a stage after the first is skipped by configuration
+LIST_SKIPPED = 0.7  # a failed run lists the stages it did not reach as skipped
+SOURCE_CHANGED = 0.35  # an external source has new content when read
+SAME_OUTPUT = 0.1  # a write reproduces the dataset's previous content
+NO_DIGEST = 0.03  # a read without a digest
+OTHER_KIND = 0.02  # before a run, a line of another kind is recorded
+DELETED_RUNS = 0.01  # a run of a pipeline that is later deleted from the graph
 
 # Weighted choices (weights in percent): the run's engine (and whether that engine writes
 # ``attempt`` when it is 1), its trigger, and a pipeline host's UTC offset.
-ENGINES = (((',"engine":{"name":"hub-engine","version":"4.2.0"}', True), 85),
-           ((',"engine":{"name":"hub-engine","version":"4.1.3"}', False), 10),
-           (("", False), 5))
-TRIGGERS = ((',"trigger":"schedule"', 70), (',"trigger":"manual"', 15),
-            (',"trigger":"push"', 10), (',"trigger":"api"', 3), ("", 2))
-OFFSETS = (((0, "Z"), 70), ((3_600_000, "+01:00"), 20), ((-18_000_000, "-05:00"), 7),
-           ((19_800_000, "+05:30"), 3))
-ERRORS = tuple(',"error":' + json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in (
-    {"message": "could not connect to server: Connection timed out",
-     "type": "psycopg2.OperationalError",
-     "stackTrace": 'Traceback (most recent call last):\n  File "extract.py", line 41, in main\n'
-                   "    conn = psycopg2.connect(dsn)\npsycopg2.OperationalError: timed out"},
-    {"message": "403 Quota exceeded: Your project exceeded quota for concurrent queries.",
-     "type": "google.api_core.exceptions.Forbidden"},
-    {"message": "KafkaTimeoutError: Failed to update metadata after 60.0 secs.",
-     "type": "kafka.errors.KafkaTimeoutError",
-     "stackTrace": "kafka.errors.KafkaTimeoutError: Failed to update metadata after 60.0 secs."},
-    {"message": "Worker lost: container killed (OOMKilled, exit code 137)"},
-    {"message": "Colonne « montant » introuvable dans la table \"ventes\"", "type": "KeyError"},
-    {"message": "An error occurred (SlowDown) when calling the PutObject operation",
-     "type": "botocore.exceptions.ClientError"},
-))
+ENGINES = (
+    ((',"engine":{"name":"hub-engine","version":"4.2.0"}', True), 85),
+    ((',"engine":{"name":"hub-engine","version":"4.1.3"}', False), 10),
+    (("", False), 5),
+)
+TRIGGERS = (
+    (',"trigger":"schedule"', 70),
+    (',"trigger":"manual"', 15),
+    (',"trigger":"push"', 10),
+    (',"trigger":"api"', 3),
+    ("", 2),
+)
+OFFSETS = (
+    ((0, "Z"), 70),
+    ((3_600_000, "+01:00"), 20),
+    ((-18_000_000, "-05:00"), 7),
+    ((19_800_000, "+05:30"), 3),
+)
+ERRORS = tuple(
+    ',"error":' + json.dumps(e, ensure_ascii=False, separators=(",", ":"))
+    for e in (
+        {
+            "message": "could not connect to server: Connection timed out",
+            "type": "psycopg2.OperationalError",
+            "stackTrace": 'Traceback (most recent call last):\n  File "extract.py", line 41, in main\n'
+            "    conn = psycopg2.connect(dsn)\npsycopg2.OperationalError: timed out",
+        },
+        {
+            "message": "403 Quota exceeded: Your project exceeded quota for concurrent queries.",
+            "type": "google.api_core.exceptions.Forbidden",
+        },
+        {
+            "message": "KafkaTimeoutError: Failed to update metadata after 60.0 secs.",
+            "type": "kafka.errors.KafkaTimeoutError",
+            "stackTrace": "kafka.errors.KafkaTimeoutError: Failed to update metadata after 60.0 secs.",
+        },
+        {"message": "Worker lost: container killed (OOMKilled, exit code 137)"},
+        {"message": 'Colonne « montant » introuvable dans la table "ventes"', "type": "KeyError"},
+        {
+            "message": "An error occurred (SlowDown) when calling the PutObject operation",
+            "type": "botocore.exceptions.ClientError",
+        },
+    )
+)
 CANCELLED_ERROR = ',"error":{"message":"Run cancelled by a user from the editor."}'
 
-DOMAINS = ("sales", "orders", "customers", "inventory", "marketing", "finance", "billing",
-           "shipping", "payments", "support", "web", "ads", "products", "returns", "pricing",
-           "fraud", "churn", "supply", "hr", "risk")
+DOMAINS = (
+    "sales",
+    "orders",
+    "customers",
+    "inventory",
+    "marketing",
+    "finance",
+    "billing",
+    "shipping",
+    "payments",
+    "support",
+    "web",
+    "ads",
+    "products",
+    "returns",
+    "pricing",
+    "fraud",
+    "churn",
+    "supply",
+    "hr",
+    "risk",
+)
 CADENCES = ("daily", "hourly", "sync", "mart", "etl", "report", "backfill", "snapshot")
-TABLES = ("events", "orders", "customers", "accounts", "items", "invoices", "sessions",
-          "payments", "stock", "prices", "tickets", "campaigns", "shipments", "refunds")
+TABLES = (
+    "events",
+    "orders",
+    "customers",
+    "accounts",
+    "items",
+    "invoices",
+    "sessions",
+    "payments",
+    "stock",
+    "prices",
+    "tickets",
+    "campaigns",
+    "shipments",
+    "refunds",
+)
 FIRST_STAGES = ("extract", "ingest", "pull", "read_source")
 MIDDLE_STAGES = ("clean", "validate", "transform", "enrich", "join", "aggregate", "dedupe")
 LAST_STAGES = ("build_mart", "load", "publish", "export", "score")
-PARAMETERS = ('', ',"parameters":{"day":"%s"}', ',"parameters":{"batch_size":50000}',
-              ',"parameters":{"model":"last_touch","window_days":7}',
-              ',"parameters":{"from":"%sT00:00:00Z","dry_run":false}')
-SCHEMAS = ([{"name": "id", "type": "BIGINT"}, {"name": "amount", "type": "DECIMAL(12,2)"}],
-           [{"name": "customer_id", "type": "BIGINT"}, {"name": "country", "type": "CHAR(2)"},
-            {"name": "created_at", "type": "TIMESTAMP"}],
-           [{"name": "sku", "type": "VARCHAR"}, {"name": "on_hand", "type": "INTEGER"}])
+PARAMETERS = (
+    "",
+    ',"parameters":{"day":"%s"}',
+    ',"parameters":{"batch_size":50000}',
+    ',"parameters":{"model":"last_touch","window_days":7}',
+    ',"parameters":{"from":"%sT00:00:00Z","dry_run":false}',
+)
+SCHEMAS = (
+    [{"name": "id", "type": "BIGINT"}, {"name": "amount", "type": "DECIMAL(12,2)"}],
+    [
+        {"name": "customer_id", "type": "BIGINT"},
+        {"name": "country", "type": "CHAR(2)"},
+        {"name": "created_at", "type": "TIMESTAMP"},
+    ],
+    [{"name": "sku", "type": "VARCHAR"}, {"name": "on_hand", "type": "INTEGER"}],
+)
 
 
 def _percent(table: tuple[tuple[Any, int], ...]) -> list[Any]:
@@ -159,11 +223,11 @@ class _Access:
     """A dataset as a stage reads or writes it, with its JSON pre-rendered."""
 
     dataset: str
-    external: bool            # a source outside the pipelines: its content changes by itself
-    stats: str = ""           # which of bytes/rows a write reports: "", "r" or "br"
-    schema: str = ""          # ',"schema":[...]' or ""
-    bare: str = ""            # '{"dataset":"..."}', a read without a digest
-    opening: str = ""         # '{"dataset":"...","digest":"sha256:'
+    external: bool  # a source outside the pipelines: its content changes by itself
+    stats: str = ""  # which of bytes/rows a write reports: "", "r" or "br"
+    schema: str = ""  # ',"schema":[...]' or ""
+    bare: str = ""  # '{"dataset":"..."}', a read without a digest
+    opening: str = ""  # '{"dataset":"...","digest":"sha256:'
 
     def __post_init__(self) -> None:
         quoted = json.dumps(self.dataset)
@@ -179,9 +243,9 @@ class _Stage:
     reads: list[_Access]
     writes: list[_Access]
     duration_ms: int
-    parameters: str           # ',"parameters":{...}' with an optional %s for the run's day
+    parameters: str  # ',"parameters":{...}' with an optional %s for the run's day
     source: str | None
-    opening: str = ""         # '{"stage":"<id>"'
+    opening: str = ""  # '{"stage":"<id>"'
 
     def __post_init__(self) -> None:
         self.opening = '{"stage":' + json.dumps(self.id)
@@ -195,7 +259,7 @@ class _Pipeline:
     name: str
     description: str | None
     stages: list[_Stage]
-    offset: tuple[int, str]   # the engine host's UTC offset: milliseconds and suffix
+    offset: tuple[int, str]  # the engine host's UTC offset: milliseconds and suffix
     quoted: str = ""
 
     def __post_init__(self) -> None:
@@ -205,8 +269,10 @@ class _Pipeline:
         """This pipeline as ``graph.json`` holds it."""
         stages = []
         for stage in self.stages:
-            entry: dict[str, Any] = {"id": stage.id,
-                                     "name": stage.id.replace("_", " ").capitalize()}
+            entry: dict[str, Any] = {
+                "id": stage.id,
+                "name": stage.id.replace("_", " ").capitalize(),
+            }
             if stage.source:
                 entry["source"] = stage.source
             entry["reads"] = [a.dataset for a in stage.reads]
@@ -234,8 +300,11 @@ def _make_pipelines(rng: random.Random, count: int, prefix: str = "") -> list[_P
             pid = f"{pid}-{index}"
         taken.add(pid)
         n_stages = rng.randint(2, 5)
-        names = [rng.choice(FIRST_STAGES), *rng.sample(MIDDLE_STAGES, n_stages - 2),
-                 rng.choice(LAST_STAGES)]
+        names = [
+            rng.choice(FIRST_STAGES),
+            *rng.sample(MIDDLE_STAGES, n_stages - 2),
+            rng.choice(LAST_STAGES),
+        ]
         previous: list[_Access] = []
         stages: list[_Stage] = []
         for position, sid in enumerate(names):
@@ -265,21 +334,33 @@ def _make_pipelines(rng: random.Random, count: int, prefix: str = "") -> list[_P
                 roll = rng.random()
                 access.stats = "br" if roll < 0.4 else "r" if roll < 0.7 else ""
                 if rng.random() < 0.3:
-                    access.schema = ',"schema":' + json.dumps(rng.choice(SCHEMAS),
-                                                              separators=(",", ":"))
+                    access.schema = ',"schema":' + json.dumps(
+                        rng.choice(SCHEMAS), separators=(",", ":")
+                    )
             source = None
             if rng.random() < 0.85:
                 ext = ".sql" if rng.random() < 0.35 else ".py"
                 source = f"pipelines/{pid.replace('-', '_')}/{sid}{ext}"
-            stages.append(_Stage(sid, reads, writes, rng.randint(5_000, 900_000),
-                                 rng.choice(PARAMETERS), source))
+            stages.append(
+                _Stage(
+                    sid, reads, writes, rng.randint(5_000, 900_000), rng.choice(PARAMETERS), source
+                )
+            )
             previous = writes
         offset = rng.choice(OFFSET_CHOICE)
-        description = None if rng.random() < 0.3 else (
-            f"{domain.capitalize()} data, {len(stages)} stages, from sources to marts "
-            f"(≈ {rng.randint(1, 90)} GB).")
-        pipelines.append(_Pipeline(pid, f"{domain.capitalize()} {pid.split('-')[1]}",
-                                   description, stages, offset))
+        description = (
+            None
+            if rng.random() < 0.3
+            else (
+                f"{domain.capitalize()} data, {len(stages)} stages, from sources to marts "
+                f"(≈ {rng.randint(1, 90)} GB)."
+            )
+        )
+        pipelines.append(
+            _Pipeline(
+                pid, f"{domain.capitalize()} {pid.split('-')[1]}", description, stages, offset
+            )
+        )
     return pipelines
 
 
@@ -331,8 +412,9 @@ class _Segments:
         self._in_segment = 0
         path = self._audit / f"{self.count:06d}.jsonl"
         # surrogateescape lets a deliberately bad line carry bytes that are not UTF-8
-        return open(path, "w", encoding="utf-8", errors="surrogateescape", newline="\n",
-                    buffering=1 << 20)
+        return open(
+            path, "w", encoding="utf-8", errors="surrogateescape", newline="\n", buffering=1 << 20
+        )
 
     def write(self, line: str) -> None:
         """Append one complete line (ending in a newline)."""
@@ -356,9 +438,13 @@ class _Segments:
 
 def _compress(path: Path) -> None:
     """Replace a closed segment by its gzip form; the header has no time stamp."""
-    with open(path, "rb") as src, open(f"{path}.gz", "wb") as raw, \
-            gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw, mtime=0,
-                          compresslevel=GZIP_LEVEL) as out:
+    with (
+        open(path, "rb") as src,
+        open(f"{path}.gz", "wb") as raw,
+        gzip.GzipFile(
+            filename=path.name, mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL
+        ) as out,
+    ):
         shutil.copyfileobj(src, out, 1 << 20)
     path.unlink()
 
@@ -377,11 +463,11 @@ class _Trail:
 
     rng: random.Random
     segments: _Segments
-    pipelines: list[_Pipeline]          # the ones that run, deleted ones included
+    pipelines: list[_Pipeline]  # the ones that run, deleted ones included
     bad_every: int
     updates: float
     clock: _Clock = field(default_factory=_Clock)
-    digests: dict[str, str] = field(default_factory=dict)   # dataset -> current content
+    digests: dict[str, str] = field(default_factory=dict)  # dataset -> current content
     pending: list[tuple[int, int, str]] = field(default_factory=list)  # heap of later lines
     seq: int = 0
     lines: int = 0
@@ -389,9 +475,9 @@ class _Trail:
     bad: int = 0
     others: int = 0
     last_trace: str = ""
-    final: Counter[str] = field(default_factory=Counter)    # runs by their current status
-    ran: set[str] = field(default_factory=set)              # pipeline ids that ran
-    day: int = -1                                           # for old-style trace ids
+    final: Counter[str] = field(default_factory=Counter)  # runs by their current status
+    ran: set[str] = field(default_factory=set)  # pipeline ids that ran
+    day: int = -1  # for old-style trace ids
     day_text: str = ""
     day_count: int = 0
 
@@ -470,8 +556,7 @@ class _Trail:
         engine, explicit_attempt = ENGINE_CHOICE[int(rand() * 100)]
         context = engine + TRIGGER_CHOICE[int(rand() * 100)]
         self.ran.add(pipeline.id)
-        opening = (f'{{"kind":"run","traceId":"{trace}","pipeline":{pipeline.quoted},'
-                   f'"status":"')
+        opening = f'{{"kind":"run","traceId":"{trace}","pipeline":{pipeline.quoted},"status":"'
         day = start_iso[:10]
         cancel_at = int(rand() * len(pipeline.stages)) if rand() < CANCEL else -1
 
@@ -494,22 +579,32 @@ class _Trail:
             while True:
                 began = now
                 now += int(stage.duration_ms * (0.6 + 0.8 * rand()))
-                head = (f'{stage.opening},"attempt":{attempt}' if explicit_attempt or attempt > 1
-                        else stage.opening)
+                head = (
+                    f'{stage.opening},"attempt":{attempt}'
+                    if explicit_attempt or attempt > 1
+                    else stage.opening
+                )
                 began_iso = fmt(began, offset)
                 started.append((began, len(done), head, began_iso, params))
-                reads = ",".join([a.bare if rand() < NO_DIGEST
-                                  else a.opening + self.digest_read(a) + '"}' for a in stage.reads])
+                reads = ",".join(
+                    [
+                        a.bare if rand() < NO_DIGEST else a.opening + self.digest_read(a) + '"}'
+                        for a in stage.reads
+                    ]
+                )
                 times = f'"startedAt":"{began_iso}","endedAt":"{fmt(now, offset)}"'
                 if index == cancel_at:
-                    done.append(f'{head},"status":"cancelled",{times}{params},"reads":[{reads}],'
-                                f'"writes":[]{CANCELLED_ERROR}}}')
+                    done.append(
+                        f'{head},"status":"cancelled",{times}{params},"reads":[{reads}],'
+                        f'"writes":[]{CANCELLED_ERROR}}}'
+                    )
                     status = "cancelled"
                     break
                 if rand() < FAIL_ATTEMPT:
                     error = ERRORS[int(rand() * len(ERRORS))]
-                    done.append(f'{head},"status":"failed",{times}{params},"reads":[{reads}]'
-                                f'{error}}}')
+                    done.append(
+                        f'{head},"status":"failed",{times}{params},"reads":[{reads}]{error}}}'
+                    )
                     if attempt < MAX_ATTEMPTS and rand() < RETRY:
                         attempt += 1
                         now += 30_000  # the engine's back-off
@@ -517,8 +612,10 @@ class _Trail:
                     status = "failed"
                     break
                 writes = ",".join([self._write(a) for a in stage.writes])
-                done.append(f'{head},"status":"succeeded",{times}{params},"reads":[{reads}],'
-                            f'"writes":[{writes}]}}')
+                done.append(
+                    f'{head},"status":"succeeded",{times}{params},"reads":[{reads}],'
+                    f'"writes":[{writes}]}}'
+                )
                 break
             now += 100 + int(rand() * 800)
         end = now + 50 + int(rand() * 200)
@@ -527,8 +624,11 @@ class _Trail:
             began, upto, head, began_iso, params = started[int(rand() * len(started))]
             at = began + 40
             stages = ",".join([*done[:upto], _running(head, began_iso, params)])
-            self.later(at, f'{opening}running","startedAt":"{start_iso}",'
-                           f'"recordedAt":"{fmt(at, offset)}"{context},"stages":[{stages}]}}\n')
+            self.later(
+                at,
+                f'{opening}running","startedAt":"{start_iso}",'
+                f'"recordedAt":"{fmt(at, offset)}"{context},"stages":[{stages}]}}\n',
+            )
             self.records += 1
             self.final["running"] += 1
             self.last_trace = trace
@@ -536,14 +636,20 @@ class _Trail:
         if rand() < self.updates:
             began, _, head, began_iso, params = started[0]
             at = began + 40
-            self.later(at, f'{opening}running","startedAt":"{start_iso}",'
-                           f'"recordedAt":"{fmt(at, offset)}"{context},'
-                           f'"stages":[{_running(head, began_iso, params)}]}}\n')
+            self.later(
+                at,
+                f'{opening}running","startedAt":"{start_iso}",'
+                f'"recordedAt":"{fmt(at, offset)}"{context},'
+                f'"stages":[{_running(head, began_iso, params)}]}}\n',
+            )
             self.records += 1
         at = end + 20 + int(rand() * 180)
-        self.later(at, f'{opening}{status}","startedAt":"{start_iso}",'
-                       f'"endedAt":"{fmt(end, offset)}","recordedAt":"{fmt(at, offset)}"{context},'
-                       f'"stages":[{",".join(done)}]}}\n')
+        self.later(
+            at,
+            f'{opening}{status}","startedAt":"{start_iso}",'
+            f'"endedAt":"{fmt(end, offset)}","recordedAt":"{fmt(at, offset)}"{context},'
+            f'"stages":[{",".join(done)}]}}\n',
+        )
         self.records += 1
         self.final[status] += 1
         self.last_trace = trace
@@ -563,20 +669,28 @@ class _Trail:
         user = self.rng.choice(("dana.kim", "maria.lopez", "priya.shah", "tomasz.nowak"))
         kind = self.rng.randrange(3)
         if deleted is not None:
-            line = (f'{{"kind":"edit","recordedAt":"{when}","user":"{user}@acme.example",'
-                    f'"change":"pipeline-deleted","pipeline":{deleted.quoted}}}\n')
+            line = (
+                f'{{"kind":"edit","recordedAt":"{when}","user":"{user}@acme.example",'
+                f'"change":"pipeline-deleted","pipeline":{deleted.quoted}}}\n'
+            )
         elif kind == 0:
             pipeline = self.rng.choice(self.pipelines)
-            line = (f'{{"kind":"edit","recordedAt":"{when}","user":"{user}@acme.example",'
-                    f'"change":"stage-updated","pipeline":{pipeline.quoted},'
-                    f'"stage":{json.dumps(pipeline.stages[-1].id)}}}\n')
+            line = (
+                f'{{"kind":"edit","recordedAt":"{when}","user":"{user}@acme.example",'
+                f'"change":"stage-updated","pipeline":{pipeline.quoted},'
+                f'"stage":{json.dumps(pipeline.stages[-1].id)}}}\n'
+            )
         elif kind == 1:
-            line = (f'{{"kind":"settings","recordedAt":"{when}","user":"{user}@acme.example",'
-                    f'"key":"editor.fontSize","value":{self.rng.randint(11, 16)}}}\n')
+            line = (
+                f'{{"kind":"settings","recordedAt":"{when}","user":"{user}@acme.example",'
+                f'"key":"editor.fontSize","value":{self.rng.randint(11, 16)}}}\n'
+            )
         else:
             dry_run = "true" if self.rng.random() < 0.7 else "false"
-            line = (f'{{"kind":"export","recordedAt":"{when}","user":"{user}@acme.example",'
-                    f'"destination":"http://localhost:5000","dryRun":{dry_run}}}\n')
+            line = (
+                f'{{"kind":"export","recordedAt":"{when}","user":"{user}@acme.example",'
+                f'"destination":"http://localhost:5000","dryRun":{dry_run}}}\n'
+            )
         self.others += 1
         self.emit(line)
 
@@ -587,22 +701,33 @@ class _Trail:
         trace = self.last_trace or "run-00000000-0000"
         when = "2026-11-02T02:00:00.120Z"
         good: dict[str, Any] = {
-            "kind": "run", "traceId": trace, "pipeline": self.pipelines[0].id,
-            "status": "succeeded", "startedAt": when, "endedAt": "2026-11-02T02:07:31.904Z",
+            "kind": "run",
+            "traceId": trace,
+            "pipeline": self.pipelines[0].id,
+            "status": "succeeded",
+            "startedAt": when,
+            "endedAt": "2026-11-02T02:07:31.904Z",
             "recordedAt": "2026-11-02T02:07:32.010Z",
-            "stages": [{"stage": self.pipelines[0].stages[0].id, "attempt": 1,
-                        "status": "succeeded", "startedAt": "2026-11-02T02:00:00.300Z",
-                        "endedAt": "2026-11-02T02:03:10.000Z"}]}
+            "stages": [
+                {
+                    "stage": self.pipelines[0].stages[0].id,
+                    "attempt": 1,
+                    "status": "succeeded",
+                    "startedAt": "2026-11-02T02:00:00.300Z",
+                    "endedAt": "2026-11-02T02:03:10.000Z",
+                }
+            ],
+        }
         stage = good["stages"][0]
         turn = self.bad % 17
         if turn == 0:
-            return json.dumps(good)[:57] + "\n"                      # cut short
+            return json.dumps(good)[:57] + "\n"  # cut short
         if turn == 1:
-            return "<<<<<<< HEAD\n"                                   # a merge left behind
+            return "<<<<<<< HEAD\n"  # a merge left behind
         if turn == 2:  # not UTF-8 (a Latin-1 byte); decoded leniently, still no known status
             return json.dumps(good).replace('"succeeded"', '"caf\udce9"', 1) + "\n"
         if turn == 3:
-            return json.dumps(["run", trace, "succeeded"]) + "\n"     # not an object
+            return json.dumps(["run", trace, "succeeded"]) + "\n"  # not an object
         if turn == 4:
             del good["traceId"]
         elif turn == 5:
@@ -610,9 +735,9 @@ class _Trail:
         elif turn == 6:
             del good["startedAt"]
         elif turn == 7:
-            del good["endedAt"]                                       # required once ended
+            del good["endedAt"]  # required once ended
         elif turn == 8:
-            del stage["startedAt"]                                    # required unless skipped
+            del stage["startedAt"]  # required unless skipped
         elif turn == 9:
             good["traceId"] = 1234567
         elif turn == 10:
@@ -622,9 +747,9 @@ class _Trail:
         elif turn == 12:
             stage["attempt"] = "2"
         elif turn == 13:
-            good["startedAt"] = 1793584800120                         # epoch ms, not a time
+            good["startedAt"] = 1793584800120  # epoch ms, not a time
         elif turn == 14:
-            good["startedAt"] = "2026-11-02T02:00:00.120"             # no offset
+            good["startedAt"] = "2026-11-02T02:00:00.120"  # no offset
         elif turn == 15:
             good["status"] = "done"
         else:
@@ -635,10 +760,19 @@ class _Trail:
 # --------------------------------------------------------------------------- the workspace
 
 
-def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20,
-                    segment_lines: int = 50_000, gzip_closed: bool = True, bad_every: int = 0,
-                    updates: float = 0.3, running_tail: int = 0,
-                    torn_tail: bool = False) -> dict[str, Any]:
+def write_workspace(
+    root: Path,
+    runs: int,
+    *,
+    seed: int = 0,
+    pipelines: int = 20,
+    segment_lines: int = 50_000,
+    gzip_closed: bool = True,
+    bad_every: int = 0,
+    updates: float = 0.3,
+    running_tail: int = 0,
+    torn_tail: bool = False,
+) -> dict[str, Any]:
     """Write a complete contract workspace under ``root`` and return a summary of it.
 
     ``runs`` runs of ``pipelines`` graph pipelines (at least 2; the last tenth, at least one,
@@ -668,22 +802,42 @@ def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20
 
     rng = random.Random(seed)
     graph = _make_pipelines(rng, pipelines)
-    never = graph[-max(1, pipelines // 10):]
+    never = graph[-max(1, pipelines // 10) :]
     deleted = _make_pipelines(rng, 2, prefix="retired-")
-    (workspace / "settings.json").write_text(json.dumps(
-        {"openlineage.url": "http://localhost:5000", "editor.fontSize": 13,
-         "git.autofetch": True}, indent=2) + "\n", encoding="utf-8")
-    (workspace / "lineage" / "graph.json").write_text(json.dumps(
-        {"format": "lineage-hub/graph@1", "workspace": {"name": f"synthetic-{seed}"},
-         "pipelines": [p.as_graph() for p in graph]},
-        indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (workspace / "settings.json").write_text(
+        json.dumps(
+            {
+                "openlineage.url": "http://localhost:5000",
+                "editor.fontSize": 13,
+                "git.autofetch": True,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    (workspace / "lineage" / "graph.json").write_text(
+        json.dumps(
+            {
+                "format": "lineage-hub/graph@1",
+                "workspace": {"name": f"synthetic-{seed}"},
+                "pipelines": [p.as_graph() for p in graph],
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
-    active = graph[:len(graph) - len(never)]
+    active = graph[: len(graph) - len(never)]
     segments = _Segments(audit, segment_lines, gzip_closed)
     trail = _Trail(rng, segments, active + deleted, bad_every, updates)
-    trail.emit('{"kind":"settings","recordedAt":"' + trail.clock.format(
-        int(START.timestamp() * 1000) - 60_000, (0, "Z")) +
-        '","user":"dana.kim@acme.example","key":"openlineage.url","value":"http://localhost:5000"}\n')
+    trail.emit(
+        '{"kind":"settings","recordedAt":"'
+        + trail.clock.format(int(START.timestamp() * 1000) - 60_000, (0, "Z"))
+        + '","user":"dana.kim@acme.example","key":"openlineage.url","value":"http://localhost:5000"}\n'
+    )
     trail.others += 1
     now = int(START.timestamp() * 1000)
     retire_after = runs * 3 // 10  # the deleted pipelines ran in the first 30 % of the trail
@@ -703,8 +857,10 @@ def write_workspace(root: Path, runs: int, *, seed: int = 0, pipelines: int = 20
     trail.flush(sys.maxsize)
     torn = ""
     if torn_tail:
-        torn = (f'{{"kind":"run","traceId":"{rng.getrandbits(128):032x}",'
-                f'"pipeline":{active[0].quoted},"status":"succeeded","startedAt":"2026-')
+        torn = (
+            f'{{"kind":"run","traceId":"{rng.getrandbits(128):032x}",'
+            f'"pipeline":{active[0].quoted},"status":"succeeded","startedAt":"2026-'
+        )
     segments.close(torn)
 
     return {
@@ -730,22 +886,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--pipelines", type=int, default=20, help="pipelines in the graph")
     parser.add_argument("--segment-lines", type=int, default=50_000, help="lines per segment")
-    parser.add_argument("--no-gzip", dest="gzip_closed", action="store_false",
-                        help="leave closed segments uncompressed")
-    parser.add_argument("--bad-every", type=int, default=0,
-                        help="make every N-th line malformed (default 0: none)")
-    parser.add_argument("--updates", type=float, default=0.3,
-                        help="share of runs also recorded when they start (default 0.3)")
-    parser.add_argument("--running-tail", type=int, default=0,
-                        help="how many of the last runs are still running")
-    parser.add_argument("--torn-tail", action="store_true",
-                        help="end the newest segment with a half-written line")
+    parser.add_argument(
+        "--no-gzip",
+        dest="gzip_closed",
+        action="store_false",
+        help="leave closed segments uncompressed",
+    )
+    parser.add_argument(
+        "--bad-every", type=int, default=0, help="make every N-th line malformed (default 0: none)"
+    )
+    parser.add_argument(
+        "--updates",
+        type=float,
+        default=0.3,
+        help="share of runs also recorded when they start (default 0.3)",
+    )
+    parser.add_argument(
+        "--running-tail", type=int, default=0, help="how many of the last runs are still running"
+    )
+    parser.add_argument(
+        "--torn-tail", action="store_true", help="end the newest segment with a half-written line"
+    )
     args = parser.parse_args(argv)
     began = time.perf_counter()
-    summary = write_workspace(args.root, args.runs, seed=args.seed, pipelines=args.pipelines,
-                              segment_lines=args.segment_lines, gzip_closed=args.gzip_closed,
-                              bad_every=args.bad_every, updates=args.updates,
-                              running_tail=args.running_tail, torn_tail=args.torn_tail)
+    summary = write_workspace(
+        args.root,
+        args.runs,
+        seed=args.seed,
+        pipelines=args.pipelines,
+        segment_lines=args.segment_lines,
+        gzip_closed=args.gzip_closed,
+        bad_every=args.bad_every,
+        updates=args.updates,
+        running_tail=args.running_tail,
+        torn_tail=args.torn_tail,
+    )
     print(json.dumps(summary))
     print(f"wrote {args.root} in {time.perf_counter() - began:.1f}s", file=sys.stderr)
     return 0

@@ -22,8 +22,12 @@ import click
 from . import export, secrets, settings, status
 from .root import main
 
-COMMANDS: tuple[click.Command, ...] = (export.export, settings.settings, secrets.secrets,
-                                       status.status)
+COMMANDS: tuple[click.Command, ...] = (
+    export.export,
+    settings.settings,
+    secrets.secrets,
+    status.status,
+)
 """Every subcommand, registered on :func:`~.root.main` (its help lists them by name)."""
 
 for _command in COMMANDS:

@@ -27,9 +27,13 @@ PROG = "openlineage-export"
 class Command(click.Command):
     """A command whose help ends with its examples (and sections built only when asked)."""
 
-    def __init__(self, *args: Any, examples: str = "",
-                 sections: Callable[[], Sequence[tuple[str, str]]] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        examples: str = "",
+        sections: Callable[[], Sequence[tuple[str, str]]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.examples = examples
         self.sections = sections
@@ -75,15 +79,23 @@ class Commands(click.Group):
     def _error(ctx: click.Context, exc: ExportError) -> None:
         """One line on stderr (JSON with --progress json), and the error's exit code."""
         if ctx.meta.get("json_progress"):
-            write_err(jsonout.dumps({"event": "error", "message": str(exc),
-                                     "exitCode": exc.exit_code}).decode())
+            write_err(
+                jsonout.dumps(
+                    {"event": "error", "message": str(exc), "exitCode": exc.exit_code}
+                ).decode()
+            )
         else:
             echo(f"error: {exc}", err=True)
         ctx.exit(exc.exit_code)
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Parse, run, and exit with the command's code: 130 for Ctrl-C wherever it comes."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
@@ -109,9 +121,11 @@ class Commands(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Each subcommand with its whole summary (wrapped, never cut short with "...")."""
-        rows = [(name, command.get_short_help_str(limit=1000))
-                for name in self.list_commands(ctx)
-                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        rows = [
+            (name, command.get_short_help_str(limit=1000))
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

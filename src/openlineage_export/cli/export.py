@@ -39,9 +39,9 @@ OTHER_ENVIRONMENT = {
     "OPENLINEAGE_EXPORT_CONFIG_DIR": "folder of the secrets file [~/.config/openlineage-export]",
     "OPENLINEAGE_EXPORT_SECRETS": "file or keyring: force a secrets store",
     "OPENLINEAGE__TRANSPORT__*": "openlineage-python's configuration (URL, ENDPOINT, TYPE, "
-                                 "AUTH__API_KEY...)",
+    "AUTH__API_KEY...)",
     "OPENLINEAGE_CONFIG": "openlineage-python's openlineage.yml [./openlineage.yml, "
-                          "~/.openlineage/openlineage.yml]",
+    "~/.openlineage/openlineage.yml]",
 }
 """Environment variables besides the settings' own and the kinds' secrets (those come from
 the catalogue and the registry)."""
@@ -51,8 +51,11 @@ def _export_sections() -> list[tuple[str, str]]:
     with held_signals():
         from ..deliver.registry import KINDS
     rows = [(row.env, f"{row.key}") for row in catalogue() if row.env]
-    rows += [(k.secret.env, f"{k.secret.what} (instead of {k.secret.setting})")
-             for k in KINDS.values() if k.secret is not None]
+    rows += [
+        (k.secret.env, f"{k.secret.what} (instead of {k.secret.setting})")
+        for k in KINDS.values()
+        if k.secret is not None
+    ]
     rows += list(OTHER_ENVIRONMENT.items())
     width = max(len(name) for name, _ in rows)
     environment = "\n".join(f"{name.ljust(width)}  {what}" for name, what in rows)
@@ -60,42 +63,78 @@ def _export_sections() -> list[tuple[str, str]]:
 
 
 @click.command(
-    cls=Command, sections=_export_sections,
+    cls=Command,
+    sections=_export_sections,
     short_help="Export the workspace's runs to the OpenLineage server in the settings "
-               "(or --dry-run).",
+    "(or --dry-run).",
     examples=f"""\
 {PROG} export --dry-run -o events.jsonl         # every event, nothing sent
 {PROG} export --dry-run | jq .eventType         # events on stdout (also: -o -)
 {PROG} export                                   # send what is new or changed
 {PROG} export --url http://localhost:5000       # another server, for this export only
 {PROG} export --full --report report.html       # send everything again, and a report
-{PROG} export --json --progress json            # for a host: JSON progress on stderr""")
+{PROG} export --json --progress json            # for a host: JSON progress on stderr""",
+)
 @workspace_option
-@click.option("--dry-run", is_flag=True,
-              help="Build every event and write it as JSON Lines; send nothing (no server needed).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
-              help="With --dry-run: write the events to this file (written whole, or not at "
-                   "all if interrupted) instead of standard output; '-' is standard output.")
-@click.option("--url", metavar="URL",
-              help="Send to this server for this export only, instead of openlineage.url "
-                   "(the settings are not changed).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the summary as JSON on standard output.")
-@click.option("--full", is_flag=True,
-              help="Send every run again, not only those new or changed since the last export.")
-@click.option("--quiet", "-q", is_flag=True,
-              help="No summary and no progress on stderr; only the first 10 bad entries.")
-@click.option("--progress", type=click.Choice(["auto", "json", "none"]), default="auto",
-              show_default=True,
-              help="auto: a progress bar when stderr is a terminal; json: one JSON object a line "
-                   "on stderr (phase, runs done and total, events, failures; bad entries, "
-                   "retries and warnings too), for a program running this one; none: messages "
-                   "only.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write an HTML report to this file: the lineage graph, the run history "
-                   "and what was not exported, one self-contained page.")
-def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, full: bool,
-           quiet: bool, progress: str, report_path: Path | None) -> None:
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Build every event and write it as JSON Lines; send nothing (no server needed).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+    help="With --dry-run: write the events to this file (written whole, or not at "
+    "all if interrupted) instead of standard output; '-' is standard output.",
+)
+@click.option(
+    "--url",
+    metavar="URL",
+    help="Send to this server for this export only, instead of openlineage.url "
+    "(the settings are not changed).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary as JSON on standard output."
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Send every run again, not only those new or changed since the last export.",
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No summary and no progress on stderr; only the first 10 bad entries.",
+)
+@click.option(
+    "--progress",
+    type=click.Choice(["auto", "json", "none"]),
+    default="auto",
+    show_default=True,
+    help="auto: a progress bar when stderr is a terminal; json: one JSON object a line "
+    "on stderr (phase, runs done and total, events, failures; bad entries, "
+    "retries and warnings too), for a program running this one; none: messages "
+    "only.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write an HTML report to this file: the lineage graph, the run history "
+    "and what was not exported, one self-contained page.",
+)
+def export(
+    dry_run: bool,
+    output: Path | None,
+    url: str | None,
+    as_json: bool,
+    full: bool,
+    quiet: bool,
+    progress: str,
+    report_path: Path | None,
+) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
     Only runs that are new or changed since the last export to the same server are sent (the
@@ -119,65 +158,109 @@ def export(dry_run: bool, output: Path | None, url: str | None, as_json: bool, f
     with held_signals():
         from ..terminal.display import Display
     display = Display(_display_mode(progress, quiet, to_stdout), quiet=quiet)
-    report, interruption = _send(root, settings, display, dry_run=dry_run, output=output,
-                                 full=full, to_stdout=to_stdout, collector=collector)
+    report, interruption = _send(
+        root,
+        settings,
+        display,
+        dry_run=dry_run,
+        output=output,
+        full=full,
+        to_stdout=to_stdout,
+        collector=collector,
+    )
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
         _write_report(report_path, collector, report, display, quiet=quiet)
-    _say_how_it_ended(root, settings, report, interruption, display, exit_code,
-                      events_file=None if to_stdout else str(output), as_json=as_json,
-                      quiet=quiet)
+    _say_how_it_ended(
+        root,
+        settings,
+        report,
+        interruption,
+        display,
+        exit_code,
+        events_file=None if to_stdout else str(output),
+        as_json=as_json,
+        quiet=quiet,
+    )
     display.finished(exit_code)
     sys.exit(exit_code)
 
 
-def _check_options(dry_run: bool, output: Path | None, as_json: bool,
-                   report_path: Path | None) -> None:
+def _check_options(
+    dry_run: bool, output: Path | None, as_json: bool, report_path: Path | None
+) -> None:
     from ..terminal.files import is_stdout
 
     if output is not None and not dry_run:
         raise click.UsageError("--output goes with --dry-run")
     if as_json and dry_run and is_stdout(output):
-        raise click.UsageError("with --dry-run and --json, name an --output file for the events "
-                               "(standard output carries the summary)")
+        raise click.UsageError(
+            "with --dry-run and --json, name an --output file for the events "
+            "(standard output carries the summary)"
+        )
     if report_path is not None and str(report_path) == "-":
         raise click.UsageError("--report needs a file name (the report is an HTML page)")
 
 
-def _send(root: Path, settings: Settings, display: Display, *, dry_run: bool,
-          output: Path | None, full: bool, to_stdout: bool,
-          collector: Any) -> tuple[ExportReport, Interruption]:
+def _send(
+    root: Path,
+    settings: Settings,
+    display: Display,
+    *,
+    dry_run: bool,
+    output: Path | None,
+    full: bool,
+    to_stdout: bool,
+    collector: Any,
+) -> tuple[ExportReport, Interruption]:
     """The export itself, with the display, the signals and the events file around it."""
     with held_signals():
         from ..export import ExportRequest, run_export
         from ..terminal.files import events_file
         from ..terminal.signals import interruptible
     cancel = threading.Event()
-    stopping = ("stopping after the run being built; nothing is written to the output file"
-                if dry_run else "finishing the requests in flight")
+    stopping = (
+        "stopping after the run being built; nothing is written to the output file"
+        if dry_run
+        else "finishing the requests in flight"
+    )
     try:
-        with display, interruptible(cancel, display.message,
-                                    stopping=stopping) as interruption, \
-                (events_file(output) if dry_run else nullcontext()) as events:
+        with (
+            display,
+            interruptible(cancel, display.message, stopping=stopping) as interruption,
+            events_file(output) if dry_run else nullcontext() as events,
+        ):
             for warning in settings.warnings:  # said once, before anything is sent
                 display.warning(warning)
-            report = run_export(ExportRequest(
-                workspace=root, settings=settings, dry_run=dry_run,
-                output=events.stream if events is not None else None, environ=os.environ,
-                on_bad_entry=display.bad_entry, on_progress=display.progress,
-                on_retry=display.retry, on_warning=display.warning, cancel=cancel, full=full,
-                on_run=collector.add if collector is not None else None))
+            report = run_export(
+                ExportRequest(
+                    workspace=root,
+                    settings=settings,
+                    dry_run=dry_run,
+                    output=events.stream if events is not None else None,
+                    environ=os.environ,
+                    on_bad_entry=display.bad_entry,
+                    on_progress=display.progress,
+                    on_retry=display.retry,
+                    on_warning=display.warning,
+                    cancel=cancel,
+                    full=full,
+                    on_run=collector.add if collector is not None else None,
+                )
+            )
             if events is not None:
                 events.keep = not report.cancelled
     except OutputError as exc:
         where = "standard output" if to_stdout else str(output)
-        raise OutputError(f"cannot write the events to {where}: {exc.reason}", exc.errno,
-                          exc.reason) from None
+        raise OutputError(
+            f"cannot write the events to {where}: {exc.reason}", exc.errno, exc.reason
+        ) from None
     return report, interruption
 
 
-def _write_report(path: Path, collector: Any, report: ExportReport, display: Display, *,
-                  quiet: bool) -> None:
+def _write_report(
+    path: Path, collector: Any, report: ExportReport, display: Display, *, quiet: bool
+) -> None:
     from ..html_report import write_report
 
     written = write_report(path, collector, report)
@@ -187,16 +270,27 @@ def _write_report(path: Path, collector: Any, report: ExportReport, display: Dis
         display.message(f"report written to {path}")
 
 
-def _say_how_it_ended(root: Path, settings: Settings, report: ExportReport,
-                      interruption: Interruption, display: Display, exit_code: int, *,
-                      events_file: str | None, as_json: bool, quiet: bool) -> None:
+def _say_how_it_ended(
+    root: Path,
+    settings: Settings,
+    report: ExportReport,
+    interruption: Interruption,
+    display: Display,
+    exit_code: int,
+    *,
+    events_file: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
     """The summary in the form asked for: JSON on stdout, JSON progress, a line, or text."""
     from ..terminal.summary import Ending, more_bad_entries_line, summary
 
-    ending = Ending(stop_signal=interruption.name if interruption.signal else None,
-                    events_file=events_file,
-                    bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
-                    outage_hint=_outage_hint(root, settings) if report.outage else None)
+    ending = Ending(
+        stop_signal=interruption.name if interruption.signal else None,
+        events_file=events_file,
+        bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
+        outage_hint=_outage_hint(root, settings) if report.outage else None,
+    )
     if display.mode == "json":
         # A host shows the summary in the CLI's own words (the JSON lists every bad entry).
         display.summary(summary(report, ending))
@@ -236,14 +330,22 @@ def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
                 kind.config(opening)
                 return
             except KeyNotApproved as exc:
-                if not click.confirm(shown(
+                if not click.confirm(
+                    shown(
                         f"This export would send the secret '{exc.secret_name}' to "
                         f"{exc.origin} ({exc.source}), a server it is not approved for. Send "
-                        f"it there, now and from now on?"), default=False, err=True):
+                        f"it there, now and from now on?"
+                    ),
+                    default=False,
+                    err=True,
+                ):
                     return
                 opening.secrets.allow(exc.secret_name, exc.origin)
-                echo(f"the secret '{exc.secret_name}' may now be sent to {exc.origin} "
-                     f"({PROG} secrets list --json shows where each secret may go)", err=True)
+                echo(
+                    f"the secret '{exc.secret_name}' may now be sent to {exc.origin} "
+                    f"({PROG} secrets list --json shows where each secret may go)",
+                    err=True,
+                )
     except ExportError:
         return  # the export itself says what is wrong, in its one line
 

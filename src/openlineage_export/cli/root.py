@@ -10,14 +10,16 @@ from .base import PROG, Commands
 from .workspace import workspace_option
 
 
-@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"],
-                                             "max_content_width": 100},
-             examples=f"""\
+@click.group(
+    cls=Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    examples=f"""\
 {PROG} export --dry-run -o events.jsonl     # build every event, send nothing
 {PROG} settings set openlineage.url http://localhost:5000
 {PROG} export                               # send what is new since the last export
 {PROG} -w ~/work/acme status                # a workspace elsewhere
-eval "$(_OPENLINEAGE_EXPORT_COMPLETE=bash_source {PROG})"   # shell completion (bash)""")
+eval "$(_OPENLINEAGE_EXPORT_COMPLETE=bash_source {PROG})"   # shell completion (bash)""",
+)
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @workspace_option
 def main() -> None:

@@ -14,27 +14,37 @@ from .base import PROG, Commands
 from .echo import echo, echo_json
 
 
-@click.group(cls=Commands,
-             short_help="Keep API keys in the secrets store (the OS keyring, else a private "
-                        "file), never in settings.",
-             examples=f"""\
+@click.group(
+    cls=Commands,
+    short_help="Keep API keys in the secrets store (the OS keyring, else a private "
+    "file), never in settings.",
+    examples=f"""\
 {PROG} secrets set marquez-prod           # asks for the key (twice), or reads stdin
 {PROG} secrets list
-{PROG} secrets delete marquez-prod""")
+{PROG} secrets delete marquez-prod""",
+)
 def secrets() -> None:
     """Keep API keys in the secrets store (OS keyring, else a private file), never in settings."""
 
 
-@secrets.command("set", short_help="Store a secret under NAME: read from stdin when piped, else "
-                                   "asked for twice without echo.",
-                 examples=f"""\
+@secrets.command(
+    "set",
+    short_help="Store a secret under NAME: read from stdin when piped, else "
+    "asked for twice without echo.",
+    examples=f"""\
 {PROG} secrets set marquez-prod --for https://marquez.example.com
 printf %s "$MARQUEZ_KEY" | {PROG} secrets set marquez-prod --for https://marquez.example.com
-{PROG} settings set openlineage.apiKey.secretRef marquez-prod   # then point at it""")
+{PROG} settings set openlineage.apiKey.secretRef marquez-prod   # then point at it""",
+)
 @click.argument("name")
-@click.option("--for", "servers", metavar="ORIGIN", multiple=True,
-              help="A server the secret may be sent to (scheme://host[:port]; repeat for more). "
-                   "A stored key goes to no other, whatever a workspace's settings say.")
+@click.option(
+    "--for",
+    "servers",
+    metavar="ORIGIN",
+    multiple=True,
+    help="A server the secret may be sent to (scheme://host[:port]; repeat for more). "
+    "A stored key goes to no other, whatever a workspace's settings say.",
+)
 def secrets_set(name: str, servers: tuple[str, ...]) -> None:
     """Store a secret under NAME: read from stdin when piped, else prompted without echo.
 
@@ -46,26 +56,36 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
     origins = [approvable_origin(server) for server in servers]
     store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
-        value = click.prompt(f"value for {name}", hide_input=True,
-                             confirmation_prompt=f"value for {name} again",
-                             err=True)
+        value = click.prompt(
+            f"value for {name}",
+            hide_input=True,
+            confirmation_prompt=f"value for {name} again",
+            err=True,
+        )
     else:
         value = sys.stdin.read().strip("\r\n")
     store.set(name, value)
     for origin in origins:
         store.allow(name, origin)
-    where = (f"; it may be sent to {', '.join(origins)}" if origins else
-             f"; approve the server it may be sent to with: {PROG} secrets allow {name} ORIGIN")
-    echo(f"stored secret {name!r} in {store.description}{where}; point "
-               f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
-               f"openlineage.apiKey.secretRef {name}")
+    where = (
+        f"; it may be sent to {', '.join(origins)}"
+        if origins
+        else f"; approve the server it may be sent to with: {PROG} secrets allow {name} ORIGIN"
+    )
+    echo(
+        f"stored secret {name!r} in {store.description}{where}; point "
+        f"openlineage.apiKey.secretRef at it with: {PROG} settings set "
+        f"openlineage.apiKey.secretRef {name}"
+    )
 
 
-@secrets.command("allow", short_help="Approve sending the secret NAME to a server (ORIGIN: "
-                                     "scheme://host[:port]).",
-                 examples=f"""\
+@secrets.command(
+    "allow",
+    short_help="Approve sending the secret NAME to a server (ORIGIN: scheme://host[:port]).",
+    examples=f"""\
 {PROG} secrets allow marquez-prod https://marquez.example.com
-{PROG} secrets allow kafka-prod kafka://broker1.example.com:9093""")
+{PROG} secrets allow kafka-prod kafka://broker1.example.com:9093""",
+)
 @click.argument("name")
 @click.argument("server", metavar="ORIGIN")
 def secrets_allow(name: str, server: str) -> None:
@@ -77,26 +97,40 @@ def secrets_allow(name: str, server: str) -> None:
     origin = approvable_origin(server)
     store = secrets_mod.default_store(os.environ)
     if store.get(name) is None:
-        raise ConfigError(f"no secret named {name!r} in {store.description}; store it with: "
-                          f"{PROG} secrets set {name} --for {origin}")
+        raise ConfigError(
+            f"no secret named {name!r} in {store.description}; store it with: "
+            f"{PROG} secrets set {name} --for {origin}"
+        )
     store.allow(name, origin)
     echo(f"the secret {name!r} may be sent to: {', '.join(store.origins(name))}")
 
 
-@secrets.command("check", short_help="Whether the secret NAME may be sent to URL, and why "
-                                     "(exit 0: it may; 1: it may not).",
-                 examples=f"""\
+@secrets.command(
+    "check",
+    short_help="Whether the secret NAME may be sent to URL, and why "
+    "(exit 0: it may; 1: it may not).",
+    examples=f"""\
 {PROG} secrets check marquez-prod https://marquez.example.com/api/v1/lineage
 {PROG} secrets check kafka-prod kafka://broker1.example.com:9093 --json
-{PROG} secrets check editor-key http://127.0.0.1:5000 --approved http://localhost:5000 --json""")
+{PROG} secrets check editor-key http://127.0.0.1:5000 --approved http://localhost:5000 --json""",
+)
 @click.argument("name")
 @click.argument("url", metavar="URL")
-@click.option("--approved", "approved", metavar="ORIGIN", multiple=True,
-              help="An origin approved for NAME outside this store (a host that keeps keys of "
-                   "its own, as the VS Code extension does); repeat for more.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the verdict as one JSON object: name, origin, may, reason (approved, "
-                   "not approved, in clear text) and message.")
+@click.option(
+    "--approved",
+    "approved",
+    metavar="ORIGIN",
+    multiple=True,
+    help="An origin approved for NAME outside this store (a host that keeps keys of "
+    "its own, as the VS Code extension does); repeat for more.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the verdict as one JSON object: name, origin, may, reason (approved, "
+    "not approved, in clear text) and message.",
+)
 def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool) -> None:
     """Whether the secret NAME may be sent to URL, as an export decides it: plain http only to
     this machine (and through a proxy on it), and only to a server approved for NAME. Exit 0
@@ -111,21 +145,31 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
     kept = KeyOrigins(config_dir(os.environ)).of(name)
     verdict = key_verdict(name, url, [*kept, *approved], os.environ)
     if as_json:
-        echo_json({"name": verdict.name, "origin": verdict.origin, "may": verdict.may,
-                   "reason": verdict.reason, "message": verdict.message})
+        echo_json(
+            {
+                "name": verdict.name,
+                "origin": verdict.origin,
+                "may": verdict.may,
+                "reason": verdict.reason,
+                "message": verdict.message,
+            }
+        )
     else:
         echo(verdict.message)
     if not verdict.may:
         sys.exit(1)
 
 
-@secrets.command("list", short_help="The names of the stored secrets (never their values), and "
-                                    "which store holds them.",
-                 examples=f"""\
+@secrets.command(
+    "list",
+    short_help="The names of the stored secrets (never their values), and which store holds them.",
+    examples=f"""\
 {PROG} secrets list
-{PROG} secrets list --json""")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the store and the names as one JSON object.")
+{PROG} secrets list --json""",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the store and the names as one JSON object."
+)
 def secrets_list(as_json: bool) -> None:
     """The names of the stored secrets (never their values), one a line on stdout; the store
     they are in on stderr."""
@@ -135,23 +179,33 @@ def secrets_list(as_json: bool) -> None:
     backend = place.backend if place is not None else "file"
     where = place.file if place is not None else None
     if as_json:
-        echo_json({"backend": backend, "store": store.description,
-                    "file": None if where is None else str(where), "names": names,
-                    "origins": {name: store.origins(name) for name in names}})
+        echo_json(
+            {
+                "backend": backend,
+                "store": store.description,
+                "file": None if where is None else str(where),
+                "names": names,
+                "origins": {name: store.origins(name) for name in names},
+            }
+        )
         return
     for name in names:
         echo(name)
         approved = store.origins(name)
         echo(f"  {name} may be sent to: {', '.join(approved) or 'no server yet'}", err=True)
-    count = "no secrets" if not names else "1 secret" if len(names) == 1 else \
-        f"{len(names)} secrets"
+    count = (
+        "no secrets" if not names else "1 secret" if len(names) == 1 else f"{len(names)} secrets"
+    )
     index = f" (names indexed in {where})" if place is not None and place.names_only else ""
     echo(f"{count} in {store.description}{index}", err=True)
 
 
-@secrets.command("delete", short_help="Delete the secret NAME (exit 1 when there was none).",
-                 examples=f"""\
-{PROG} secrets delete marquez-prod""")
+@secrets.command(
+    "delete",
+    short_help="Delete the secret NAME (exit 1 when there was none).",
+    examples=f"""\
+{PROG} secrets delete marquez-prod""",
+)
 @click.argument("name")
 def secrets_delete(name: str) -> None:
     """Delete the secret NAME (exit 1 when there was none)."""

@@ -21,23 +21,28 @@ from .echo import echo, echo_json, show
 from .workspace import catalogue, current_workspace, workspace_option
 
 
-@click.group(cls=Commands,
-             short_help="Read and change the exporter's settings (in .workspace/settings.json; "
-                        "they travel with the workspace).",
-             examples=f"""\
+@click.group(
+    cls=Commands,
+    short_help="Read and change the exporter's settings (in .workspace/settings.json; "
+    "they travel with the workspace).",
+    examples=f"""\
 {PROG} settings list
 {PROG} settings get openlineage.namespace
 {PROG} settings set openlineage.url http://localhost:5000
-{PROG} settings unset openlineage.url""")
+{PROG} settings unset openlineage.url""",
+)
 def settings() -> None:
     """Read and change the exporter's settings (in .workspace/settings.json; they travel)."""
 
 
-@settings.command("list", short_help="Every setting: its value in force, where it comes from, "
-                                     "its allowed values and what it does.",
-                  examples=f"""\
+@settings.command(
+    "list",
+    short_help="Every setting: its value in force, where it comes from, "
+    "its allowed values and what it does.",
+    examples=f"""\
 {PROG} settings list
-{PROG} settings list --json | jq '.[] | select(.source != "default")'""")
+{PROG} settings list --json | jq '.[] | select(.source != "default")'""",
+)
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 def settings_list(as_json: bool) -> None:
@@ -53,19 +58,26 @@ def settings_list(as_json: bool) -> None:
         value = "(not set)" if row["value"] is None else show(row["value"])
         echo(f"{row['key']} = {value}  [{row['source']}]")
         choices = row["choices"]
-        echo(f"    {row['type']}; {row['description']}"
-                   + (f" One of: {', '.join(choices)}." if isinstance(choices, tuple) else "")
-                   + (f" Env: {row['env']}." if row["env"] else ""))
+        echo(
+            f"    {row['type']}; {row['description']}"
+            + (f" One of: {', '.join(choices)}." if isinstance(choices, tuple) else "")
+            + (f" Env: {row['env']}." if row["env"] else "")
+        )
 
 
-def _complete_key(ctx: click.Context, param: click.Parameter,
-                  incomplete: str) -> list[CompletionItem]:
-    return [CompletionItem(row.key, help=row.description) for row in catalogue()
-            if row.key.startswith(incomplete)]
+def _complete_key(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return [
+        CompletionItem(row.key, help=row.description)
+        for row in catalogue()
+        if row.key.startswith(incomplete)
+    ]
 
 
-def _complete_value(ctx: click.Context, param: click.Parameter,
-                    incomplete: str) -> list[CompletionItem]:
+def _complete_value(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
     row = catalogue().get(str(ctx.params.get("key", "")))
     if row is None:
         return []
@@ -78,23 +90,36 @@ def _complete_value(ctx: click.Context, param: click.Parameter,
 def _keys_section() -> list[tuple[str, str]]:
     rows = list(catalogue())
     width = max(len(row.key) for row in rows)
-    return [("Keys", "\n".join(
-        f"{row.key.ljust(width)}  {row.type}"
-        + (f": {' | '.join(row.choices)}" if row.choices else "")
-        + (f" [default {show(row.default)}]" if row.default is not None else "")
-        for row in rows))]
+    return [
+        (
+            "Keys",
+            "\n".join(
+                f"{row.key.ljust(width)}  {row.type}"
+                + (f": {' | '.join(row.choices)}" if row.choices else "")
+                + (f" [default {show(row.default)}]" if row.default is not None else "")
+                for row in rows
+            ),
+        )
+    ]
 
 
-@settings.command("get", short_help="Print the value in force of one setting (on stdout) and "
-                                    "where it comes from (on stderr).",
-                  examples=f"""\
+@settings.command(
+    "get",
+    short_help="Print the value in force of one setting (on stdout) and "
+    "where it comes from (on stderr).",
+    examples=f"""\
 {PROG} settings get openlineage.url
 ns=$({PROG} settings get openlineage.namespace)   # the value alone
-{PROG} settings get openlineage.namespace --json""")
+{PROG} settings get openlineage.namespace --json""",
+)
 @workspace_option
 @click.argument("key", shell_complete=_complete_key)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print key, value and source as one JSON object on stdout.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print key, value and source as one JSON object on stdout.",
+)
 def settings_get(key: str, as_json: bool) -> None:
     """Print the value in force of KEY on stdout, and where it comes from on stderr (exit 1
     when it is not set and has no default)."""
@@ -155,13 +180,15 @@ def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
     return namespace.name, f"workspace name{changed} in graph.json"
 
 
-@settings.command("set", sections=_keys_section,
-                  short_help="Set KEY to VALUE in the workspace's settings (other keys are left "
-                             "untouched).",
-                  examples=f"""\
+@settings.command(
+    "set",
+    sections=_keys_section,
+    short_help="Set KEY to VALUE in the workspace's settings (other keys are left untouched).",
+    examples=f"""\
 {PROG} settings set openlineage.url https://marquez.example.com
 {PROG} settings set openlineage.apiKey.secretRef marquez-prod   # a secret's NAME
-{PROG} settings set openlineage.transport kafka""")
+{PROG} settings set openlineage.transport kafka""",
+)
 @workspace_option
 @click.argument("key", shell_complete=_complete_key)
 @click.argument("value", shell_complete=_complete_value)
@@ -172,16 +199,20 @@ def settings_set(key: str, value: str) -> None:
     if key.lower().endswith(".secretref"):
         store = secrets_mod.default_store(os.environ)
         if store.get(str(stored)) is None:
-            echo(f"warning: no secret named '{stored}' is stored yet (in "
-                       f"{store.description}); store it with: {PROG} secrets set {stored}",
-                       err=True)
+            echo(
+                f"warning: no secret named '{stored}' is stored yet (in "
+                f"{store.description}); store it with: {PROG} secrets set {stored}",
+                err=True,
+            )
 
 
-@settings.command("unset", short_help="Remove KEY from the workspace's settings (it falls back "
-                                      "to its default).",
-                  examples=f"""\
+@settings.command(
+    "unset",
+    short_help="Remove KEY from the workspace's settings (it falls back to its default).",
+    examples=f"""\
 {PROG} settings unset openlineage.url
-{PROG} settings unset openlineage.apiKey      # a key that should never have been there""")
+{PROG} settings unset openlineage.apiKey      # a key that should never have been there""",
+)
 @workspace_option
 @click.argument("key", shell_complete=_complete_key)
 def settings_unset(key: str) -> None:

@@ -24,19 +24,26 @@ if TYPE_CHECKING:
 @click.command(
     cls=Command,
     short_help="Per destination: runs exported, pending (and refused), and how the last export "
-               "ended.",
+    "ended.",
     examples=f"""\
 {PROG} status
 {PROG} status --url http://localhost:5000       # one server only
 {PROG} status --json
-{PROG} status --forget http://old-host:5000/api/v1/lineage""")
+{PROG} status --forget http://old-host:5000/api/v1/lineage""",
+)
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-@click.option("--url", metavar="URL",
-              help="Only this server (instead of openlineage.url), exported to or not.")
-@click.option("--forget", metavar="DESTINATION",
-              help="Drop everything the ledger knows of DESTINATION (as status lists it): the "
-                   "next export to it sends every run again.")
+@click.option(
+    "--url",
+    metavar="URL",
+    help="Only this server (instead of openlineage.url), exported to or not.",
+)
+@click.option(
+    "--forget",
+    metavar="DESTINATION",
+    help="Drop everything the ledger knows of DESTINATION (as status lists it): the "
+    "next export to it sends every run again.",
+)
 def status(as_json: bool, url: str | None, forget: str | None) -> None:
     """Per destination: runs exported, pending and failed, and when the last export ran."""
     root = current_workspace()
@@ -50,16 +57,30 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
     standing = export_status(root, os.environ, settings=settings)
     destinations = _listed(root, standing.destinations, standing.runs, settings)
     if as_json:
-        echo_json({"runs": standing.runs, "badEntries": standing.bad_entries,
-                   "destinations": [
-            {"destination": s.destination, "exported": s.exported, "pending": s.pending,
-             "failed": s.failed, "lastExportStarted": s.last_export_started,
-             "lastExportFinished": s.last_export_finished,
-             "lastExportOutcome": s.last_export_outcome} for s in destinations]})
+        echo_json(
+            {
+                "runs": standing.runs,
+                "badEntries": standing.bad_entries,
+                "destinations": [
+                    {
+                        "destination": s.destination,
+                        "exported": s.exported,
+                        "pending": s.pending,
+                        "failed": s.failed,
+                        "lastExportStarted": s.last_export_started,
+                        "lastExportFinished": s.last_export_finished,
+                        "lastExportOutcome": s.last_export_outcome,
+                    }
+                    for s in destinations
+                ],
+            }
+        )
         return
     bad = standing.bad_entries
-    echo(f"{standing.runs} runs on the trail"
-         + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else ""))
+    echo(
+        f"{standing.runs} runs on the trail"
+        + (f", {bad} bad {'entry' if bad == 1 else 'entries'}" if bad else "")
+    )
     if not destinations:
         echo("never exported (a dry run does not count)")
     for state in destinations:
@@ -67,8 +88,9 @@ def status(as_json: bool, url: str | None, forget: str | None) -> None:
         echo(f"  last export: {_last_export(state)}")
 
 
-def _listed(root: Path, destinations: list[DestinationState], runs: int,
-            given: Settings | None) -> list[DestinationState]:
+def _listed(
+    root: Path, destinations: list[DestinationState], runs: int, given: Settings | None
+) -> list[DestinationState]:
     """The destinations to show: only the one ``--url`` names (``given``: its settings), else
     every one the ledger knows, and the one the settings name (its kind's row says how) even
     before anything went to it."""
@@ -80,7 +102,8 @@ def _listed(root: Path, destinations: list[DestinationState], runs: int,
         kind = kind_of(given)
         wanted = (kind.planned(given) if kind.planned is not None else None) or ""
         return [s for s in destinations if s.destination == wanted] or [
-            dataclasses.replace(never, destination=wanted)]
+            dataclasses.replace(never, destination=wanted)
+        ]
     in_force = load_settings(root)
     kind = kind_of(in_force)
     configured = kind.planned(in_force) if kind.planned is not None else None
@@ -109,15 +132,19 @@ def _last_export(state: DestinationState) -> str:
     if state.last_export_started is None:
         return "never"
     if state.last_export_outcome is None:
-        return (f"started {state.last_export_started} and not finished: still running, or "
-                "killed (the next export sends what it did not record)")
+        return (
+            f"started {state.last_export_started} and not finished: still running, or "
+            "killed (the next export sends what it did not record)"
+        )
     if state.last_export_outcome == "finished":
         return f"finished {state.last_export_finished}"
     if state.last_export_outcome == "interrupted":
-        return (f"interrupted {state.last_export_finished} (Ctrl-C, SIGTERM or SIGHUP); "
-                "export again to send the rest")
+        return (
+            f"interrupted {state.last_export_finished} (Ctrl-C, SIGTERM or SIGHUP); "
+            "export again to send the rest"
+        )
     if state.last_export_outcome == "stopped":
-        return (f"stopped {state.last_export_finished}: the destination could not be reached")
+        return f"stopped {state.last_export_finished}: the destination could not be reached"
     return f"{state.last_export_outcome} {state.last_export_finished}"
 
 
@@ -130,9 +157,10 @@ def _forget(root: Path, destination: str) -> None:
     if ledger is not None:
         ledger.close()
     if destination not in known:
-        raise ConfigError(f"the ledger knows no destination {destination!r} for {root}"
-                          + (f"; it knows: {', '.join(known)}" if known else
-                             " (it was never exported)"))
+        raise ConfigError(
+            f"the ledger knows no destination {destination!r} for {root}"
+            + (f"; it knows: {', '.join(known)}" if known else " (it was never exported)")
+        )
     ledger = Ledger.open(os.environ)
     try:
         ledger.forget(str(root), destination)

@@ -22,8 +22,9 @@ URL_SETTING = "openlineage.url"
 """The setting ``--url`` stands in for, for one command."""
 
 
-def _workspace_callback(ctx: click.Context, param: click.Parameter,
-                        value: Path | None) -> Path | None:
+def _workspace_callback(
+    ctx: click.Context, param: click.Parameter, value: Path | None
+) -> Path | None:
     if value is not None:
         ctx.ensure_object(dict)["workspace"] = value
     return value
@@ -32,18 +33,30 @@ def _workspace_callback(ctx: click.Context, param: click.Parameter,
 def workspace_option(function: Callable[..., Any]) -> Callable[..., Any]:
     """``-w/--workspace DIR``: accepted before the subcommand too."""
     return click.option(
-        "--workspace", "-w", type=click.Path(file_okay=False, path_type=Path), default=None,
-        callback=_workspace_callback, expose_value=False, is_eager=True,
+        "--workspace",
+        "-w",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        callback=_workspace_callback,
+        expose_value=False,
+        is_eager=True,
         help="The workspace folder (the one holding .workspace/); default: the current folder "
-             "or the nearest one above it that is a workspace.")(function)
+        "or the nearest one above it that is a workspace.",
+    )(function)
 
 
 def current_workspace() -> Path:
     """The workspace named with -w (before or after the subcommand), else the one holding the
     current folder, found by walking up like git. Errors name the absolute path."""
     ctx = click.get_current_context()
-    given = next((c.obj["workspace"] for c in _contexts(ctx)
-                  if isinstance(c.obj, dict) and "workspace" in c.obj), None)
+    given = next(
+        (
+            c.obj["workspace"]
+            for c in _contexts(ctx)
+            if isinstance(c.obj, dict) and "workspace" in c.obj
+        ),
+        None,
+    )
     if given is not None:
         return Workspace.open(given).root
     return Workspace.find(Path.cwd()).root
@@ -77,7 +90,9 @@ def settings_with_url(root: Path, url: str | None) -> Settings | None:
     settings = load_settings(root)
     if kind_of(settings).address != URL_SETTING:
         takes = " or ".join(k.name for k in KINDS.values() if k.address == URL_SETTING)
-        raise ConfigError(f"--url goes with the {takes} transport; openlineage.transport is "
-                          f"{settings.value('openlineage.transport')} (from "
-                          f"{settings.source('openlineage.transport')})")
+        raise ConfigError(
+            f"--url goes with the {takes} transport; openlineage.transport is "
+            f"{settings.value('openlineage.transport')} (from "
+            f"{settings.source('openlineage.transport')})"
+        )
     return settings.with_values({URL_SETTING: url}, base=root, subjects={URL_SETTING: "--url"})

@@ -30,8 +30,15 @@ if TYPE_CHECKING:
 class AiohttpPoster:
     """aiohttp: ours (a keep-alive pool sized to the concurrency), or the host's session."""
 
-    def __init__(self, session: aiohttp.ClientSession | None, *, verify: bool | Path,
-                 concurrency: int, timeout: float, user_agent: str) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession | None,
+        *,
+        verify: bool | Path,
+        concurrency: int,
+        timeout: float,
+        user_agent: str,
+    ) -> None:
         self._session = session
         self._timeout = timeout
         self._owned = session is None
@@ -53,8 +60,11 @@ class AiohttpPoster:
             # trust_env would look the proxy (and ~/.netrc) up in a worker thread on every
             # request, a third of our CPU per event: the proxy is looked up once per URL.
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=None),
-                headers={"User-Agent": self._user_agent}, trust_env=False)
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=None),
+                headers={"User-Agent": self._user_agent},
+                trust_env=False,
+            )
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         """One POST; the body prefix is read, the rest is never downloaded."""
@@ -64,24 +74,36 @@ class AiohttpPoster:
         """One GET, as a POST goes."""
         return await self._request("GET", url, headers, None)
 
-    async def _request(self, method: str, url: str, headers: Mapping[str, str],
-                       body: bytes | None) -> Answer:
+    async def _request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> Answer:
         import aiohttp
 
         assert self._session is not None
         if url not in self._proxies:
             self._proxies[url] = environment_proxy(url) if self._owned else None
         try:
-            async with asyncio.timeout(self._timeout), self._session.request(
-                    method, url, data=body,
+            async with (
+                asyncio.timeout(self._timeout),
+                self._session.request(
+                    method,
+                    url,
+                    data=body,
                     headers={**headers, **self._ours} if self._ours else headers,
-                    allow_redirects=False, proxy=self._proxies[url]) as response:
+                    allow_redirects=False,
+                    proxy=self._proxies[url],
+                ) as response,
+            ):
                 prefix = await _read_prefix(response.content)
                 if not response.content.at_eof():
                     response.close()  # do not download the rest to reuse the connection
-                return Answer(response.status, response.reason or "",
-                              response.headers.get("Retry-After"),
-                              response.headers.get("Location"), prefix)
+                return Answer(
+                    response.status,
+                    response.reason or "",
+                    response.headers.get("Retry-After"),
+                    response.headers.get("Location"),
+                    prefix,
+                )
         except aiohttp.ClientConnectorCertificateError as exc:
             raise BadCertificate(str(exc.certificate_error)) from None
         except aiohttp.ClientConnectorError as exc:

@@ -31,9 +31,14 @@ class ConsoleSettings(SettingsGroup):
     title: ClassVar[str] = "console destination (openlineage.transport = console)"
 
     stream: str = setting(
-        "openlineage.console.stream", "string", "stderr",
+        "openlineage.console.stream",
+        "string",
+        "stderr",
         "Where each event is printed as one JSON line: stderr (as openlineage-python's console "
-        "transport logs it) or stdout.", env="OPENLINEAGE_CONSOLE_STREAM", choices=STREAMS)
+        "transport logs it) or stdout.",
+        env="OPENLINEAGE_CONSOLE_STREAM",
+        choices=STREAMS,
+    )
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,11 @@ class ConsoleDestination:
             stream.flush()
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
-            raise OutputError(f"cannot print the events on {self.config.stream}: {reason}",
-                              getattr(exc, "errno", None), reason) from None
+            raise OutputError(
+                f"cannot print the events on {self.config.stream}: {reason}",
+                getattr(exc, "errno", None),
+                reason,
+            ) from None
         tally.accepted = len(run.events)
         return RunOutcome(accepted=len(run.events))
 

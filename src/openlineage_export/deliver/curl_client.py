@@ -35,16 +35,24 @@ from .poster import Answer, ssl_context
 from .proxy import environment_proxy
 
 _READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLRDHUP if hasattr(select, "epoll") else 0
-_EPOLL = {pycurl.POLL_IN: select.EPOLLIN | select.EPOLLRDHUP,
-          pycurl.POLL_OUT: select.EPOLLOUT,
-          pycurl.POLL_INOUT: select.EPOLLIN | select.EPOLLRDHUP | select.EPOLLOUT} \
-    if hasattr(select, "epoll") else {}
+_EPOLL = (
+    {
+        pycurl.POLL_IN: select.EPOLLIN | select.EPOLLRDHUP,
+        pycurl.POLL_OUT: select.EPOLLOUT,
+        pycurl.POLL_INOUT: select.EPOLLIN | select.EPOLLRDHUP | select.EPOLLOUT,
+    }
+    if hasattr(select, "epoll")
+    else {}
+)
+
+
 class CurlPoster:
     """libcurl's multi interface on the running event loop, a keep-alive pool of
     ``concurrency`` connections."""
 
-    def __init__(self, *, verify: bool | Path, concurrency: int, timeout: float,
-                 user_agent: str) -> None:
+    def __init__(
+        self, *, verify: bool | Path, concurrency: int, timeout: float, user_agent: str
+    ) -> None:
         if isinstance(verify, Path):
             ssl_context(verify)  # a bundle with no CA in it is a configuration error, now
         self._verify = verify
@@ -81,8 +89,7 @@ class CurlPoster:
         """One GET, on the same pool as the POSTs: the same deadline, proxy and body limit."""
         return await self._request(url, headers, None)
 
-    async def _request(self, url: str, headers: Mapping[str, str],
-                       body: bytes | None) -> Answer:
+    async def _request(self, url: str, headers: Mapping[str, str], body: bytes | None) -> Answer:
         multi, loop = self._multi, self._loop
         assert multi is not None and loop is not None, "start() first"
         transfer = self._idle.pop() if self._idle else self._new_transfer()
@@ -106,8 +113,9 @@ class CurlPoster:
             raise curl_error(code, curl)
         return transfer.answer(curl.getinfo(pycurl.RESPONSE_CODE))
 
-    def _aim(self, transfer: Transfer, url: str, headers: Mapping[str, str],
-             body: bytes | None) -> None:
+    def _aim(
+        self, transfer: Transfer, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> None:
         """Set ``transfer`` up for this request: only what differs from its last one."""
         curl = transfer.curl
         if transfer.url != url:
@@ -117,8 +125,7 @@ class CurlPoster:
             curl.setopt(pycurl.PROXY, self._proxies[url])
             transfer.url = url
         if transfer.headers is not headers:
-            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()]
-                        + ["Expect:"])
+            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in headers.items()] + ["Expect:"])
             transfer.headers = headers
         if body is None:
             if not transfer.get:
@@ -303,5 +310,4 @@ class CurlPoster:
 def _loop_watches_fds(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether the loop can watch a file descriptor (a selector loop can; Windows' proactor
     cannot)."""
-    return isinstance(loop, asyncio.SelectorEventLoop) or type(loop).__module__.startswith(
-        "uvloop")
+    return isinstance(loop, asyncio.SelectorEventLoop) or type(loop).__module__.startswith("uvloop")

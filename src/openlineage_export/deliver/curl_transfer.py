@@ -13,18 +13,40 @@ import pycurl
 from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, TransportFailure
 
 _TIMEOUT = frozenset({pycurl.E_OPERATION_TIMEDOUT})
-_CERTIFICATE = frozenset({pycurl.E_PEER_FAILED_VERIFICATION, pycurl.E_SSL_CACERT_BADFILE,
-                          getattr(pycurl, "E_SSL_PINNEDPUBKEYNOTMATCH", -1)})
-_NO_ANSWER = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST,
-                        pycurl.E_COULDNT_RESOLVE_PROXY, pycurl.E_GOT_NOTHING,
-                        pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR, pycurl.E_SSL_CONNECT_ERROR})
+_CERTIFICATE = frozenset(
+    {
+        pycurl.E_PEER_FAILED_VERIFICATION,
+        pycurl.E_SSL_CACERT_BADFILE,
+        getattr(pycurl, "E_SSL_PINNEDPUBKEYNOTMATCH", -1),
+    }
+)
+_NO_ANSWER = frozenset(
+    {
+        pycurl.E_COULDNT_CONNECT,
+        pycurl.E_COULDNT_RESOLVE_HOST,
+        pycurl.E_COULDNT_RESOLVE_PROXY,
+        pycurl.E_GOT_NOTHING,
+        pycurl.E_SEND_ERROR,
+        pycurl.E_RECV_ERROR,
+        pycurl.E_SSL_CONNECT_ERROR,
+    }
+)
 
 
 class Transfer:
     """One easy handle and what its current request has received so far."""
 
-    __slots__ = ("body", "curl", "done", "get", "header_lines", "headers", "overflow", "size",
-                 "url")
+    __slots__ = (
+        "body",
+        "curl",
+        "done",
+        "get",
+        "header_lines",
+        "headers",
+        "overflow",
+        "size",
+        "url",
+    )
 
     def __init__(self, curl: pycurl.Curl) -> None:
         self.curl = curl
@@ -99,8 +121,11 @@ def curl_error(code: int, curl: pycurl.Curl) -> Exception:
         errno = curl.getinfo(pycurl.OS_ERRNO)
         if code == pycurl.E_COULDNT_RESOLVE_HOST:
             return NoAnswer(f"its host name cannot be resolved: {message}")
-        if errno > 0 and code in (pycurl.E_COULDNT_CONNECT, pycurl.E_SEND_ERROR,
-                                  pycurl.E_RECV_ERROR):
+        if errno > 0 and code in (
+            pycurl.E_COULDNT_CONNECT,
+            pycurl.E_SEND_ERROR,
+            pycurl.E_RECV_ERROR,
+        ):
             return NoAnswer(os.strerror(errno).lower())
         if code == pycurl.E_GOT_NOTHING:
             return NoAnswer("the server closed the connection without answering")

@@ -163,28 +163,56 @@ class DeliverySettings(SettingsGroup):
     title: ClassVar[str] = "delivery"
 
     timeout: float = setting(
-        "openlineage.timeout", "number", 10.0,
-        "Seconds to wait for one request.", minimum=0.1, maximum=900,
-        ecosystem="transport.timeout")
+        "openlineage.timeout",
+        "number",
+        10.0,
+        "Seconds to wait for one request.",
+        minimum=0.1,
+        maximum=900,
+        ecosystem="transport.timeout",
+    )
     retry_max_time: float = setting(
-        "openlineage.retry.maxTime", "number", 30.0,
+        "openlineage.retry.maxTime",
+        "number",
+        30.0,
         "Total seconds spent retrying one event before giving up and declaring the server "
-        "unreachable (0: a single attempt).", minimum=0, maximum=86400)
+        "unreachable (0: a single attempt).",
+        minimum=0,
+        maximum=86400,
+    )
     concurrency: int = setting(
-        "openlineage.concurrency", "integer", 32,
-        "Editor runs sending at once, each one event at a time.", minimum=1, maximum=64)
+        "openlineage.concurrency",
+        "integer",
+        32,
+        "Editor runs sending at once, each one event at a time.",
+        minimum=1,
+        maximum=64,
+    )
     # Who may set the three below: the user only, never the workspace (docs/security.md).
     tls_ca_bundle: Path | None = setting(
-        "openlineage.tls.caBundle", "path", None,
+        "openlineage.tls.caBundle",
+        "path",
+        None,
         "CA bundle file to verify the server's certificate with (relative paths start at the "
         "workspace folder). Yours to set, never the workspace's.",
-        env="OPENLINEAGE_TLS_CA_BUNDLE", user_only=True)
+        env="OPENLINEAGE_TLS_CA_BUNDLE",
+        user_only=True,
+    )
     tls_verify: bool = setting(
-        "openlineage.tls.verify", "boolean", True,
+        "openlineage.tls.verify",
+        "boolean",
+        True,
         "Verify the server's TLS certificate. Yours to set, never the workspace's.",
-        env="OPENLINEAGE_TLS_VERIFY", user_only=True, ecosystem="transport.verify")
+        env="OPENLINEAGE_TLS_VERIFY",
+        user_only=True,
+        ecosystem="transport.verify",
+    )
     allow_insecure_key: bool = setting(
-        "openlineage.allowInsecureKey", "boolean", False,
+        "openlineage.allowInsecureKey",
+        "boolean",
+        False,
         "Allow sending a key or password in clear text to a host that is not this machine. "
         "Yours to set, never the workspace's.",
-        env="OPENLINEAGE_ALLOW_INSECURE_KEY", user_only=True)
+        env="OPENLINEAGE_ALLOW_INSECURE_KEY",
+        user_only=True,
+    )

@@ -56,8 +56,12 @@ def crash_reason(exc: BaseException, redact: Callable[[str], str]) -> str:
     return f"failed inside the exporter ({name}{': ' + detail if detail else ''})"
 
 
-def deliver(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
-            on_outcome: OnOutcome[T], cancel: threading.Event) -> None:
+def deliver(
+    runs: Iterable[tuple[TranslatedRun, T]],
+    destination: Destination,
+    on_outcome: OnOutcome[T],
+    cancel: threading.Event,
+) -> None:
     """Start the destination, send every run (:func:`deliver_async`), close it; blocking."""
 
     async def whole() -> None:
@@ -69,8 +73,12 @@ def deliver(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
     blocking(whole())
 
 
-async def deliver_async(runs: Iterable[tuple[TranslatedRun, T]], destination: Destination,
-                        on_outcome: OnOutcome[T], cancel: threading.Event) -> None:
+async def deliver_async(
+    runs: Iterable[tuple[TranslatedRun, T]],
+    destination: Destination,
+    on_outcome: OnOutcome[T],
+    cancel: threading.Event,
+) -> None:
     """Start the destination and send every run; report each outcome (on the loop) as soon as
     it is known. The caller closes the destination.
 
@@ -113,8 +121,9 @@ def blocking(work: Coroutine[Any, Any, R]) -> R:
 class _Delivery(Generic[T]):
     """One delivery: the runs in flight, the causal order, and the first fatal error."""
 
-    def __init__(self, destination: Destination, on_outcome: OnOutcome[T],
-                 cancel: threading.Event) -> None:
+    def __init__(
+        self, destination: Destination, on_outcome: OnOutcome[T], cancel: threading.Event
+    ) -> None:
         self.destination = destination
         self.on_outcome = on_outcome
         self.cancel = cancel
@@ -142,8 +151,11 @@ class _Delivery(Generic[T]):
                 if self._stopping():
                     break
                 # One run at a time is in trail order already: no dataset to keep track of.
-                legs = (self.order.legs(run, split=self.split) if self.concurrent
-                        else [Leg(0, len(run.events), Ticket([]))])
+                legs = (
+                    self.order.legs(run, split=self.split)
+                    if self.concurrent
+                    else [Leg(0, len(run.events), Ticket([]))]
+                )
                 task = asyncio.create_task(self._one(run, tag, legs))
                 self.tasks.add(task)
                 task.add_done_callback(self._finished)
@@ -196,9 +208,17 @@ class _Delivery(Generic[T]):
                         if accepted:
                             outcome = RunOutcome(accepted, "cancelled before every event was sent")
                         break
-                    part = run if len(legs) == 1 else TranslatedRun(
-                        run.trace_id, run.pipeline, run.run_id, run.status,
-                        run.events[leg.start:leg.end])
+                    part = (
+                        run
+                        if len(legs) == 1
+                        else TranslatedRun(
+                            run.trace_id,
+                            run.pipeline,
+                            run.run_id,
+                            run.status,
+                            run.events[leg.start : leg.end],
+                        )
+                    )
                     tally = Tally()
                     sent = await self.destination.send(part, self.stop, tally)
                 self.order.finish(leg.ticket)
@@ -215,11 +235,13 @@ class _Delivery(Generic[T]):
             self.stop.set()
             self.changed.set()
         except asyncio.CancelledError:  # abandoned after a cancel's grace time
-            outcome = RunOutcome(accepted + tally.accepted,
-                                 "interrupted before the server answered")
+            outcome = RunOutcome(
+                accepted + tally.accepted, "interrupted before the server answered"
+            )
         except Exception as exc:  # any error of a send is its run's failure
-            outcome = RunOutcome(accepted + tally.accepted,
-                                 crash_reason(exc, self.destination.redact))
+            outcome = RunOutcome(
+                accepted + tally.accepted, crash_reason(exc, self.destination.redact)
+            )
         finally:
             for leg in legs[done:]:  # what will never be sent is waited for no more
                 self.order.finish(leg.ticket)

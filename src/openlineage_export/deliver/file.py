@@ -41,16 +41,24 @@ class FileSettings(SettingsGroup):
     title: ClassVar[str] = "file destination (openlineage.transport = file)"
 
     path: str | None = setting(
-        "openlineage.file.path", "output", None,
+        "openlineage.file.path",
+        "output",
+        None,
         "File the events are appended to as JSON Lines, or a folder (an existing one, or a "
         "path ending in /) of rotating files events-NNNNNN.jsonl. Relative paths start at the "
         "workspace folder. From the workspace's settings.json only in .workspace/exports/ "
         "(anywhere else: yours to set, in the environment).",
-        env="OPENLINEAGE_FILE_PATH", ecosystem="transport.log_file_path")
+        env="OPENLINEAGE_FILE_PATH",
+        ecosystem="transport.log_file_path",
+    )
     max_bytes: int = setting(
-        "openlineage.file.maxBytes", "integer", 64 * 1024 * 1024,
+        "openlineage.file.maxBytes",
+        "integer",
+        64 * 1024 * 1024,
         "In a folder: start a new file once the current one reaches this many bytes.",
-        minimum=1024, maximum=2**40)
+        minimum=1024,
+        maximum=2**40,
+    )
 
 
 @dataclass(frozen=True)
@@ -72,17 +80,24 @@ class FileConfig:
         """The file or folder ``openlineage.file.path`` names."""
         values = opening.settings.of(FileSettings)
         if not values.path:
-            raise ConfigError("openlineage.transport is file: set openlineage.file.path (or "
-                              "OPENLINEAGE_FILE_PATH) to a file or a folder, or use --dry-run")
+            raise ConfigError(
+                "openlineage.transport is file: set openlineage.file.path (or "
+                "OPENLINEAGE_FILE_PATH) to a file or a folder, or use --dry-run"
+            )
         ends_in_slash = values.path.endswith(("/", os.sep))
-        below = workspace_output(values.path, opening.settings, "openlineage.file.path",
-                                 opening.workspace)
+        below = workspace_output(
+            values.path, opening.settings, "openlineage.file.path", opening.workspace
+        )
         if below is not None:
             path = opening.workspace.joinpath(*below)
-            folder = ends_in_slash or below == EXPORTS or (path.is_dir()
-                                                           and not path.is_symlink())
-            return cls(path=path, folder=folder, max_bytes=values.max_bytes, below=below,
-                       root=opening.workspace)
+            folder = ends_in_slash or below == EXPORTS or (path.is_dir() and not path.is_symlink())
+            return cls(
+                path=path,
+                folder=folder,
+                max_bytes=values.max_bytes,
+                below=below,
+                root=opening.workspace,
+            )
         path = Path(values.path).expanduser()
         if not path.is_absolute():
             path = opening.workspace / path
@@ -135,8 +150,9 @@ class FileDestination:
                 # The dry run's output (standard output, or the file it is built in): not a
                 # destination that is down (exit 4); its reader may simply have gone (EPIPE).
                 reason = getattr(exc, "strerror", None) or str(exc)
-                raise OutputError(f"cannot write the events: {reason}",
-                                  getattr(exc, "errno", None), reason) from None
+                raise OutputError(
+                    f"cannot write the events: {reason}", getattr(exc, "errno", None), reason
+                ) from None
             tally.accepted = len(run.events)
             return RunOutcome(accepted=len(run.events))
         try:
@@ -146,8 +162,9 @@ class FileDestination:
             self._file.flush()
             self._size += len(data)
         except OSError as exc:
-            raise DestinationError(f"cannot write the events to {self._where()}: "
-                                   f"{exc.strerror or exc}") from None
+            raise DestinationError(
+                f"cannot write the events to {self._where()}: {exc.strerror or exc}"
+            ) from None
         tally.accepted = len(run.events)
         return RunOutcome(accepted=len(run.events))
 
@@ -158,8 +175,9 @@ class FileDestination:
                 self.config.stream.flush()
             except (OSError, ValueError) as exc:
                 reason = getattr(exc, "strerror", None) or str(exc)
-                raise OutputError(f"cannot write the events: {reason}",
-                                  getattr(exc, "errno", None), reason) from None
+                raise OutputError(
+                    f"cannot write the events: {reason}", getattr(exc, "errno", None), reason
+                ) from None
             return
         try:
             if self._file is not None:
@@ -187,8 +205,11 @@ class FileDestination:
         try:
             self._folder = self._open_folder()
             if self.config.folder:
-                numbers = [int(m.group(1)) for name in os.listdir(self._folder)
-                           if (m := _ROTATED.fullmatch(name))]
+                numbers = [
+                    int(m.group(1))
+                    for name in os.listdir(self._folder)
+                    if (m := _ROTATED.fullmatch(name))
+                ]
                 self._number = max(numbers, default=1)
             stream = self._open(self._where())
         except Refused as exc:  # a link, a FIFO...: said as what the user can change
@@ -196,8 +217,9 @@ class FileDestination:
             raise self._refused(exc) from None
         except OSError as exc:
             self._drop_folder()
-            raise ConfigError(f"openlineage.file.path: cannot write to {self._where()} "
-                              f"({exc.strerror or exc})") from None
+            raise ConfigError(
+                f"openlineage.file.path: cannot write to {self._where()} ({exc.strerror or exc})"
+            ) from None
         except BaseException:
             self._drop_folder()
             raise
@@ -211,12 +233,14 @@ class FileDestination:
         assert config.path is not None
         if config.below is not None:
             assert config.root is not None
-            return open_folder(config.root, config.below if config.folder else config.below[:-1],
-                               create=True)
+            return open_folder(
+                config.root, config.below if config.folder else config.below[:-1], create=True
+            )
         folder = config.path if config.folder else config.path.parent
         folder.mkdir(parents=True, exist_ok=True)
-        return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                       | getattr(os, "O_CLOEXEC", 0))
+        return os.open(
+            folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
 
     def _rotate_if_full(self) -> None:
         if self.config.folder and self._size >= self.config.max_bytes:
@@ -239,8 +263,11 @@ class FileDestination:
         what = (exc.strerror or "").removeprefix("it ")
         if self.config.below is not None:
             row = FileSettings.rows()[0]
-            return ConfigError(outside_exports(row.key, row.env,
-                                               f"leads to {exc.filename}, which {what}"))
-        return ConfigError(f"openlineage.file.path: cannot write to {exc.filename}: it {what} "
-                           "(the file destination appends to regular files; a dry run writes "
-                           "the events to standard output)")
+            return ConfigError(
+                outside_exports(row.key, row.env, f"leads to {exc.filename}, which {what}")
+            )
+        return ConfigError(
+            f"openlineage.file.path: cannot write to {exc.filename}: it {what} "
+            "(the file destination appends to regular files; a dry run writes "
+            "the events to standard output)"
+        )

@@ -20,36 +20,28 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
-from urllib.parse import urlsplit
 
 import orjson
 
 from ..errors import ConfigError, DestinationUnreachable
-from ..host.setting_row import SettingsGroup, setting
-from ..host.settings import EventSettings, Settings
 from ..secrecy import (
     Redactor,
-    Secret,
     check_header_safe,
     check_key_transport,
     masked_logs,
     resolve_secret,
 )
-from ..translate.datahub import ENDPOINT as DATAHUB_ENDPOINT
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
 from .http_client import poster_for
+from .http_settings import API_KEY_ENV, HttpSettings, ecosystem_api_key, event_server
 from .poster import Answer, BadCertificate, NoAnswer, TransportFailure
 from .proxy import environment_proxy
 from .recall import forgotten
 from .retry import RetryPolicy, retry_after_seconds
 
 USER_AGENT_PREFIX = "openlineage-export"
-
-API_KEY_ENV = "OPENLINEAGE_API_KEY"
-"""The environment variable that hands the API key over directly (never a setting)."""
 
 AUTH_STRIKES = 3
 """After this many 401/403 answers in a row (nothing accepted between), the key is wrong for
@@ -58,94 +50,12 @@ every run: the export stops instead of trying each run."""
 REASON_LIMIT = 500
 """The most characters of a server's answer shown as a reason."""
 
-ECOSYSTEM_API_KEY = ("transport.auth.api_key", "transport.auth.apikey")
-"""Where openlineage-python's configuration holds the API key: used as ``OPENLINEAGE_API_KEY``
-is (only for a server the user named), never stored, never shown."""
-
-
-@dataclass(frozen=True)
-class HttpSettings(SettingsGroup):
-    """Where and how the ``http`` destination posts."""
-
-    title: ClassVar[str] = "http destination (openlineage.transport = http)"
-
-    url: str | None = setting(
-        "openlineage.url", "url", None,
-        "Base address of the OpenLineage server; it may carry a path prefix. "
-        "E.g. http://localhost:5000 for a local Marquez.",
-        env="OPENLINEAGE_URL", ecosystem="transport.url")
-    endpoint: str = setting(
-        "openlineage.endpoint", "string", "api/v1/lineage",
-        "Path appended to openlineage.url. Marquez: api/v1/lineage; DataHub: "
-        "openapi/openlineage/api/v1/lineage; Atlan: "
-        "events/openlineage/<connector>/api/v1/lineage.",
-        env="OPENLINEAGE_ENDPOINT", ecosystem="transport.endpoint",
-        pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
-        pattern_help="a path: no query (?...) or fragment (#...), no spaces; an API key goes "
-                     "in the secrets store, not in the address")
-    api_key_secret_ref: str | None = setting(
-        "openlineage.apiKey.secretRef", "string", None,
-        "NAME of the entry in the secrets store that holds the API key (never the key "
-        "itself); store it with: openlineage-export secrets set NAME.",
-        pattern=r"[A-Za-z0-9._-]{1,128}")
-    compression: str = setting(
-        "openlineage.compression", "string", "none",
-        "Compression of request bodies.", choices=("none", "gzip"),
-        ecosystem="transport.compression")
-
-    @property
-    def events_url(self) -> str | None:
-        """The address events are posted to: ``url`` and ``endpoint`` joined by one slash."""
-        if self.url is None:
-            return None
-        return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
-
-
-def ecosystem_api_key(opening: Opening) -> Secret | None:
-    """The API key openlineage-python's configuration holds (``OPENLINEAGE__TRANSPORT__AUTH__
-    API_KEY``, or ``openlineage.yml``): the user's, so it goes, as ``OPENLINEAGE_API_KEY``
-    does, only to a server the user named (``check_key_destination``)."""
-    from ..host.ecosystem import read_ecosystem
-
-    ecosystem = read_ecosystem(opening.environ, opening.workspace)
-    for path in ECOSYSTEM_API_KEY:
-        found = ecosystem.get(path)
-        if found is None:
-            continue
-        value, source = found
-        if not isinstance(value, str) or not value:
-            continue
-        if source.startswith("environment ("):
-            env = source.removeprefix("environment (").removesuffix(")")
-            return Secret(value, f"the environment variable {env}", f"set {env} again",
-                          env=env)
-        return Secret(value, f"the {source}", f"correct it in the {source}")
-    return None
-
-
-def is_datahub_endpoint(url: str) -> bool:
-    """Whether ``url`` (an address or a path) is DataHub's OpenLineage endpoint."""
-    path = urlsplit(url).path if "://" in url else url
-    return ("/" + path.strip("/")).endswith("/" + DATAHUB_ENDPOINT)
-
-
-def event_server(settings: Settings) -> str:
-    """Whose converter the events are shaped for (``openlineage.server``): ``auto`` is
-    ``datahub`` when events are posted to DataHub's OpenLineage endpoint, else ``generic``."""
-    chosen = settings.of(EventSettings).server
-    if chosen != "auto":
-        return chosen
-    if settings.value("openlineage.transport") != "http":
-        return "generic"
-    http = settings.of(HttpSettings)
-    return "datahub" if is_datahub_endpoint(http.events_url or http.endpoint) else "generic"
-
-
 DATAHUB_REFUSAL = (
     "HTTP 500 with an empty answer, which is how DataHub before 2025-10 (1.2 and older) refuses "
     "events from a producer it does not know (its converter: 'Unable to determine "
     "orchestrator'): upgrade DataHub, or on a newer DataHub set the server's "
-    "DATAHUB_OPENLINEAGE_ORCHESTRATOR; the run stays pending")
+    "DATAHUB_OPENLINEAGE_ORCHESTRATOR; the run stays pending"
+)
 """The reason of a run that DataHub's endpoint answered with an empty 500 (docs/datahub.md)."""
 
 
@@ -176,26 +86,39 @@ class HttpConfig:
         delivery = opening.settings.of(DeliverySettings)
         url = http.events_url
         if url is None:
-            raise ConfigError("openlineage.url is not set: set it with "
-                              "'openlineage-export settings set openlineage.url "
-                              "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run")
+            raise ConfigError(
+                "openlineage.url is not set: set it with "
+                "'openlineage-export settings set openlineage.url "
+                "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run"
+            )
         key = None if opening.environ.get(API_KEY_ENV) else ecosystem_api_key(opening)
-        key = key or resolve_secret(opening.environ, http.api_key_secret_ref, API_KEY_ENV,
-                                    store=opening.secrets, setting="openlineage.apiKey.secretRef")
+        key = key or resolve_secret(
+            opening.environ,
+            http.api_key_secret_ref,
+            API_KEY_ENV,
+            store=opening.secrets,
+            setting="openlineage.apiKey.secretRef",
+        )
         if key is not None:
             check_header_safe(key)
-            check_key_destination(key, [url], opening.settings, opening.secrets,
-                                  setting="openlineage.url")
+            check_key_destination(
+                key, [url], opening.settings, opening.secrets, setting="openlineage.url"
+            )
         # The proxy our client will really use (a host's own client picks its own).
         proxy = environment_proxy(url) if opening.supplied.http is None else None
         check_key_transport(url, key is not None, delivery.allow_insecure_key, proxy)
-        return cls(url, api_key=key.value if key else None,
-                   gzip_body=http.compression == "gzip", timeout=delivery.timeout,
-                   concurrency=delivery.concurrency,
-                   retry=RetryPolicy(max_time=delivery.retry_max_time),
-                   verify=delivery.tls_ca_bundle or delivery.tls_verify,
-                   key_origin=key.origin if key else None, key_fix=key.fix if key else None,
-                   datahub=event_server(opening.settings) == "datahub")
+        return cls(
+            url,
+            api_key=key.value if key else None,
+            gzip_body=http.compression == "gzip",
+            timeout=delivery.timeout,
+            concurrency=delivery.concurrency,
+            retry=RetryPolicy(max_time=delivery.retry_max_time),
+            verify=delivery.tls_ca_bundle or delivery.tls_verify,
+            key_origin=key.origin if key else None,
+            key_fix=key.fix if key else None,
+            datahub=event_server(opening.settings) == "datahub",
+        )
 
     @property
     def name(self) -> str:
@@ -206,8 +129,9 @@ class HttpConfig:
 class HttpDestination:
     """POSTs each event as JSON; per-run order, retries, and a clear verdict on outages."""
 
-    def __init__(self, config: HttpConfig, supplied: Supplied | None = None, *,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self, config: HttpConfig, supplied: Supplied | None = None, *, seed: int | None = None
+    ) -> None:
         from .. import __version__
 
         supplied = supplied or Supplied()
@@ -221,9 +145,13 @@ class HttpDestination:
         self.retry = config.retry
         self.redact = Redactor(config.api_key)
         self._on_retry = supplied.on_retry
-        self._poster = poster_for(supplied.http, verify=config.verify,
-                                  concurrency=config.concurrency, timeout=config.timeout,
-                                  user_agent=f"{USER_AGENT_PREFIX}/{__version__}")
+        self._poster = poster_for(
+            supplied.http,
+            verify=config.verify,
+            concurrency=config.concurrency,
+            timeout=config.timeout,
+            user_agent=f"{USER_AGENT_PREFIX}/{__version__}",
+        )
         self._headers = {"Content-Type": "application/json"}
         if config.gzip_body:
             self._headers["Content-Encoding"] = "gzip"
@@ -250,8 +178,9 @@ class HttpDestination:
         every run is then sent again), or None (``recall.py``: Marquez can be asked), all
         within ``openlineage.timeout``; ``recall.CannotAsk`` when it could not be asked."""
         await self.start()
-        return await forgotten(self._poster, self.url, namespace, run_ids,
-                               deadline=self.config.timeout)
+        return await forgotten(
+            self._poster, self.url, namespace, run_ids, deadline=self.config.timeout
+        )
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
@@ -289,17 +218,21 @@ class HttpDestination:
             try:
                 answer = await self._poster.post(self.url, body, self._headers)
             except BadCertificate as exc:  # no retry will make it trusted: stop now
-                raise DestinationUnreachable(self.redact(
-                    f"the server at {self.url} could not be reached securely: its TLS "
-                    f"certificate was not accepted ({exc}); if it is the right server, point "
-                    "openlineage.tls.caBundle at the certificate of the CA that signed it")) \
-                    from None
+                raise DestinationUnreachable(
+                    self.redact(
+                        f"the server at {self.url} could not be reached securely: its TLS "
+                        f"certificate was not accepted ({exc}); if it is the right server, point "
+                        "openlineage.tls.caBundle at the certificate of the CA that signed it"
+                    )
+                ) from None
             except NoAnswer as exc:
                 unreachable = True
                 reason = f"no answer from {self.url} ({self.redact(str(exc))})"
             except TimeoutError:
-                reason = (f"no answer from {self.url} within the timeout "
-                          f"({self.config.timeout:g} s, openlineage.timeout)")
+                reason = (
+                    f"no answer from {self.url} within the timeout "
+                    f"({self.config.timeout:g} s, openlineage.timeout)"
+                )
             except TransportFailure as exc:
                 reason = f"connection to {self.url} failed ({self.redact(str(exc))})"
             else:
@@ -340,14 +273,21 @@ class HttpDestination:
         if self._auth_refusals < AUTH_STRIKES:
             return
         if self.config.key_origin is None:
-            fix = ("it asks for an API key: store it with 'openlineage-export secrets set NAME' "
-                   "and set openlineage.apiKey.secretRef to NAME")
+            fix = (
+                "it asks for an API key: store it with 'openlineage-export secrets set NAME' "
+                "and set openlineage.apiKey.secretRef to NAME"
+            )
         else:
-            fix = (f"the API key from {self.config.key_origin} is wrong or lacks the permission; "
-                   f"{self.config.key_fix}")
-        raise ConfigError(self.redact(
-            f"the server at {self.url} refused {AUTH_STRIKES} requests in a row with "
-            f"HTTP {answer.status} ({reason}): {fix}"))
+            fix = (
+                f"the API key from {self.config.key_origin} is wrong or lacks the permission; "
+                f"{self.config.key_fix}"
+            )
+        raise ConfigError(
+            self.redact(
+                f"the server at {self.url} refused {AUTH_STRIKES} requests in a row with "
+                f"HTTP {answer.status} ({reason}): {fix}"
+            )
+        )
 
     def _until_outage(self, reason: str, window: float) -> float:
         """Seconds until nothing will have been accepted for ``window``; raises
@@ -360,7 +300,8 @@ class HttpDestination:
                 cause = cause.removeprefix("no answer (")[:-1]
             raise DestinationUnreachable(
                 f"the server at {self.url} could not be reached for {window:.0f} s "
-                f"({cause}); nothing more was sent")
+                f"({cause}); nothing more was sent"
+            )
         return window - quiet_for
 
     def _describe(self, answer: Answer) -> str:
@@ -371,8 +312,9 @@ class HttpDestination:
             text = self.redact(" ".join(answer.body.decode("utf-8", "replace").split()))
             if len(text) > REASON_LIMIT:
                 text = text[:REASON_LIMIT] + "..."
-        return self.redact(f"HTTP {answer.status} {answer.reason}".strip()
-                           + (f": {text}" if text else ""))
+        return self.redact(
+            f"HTTP {answer.status} {answer.reason}".strip() + (f": {text}" if text else "")
+        )
 
 
 async def _stopped(stop: asyncio.Event, seconds: float) -> bool:

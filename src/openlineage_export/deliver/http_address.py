@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ..host.settings import Settings
-from .http import HttpSettings
+from .http_settings import HttpSettings
 
 
 def url_doubts(settings: Settings) -> list[str]:
@@ -20,5 +20,7 @@ def url_doubts(settings: Settings) -> list[str]:
     if not path.endswith("/" + endpoint):
         return []
     base = http.url.rstrip("/")[: -len(endpoint)].rstrip("/")
-    return [f"openlineage.url already ends with the endpoint ({endpoint}), so events go to "
-            f"{http.events_url}: set openlineage.url to {base}"]
+    return [
+        f"openlineage.url already ends with the endpoint ({endpoint}), so events go to "
+        f"{http.events_url}: set openlineage.url to {base}"
+    ]

@@ -22,27 +22,41 @@ from .poster import Poster
 _HTTPX_CLIENTS = ("Client", "AsyncClient", "BaseTransport", "AsyncBaseTransport")
 
 
-def poster_for(host_http: Any, *, verify: bool | Path, concurrency: int, timeout: float,
-               user_agent: str) -> Poster:
+def poster_for(
+    host_http: Any, *, verify: bool | Path, concurrency: int, timeout: float, user_agent: str
+) -> Poster:
     """The poster for what the host handed in: nothing (ours), an aiohttp session, or httpx;
     each request's deadline is ``timeout`` seconds, the answer included."""
     if host_http is None and sys.platform != "win32":
         from .curl_client import CurlPoster
 
-        return CurlPoster(verify=verify, concurrency=concurrency, timeout=timeout,
-                          user_agent=user_agent)
+        return CurlPoster(
+            verify=verify, concurrency=concurrency, timeout=timeout, user_agent=user_agent
+        )
     if host_http is None or _instance_of(host_http, "aiohttp", "ClientSession"):
         from .aiohttp_client import AiohttpPoster
 
-        return AiohttpPoster(host_http, verify=verify, concurrency=concurrency,
-                             timeout=timeout, user_agent=user_agent)
+        return AiohttpPoster(
+            host_http,
+            verify=verify,
+            concurrency=concurrency,
+            timeout=timeout,
+            user_agent=user_agent,
+        )
     if _instance_of(host_http, "httpx", *_HTTPX_CLIENTS):
         from .httpx_client import HttpxPoster
 
-        return HttpxPoster(host_http, verify=verify, concurrency=concurrency, timeout=timeout,
-                           user_agent=user_agent)
-    raise ConfigError(f"the host's HTTP client must be an aiohttp.ClientSession, an httpx "
-                      f"client or an httpx transport, not {type(host_http).__name__}")
+        return HttpxPoster(
+            host_http,
+            verify=verify,
+            concurrency=concurrency,
+            timeout=timeout,
+            user_agent=user_agent,
+        )
+    raise ConfigError(
+        f"the host's HTTP client must be an aiohttp.ClientSession, an httpx "
+        f"client or an httpx transport, not {type(host_http).__name__}"
+    )
 
 
 def _instance_of(value: object, module: str, *names: str) -> bool:

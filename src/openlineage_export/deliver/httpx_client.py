@@ -24,9 +24,15 @@ class HttpxPoster:
     """The host's httpx client (or transport). An ``httpx.Client`` is blocking: each request
     runs in a worker thread, at most ``concurrency`` at once."""
 
-    def __init__(self, client: httpx.Client | httpx.AsyncClient | httpx.BaseTransport
-                 | httpx.AsyncBaseTransport, *, verify: bool | Path, concurrency: int,
-                 timeout: float, user_agent: str) -> None:
+    def __init__(
+        self,
+        client: httpx.Client | httpx.AsyncClient | httpx.BaseTransport | httpx.AsyncBaseTransport,
+        *,
+        verify: bool | Path,
+        concurrency: int,
+        timeout: float,
+        user_agent: str,
+    ) -> None:
         import httpx
 
         self._timeout = timeout
@@ -47,8 +53,9 @@ class HttpxPoster:
         if isinstance(self._client, httpx.Client):
             from concurrent.futures import ThreadPoolExecutor
 
-            self._threads = ThreadPoolExecutor(max_workers=self._concurrency,
-                                               thread_name_prefix="httpx-post")
+            self._threads = ThreadPoolExecutor(
+                max_workers=self._concurrency, thread_name_prefix="httpx-post"
+            )
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         """One POST through the host's client; never follows a redirect."""
@@ -58,8 +65,9 @@ class HttpxPoster:
         """One GET through the host's client, as a POST goes."""
         return await self._request("GET", url, headers, None)
 
-    async def _request(self, method: str, url: str, headers: Mapping[str, str],
-                       body: bytes | None) -> Answer:
+    async def _request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> Answer:
         import httpx
 
         sent = {"User-Agent": self._user_agent, **headers}
@@ -68,8 +76,12 @@ class HttpxPoster:
                 return await self._send(method, url, body, sent)
         except httpx.TimeoutException:
             raise TimeoutError from None
-        except (httpx.ConnectError, httpx.ReadError, httpx.WriteError,
-                httpx.RemoteProtocolError) as exc:
+        except (
+            httpx.ConnectError,
+            httpx.ReadError,
+            httpx.WriteError,
+            httpx.RemoteProtocolError,
+        ) as exc:
             untrusted = _certificate_refused(exc)
             if untrusted is not None:
                 raise BadCertificate(untrusted) from None
@@ -77,13 +89,15 @@ class HttpxPoster:
         except httpx.HTTPError as exc:
             raise TransportFailure(error_detail(exc)) from None
 
-    async def _send(self, method: str, url: str, body: bytes | None,
-                    headers: dict[str, str]) -> Answer:
+    async def _send(
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str]
+    ) -> Answer:
         import httpx
 
         if isinstance(self._client, httpx.AsyncClient):
-            async with self._client.stream(method, url, content=body, headers=headers,
-                                           follow_redirects=False) as response:
+            async with self._client.stream(
+                method, url, content=body, headers=headers, follow_redirects=False
+            ) as response:
                 prefix = bytearray()
                 async for chunk in response.aiter_bytes():
                     prefix += chunk
@@ -91,16 +105,19 @@ class HttpxPoster:
                         break
                 return _answer(response, bytes(prefix[:BODY_LIMIT]))
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._threads, self._blocking_send, method, url, body,
-                                          headers)
+        return await loop.run_in_executor(
+            self._threads, self._blocking_send, method, url, body, headers
+        )
 
-    def _blocking_send(self, method: str, url: str, body: bytes | None,
-                       headers: dict[str, str]) -> Answer:
+    def _blocking_send(
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str]
+    ) -> Answer:
         import httpx
 
         assert isinstance(self._client, httpx.Client)
-        with self._client.stream(method, url, content=body, headers=headers,
-                                 follow_redirects=False) as response:
+        with self._client.stream(
+            method, url, content=body, headers=headers, follow_redirects=False
+        ) as response:
             prefix = bytearray()
             for chunk in response.iter_bytes():
                 prefix += chunk
@@ -121,8 +138,13 @@ class HttpxPoster:
 
 
 def _answer(response: httpx.Response, prefix: bytes) -> Answer:
-    return Answer(response.status_code, response.reason_phrase or "",
-                  response.headers.get("Retry-After"), response.headers.get("Location"), prefix)
+    return Answer(
+        response.status_code,
+        response.reason_phrase or "",
+        response.headers.get("Retry-After"),
+        response.headers.get("Location"),
+        prefix,
+    )
 
 
 def _certificate_refused(exc: BaseException) -> str | None:

@@ -26,8 +26,6 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message
 from confluent_kafka import Producer as _LibrdkafkaProducer
@@ -36,6 +34,7 @@ from ..errors import ConfigError, DestinationError, DestinationUnreachable
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun, encode
 from .destination import RunOutcome, Supplied, Tally
+from .kafka_acks import Producer, RunAcks
 from .kafka_config import KafkaConfig
 
 ACK_GRACE = 5.0
@@ -45,121 +44,36 @@ CLOSE_GRACE = 1.0
 """Seconds ``close`` gives messages still in flight (none were reported delivered)."""
 
 # Delivery errors that mean "the brokers did not answer in time" rather than "refused".
-_UNANSWERED = frozenset({
-    KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT, KafkaError._TIMED_OUT_QUEUE,
-    KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError.REQUEST_TIMED_OUT,
-    KafkaError.NETWORK_EXCEPTION,
-})
+_UNANSWERED = frozenset(
+    {
+        KafkaError._MSG_TIMED_OUT,
+        KafkaError._TIMED_OUT,
+        KafkaError._TIMED_OUT_QUEUE,
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.NETWORK_EXCEPTION,
+    }
+)
 
 # librdkafka's own log lines (connection refused, retries...) go to Python logging, silent
 # unless the host configures it: the user gets one sentence about an outage, not a stream.
 _librdkafka_log = logging.getLogger(__name__ + ".librdkafka")
 _librdkafka_log.addHandler(logging.NullHandler())
 
-DeliveryCallback = Callable[[KafkaError | None, Message], None]
-
-
-class Producer(Protocol):
-    """The part of ``confluent_kafka.Producer`` used here; a test hands in a stand-in."""
-
-    def produce(self, topic: str, value: bytes, key: bytes, *,
-                on_delivery: DeliveryCallback) -> None:
-        """Queue one message; ``on_delivery(error or None, message)`` is called from poll()."""
-        ...
-
-    def poll(self, timeout: float) -> int:
-        """Serve delivery reports (and log/error callbacks), waiting at most ``timeout``."""
-        ...
-
-    def flush(self, timeout: float) -> int:
-        """Wait until every queued message is reported, at most ``timeout``; how many are left."""
-        ...
-
-    def purge(self) -> None:
-        """Drop every message not yet acknowledged (they are then reported as purged)."""
-        ...
-
-    def __len__(self) -> int:
-        """Messages queued or in flight."""
-        ...
-
-
-class _RunAcks:
-    """The delivery reports of one run's messages, filled in by the polling thread."""
-
-    def __init__(self, count: int, loop: asyncio.AbstractEventLoop) -> None:
-        self.errors: list[KafkaError | None] = [None] * count
-        self.reported = [False] * count
-        self.produced = 0
-        self.all_reported: asyncio.Future[None] = loop.create_future()
-        self._loop = loop
-        self._left = 0
-        self._done_producing = False
-        self._lock = threading.Lock()
-
-    def expect(self) -> None:
-        """One more message is about to be produced (its report may come at once)."""
-        with self._lock:
-            self.produced += 1
-            self._left += 1
-
-    def withdraw(self) -> None:
-        """The message just expected was not produced after all."""
-        with self._lock:
-            self.produced -= 1
-            self._left -= 1
-
-    def report(self, index: int, error: KafkaError | None) -> None:
-        """The delivery report of message ``index``."""
-        with self._lock:
-            self.errors[index] = error
-            self.reported[index] = True
-            self._left -= 1
-            if self._left == 0 and self._done_producing:
-                self._loop.call_soon_threadsafe(_resolve, self.all_reported)
-
-    def stop_expecting(self) -> None:
-        """No more messages will be produced."""
-        with self._lock:
-            self._done_producing = True
-            if self._left == 0:
-                self._loop.call_soon_threadsafe(_resolve, self.all_reported)
-
-    def acknowledged(self) -> int:
-        """How many messages, from the first on, the broker acknowledged."""
-        with self._lock:
-            for index in range(self.produced):
-                if not self.reported[index] or self.errors[index] is not None:
-                    return index
-            return self.produced
-
-    def only_failed_after(self, index: int) -> bool:
-        """Whether every message from ``index`` on was reported and none of them delivered
-        (so they can be sent again, in order, without a duplicate)."""
-        with self._lock:
-            return all(self.reported[i] and self.errors[i] is not None
-                       for i in range(index, self.produced))
-
-    def first_error(self) -> tuple[int, KafkaError] | None:
-        """The first message the broker did not take, and why."""
-        with self._lock:
-            for index, error in enumerate(self.errors[:self.produced]):
-                if error is not None:
-                    return index, error
-            return None
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
 
 class KafkaDestination:
     """Produces each run's events to one topic, keyed by the pipeline run id, and waits for
     the broker's acknowledgement of every one before calling the run delivered."""
 
-    def __init__(self, config: KafkaConfig, supplied: Supplied | None = None, *,
-                 producer: Producer | None = None, concurrency: int | None = None) -> None:
+    def __init__(
+        self,
+        config: KafkaConfig,
+        supplied: Supplied | None = None,
+        *,
+        producer: Producer | None = None,
+        concurrency: int | None = None,
+    ) -> None:
         """``producer`` (or ``supplied.kafka_producer``) replaces the one built from ``config``
         (it then belongs to the caller, who closes it); ``concurrency`` is how many runs the
         engine sends at once (default: ``config.concurrency``)."""
@@ -182,24 +96,31 @@ class KafkaDestination:
         self._alone = asyncio.Lock()
         """Held while a run refused for size is sent again event by event, alone."""
         self._closing = threading.Event()
-        self._poller = threading.Thread(target=self._serve_reports, daemon=True,
-                                        name="kafka-delivery-reports")
+        self._poller = threading.Thread(
+            target=self._serve_reports, daemon=True, name="kafka-delivery-reports"
+        )
         self._poller.start()
 
     def _new_producer(self) -> Producer:
         try:
-            return _LibrdkafkaProducer({**self.config.producer_config(),
-                                        "error_cb": self._on_error, "logger": _librdkafka_log})
+            return _LibrdkafkaProducer(
+                {
+                    **self.config.producer_config(),
+                    "error_cb": self._on_error,
+                    "logger": _librdkafka_log,
+                }
+            )
         except KafkaException as exc:  # a CA bundle that is no PEM file, for one
-            raise ConfigError(self.redact(
-                f"cannot set up the Kafka producer for {self.name}: {_describe(exc)}")) from None
+            raise ConfigError(
+                self.redact(f"cannot set up the Kafka producer for {self.name}: {_describe(exc)}")
+            ) from None
 
     async def start(self) -> None:
         """Nothing to open: the producer connects on its own."""
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """Produce every event of the run, then wait until the broker acknowledged each."""
-        acks = _RunAcks(len(run.events), asyncio.get_running_loop())
+        acks = RunAcks(len(run.events), asyncio.get_running_loop())
         key = run.run_id.encode()
         deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
         refused: str | None = None
@@ -226,8 +147,7 @@ class KafkaDestination:
             return RunOutcome(accepted, "cancelled before every event was sent")
         return RunOutcome(accepted)
 
-    async def _reports(self, acks: _RunAcks, stop: asyncio.Event,
-                       tally: Tally) -> RunOutcome | None:
+    async def _reports(self, acks: RunAcks, stop: asyncio.Event, tally: Tally) -> RunOutcome | None:
         """Wait for the delivery report of every message produced: None, or the run's outcome
         when it was cancelled or not answered in time."""
         # After the last produce, librdkafka has delivery_timeout to report each message.
@@ -242,16 +162,20 @@ class KafkaDestination:
             tally.accepted = acks.acknowledged()
             self._raise_if_fatal()
             if stop.is_set():
-                return RunOutcome(acks.acknowledged(), "cancelled before every event was "
-                                                      "acknowledged by the broker")
+                return RunOutcome(
+                    acks.acknowledged(),
+                    "cancelled before every event was acknowledged by the broker",
+                )
             if time.monotonic() >= deadline:
-                return RunOutcome(acks.acknowledged(), self._unanswered(
-                    "no delivery report from the producer"))
+                return RunOutcome(
+                    acks.acknowledged(), self._unanswered("no delivery report from the producer")
+                )
         self._raise_if_fatal()
         return None
 
-    async def _send_alone(self, run: TranslatedRun, key: bytes, accepted: int,
-                          stop: asyncio.Event, tally: Tally) -> RunOutcome:
+    async def _send_alone(
+        self, run: TranslatedRun, key: bytes, accepted: int, stop: asyncio.Event, tally: Tally
+    ) -> RunOutcome:
         """Send the run's events from ``accepted`` on again, each in a batch of its own: the
         other runs wait and the producer is drained first. An event the broker refuses alone
         is too large, and ends its run."""
@@ -263,13 +187,11 @@ class KafkaDestination:
                     if stop.is_set():
                         return RunOutcome(index, "cancelled before every event was sent")
                     if time.monotonic() >= deadline:
-                        return RunOutcome(index, self._unanswered(
-                            "the producer did not drain"))
+                        return RunOutcome(index, self._unanswered("the producer did not drain"))
                     await asyncio.sleep(0.005)
                 value = encode(run.events[index])
-                alone = _RunAcks(1, asyncio.get_running_loop())
-                refused = await self._produce(key, value, 0, alone, stop, deadline,
-                                              waiting=False)
+                alone = RunAcks(1, asyncio.get_running_loop())
+                refused = await self._produce(key, value, 0, alone, stop, deadline, waiting=False)
                 alone.stop_expecting()
                 if refused is not None:
                     return RunOutcome(index, refused.replace("event 1", f"event {index + 1}"))
@@ -278,10 +200,14 @@ class KafkaDestination:
                     return RunOutcome(index, unreported.error)
                 failed = alone.first_error()
                 if failed is not None and _too_large(failed[1]):
-                    return RunOutcome(index, self.redact(
-                        f"event {index + 1} of {count} is {len(value):,} bytes, more than the "
-                        f"broker takes (its message.max.bytes, or the topic's "
-                        f"max.message.bytes): {failed[1].name()}: {failed[1].str()}"))
+                    return RunOutcome(
+                        index,
+                        self.redact(
+                            f"event {index + 1} of {count} is {len(value):,} bytes, more than the "
+                            f"broker takes (its message.max.bytes, or the topic's "
+                            f"max.message.bytes): {failed[1].name()}: {failed[1].str()}"
+                        ),
+                    )
                 if failed is not None:
                     return RunOutcome(index, self._verdict(index, failed[1], count))
                 tally.accepted = index + 1
@@ -300,9 +226,17 @@ class KafkaDestination:
                 self._producer.purge()
             self._producer.flush(CLOSE_GRACE)
 
-    async def _produce(self, key: bytes, value: bytes, index: int, acks: _RunAcks,
-                       stop: asyncio.Event, deadline: float, *,
-                       waiting: bool = True) -> str | None:
+    async def _produce(
+        self,
+        key: bytes,
+        value: bytes,
+        index: int,
+        acks: RunAcks,
+        stop: asyncio.Event,
+        deadline: float,
+        *,
+        waiting: bool = True,
+    ) -> str | None:
         """Queue one message (waiting while the producer's queue is full, or while a run is
         being sent alone); None, or why not."""
         if waiting and self._alone.locked():
@@ -312,8 +246,9 @@ class KafkaDestination:
         while True:
             acks.expect()
             try:
-                self._producer.produce(self.config.topic, value=value, key=key,
-                                       on_delivery=on_delivery)
+                self._producer.produce(
+                    self.config.topic, value=value, key=key, on_delivery=on_delivery
+                )
             except BufferError:
                 acks.withdraw()
                 # The local queue is full: the polling thread is draining it.
@@ -328,8 +263,9 @@ class KafkaDestination:
                 return self.redact(f"the producer refused event {index + 1}: {_describe(exc)}")
             return None
 
-    def _delivered(self, acks: _RunAcks, index: int, error: KafkaError | None,
-                   _message: Message) -> None:
+    def _delivered(
+        self, acks: RunAcks, index: int, error: KafkaError | None, _message: Message
+    ) -> None:
         """A delivery report (called by librdkafka from poll(), on the polling thread)."""
         if error is None:
             with self._state_lock:
@@ -339,13 +275,17 @@ class KafkaDestination:
     def _verdict(self, index: int, error: KafkaError, count: int) -> str:
         """Why the run failed at message ``index``; raises when the brokers are gone."""
         if error.code() == KafkaError._FATAL or error.fatal():
-            raise DestinationError(self.redact(
-                f"the Kafka producer for {self.name} failed for good ({error.str()}); "
-                "nothing more was sent"))
+            raise DestinationError(
+                self.redact(
+                    f"the Kafka producer for {self.name} failed for good ({error.str()}); "
+                    "nothing more was sent"
+                )
+            )
         if error.code() in _UNANSWERED:
             return self._unanswered(error.str())
-        return self.redact(f"the broker refused event {index + 1} of {count}: "
-                           f"{error.name()}: {error.str()}")
+        return self.redact(
+            f"the broker refused event {index + 1} of {count}: {error.name()}: {error.str()}"
+        )
 
     def _unanswered(self, reason: str) -> str:
         """The reason for a message the brokers never answered; raises
@@ -356,18 +296,24 @@ class KafkaDestination:
             broker_error = self._broker_error
         detail = reason + (f"; last broker error: {broker_error}" if broker_error else "")
         if quiet_for >= window:
-            raise DestinationUnreachable(self.redact(
-                f"the Kafka broker at {self.name} acknowledged nothing for {window:g} s "
-                f"({detail}); nothing more was sent"))
+            raise DestinationUnreachable(
+                self.redact(
+                    f"the Kafka broker at {self.name} acknowledged nothing for {window:g} s "
+                    f"({detail}); nothing more was sent"
+                )
+            )
         return self.redact(f"not acknowledged within {window:g} s: {detail}")
 
     def _raise_if_fatal(self) -> None:
         with self._state_lock:
             fatal = self._fatal
         if fatal is not None:
-            raise DestinationError(self.redact(
-                f"the Kafka producer for {self.name} failed for good ({fatal}); "
-                "nothing more was sent"))
+            raise DestinationError(
+                self.redact(
+                    f"the Kafka producer for {self.name} failed for good ({fatal}); "
+                    "nothing more was sent"
+                )
+            )
 
     def _serve_reports(self) -> None:
         """The polling thread: delivery reports, errors and logs are served here."""

@@ -48,7 +48,9 @@ _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 _ENTRY = re.compile(
     rf"(?:(?P<protocol>[A-Za-z_]+)://)?"
     rf"(?P<host>\[[0-9A-Fa-f:.]+\]|{_LABEL}(?:\.{_LABEL})*)"
-    rf":(?P<port>[0-9]{{1,5}})", re.ASCII)
+    rf":(?P<port>[0-9]{{1,5}})",
+    re.ASCII,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +80,7 @@ def librdkafka_reading(text: str, security_protocol: str) -> tuple[list[Broker],
     brokers: list[Broker] = []
     at = 0
     while at < len(data):
-        if data[at:at + 1] in (b",", b" "):
+        if data[at : at + 1] in (b",", b" "):
             at += 1
             continue
         comma = data.find(b",", at)
@@ -93,16 +95,18 @@ def librdkafka_reading(text: str, security_protocol: str) -> tuple[list[Broker],
             if protocol not in PROTOCOLS:
                 return brokers, f"unsupported protocol {protocol!r}"
             if protocol != security_protocol:
-                return brokers, (f"protocol {protocol} does not match security.protocol "
-                                 f"{security_protocol}")
-            name = name[sep + 3:].split(b"/", 1)[0]
+                return brokers, (
+                    f"protocol {protocol} does not match security.protocol {security_protocol}"
+                )
+            name = name[sep + 3 :].split(b"/", 1)[0]
         port = DEFAULT_PORT
         last, first = name.rfind(b":"), name.find(b":")
-        if last >= 0 and (first == last or name[last - 1:last] == b"]"):
-            port = _atoi(name[last + 1:]) & 0xFFFF
+        if last >= 0 and (first == last or name[last - 1 : last] == b"]"):
+            port = _atoi(name[last + 1 :]) & 0xFFFF
             name = name[:last]
-        brokers.append(Broker(protocol, name.decode("utf-8", "surrogateescape") or "localhost",
-                              port))
+        brokers.append(
+            Broker(protocol, name.decode("utf-8", "surrogateescape") or "localhost", port)
+        )
     return brokers, None
 
 
@@ -133,13 +137,15 @@ def parse_bootstrap(text: str, security_protocol: str, source: str) -> list[Brok
             raise ConfigError(
                 f"{which} is not host:port (a host name, an IPv4 address or an [IPv6] address, "
                 "a port of 1 to 65535, no path, no spaces, entries separated by commas): "
-                "nothing was sent")
+                "nothing was sent"
+            )
         protocol = (match["protocol"] or security_protocol).upper()
         if protocol != security_protocol:
             raise ConfigError(
                 f"{which} names the protocol {match['protocol']}://, but "
                 f"openlineage.kafka.securityProtocol is {security_protocol}: librdkafka "
-                "would drop it and every broker after it; write host:port")
+                "would drop it and every broker after it; write host:port"
+            )
         host, port = match["host"], int(match["port"])
         if host.startswith("[") and not _is_ipv6(host[1:-1]):
             raise ConfigError(f"{which} has no IPv6 address between its brackets")
@@ -148,8 +154,10 @@ def parse_bootstrap(text: str, security_protocol: str, source: str) -> list[Brok
         brokers.append(Broker(protocol, host, port))
     read, stopped = librdkafka_reading(text, security_protocol)
     if stopped is not None or read != brokers:  # by construction never; checked all the same
-        raise ConfigError(f"librdkafka would read {where} otherwise than it is written: "
-                          "write host:port entries separated by commas")
+        raise ConfigError(
+            f"librdkafka would read {where} otherwise than it is written: "
+            "write host:port entries separated by commas"
+        )
     return brokers
 
 

@@ -36,38 +36,70 @@ class KafkaSettings(SettingsGroup):
     title: ClassVar[str] = "kafka destination (openlineage.transport = kafka)"
 
     bootstrap_servers: str | None = setting(
-        "openlineage.kafka.bootstrapServers", "string", None,
+        "openlineage.kafka.bootstrapServers",
+        "string",
+        None,
         "Kafka brokers to start from, host:port[,host:port...].",
-        env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS", ecosystem="transport.config.bootstrap.servers",
+        env="OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS",
+        ecosystem="transport.config.bootstrap.servers",
         pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
-        pattern_help="host:port, several separated by commas, no spaces")
+        pattern_help="host:port, several separated by commas, no spaces",
+    )
     topic: str | None = setting(
-        "openlineage.kafka.topic", "string", None,
+        "openlineage.kafka.topic",
+        "string",
+        None,
         "Kafka topic the events are produced to.",
-        env="OPENLINEAGE_KAFKA_TOPIC", pattern=_NAME_PATTERN, pattern_help=_NAME_HELP,
-        ecosystem="transport.topic")
+        env="OPENLINEAGE_KAFKA_TOPIC",
+        pattern=_NAME_PATTERN,
+        pattern_help=_NAME_HELP,
+        ecosystem="transport.topic",
+    )
     client_id: str = setting(
-        "openlineage.kafka.clientId", "string", "openlineage-export",
+        "openlineage.kafka.clientId",
+        "string",
+        "openlineage-export",
         "Client id the producer gives the brokers (for their logs and quotas).",
-        pattern=_NAME_PATTERN, pattern_help=_NAME_HELP, ecosystem="transport.config.client.id")
+        pattern=_NAME_PATTERN,
+        pattern_help=_NAME_HELP,
+        ecosystem="transport.config.client.id",
+    )
     security_protocol: str = setting(
-        "openlineage.kafka.securityProtocol", "string", "PLAINTEXT",
+        "openlineage.kafka.securityProtocol",
+        "string",
+        "PLAINTEXT",
         "How to talk to the brokers; SSL verifies them with openlineage.tls.caBundle and "
-        "openlineage.tls.verify.", choices=SECURITY_PROTOCOLS)
+        "openlineage.tls.verify.",
+        choices=SECURITY_PROTOCOLS,
+    )
     sasl_mechanism: str = setting(
-        "openlineage.kafka.sasl.mechanism", "string", "PLAIN",
-        "SASL mechanism with SASL_SSL or SASL_PLAINTEXT.", choices=SASL_MECHANISMS)
+        "openlineage.kafka.sasl.mechanism",
+        "string",
+        "PLAIN",
+        "SASL mechanism with SASL_SSL or SASL_PLAINTEXT.",
+        choices=SASL_MECHANISMS,
+    )
     sasl_username: str | None = setting(
-        "openlineage.kafka.sasl.username", "string", None,
-        "SASL username with SASL_SSL or SASL_PLAINTEXT.")
+        "openlineage.kafka.sasl.username",
+        "string",
+        None,
+        "SASL username with SASL_SSL or SASL_PLAINTEXT.",
+    )
     sasl_password_secret_ref: str | None = setting(
-        "openlineage.kafka.sasl.password.secretRef", "string", None,
+        "openlineage.kafka.sasl.password.secretRef",
+        "string",
+        None,
         "NAME of the entry in the secrets store that holds the SASL password (never the "
         "password itself); store it with: openlineage-export secrets set NAME.",
-        pattern=r"[A-Za-z0-9._-]{1,128}")
+        pattern=r"[A-Za-z0-9._-]{1,128}",
+    )
     compression: str = setting(
-        "openlineage.kafka.compression", "string", "none",
-        "Compression of the message batches.", choices=COMPRESSIONS)
+        "openlineage.kafka.compression",
+        "string",
+        "none",
+        "Compression of the message batches.",
+        choices=COMPRESSIONS,
+    )
 
 
 @dataclass(frozen=True)
@@ -108,40 +140,57 @@ class KafkaConfig:
             raise ConfigError(
                 "openlineage.transport is kafka: set openlineage.kafka.bootstrapServers and "
                 "openlineage.kafka.topic (or OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS and "
-                "OPENLINEAGE_KAFKA_TOPIC), or use --dry-run")
-        password = resolve_secret(opening.environ, kafka.sasl_password_secret_ref, PASSWORD_ENV,
-                                  store=opening.secrets,
-                                  setting="openlineage.kafka.sasl.password.secretRef")
+                "OPENLINEAGE_KAFKA_TOPIC), or use --dry-run"
+            )
+        password = resolve_secret(
+            opening.environ,
+            kafka.sasl_password_secret_ref,
+            PASSWORD_ENV,
+            store=opening.secrets,
+            setting="openlineage.kafka.sasl.password.secretRef",
+        )
         source = opening.settings.source("openlineage.kafka.bootstrapServers")
-        brokers = parse_bootstrap(kafka.bootstrap_servers, kafka.security_protocol,
-                                  "--url" if source == "given" else source)
+        brokers = parse_bootstrap(
+            kafka.bootstrap_servers,
+            kafka.security_protocol,
+            "--url" if source == "given" else source,
+        )
         if password is not None:
-            check_key_destination(password, [broker.url for broker in brokers],
-                                  opening.settings, opening.secrets,
-                                  setting="openlineage.kafka.bootstrapServers",
-                                  what="Kafka password")
+            check_key_destination(
+                password,
+                [broker.url for broker in brokers],
+                opening.settings,
+                opening.secrets,
+                setting="openlineage.kafka.bootstrapServers",
+                what="Kafka password",
+            )
         return cls(
-            kafka.bootstrap_servers, kafka.topic, client_id=kafka.client_id,
-            security_protocol=kafka.security_protocol, sasl_mechanism=kafka.sasl_mechanism,
+            kafka.bootstrap_servers,
+            kafka.topic,
+            client_id=kafka.client_id,
+            security_protocol=kafka.security_protocol,
+            sasl_mechanism=kafka.sasl_mechanism,
             sasl_username=kafka.sasl_username,
-            sasl_password=password.value if password else None, compression=kafka.compression,
+            sasl_password=password.value if password else None,
+            compression=kafka.compression,
             ca_location=str(delivery.tls_ca_bundle) if delivery.tls_ca_bundle else None,
-            verify_certificates=delivery.tls_verify, request_timeout=delivery.timeout,
+            verify_certificates=delivery.tls_verify,
+            request_timeout=delivery.timeout,
             delivery_timeout=delivery.retry_max_time or delivery.timeout,
             concurrency=delivery.concurrency,
-            allow_insecure_password=delivery.allow_insecure_key)
+            allow_insecure_password=delivery.allow_insecure_key,
+        )
 
     def __post_init__(self) -> None:
         if not self.bootstrap_servers.strip():
             raise ConfigError("openlineage.kafka.bootstrapServers is empty")
         if not self.topic.strip():
             raise ConfigError("openlineage.kafka.topic is empty")
-        for value, allowed, key in ((self.security_protocol, SECURITY_PROTOCOLS,
-                                     "openlineage.kafka.securityProtocol"),
-                                    (self.sasl_mechanism, SASL_MECHANISMS,
-                                     "openlineage.kafka.sasl.mechanism"),
-                                    (self.compression, COMPRESSIONS,
-                                     "openlineage.kafka.compression")):
+        for value, allowed, key in (
+            (self.security_protocol, SECURITY_PROTOCOLS, "openlineage.kafka.securityProtocol"),
+            (self.sasl_mechanism, SASL_MECHANISMS, "openlineage.kafka.sasl.mechanism"),
+            (self.compression, COMPRESSIONS, "openlineage.kafka.compression"),
+        ):
             if value not in allowed:
                 raise ConfigError(f"{key} must be one of: {', '.join(allowed)}")
         self.brokers  # noqa: B018 - refused now, not when the producer is made
@@ -153,20 +202,26 @@ class KafkaConfig:
                     f"openlineage.kafka.securityProtocol is {self.security_protocol}: set "
                     "openlineage.kafka.sasl.username, store the password with "
                     "'openlineage-export secrets set NAME' and set "
-                    "openlineage.kafka.sasl.password.secretRef to NAME")
-            if (self.security_protocol == "SASL_PLAINTEXT" and self.sasl_mechanism == "PLAIN"
-                    and not self.allow_insecure_password
-                    and not all(is_loopback(f"kafka://{server}") for server in self.servers)):
+                    "openlineage.kafka.sasl.password.secretRef to NAME"
+                )
+            if (
+                self.security_protocol == "SASL_PLAINTEXT"
+                and self.sasl_mechanism == "PLAIN"
+                and not self.allow_insecure_password
+                and not all(is_loopback(f"kafka://{server}") for server in self.servers)
+            ):
                 raise ConfigError(
                     "refusing to send the Kafka password in clear text (SASL PLAIN over "
                     "SASL_PLAINTEXT) to a broker that is not on this machine: use SASL_SSL or a "
                     "SCRAM mechanism, or set OPENLINEAGE_ALLOW_INSECURE_KEY=true if this "
-                    "network is trusted")
+                    "network is trusted"
+                )
         elif self.sasl_username or self.sasl_password:
             raise ConfigError(
                 f"a Kafka SASL username or password is set but "
                 f"openlineage.kafka.securityProtocol is {self.security_protocol}: set it to "
-                "SASL_SSL (or SASL_PLAINTEXT), or unset the SASL settings")
+                "SASL_SSL (or SASL_PLAINTEXT), or unset the SASL settings"
+            )
 
     @cached_property
     def brokers(self) -> list[Broker]:
@@ -204,9 +259,13 @@ class KafkaConfig:
             "security.protocol": self.security_protocol,
         }
         if self.uses_sasl:
-            config.update({"sasl.mechanism": self.sasl_mechanism,
-                           "sasl.username": self.sasl_username,
-                           "sasl.password": self.sasl_password})
+            config.update(
+                {
+                    "sasl.mechanism": self.sasl_mechanism,
+                    "sasl.username": self.sasl_username,
+                    "sasl.password": self.sasl_password,
+                }
+            )
         if self.security_protocol in ("SSL", "SASL_SSL"):
             config["enable.ssl.certificate.verification"] = self.verify_certificates
             if self.ca_location:

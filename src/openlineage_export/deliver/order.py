@@ -105,8 +105,9 @@ class CausalOrder:
         legs.append(Leg(start, len(run.events), ticket))
         return legs
 
-    def _conflicts(self, reads: set[Dataset], writes: set[Dataset],
-                   own: list[Ticket]) -> list[Ticket]:
+    def _conflicts(
+        self, reads: set[Dataset], writes: set[Dataset], own: list[Ticket]
+    ) -> list[Ticket]:
         after: list[Ticket] = []
         for dataset in reads | writes:
             writer = self._writer.get(dataset)
@@ -160,8 +161,7 @@ def datasets(run: TranslatedRun) -> tuple[frozenset[Dataset], frozenset[Dataset]
 
 def _touches(event: Event) -> tuple[set[Dataset], set[Dataset]]:
     inputs, outputs = event.get("inputs"), event.get("outputs")
-    return (set(_named(inputs)) if inputs else set(),
-            set(_named(outputs)) if outputs else set())
+    return (set(_named(inputs)) if inputs else set(), set(_named(outputs)) if outputs else set())
 
 
 def _named(group: object) -> Iterable[Dataset]:

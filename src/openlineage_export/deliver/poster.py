@@ -85,8 +85,10 @@ def ssl_context(verify: bool | Path) -> ssl.SSLContext | bool:
     try:
         return ssl.create_default_context(cafile=str(verify))
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-        raise ConfigError(f"openlineage.tls.caBundle: {verify} holds no CA certificate we can "
-                          f"use ({getattr(exc, 'reason', None) or exc})") from None
+        raise ConfigError(
+            f"openlineage.tls.caBundle: {verify} holds no CA certificate we can "
+            f"use ({getattr(exc, 'reason', None) or exc})"
+        ) from None
 
 
 def error_detail(exc: BaseException) -> str:

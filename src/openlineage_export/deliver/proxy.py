@@ -90,8 +90,7 @@ def _split_port(entry: str) -> tuple[str, int | None]:
     return entry, None
 
 
-def _address_matches(address: ipaddress.IPv4Address | ipaddress.IPv6Address,
-                     entry: str) -> bool:
+def _address_matches(address: ipaddress.IPv4Address | ipaddress.IPv6Address, entry: str) -> bool:
     try:
         if "/" in entry:
             return address in ipaddress.ip_network(entry, strict=False)

@@ -56,8 +56,9 @@ def marquez_api(events_url: str) -> str | None:
     return events_url.rstrip("/")[: -len("/lineage")]
 
 
-async def forgotten(poster: Poster, events_url: str, namespace: str,
-                    run_ids: Sequence[str], *, deadline: float) -> str | None:
+async def forgotten(
+    poster: Poster, events_url: str, namespace: str, run_ids: Sequence[str], *, deadline: float
+) -> str | None:
     """A sentence saying what the server no longer has of what the ledger says it accepted
     (then every run is to be sent again), or None: it has all we asked about, or it is no
     Marquez. :class:`CannotAsk` when it did not answer every question within ``deadline``
@@ -69,8 +70,7 @@ async def forgotten(poster: Poster, events_url: str, namespace: str,
         async with asyncio.timeout(deadline):
             return await _ask(poster, base, namespace, run_ids)
     except TimeoutError:
-        raise CannotAsk(f"it did not answer within {deadline:g} s, openlineage.timeout") \
-            from None
+        raise CannotAsk(f"it did not answer within {deadline:g} s, openlineage.timeout") from None
     except (NoAnswer, BadCertificate, TransportFailure):
         return None  # no answer: the export itself will say so, as it posts
     except Exception as exc:  # a host's client (or its stand-in) that cannot GET
@@ -79,25 +79,29 @@ async def forgotten(poster: Poster, events_url: str, namespace: str,
 
 
 async def _ask(poster: Poster, base: str, namespace: str, run_ids: Sequence[str]) -> str | None:
-    gone = _namespace_gone(await poster.get(
-        f"{base}/namespaces/{quote(namespace, safe='')}", _NO_HEADERS))
+    gone = _namespace_gone(
+        await poster.get(f"{base}/namespaces/{quote(namespace, safe='')}", _NO_HEADERS)
+    )
     if gone is None:
         return None
     if gone:
-        return (f"the server no longer has the namespace {namespace!r} that the ledger "
-                f"says its runs were sent to ({_WHY}): sending every run again")
+        return (
+            f"the server no longer has the namespace {namespace!r} that the ledger "
+            f"says its runs were sent to ({_WHY}): sending every run again"
+        )
     missing = []
     for run_id in run_ids:
-        found = _gone(await poster.get(f"{base}/jobs/runs/{quote(run_id, safe='')}",
-                                       _NO_HEADERS))
+        found = _gone(await poster.get(f"{base}/jobs/runs/{quote(run_id, safe='')}", _NO_HEADERS))
         if found is None:
             return None
         if found:
             missing.append(run_id)
     if not missing:
         return None
-    return (f"the server no longer has {len(missing)} of the last {len(run_ids)} runs the "
-            f"ledger says it accepted (run id {missing[0]}) ({_WHY}): sending every run again")
+    return (
+        f"the server no longer has {len(missing)} of the last {len(run_ids)} runs the "
+        f"ledger says it accepted (run id {missing[0]}) ({_WHY}): sending every run again"
+    )
 
 
 def _namespace_gone(answer: Answer) -> bool | None:

@@ -21,8 +21,9 @@ from ..trust import check_user_only
 from .console import ConsoleConfig, ConsoleDestination, ConsoleSettings
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
-from .http import API_KEY_ENV, HttpConfig, HttpDestination, HttpSettings
+from .http import HttpConfig, HttpDestination
 from .http_address import url_doubts
+from .http_settings import API_KEY_ENV, HttpSettings
 from .kafka import KafkaDestination
 from .kafka_config import PASSWORD_ENV, KafkaConfig, KafkaSettings
 
@@ -68,25 +69,55 @@ def _events_url(settings: Settings) -> str | None:
     return settings.of(HttpSettings).events_url
 
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (
-    Kind("http", HttpSettings, HttpConfig.from_settings, HttpDestination,
-         "POST each event to openlineage.url (Marquez, DataHub, Atlan...)",
-         address="openlineage.url", transport_type="http", unreachable="is the server running",
-         planned=_events_url, doubts=url_doubts,
-         secret=Secret("openlineage.apiKey.secretRef", API_KEY_ENV, "the API key")),
-    Kind("kafka", KafkaSettings, KafkaConfig.from_settings, KafkaDestination,
-         "produce each event to openlineage.kafka.topic",
-         address="openlineage.kafka.bootstrapServers", transport_type="kafka",
-         unreachable="are the brokers running",
-         secret=Secret("openlineage.kafka.sasl.password.secretRef", PASSWORD_ENV,
-                       "the Kafka SASL password")),
-    Kind("file", FileSettings, FileConfig.from_settings, FileDestination,
-         "append each event as a JSON line to openlineage.file.path",
-         address="openlineage.file.path", transport_type="file"),
-    Kind("console", ConsoleSettings, ConsoleConfig.from_settings, ConsoleDestination,
-         "print each event as a JSON line on openlineage.console.stream",
-         address="openlineage.console.stream", transport_type="console"),
-)}
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        Kind(
+            "http",
+            HttpSettings,
+            HttpConfig.from_settings,
+            HttpDestination,
+            "POST each event to openlineage.url (Marquez, DataHub, Atlan...)",
+            address="openlineage.url",
+            transport_type="http",
+            unreachable="is the server running",
+            planned=_events_url,
+            doubts=url_doubts,
+            secret=Secret("openlineage.apiKey.secretRef", API_KEY_ENV, "the API key"),
+        ),
+        Kind(
+            "kafka",
+            KafkaSettings,
+            KafkaConfig.from_settings,
+            KafkaDestination,
+            "produce each event to openlineage.kafka.topic",
+            address="openlineage.kafka.bootstrapServers",
+            transport_type="kafka",
+            unreachable="are the brokers running",
+            secret=Secret(
+                "openlineage.kafka.sasl.password.secretRef", PASSWORD_ENV, "the Kafka SASL password"
+            ),
+        ),
+        Kind(
+            "file",
+            FileSettings,
+            FileConfig.from_settings,
+            FileDestination,
+            "append each event as a JSON line to openlineage.file.path",
+            address="openlineage.file.path",
+            transport_type="file",
+        ),
+        Kind(
+            "console",
+            ConsoleSettings,
+            ConsoleConfig.from_settings,
+            ConsoleDestination,
+            "print each event as a JSON line on openlineage.console.stream",
+            address="openlineage.console.stream",
+            transport_type="console",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -96,15 +127,27 @@ class TransportSettings(SettingsGroup):
     title: ClassVar[str] = "destination"
 
     transport: str = setting(
-        "openlineage.transport", "string", "http",
-        "Where events go: " + "; ".join(f"{k.name}: {k.description}" for k in KINDS.values())
-        + ".", env="OPENLINEAGE_TRANSPORT", choices=tuple(KINDS), ecosystem="transport.type",
-        ecosystem_values=tuple((k.transport_type, k.name) for k in KINDS.values()
-                               if k.transport_type))
+        "openlineage.transport",
+        "string",
+        "http",
+        "Where events go: " + "; ".join(f"{k.name}: {k.description}" for k in KINDS.values()) + ".",
+        env="OPENLINEAGE_TRANSPORT",
+        choices=tuple(KINDS),
+        ecosystem="transport.type",
+        ecosystem_values=tuple(
+            (k.transport_type, k.name) for k in KINDS.values() if k.transport_type
+        ),
+    )
 
 
-CATALOGUE = Catalogue((EventSettings, TransportSettings, DeliverySettings,
-                       *(kind.settings for kind in KINDS.values())))
+CATALOGUE = Catalogue(
+    (
+        EventSettings,
+        TransportSettings,
+        DeliverySettings,
+        *(kind.settings for kind in KINDS.values()),
+    )
+)
 """Every setting of the exporter, in the order ``settings list`` shows them."""
 
 

@@ -113,8 +113,9 @@ def open_folder(root: Path, parts: Sequence[str], *, create: bool) -> int:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
                 kind = _kind_at(fd, name) or "not a folder"
-                raise _refused(walked, f"it is {kind}, not a folder of the workspace's "
-                                       "own") from None
+                raise _refused(
+                    walked, f"it is {kind}, not a folder of the workspace's own"
+                ) from None
             os.close(fd)
             fd = child
     except BaseException:
@@ -152,8 +153,11 @@ def open_append(path: Path, *, folder: int | None = None, follow: bool = True) -
         if not stat.S_ISREG(info.st_mode):
             raise Refused(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a file", str(path))
         if not follow and info.st_nlink > 1:
-            raise Refused(errno.EMLINK, "it is a file with another name elsewhere (a hard "
-                                        "link), not the workspace's own", str(path))
+            raise Refused(
+                errno.EMLINK,
+                "it is a file with another name elsewhere (a hard link), not the workspace's own",
+                str(path),
+            )
         status = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, status & ~getattr(os, "O_NONBLOCK", 0))
         return os.fdopen(fd, "ab")
@@ -188,8 +192,12 @@ def replace_file(root: Path, parts: Sequence[str], data: bytes) -> None:
             raise _refused(path, f"it is {kind}, not a file of the workspace's own")
         mode = stat.S_IMODE(info.st_mode) if info is not None else None
         temp = f".{name}.{uuid.uuid4().hex[:12]}.tmp"
-        out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
-                      0o666 if mode is None else 0o600, dir_fd=fd)
+        out = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
+            0o666 if mode is None else 0o600,
+            dir_fd=fd,
+        )
         try:
             with os.fdopen(out, "wb") as stream:
                 if mode is not None:

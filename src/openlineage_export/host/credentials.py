@@ -18,9 +18,33 @@ PREFIX = "openlineage."
 SECRET_NAME_PATTERN = r"[A-Za-z0-9._-]{1,128}"
 """What a secret's name may be: the rule of the secrets store and of ``secretRef``."""
 
-KEY_PREFIXES = ("sk-", "sk_", "pk_live", "pk_test", "rk_live", "ghp_", "gho_", "ghu_", "ghs_",
-                "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxs-", "AKIA",
-                "ASIA", "AIza", "hf_", "npm_", "pypi-", "dapi", "shpat_", "SG.")
+KEY_PREFIXES = (
+    "sk-",
+    "sk_",
+    "pk_live",
+    "pk_test",
+    "rk_live",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxs-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "hf_",
+    "npm_",
+    "pypi-",
+    "dapi",
+    "shpat_",
+    "SG.",
+)
 """How well-known API keys and tokens begin (OpenAI, Stripe, GitHub, GitLab, Slack, AWS, Google,
 Hugging Face, npm, PyPI, Databricks, Shopify, SendGrid)."""
 
@@ -62,7 +86,8 @@ def credential_error(subject: str) -> ConfigError:
         f"{subject} looks like a key itself, not the name of one, and was not stored. Keys "
         f"never go in settings (they travel with the workspace): store the key with "
         f"`openlineage-export secrets set NAME` (NAME says what it is for, e.g. marquez-prod) "
-        f"and use NAME here.")
+        f"and use NAME here."
+    )
 
 
 def secret_key_error(key: str, where: str | None, secret_refs: Iterable[str]) -> ConfigError:

@@ -85,7 +85,7 @@ def _from_variables(environ: Mapping[str, str]) -> Layer:
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or not environ[name]:
             continue
-        path = ".".join(part.lower() for part in name[len(ENV_PREFIX):].split("__"))
+        path = ".".join(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
         text = environ[name]
         try:
             value: object = json.loads(text)
@@ -97,18 +97,21 @@ def _from_variables(environ: Mapping[str, str]) -> Layer:
     return layer
 
 
-def _config_file(environ: Mapping[str, str], workspace: Path | None,
-                 warnings: list[str]) -> Path | None:
+def _config_file(
+    environ: Mapping[str, str], workspace: Path | None, warnings: list[str]
+) -> Path | None:
     repo = repository(workspace, environ) if workspace is not None else None
 
     def users(path: Path, named: bool = False) -> bool:
         how = travels(path, repo) if repo is not None else None
         if how is not None:
             what = f"{CONFIG_ENV} names {path}, which" if named else str(path)
-            warnings.append(f"{what} {how} the workspace's repository {repo}, so it "
-                            "travels with it (whoever pushed last wrote it) and is not read "
-                            "as your openlineage-python configuration (the workspace's "
-                            "settings are in .workspace/settings.json)")
+            warnings.append(
+                f"{what} {how} the workspace's repository {repo}, so it "
+                "travels with it (whoever pushed last wrote it) and is not read "
+                "as your openlineage-python configuration (the workspace's "
+                "settings are in .workspace/settings.json)"
+            )
         return how is None
 
     given = environ.get(CONFIG_ENV)
@@ -159,9 +162,11 @@ def _load(path: Path) -> object:
     try:
         return yaml.load(text, Loader=_plain_loader())  # a SafeLoader: no Python objects
     except _AliasFound as exc:
-        raise ConfigError(f"{path}:{exc.line}: an alias (*{exc.anchor}): openlineage.yml is "
-                          "read as plain data, without anchors and aliases (a few hundred "
-                          "bytes of them can stand for gigabytes); write the values out") from None
+        raise ConfigError(
+            f"{path}:{exc.line}: an alias (*{exc.anchor}): openlineage.yml is "
+            "read as plain data, without anchors and aliases (a few hundred "
+            "bytes of them can stand for gigabytes); write the values out"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -201,8 +206,11 @@ def _plain_loader() -> type[Any]:
 
 def _leaves(path: str, value: Any) -> list[tuple[str, object]]:
     if isinstance(value, dict):
-        return [leaf for key, item in value.items()
-                for leaf in _leaves(f"{path}.{str(key).lower()}", item)]
+        return [
+            leaf
+            for key, item in value.items()
+            for leaf in _leaves(f"{path}.{str(key).lower()}", item)
+        ]
     return [(path, value)]
 
 

@@ -102,9 +102,11 @@ def loads(text: str, what: str) -> object:
     found = _long_number(value)
     if found is not None:
         where, number = found
-        raise ConfigError(f"{what}: {where or 'the document'} is a number of "
-                          f"{number.digits:,} digits, longer than any setting or secret "
-                          "(and than Python reads); fix or remove it")
+        raise ConfigError(
+            f"{what}: {where or 'the document'} is a number of "
+            f"{number.digits:,} digits, longer than any setting or secret "
+            "(and than Python reads); fix or remove it"
+        )
     return value
 
 
@@ -117,11 +119,12 @@ def _long_number(value: object) -> tuple[str, _LongNumber] | None:
         if isinstance(item, _LongNumber):
             return where, item
         if isinstance(item, dict):
-            stack.extend((f"{where}.{key}" if where else str(key), child)
-                         for key, child in reversed(item.items()))
+            stack.extend(
+                (f"{where}.{key}" if where else str(key), child)
+                for key, child in reversed(item.items())
+            )
         elif isinstance(item, list):
-            stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(
-                enumerate(item))))
+            stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(enumerate(item))))
     return None
 
 
@@ -131,8 +134,9 @@ def parse_object(text: str | None, file: Path) -> dict[str, object]:
     try:
         value = loads(text, str(file))
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                          f"column {exc.colno}") from None
+        raise ConfigError(
+            f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
     except RecursionError:
         raise ConfigError(too_deep(file)) from None
     if not isinstance(value, dict):
@@ -142,9 +146,11 @@ def parse_object(text: str | None, file: Path) -> dict[str, object]:
 
 def too_deep(file: Path) -> str:
     """The message for a JSON file nested deeper than Python's reader can follow."""
-    return (f"{file} is nested too deeply to read (lists or objects inside each other, about "
-            f"{sys.getrecursionlimit()} levels or more); no setting is nested like that: "
-            "fix or replace the file")
+    return (
+        f"{file} is nested too deeply to read (lists or objects inside each other, about "
+        f"{sys.getrecursionlimit()} levels or more); no setting is nested like that: "
+        "fix or replace the file"
+    )
 
 
 def raw_entries(file: Path) -> dict[str, tuple[str, str]]:
@@ -197,8 +203,9 @@ def check_editable(root: Path, file: Path) -> None:
     finally:
         os.close(folder)
     if stat.S_ISLNK(info.st_mode):
-        raise _through_a_link(file, Refused(0, "it is a link, not a file of the workspace's own",
-                                            str(file)))
+        raise _through_a_link(
+            file, Refused(0, "it is a link, not a file of the workspace's own", str(file))
+        )
 
 
 def write_entries(file: Path, entries: Mapping[str, tuple[str, str]], *, root: Path) -> None:
@@ -217,6 +224,8 @@ def write_entries(file: Path, entries: Mapping[str, tuple[str, str]], *, root: P
 
 def _through_a_link(file: Path, exc: Refused) -> ConfigError:
     what = (exc.strerror or "").removeprefix("it ")
-    return ConfigError(f"cannot write {file}: {exc.filename} {what}; the workspace's settings "
-                       "are written only inside the workspace, never through a link: nothing "
-                       "was written")
+    return ConfigError(
+        f"cannot write {file}: {exc.filename} {what}; the workspace's settings "
+        "are written only inside the workspace, never through a link: nothing "
+        "was written"
+    )

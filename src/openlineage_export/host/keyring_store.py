@@ -87,19 +87,25 @@ class KeyringStore:
         ``TypeError``...) may quote whatever it was handed or read: only its type is shown.
         """
         message = str(exc)
-        if not isinstance(exc, keyring.errors.KeyringError) or not message or (
-                value and value in message):
+        if (
+            not isinstance(exc, keyring.errors.KeyringError)
+            or not message
+            or (value and value in message)
+        ):
             message = f"it failed with {type(exc).__name__}"
-        return ConfigError(f"the system keyring ({self._backend_name()}) could not {doing}: "
-                           f"{message}")
+        return ConfigError(
+            f"the system keyring ({self._backend_name()}) could not {doing}: {message}"
+        )
 
     def _index(self) -> list[str]:
         data = read_private_json(self.index_path, "the keyring index")
         if data is None:
             return []
         if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
-            raise ConfigError(f"the keyring index {self.index_path} is damaged: it must hold "
-                              "a JSON list of names; delete it to start a new one")
+            raise ConfigError(
+                f"the keyring index {self.index_path} is damaged: it must hold "
+                "a JSON list of names; delete it to start a new one"
+            )
         return [n for n in data if NAME.fullmatch(n)]
 
     def get(self, name: str) -> str | None:
@@ -137,8 +143,9 @@ class KeyringStore:
             with locked(self.index_path, "the keyring index"):
                 names = self._index()
                 if name in names:
-                    write_private_json(self.index_path, [n for n in names if n != name],
-                                       "the keyring index")
+                    write_private_json(
+                        self.index_path, [n for n in names if n != name], "the keyring index"
+                    )
         self._origins.forget(name)
         return existed
 

@@ -51,8 +51,9 @@ def read_private_json(path: Path, what: str) -> object | None:
     except UnicodeDecodeError:
         raise ConfigError(f"{what} {path} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{what} {path} is not valid JSON ({exc.msg} at line {exc.lineno}, "
-                          f"column {exc.colno})") from None
+        raise ConfigError(
+            f"{what} {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     except RecursionError:
         raise ConfigError(too_deep(path)) from None
 
@@ -72,8 +73,9 @@ def locked(path: Path, what: str) -> Iterator[None]:
         # Read-only is enough to flock, and opens a lock a umask of 0277 made 0400.
         fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise ConfigError(f"cannot lock {what} {path} (with {lock}): "
-                          f"{exc.strerror or exc}") from None
+        raise ConfigError(
+            f"cannot lock {what} {path} (with {lock}): {exc.strerror or exc}"
+        ) from None
     try:
         check_users_file(os.fstat(fd), lock, f"the lock file of {what}")
         deadline = time.monotonic() + LOCK_WAIT
@@ -86,7 +88,8 @@ def locked(path: Path, what: str) -> Iterator[None]:
                     raise ConfigError(
                         f"{what} {path} is being changed by another process, which has held "
                         f"its lock ({lock}) for {LOCK_WAIT:g} s; nothing was changed: try "
-                        "again once it ends") from None
+                        "again once it ends"
+                    ) from None
                 time.sleep(0.005)
         yield
     finally:
@@ -123,10 +126,12 @@ class KeyOrigins:
         if data is None:
             return {}
         if not isinstance(data, dict) or not all(
-                isinstance(v, list) and all(isinstance(o, str) for o in v)
-                for v in data.values()):
-            raise ConfigError(f"the file of approved servers {self.path} is damaged: it must "
-                              "hold one JSON object of name: list of origins")
+            isinstance(v, list) and all(isinstance(o, str) for o in v) for v in data.values()
+        ):
+            raise ConfigError(
+                f"the file of approved servers {self.path} is damaged: it must "
+                "hold one JSON object of name: list of origins"
+            )
         return data
 
     def of(self, name: str) -> list[str]:
@@ -186,8 +191,10 @@ class FileStore:
         if data is None:
             return {}
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-            raise ConfigError(f"the secrets file {self.path} is damaged: it must hold one "
-                              "JSON object of name: value strings")
+            raise ConfigError(
+                f"the secrets file {self.path} is damaged: it must hold one "
+                "JSON object of name: value strings"
+            )
         return data
 
     def get(self, name: str) -> str | None:

@@ -29,12 +29,18 @@ from .userconfig import config_dir
 BACKEND_ENV = "OPENLINEAGE_EXPORT_SECRETS"
 """Environment variable forcing a store: ``file`` or ``keyring``."""
 
-__all__ = ["BACKEND_ENV", "LazyStore", "Place", "Placed", "SecretStore", "check_secret_name",
-           "default_store"]
+__all__ = [
+    "BACKEND_ENV",
+    "LazyStore",
+    "Place",
+    "Placed",
+    "SecretStore",
+    "check_secret_name",
+    "default_store",
+]
 
 
-def default_store(environ: Mapping[str, str],
-                  *, backend: Keyring | None = None) -> SecretStore:
+def default_store(environ: Mapping[str, str], *, backend: Keyring | None = None) -> SecretStore:
     """The secrets store to use.
 
     ``OPENLINEAGE_EXPORT_SECRETS=file|keyring`` forces one. Otherwise the system keyring when
@@ -53,8 +59,10 @@ def default_store(environ: Mapping[str, str],
         return KeyringStore(folder, found)
     if choice == "keyring":
         what = str(found) if found is not None else "none found"
-        raise ConfigError(f"{BACKEND_ENV}=keyring, but there is no usable system keyring "
-                          f"({what}); start or unlock one, or use {BACKEND_ENV}=file")
+        raise ConfigError(
+            f"{BACKEND_ENV}=keyring, but there is no usable system keyring "
+            f"({what}); start or unlock one, or use {BACKEND_ENV}=file"
+        )
     return FileStore(folder)
 
 

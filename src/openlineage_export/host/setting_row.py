@@ -53,12 +53,12 @@ class Setting:
 
     def __post_init__(self) -> None:
         if self.type in ("integer", "number") and (self.minimum is None or self.maximum is None):
-            raise TypeError(f"the {self.type} setting {self.key} must declare its minimum and "
-                            "maximum")
+            raise TypeError(
+                f"the {self.type} setting {self.key} must declare its minimum and maximum"
+            )
 
 
-def setting(key: str, type: SettingType, default: object, description: str,
-            **options: Any) -> Any:
+def setting(key: str, type: SettingType, default: object, description: str, **options: Any) -> Any:
     """Declare one field of a :class:`SettingsGroup` as the setting ``key`` (see :class:`Setting`).
 
     Typed ``Any`` so that ``timeout: float = setting(...)`` reads as the field's own type.
@@ -87,9 +87,11 @@ class SettingsGroup:
     @classmethod
     def rows(cls) -> tuple[Setting, ...]:
         """The group's settings, in declaration order, each knowing its attribute."""
-        return tuple(dataclasses.replace(f.metadata[_ROW], attribute=f.name)
-                     for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-                     if _ROW in f.metadata)
+        return tuple(
+            dataclasses.replace(f.metadata[_ROW], attribute=f.name)
+            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+            if _ROW in f.metadata
+        )
 
     @classmethod
     def from_settings(cls: type[G], settings: Values) -> G:

@@ -141,5 +141,7 @@ def _check_url(value: str, subject: str) -> None:
             "openlineage.apiKey.secretRef to NAME."
         )
     if parts.query or parts.fragment:
-        raise ConfigError(f"{subject} must not carry a query (?...) or fragment (#...); "
-                          "an API key goes in the secrets store, not in the address")
+        raise ConfigError(
+            f"{subject} must not carry a query (?...) or fragment (#...); "
+            "an API key goes in the secrets store, not in the address"
+        )

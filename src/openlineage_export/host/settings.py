@@ -51,8 +51,9 @@ class Catalogue:
         for group in self.groups:
             yield from group.rows()
 
-    def settings(self, values: Mapping[str, object] | None = None, *,
-                 base: Path | None = None) -> Settings:
+    def settings(
+        self, values: Mapping[str, object] | None = None, *, base: Path | None = None
+    ) -> Settings:
         """Settings from ``{key: value}`` as settings.json would hold them, checked as
         :func:`load_settings` checks them (relative paths start at ``base``, else the current
         folder); every other key takes its default."""
@@ -77,8 +78,10 @@ class Catalogue:
         known = {s.key.lower(): s.key for s in self}
         close = difflib.get_close_matches(key.lower(), list(known), n=1, cutoff=0.6)
         hint = f"; did you mean '{known[close[0]]}'?" if close else ""
-        raise ConfigError(f"{at(where)}unknown setting '{key}'{hint} "
-                          "(openlineage-export settings list shows them all)")
+        raise ConfigError(
+            f"{at(where)}unknown setting '{key}'{hint} "
+            "(openlineage-export settings list shows them all)"
+        )
 
 
 @dataclass(frozen=True)
@@ -113,21 +116,31 @@ class Settings:
         """Where the value in force of ``key`` comes from."""
         return self.sources.get(key, "default")
 
-    def with_values(self, values: Mapping[str, object], *, base: Path | None = None,
-                    subjects: Mapping[str, str] | None = None) -> Settings:
+    def with_values(
+        self,
+        values: Mapping[str, object],
+        *,
+        base: Path | None = None,
+        subjects: Mapping[str, str] | None = None,
+    ) -> Settings:
         """These settings with ``values`` (as settings.json would hold them) set on top;
         ``subjects`` names a value in errors by what the user typed (``--url``), not its key."""
         origin = Path.cwd() if base is None else base
         named = subjects or {}
-        checked = {key: check_value(self.catalogue.declared(key, None), value, named.get(key, key),
-                               origin)
-                   for key, value in values.items()}
+        checked = {
+            key: check_value(self.catalogue.declared(key, None), value, named.get(key, key), origin)
+            for key, value in values.items()
+        }
         merged = {**self.values, **{k: v for k, v in checked.items() if v is not None}}
         for key, value in checked.items():
             if value is None:
                 merged.pop(key, None)
-        return Settings(self.catalogue, merged, {**self.sources, **dict.fromkeys(values, "given")},
-                        self.warnings)
+        return Settings(
+            self.catalogue,
+            merged,
+            {**self.sources, **dict.fromkeys(values, "given")},
+            self.warnings,
+        )
 
 
 @dataclass(frozen=True)
@@ -137,31 +150,46 @@ class EventSettings(SettingsGroup):
     title: ClassVar[str] = "events"
 
     namespace: str | None = setting(
-        "openlineage.namespace", "string", None,
+        "openlineage.namespace",
+        "string",
+        None,
         "Namespace of the jobs; defaults to the workspace name from graph.json.",
-        env="OPENLINEAGE_NAMESPACE", pattern=r"[A-Za-z0-9:/_.@+\-]{1,1024}",
+        env="OPENLINEAGE_NAMESPACE",
+        pattern=r"[A-Za-z0-9:/_.@+\-]{1,1024}",
         pattern_help="letters, digits and : / _ . @ + -, as lineage servers accept them; "
-                     "at most 1024")
+        "at most 1024",
+    )
     source_repository_url: str | None = setting(
-        "openlineage.sourceRepository.url", "url", None,
+        "openlineage.sourceRepository.url",
+        "url",
+        None,
         "Git repository URL used to build the sourceCodeLocation job facet from each stage's "
-        "source path.")
+        "source path.",
+    )
     source_repository_version: str | None = setting(
-        "openlineage.sourceRepository.version", "string", None,
-        "Branch, tag or commit of openlineage.sourceRepository.url.")
+        "openlineage.sourceRepository.version",
+        "string",
+        None,
+        "Branch, tag or commit of openlineage.sourceRepository.url.",
+    )
     server: str = setting(
-        "openlineage.server", "string", "auto",
+        "openlineage.server",
+        "string",
+        "auto",
         "Whose OpenLineage converter the events are shaped for, whatever the transport. "
         "datahub: DataHub's, so that it keeps every run and dataset (docs/datahub.md); "
         "data-rentgen: Data.Rentgen's, which takes only UUIDv7 run ids (docs/data-rentgen.md); "
         "generic: any other server (Marquez...); auto: datahub when openlineage.endpoint is "
         "DataHub's (openapi/openlineage/api/v1/lineage), else generic. Set it for a proxy in "
-        "front of DataHub, and for Data.Rentgen.", env="OPENLINEAGE_SERVER",
-        choices=("auto", "datahub", "data-rentgen", "generic"))
+        "front of DataHub, and for Data.Rentgen.",
+        env="OPENLINEAGE_SERVER",
+        choices=("auto", "datahub", "data-rentgen", "generic"),
+    )
 
 
-def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
-                  environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(
+    workspace: Path | Workspace, catalogue: Catalogue, environ: Mapping[str, str] | None = None
+) -> Settings:
     """Read, check and resolve the settings of ``workspace``.
 
     A missing settings.json means every default. When ``environ`` is given (the CLI passes
@@ -181,8 +209,10 @@ def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
         if catalogue.get(key) is None and looks_like_secret_key(key):
             raise secret_key_error(key, str(file), catalogue.secret_refs)
     # Every value of settings.json is checked, even one the user's environment overrides.
-    from_file = {key: check_value(catalogue.declared(key, str(file)), raw[key], f"{key} in {file}",
-                             ws.root) for key in mine}
+    from_file = {
+        key: check_value(catalogue.declared(key, str(file)), raw[key], f"{key} in {file}", ws.root)
+        for key in mine
+    }
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     found = _found(catalogue, raw, environ, ws.root)
@@ -199,12 +229,14 @@ def load_settings(workspace: Path | Workspace, catalogue: Catalogue,
             checked = check_value(row, value, f"{row.key} from {source}", ws.root)
         if checked is not None:
             values[row.key], sources[row.key] = checked, source
-    return Settings(catalogue, values, sources, _disagreements(found) + _ecosystem_warnings(
-        environ, ws.root))
+    return Settings(
+        catalogue, values, sources, _disagreements(found) + _ecosystem_warnings(environ, ws.root)
+    )
 
 
-def _found(catalogue: Catalogue, raw: Mapping[str, object], environ: Mapping[str, str] | None,
-           root: Path) -> dict[str, list[tuple[object, str]]]:
+def _found(
+    catalogue: Catalogue, raw: Mapping[str, object], environ: Mapping[str, str] | None, root: Path
+) -> dict[str, list[tuple[object, str]]]:
     """Every value each setting is given, unchecked, with its source, weakest first:
     settings.json, the ecosystem's variables, its openlineage.yml, our own variables."""
     found: dict[str, list[tuple[object, str]]] = {row.key: [] for row in catalogue}
@@ -233,8 +265,7 @@ def _disagreements(found: Mapping[str, list[tuple[object, str]]]) -> tuple[str, 
         if len({json.dumps(value, sort_keys=True, default=str) for value, _ in given}) > 1:
             used = given[-1][1]
             others = ", ".join(source for _, source in given[:-1])
-            warnings.append(f"{key}: {used} and {others} disagree; the value from {used} is "
-                            "used")
+            warnings.append(f"{key}: {used} and {others} disagree; the value from {used} is used")
     return tuple(warnings)
 
 
@@ -251,8 +282,11 @@ def read_raw(workspace: Path | Workspace) -> dict[str, object]:
     return parse_object(read_text(file), file)
 
 
-def describe(catalogue: Catalogue, workspace: Path | Workspace | None = None,
-             environ: Mapping[str, str] | None = None) -> list[dict[str, object]]:
+def describe(
+    catalogue: Catalogue,
+    workspace: Path | Workspace | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[dict[str, object]]:
     """One row per setting for ``settings list``.
 
     Each row has ``key``, ``group``, ``type``, ``default``, ``description``, ``env`` and
@@ -262,15 +296,28 @@ def describe(catalogue: Catalogue, workspace: Path | Workspace | None = None,
     """
     raw = read_raw(workspace) if workspace is not None else {}
     root = Workspace.at(workspace).root if workspace is not None else None
-    found = (_found(catalogue, raw, environ, root) if root is not None
-             else {row.key: [] for row in catalogue})
+    found = (
+        _found(catalogue, raw, environ, root)
+        if root is not None
+        else {row.key: [] for row in catalogue}
+    )
     rows: list[dict[str, object]] = []
     for group in catalogue.groups:
         for s in group.rows():
             value, source = found[s.key][-1] if found[s.key] else (s.default, "default")
-            rows.append({"key": s.key, "group": group.title, "type": s.type,
-                         "default": s.default, "description": s.description, "env": s.env,
-                         "choices": s.choices, "value": shown(s, value), "source": source})
+            rows.append(
+                {
+                    "key": s.key,
+                    "group": group.title,
+                    "type": s.type,
+                    "default": s.default,
+                    "description": s.description,
+                    "env": s.env,
+                    "choices": s.choices,
+                    "value": shown(s, value),
+                    "source": source,
+                }
+            )
     return rows
 
 
@@ -287,10 +334,12 @@ def user_only_error(row: Setting, what: str, *, present: bool = True) -> ConfigE
     """The refusal of a user-only setting from (``present``) or into the workspace, saying how
     the user sets it."""
     how = f"set {row.env} in your environment" if row.env else "it has no other source"
-    remove = (f" (and remove it from settings.json: openlineage-export settings unset "
-              f"{row.key})" if present else "")
+    remove = (
+        f" (and remove it from settings.json: openlineage-export settings unset {row.key})"
+        if present
+        else ""
+    )
     return ConfigError(
         f"{row.key} {what}: it weakens how keys travel, and settings.json travels with the "
-        f"workspace, so only you may set it: {how}{remove}")
-
-
+        f"workspace, so only you may set it: {how}{remove}"
+    )

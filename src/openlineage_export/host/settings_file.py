@@ -14,8 +14,9 @@ from .settings import Catalogue, user_only_error
 from .workspace import Workspace
 
 
-def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
-                value_text: str) -> object:
+def set_setting(
+    workspace: Path | Workspace, catalogue: Catalogue, key: str, value_text: str
+) -> object:
     """Store one setting, given as text, in settings.json and return the value stored.
 
     ``value_text`` is parsed by the key's type (booleans: true/false, yes/no, 1/0, on/off) and
@@ -25,8 +26,7 @@ def set_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str,
     ws = Workspace.at(workspace)
     row = catalogue.declared(key, None)
     if row.user_only:
-        raise user_only_error(row, "is not stored in the workspace's settings.json",
-                              present=False)
+        raise user_only_error(row, "is not stored in the workspace's settings.json", present=False)
     # What the user wrote is stored (a relative path stays relative, 30 stays 30).
     value = parse_text(row, value_text)
     check_value(row, value, key, ws.root)
@@ -47,8 +47,9 @@ def unset_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str) -
     """
     ws = Workspace.at(workspace)
     if not key.startswith(PREFIX):
-        raise ConfigError(f"'{key}' is not an openlineage.* setting; keys of other extensions "
-                          "are left alone")
+        raise ConfigError(
+            f"'{key}' is not an openlineage.* setting; keys of other extensions are left alone"
+        )
     file = ws.settings_file
     check_editable(ws.root, file)
     entries = raw_entries(file)

@@ -31,9 +31,11 @@ def config_dir(environ: Mapping[str, str]) -> Path:
         return Path(explicit).expanduser()
     base = xdg_dir(environ, "XDG_CONFIG_HOME", ".config")
     if base is None:
-        raise ConfigError("cannot tell where the secrets are: HOME is not set (or empty, or "
-                          "relative) and the user database names no home folder; set HOME, "
-                          f"XDG_CONFIG_HOME or {CONFIG_DIR_ENV} to an absolute folder")
+        raise ConfigError(
+            "cannot tell where the secrets are: HOME is not set (or empty, or "
+            "relative) and the user database names no home folder; set HOME, "
+            f"XDG_CONFIG_HOME or {CONFIG_DIR_ENV} to an absolute folder"
+        )
     return base / SERVICE
 
 
@@ -42,13 +44,17 @@ def check_users_file(info: os.stat_result, path: Path, what: str) -> None:
     if os.name != "posix":
         return
     if info.st_uid != os.geteuid():
-        raise ConfigError(f"{what} {path} belongs to another user (uid {info.st_uid}), who could "
-                          f"have put anything in it; it is not used. If it is yours, take it: "
-                          f"chown {os.geteuid()} {path} && chmod 600 {path}")
+        raise ConfigError(
+            f"{what} {path} belongs to another user (uid {info.st_uid}), who could "
+            f"have put anything in it; it is not used. If it is yours, take it: "
+            f"chown {os.geteuid()} {path} && chmod 600 {path}"
+        )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
-        raise ConfigError(f"{what} {path} can be read or changed by other users (mode "
-                          f"{mode:04o}); make it private to you: chmod 600 {path}")
+        raise ConfigError(
+            f"{what} {path} can be read or changed by other users (mode "
+            f"{mode:04o}); make it private to you: chmod 600 {path}"
+        )
 
 
 def check_users_folder(folder: Path, what: str) -> None:
@@ -62,15 +68,20 @@ def check_users_folder(folder: Path, what: str) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise ConfigError(f"cannot use the folder {folder} of {what}: "
-                          f"{exc.strerror or exc}") from None
+        raise ConfigError(
+            f"cannot use the folder {folder} of {what}: {exc.strerror or exc}"
+        ) from None
     if info.st_uid not in (os.geteuid(), 0):
-        raise ConfigError(f"the folder {folder} of {what} belongs to another user (uid "
-                          f"{info.st_uid}), who could replace what is in it; it is not used. "
-                          f"Use a folder of your own (OPENLINEAGE_EXPORT_CONFIG_DIR), or take "
-                          f"it: chown {os.geteuid()} {folder} && chmod 700 {folder}")
+        raise ConfigError(
+            f"the folder {folder} of {what} belongs to another user (uid "
+            f"{info.st_uid}), who could replace what is in it; it is not used. "
+            f"Use a folder of your own (OPENLINEAGE_EXPORT_CONFIG_DIR), or take "
+            f"it: chown {os.geteuid()} {folder} && chmod 700 {folder}"
+        )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o022:
-        raise ConfigError(f"the folder {folder} of {what} can be changed by other users (mode "
-                          f"{mode:04o}): anyone could replace what is in it; it is not used. "
-                          f"Make it yours alone: chmod 700 {folder}")
+        raise ConfigError(
+            f"the folder {folder} of {what} can be changed by other users (mode "
+            f"{mode:04o}): anyone could replace what is in it; it is not used. "
+            f"Make it yours alone: chmod 700 {folder}"
+        )

@@ -37,12 +37,17 @@ class Workspace:
             raise WorkspaceError(f"the workspace {root.absolute()} is not a folder")
         if not (root / MARKER).is_dir():
             below = workspaces_below(root)
-            hint = ("name the workspace with -w DIR" if not below else
-                    "workspaces below it: " + ", ".join(str(w) for w in below[:_LISTED])
-                    + (f" and {len(below) - _LISTED} more" if len(below) > _LISTED else "")
-                    + "; name one with -w DIR")
-            raise WorkspaceError(f"{root.absolute()} is not a workspace: it has no {MARKER}/ "
-                                 f"folder ({hint})")
+            hint = (
+                "name the workspace with -w DIR"
+                if not below
+                else "workspaces below it: "
+                + ", ".join(str(w) for w in below[:_LISTED])
+                + (f" and {len(below) - _LISTED} more" if len(below) > _LISTED else "")
+                + "; name one with -w DIR"
+            )
+            raise WorkspaceError(
+                f"{root.absolute()} is not a workspace: it has no {MARKER}/ folder ({hint})"
+            )
         return cls(root.resolve())
 
     @classmethod
@@ -60,8 +65,10 @@ class Workspace:
         for folder in (origin, *origin.parents):
             if (folder / MARKER).is_dir():
                 return cls(folder.resolve())
-        raise WorkspaceError(f"{origin} is not in a workspace: neither it nor a folder above "
-                             f"it has a {MARKER}/ folder (name the workspace with -w DIR)")
+        raise WorkspaceError(
+            f"{origin} is not in a workspace: neither it nor a folder above "
+            f"it has a {MARKER}/ folder (name the workspace with -w DIR)"
+        )
 
     @property
     def settings_file(self) -> Path:
@@ -86,8 +93,13 @@ class Workspace:
             return str(path)
 
 
-_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 _LISTED = 5
@@ -105,8 +117,9 @@ def workspaces_below(folder: Path) -> list[Path]:
         deeper: list[Path] = []
         for parent in level:
             try:
-                children = sorted(e.name for e in os.scandir(parent)
-                                  if not e.name.startswith(".") and e.is_dir())
+                children = sorted(
+                    e.name for e in os.scandir(parent) if not e.name.startswith(".") and e.is_dir()
+                )
             except OSError:
                 continue
             for name in children:
@@ -136,8 +149,7 @@ def read_file(path: Path, *, limit: int | None = None) -> bytes:
     with open(fd, "rb") as stream:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a file",
-                          str(path))
+            raise OSError(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a file", str(path))
         if limit is None:
             return stream.read()
         data = stream.read(limit + 1)

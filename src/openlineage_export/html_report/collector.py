@@ -115,8 +115,15 @@ class PipelineHistory:
     _recent: list[_Kept] = field(default_factory=list)
     _failures: list[_Kept] = field(default_factory=list)
 
-    def add(self, order: tuple[float, str, str], state: str, export_state: str, day: str,
-            events: int, detail: Callable[[], RunDetail]) -> None:
+    def add(
+        self,
+        order: tuple[float, str, str],
+        state: str,
+        export_state: str,
+        day: str,
+        events: int,
+        detail: Callable[[], RunDetail],
+    ) -> None:
         """Count one run; keep ``detail`` (unbuilt) if the run is recent or a recent failure."""
         self.runs += 1
         self.events += events
@@ -264,21 +271,20 @@ class ReportCollector:
         run = result.run
         events = run.events
         first = events[0] if events else None
-        pipeline: JobKey = ((first["job"]["namespace"], first["job"]["name"]) if first
-                            else ("", run.pipeline))
+        pipeline: JobKey = (
+            (first["job"]["namespace"], first["job"]["name"]) if first else ("", run.pipeline)
+        )
         delivered = result.state in DELIVERED
         self.runs += 1
         self.events += len(events)
         self.exports[result.state] += 1
         if result.state == "failed" and len(self.refused) < MAX_LISTED:
-            self.refused.append(RefusedRun(pipeline, run.trace_id, run.run_id,
-                                           result.reason or ""))
+            self.refused.append(RefusedRun(pipeline, run.trace_id, run.run_id, result.reason or ""))
         if self.graph.add_pipeline(pipeline, delivered):
             self._add_to_graph(run, pipeline, delivered)
 
         last = events[-1] if len(events) > 1 else None
-        own_end = (last if last is not None and last["run"]["runId"] == run.run_id
-                   else None)
+        own_end = last if last is not None and last["run"]["runId"] == run.run_id else None
         state = END_STATES.get(own_end["eventType"], "running") if own_end else "running"
         started = str(first["eventTime"]) if first else ""
         start_utc = utc(started)
@@ -287,10 +293,18 @@ class ReportCollector:
         def detail() -> RunDetail:
             ended = str(own_end["eventTime"]) if own_end and state != "running" else None
             return RunDetail(
-                trace_id=run.trace_id, run_id=run.run_id, state=state, started=started,
-                ended=ended, seconds=_seconds(start_utc, ended), export_state=result.state,
-                export_reason=result.reason, error=_error(own_end) if ended else None,
-                stages=_stage_runs(events, run.run_id), order=order)
+                trace_id=run.trace_id,
+                run_id=run.run_id,
+                state=state,
+                started=started,
+                ended=ended,
+                seconds=_seconds(start_utc, ended),
+                export_state=result.state,
+                export_reason=result.reason,
+                error=_error(own_end) if ended else None,
+                stages=_stage_runs(events, run.run_id),
+                order=order,
+            )
 
         history = self.histories.get(pipeline)
         if history is None:
@@ -307,11 +321,13 @@ class ReportCollector:
             if not graph.add_stage(job, pipeline, delivered):
                 continue
             for dataset in event.get("inputs") or ():
-                graph.add_access((dataset["namespace"], dataset["name"]), job, write=False,
-                                 delivered=delivered)
+                graph.add_access(
+                    (dataset["namespace"], dataset["name"]), job, write=False, delivered=delivered
+                )
             for dataset in event.get("outputs") or ():
-                graph.add_access((dataset["namespace"], dataset["name"]), job, write=True,
-                                 delivered=delivered)
+                graph.add_access(
+                    (dataset["namespace"], dataset["name"]), job, write=True, delivered=delivered
+                )
 
     def pipelines(self) -> list[PipelineHistory]:
         """Every pipeline that ran, by namespace and name."""
@@ -337,11 +353,17 @@ def _stage_run(events: list[dict[str, Any]]) -> StageRun:
     state = END_STATES.get(end.get("eventType", "")) if len(events) > 1 else None
     started = str(start.get("eventTime", ""))
     ended = str(end["eventTime"]) if state else None
-    return StageRun(job=(start["job"]["namespace"], start["job"]["name"]), attempt=attempt,
-                    state=state or "running", started=started, ended=ended,
-                    seconds=_seconds(utc(started), ended),
-                    error=_error(end) if state else None,
-                    inputs=len(start.get("inputs") or ()), outputs=len(start.get("outputs") or ()))
+    return StageRun(
+        job=(start["job"]["namespace"], start["job"]["name"]),
+        attempt=attempt,
+        state=state or "running",
+        started=started,
+        ended=ended,
+        seconds=_seconds(utc(started), ended),
+        error=_error(end) if state else None,
+        inputs=len(start.get("inputs") or ()),
+        outputs=len(start.get("outputs") or ()),
+    )
 
 
 def _error(event: dict[str, Any] | None) -> str | None:

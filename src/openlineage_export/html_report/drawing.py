@@ -47,10 +47,24 @@ _TITLE = re.compile(r"<title>[^<]*</title>\n?")
 _WIDTH = re.compile(r'<svg width="([0-9.]+)pt"')
 _FONT = re.compile(f' font-family="{re.escape(FONT)}"')
 
-_GRAPH = {"rankdir": "LR", "fontname": FONT, "nodesep": "0.18", "ranksep": "0.3",
-          "bgcolor": "transparent", "pad": "0.1"}
-_NODE = {"fontname": FONT, "fontsize": "10", "shape": "box", "style": "rounded,filled",
-         "fillcolor": "#e8effa", "color": "#4a6fa5", "penwidth": "1.2", "margin": "0.12,0.05"}
+_GRAPH = {
+    "rankdir": "LR",
+    "fontname": FONT,
+    "nodesep": "0.18",
+    "ranksep": "0.3",
+    "bgcolor": "transparent",
+    "pad": "0.1",
+}
+_NODE = {
+    "fontname": FONT,
+    "fontsize": "10",
+    "shape": "box",
+    "style": "rounded,filled",
+    "fillcolor": "#e8effa",
+    "color": "#4a6fa5",
+    "penwidth": "1.2",
+    "margin": "0.12,0.05",
+}
 _DATASET = {"shape": "cylinder", "fillcolor": "#fdf6e3", "color": "#b08d3c"}
 _SHARED = {"fillcolor": "#e3f4f1", "color": "#2c7a6b", "penwidth": "1.8"}
 _REFUSED = {"style": "rounded,filled,dashed", "color": REFUSED_COLOUR, "fillcolor": "#f3ebf8"}
@@ -78,29 +92,41 @@ def draw(lineage: LineageViews, namespace: str) -> Drawing:
     """
     if not lineage.pipelines:
         return Drawing(None, (), "No run was exported, so there is no graph to draw.")
-    anchors = {view.pipeline: anchor(index)
-               for index, view in enumerate(lineage.pipelines, start=1)}
+    anchors = {
+        view.pipeline: anchor(index) for index, view in enumerate(lineage.pipelines, start=1)
+    }
     sources = [overview_dot(lineage.overview, namespace, anchors).source]
     sources += [pipeline_dot(view, namespace).source for view in lineage.pipelines]
     try:
         out = graphviz.pipe_string("dot", "svg", "\n".join(sources), encoding="utf-8")
     except graphviz.ExecutableNotFound:
-        return Drawing(None, (), f"The graph is not drawn: Graphviz's dot program was not "
-                                 f"found; {INSTALL_HINT}. Jobs and datasets are listed below.",
-                       f"the report's lineage graph is not drawn: Graphviz's dot was not found "
-                       f"({INSTALL_HINT})")
+        return Drawing(
+            None,
+            (),
+            f"The graph is not drawn: Graphviz's dot program was not "
+            f"found; {INSTALL_HINT}. Jobs and datasets are listed below.",
+            f"the report's lineage graph is not drawn: Graphviz's dot was not found "
+            f"({INSTALL_HINT})",
+        )
     except (graphviz.CalledProcessError, OSError) as exc:
         detail = getattr(exc, "stderr", None) or str(exc)
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
         first = (detail.strip().splitlines() or ["no message"])[0]
-        return Drawing(None, (), f"The graph is not drawn: Graphviz's dot failed ({first}). "
-                                 "Jobs and datasets are listed below.",
-                       f"the report's lineage graph is not drawn: Graphviz's dot failed ({first})")
+        return Drawing(
+            None,
+            (),
+            f"The graph is not drawn: Graphviz's dot failed ({first}). "
+            "Jobs and datasets are listed below.",
+            f"the report's lineage graph is not drawn: Graphviz's dot failed ({first})",
+        )
     svgs = [_clean(svg) for svg in _SVG.findall(out)]
     if len(svgs) != len(sources):  # cannot happen with a dot that answered: never guess
-        return Drawing(None, (), "The graph is not drawn: Graphviz's dot gave "
-                                 f"{len(svgs)} drawings for {len(sources)}.")
+        return Drawing(
+            None,
+            (),
+            f"The graph is not drawn: Graphviz's dot gave {len(svgs)} drawings for {len(sources)}.",
+        )
     return Drawing(svgs[0], tuple(svgs[1:]))
 
 
@@ -109,8 +135,9 @@ def anchor(index: int) -> str:
     return f"lineage-{index}"
 
 
-def overview_dot(overview: Overview, namespace: str,
-                 anchors: dict[JobKey, str]) -> graphviz.Digraph:
+def overview_dot(
+    overview: Overview, namespace: str, anchors: dict[JobKey, str]
+) -> graphviz.Digraph:
     """Pipelines as boxes linking to their drawings (``anchors``: pipeline -> page id), joined
     through the datasets they share; groups of pipelines that share nothing are packed side by
     side, not stacked in one column."""
@@ -120,10 +147,18 @@ def overview_dot(overview: Overview, namespace: str,
         node_id = ids[pipeline] = f"p{index}"
         stages = overview.stage_counts.get(pipeline, 0)
         count = f"{stages} stage job{'s' if stages != 1 else ''}" if stages else "no stage ran"
-        dot.node(node_id, label=label(pipeline, namespace, bold=True, note=count),
-                 URL=f"#{anchors[pipeline]}", tooltip="Show this pipeline's drawing",
-                 **{"class": "pipeline", "fillcolor": "#f5f7fb", "color": "#4a6fa5",
-                    **({} if delivered else _REFUSED)})
+        dot.node(
+            node_id,
+            label=label(pipeline, namespace, bold=True, note=count),
+            URL=f"#{anchors[pipeline]}",
+            tooltip="Show this pipeline's drawing",
+            **{
+                "class": "pipeline",
+                "fillcolor": "#f5f7fb",
+                "color": "#4a6fa5",
+                **({} if delivered else _REFUSED),
+            },
+        )
     _datasets(dot, overview.datasets, ids, namespace, {}, every_one_shared=True)
     _edges(dot, overview.reads, overview.writes, ids)
     return dot
@@ -137,8 +172,11 @@ def pipeline_dot(view: PipelineView, namespace: str) -> graphviz.Digraph:
         dot.node("p0", label="no stage ran", shape="plaintext", style="", fontcolor="#6b7280")
     for index, (stage, delivered) in enumerate(view.stages):
         node_id = ids[stage] = f"j{index}"
-        dot.node(node_id, label=label(stage, namespace),
-                 **{"class": "job", **({} if delivered else _REFUSED)})
+        dot.node(
+            node_id,
+            label=label(stage, namespace),
+            **{"class": "job", **({} if delivered else _REFUSED)},
+        )
     _datasets(dot, view.datasets, ids, namespace, view.shared)
     _edges(dot, view.reads, view.writes, ids)
     return dot
@@ -152,27 +190,48 @@ def _digraph(name: str, **graph: str) -> graphviz.Digraph:
     return dot
 
 
-def _datasets(dot: graphviz.Digraph, datasets: tuple[tuple[JobKey, bool], ...],
-              ids: dict[JobKey, str], namespace: str, shared: dict[JobKey, Sharing], *,
-              every_one_shared: bool = False) -> None:
+def _datasets(
+    dot: graphviz.Digraph,
+    datasets: tuple[tuple[JobKey, bool], ...],
+    ids: dict[JobKey, str],
+    namespace: str,
+    shared: dict[JobKey, Sharing],
+    *,
+    every_one_shared: bool = False,
+) -> None:
     for index, (dataset, delivered) in enumerate(datasets):
         node_id = ids[dataset] = f"d{index}"
         sharing = shared.get(dataset)
         is_shared = every_one_shared or sharing is not None
         # One dict: later colours replace earlier ones (never the same keyword twice).
-        dot.node(node_id, label=label(dataset, namespace, note=_shared_note(sharing)),
-                 **{"class": "dataset shared" if is_shared else "dataset", **_DATASET,
-                    **(_SHARED if is_shared else {}), **({} if delivered else _REFUSED)})
+        dot.node(
+            node_id,
+            label=label(dataset, namespace, note=_shared_note(sharing)),
+            **{
+                "class": "dataset shared" if is_shared else "dataset",
+                **_DATASET,
+                **(_SHARED if is_shared else {}),
+                **({} if delivered else _REFUSED),
+            },
+        )
 
 
-def _edges(dot: graphviz.Digraph, reads: tuple[tuple[JobKey, JobKey, bool], ...],
-           writes: tuple[tuple[JobKey, JobKey, bool], ...], ids: dict[JobKey, str]) -> None:
+def _edges(
+    dot: graphviz.Digraph,
+    reads: tuple[tuple[JobKey, JobKey, bool], ...],
+    writes: tuple[tuple[JobKey, JobKey, bool], ...],
+    ids: dict[JobKey, str],
+) -> None:
     for source, target, delivered in reads:
-        dot.edge(ids[source], ids[target],
-                 **{"class": "read", **({} if delivered else _REFUSED_EDGE)})
+        dot.edge(
+            ids[source], ids[target], **{"class": "read", **({} if delivered else _REFUSED_EDGE)}
+        )
     for source, target, delivered in writes:
-        dot.edge(ids[source], ids[target],
-                 **{"class": "write", **_WRITE, **({} if delivered else _REFUSED_EDGE)})
+        dot.edge(
+            ids[source],
+            ids[target],
+            **{"class": "write", **_WRITE, **({} if delivered else _REFUSED_EDGE)},
+        )
 
 
 def _shared_note(sharing: Sharing | None) -> str | None:
@@ -187,8 +246,7 @@ def _shared_note(sharing: Sharing | None) -> str | None:
     return "also " + "; ".join(parts)
 
 
-def label(key: JobKey, namespace: str = "", *, bold: bool = False,
-          note: str | None = None) -> str:
+def label(key: JobKey, namespace: str = "", *, bold: bool = False, note: str | None = None) -> str:
     """An HTML-like label: the namespace small and grey unless it is ``namespace`` (the page
     shows that one once), the name below it, and a ``note`` small and grey under the name."""
     name = _lines(key[1])
@@ -232,6 +290,7 @@ def _clean(svg: str) -> str:
     :data:`SCALE` (Graphviz gives points; a CSS pixel is 3/4 of one)."""
     svg = _COMMENT.sub("", svg)
     svg = _FONT.sub("", svg)
-    svg = _WIDTH.sub(lambda m: f'{m[0]} style="width:{float(m[1]) * 4 / 3 * SCALE:.0f}px"',
-                     svg, count=1)
+    svg = _WIDTH.sub(
+        lambda m: f'{m[0]} style="width:{float(m[1]) * 4 / 3 * SCALE:.0f}px"', svg, count=1
+    )
     return _TITLE.sub("", svg).strip()

@@ -68,9 +68,11 @@ class LineageViews:
     def refused(self) -> bool:
         """Whether anything is drawn as seen only in refused runs."""
         views = self.pipelines
-        return (any(not v.delivered for v in views)
-                or any(not ok for v in views for _, ok in v.stages + v.datasets)
-                or any(not ok for v in views for *_, ok in v.reads + v.writes))
+        return (
+            any(not v.delivered for v in views)
+            or any(not ok for v in views for _, ok in v.stages + v.datasets)
+            or any(not ok for v in views for *_, ok in v.reads + v.writes)
+        )
 
 
 def views(graph: LineageGraph) -> LineageViews:
@@ -104,30 +106,46 @@ def views(graph: LineageGraph) -> LineageViews:
     for pipeline in sorted(graph.pipelines):
         reads, writes = sorted(reads_of.get(pipeline, ())), sorted(writes_of.get(pipeline, ()))
         mine = sorted({d for d, _, _ in reads} | {d for _, d, _ in writes})
-        pipeline_views.append(PipelineView(
-            pipeline=pipeline, delivered=graph.pipelines[pipeline],
-            stages=tuple((s, s in graph.delivered_jobs) for s in sorted(stages_of.get(pipeline,
-                                                                                     ()))),
-            datasets=tuple((d, graph.datasets[d]) for d in mine),
-            reads=tuple(reads), writes=tuple(writes),
-            shared={d: _sharing(d, pipeline, writers, readers) for d in mine if d in shared}))
+        pipeline_views.append(
+            PipelineView(
+                pipeline=pipeline,
+                delivered=graph.pipelines[pipeline],
+                stages=tuple(
+                    (s, s in graph.delivered_jobs) for s in sorted(stages_of.get(pipeline, ()))
+                ),
+                datasets=tuple((d, graph.datasets[d]) for d in mine),
+                reads=tuple(reads),
+                writes=tuple(writes),
+                shared={d: _sharing(d, pipeline, writers, readers) for d in mine if d in shared},
+            )
+        )
     joined = {p for dataset in shared for p in touching(dataset)}
     overview = Overview(
         pipelines=tuple((p, ok) for p, ok in sorted(graph.pipelines.items()) if p in joined),
         alone=tuple(p for p in sorted(graph.pipelines) if p not in joined),
         datasets=tuple((d, graph.datasets[d]) for d in sorted(shared)),
         # A pipeline reading back what it wrote itself is its own business: not drawn here.
-        reads=tuple((d, p, ok) for (d, p), ok in sorted(over_reads.items())
-                    if d in shared and p not in writers.get(d, ())),
+        reads=tuple(
+            (d, p, ok)
+            for (d, p), ok in sorted(over_reads.items())
+            if d in shared and p not in writers.get(d, ())
+        ),
         writes=tuple((p, d, ok) for (p, d), ok in sorted(over_writes.items()) if d in shared),
-        stage_counts={p: len(s) for p, s in stages_of.items()})
+        stage_counts={p: len(s) for p, s in stages_of.items()},
+    )
     return LineageViews(overview, tuple(pipeline_views))
 
 
-def _sharing(dataset: JobKey, pipeline: JobKey, writers: dict[JobKey, set[JobKey]],
-             readers: dict[JobKey, set[JobKey]]) -> Sharing:
+def _sharing(
+    dataset: JobKey,
+    pipeline: JobKey,
+    writers: dict[JobKey, set[JobKey]],
+    readers: dict[JobKey, set[JobKey]],
+) -> Sharing:
     """Who else writes ``dataset``, and who else reads it (a writer reading it back is not
     named twice)."""
     written_by = writers.get(dataset, set()) - {pipeline}
-    return Sharing(tuple(sorted(written_by)),
-                   tuple(sorted(readers.get(dataset, set()) - written_by - {pipeline})))
+    return Sharing(
+        tuple(sorted(written_by)),
+        tuple(sorted(readers.get(dataset, set()) - written_by - {pipeline})),
+    )

@@ -10,9 +10,7 @@ import base64
 import hashlib
 import os
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from markupsafe import Markup
 from .. import __version__
 from ..errors import ConfigError, ExportError
 from ..report import ExportReport
+from .chart import bucket_name, chart, duration, when
 from .collector import (
     MAX_EDGES,
     MAX_NODES,
@@ -31,7 +30,6 @@ from .collector import (
     PipelineHistory,
     ReportCollector,
     RunDetail,
-    utc,
 )
 from .drawing import REFUSED_COLOUR, Drawing, anchor, draw
 from .lineage import LineageViews, views
@@ -40,31 +38,34 @@ from .template import JOBNAME, PAGE, RUN, SCRIPT, STYLE
 MAX_DETAILED_RUNS = 600
 """Runs shown in full across all pipelines; with many pipelines each shows fewer."""
 
-MAX_BARS = 36
-"""Bars of a pipeline's chart: days, else weeks, else months, whichever fits. Few enough that
-each bar is wide enough to carry its count."""
-
-CHART_WIDTH = 840
-"""The widest a chart is drawn (it fits a 1024 px wide window)."""
-
-STATE_COLOURS = {"completed": "#2e7d4f", "failed": "#c0392b", "aborted": "#b7791f",
-                 "running": "#2b6cb0"}
-"""What became of a run in the editor; being refused by the server has a colour of its own
-(:data:`~.drawing.REFUSED_COLOUR`)."""
 EXPORT_STATES = ("built", "sent", "unchanged", "failed", "interrupted")
-EXPORT_LABELS = {"built": "built", "sent": "sent", "unchanged": "unchanged",
-                 "failed": "refused by the server", "interrupted": "interrupted"}
+EXPORT_LABELS = {
+    "built": "built",
+    "sent": "sent",
+    "unchanged": "unchanged",
+    "failed": "refused by the server",
+    "interrupted": "interrupted",
+}
 
 _USES_JOBNAME = "{% from 'jobname' import jobname with context %}"
 _ENV = jinja2.Environment(
-    loader=jinja2.DictLoader({
-        "jobname": JOBNAME, "run": _USES_JOBNAME + RUN,
-        "page": _USES_JOBNAME + "{% from 'run' import run_block with context %}" + PAGE}),
-    autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    loader=jinja2.DictLoader(
+        {
+            "jobname": JOBNAME,
+            "run": _USES_JOBNAME + RUN,
+            "page": _USES_JOBNAME + "{% from 'run' import run_block with context %}" + PAGE,
+        }
+    ),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+)
 _ENV.filters["num"] = "{:,}".format
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
-CSP = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
-       "img-src data:")
+CSP = (
+    f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
+    "img-src data:"
+)
 """Nothing may be fetched; only our own script may run."""
 
 
@@ -88,15 +89,15 @@ def check_writable(path: Path | str) -> None:
         raise ConfigError(f"cannot write the report {path}: folder {folder} is not writable")
 
 
-def write_report(path: Path | str, collector: ReportCollector,
-                 report: ExportReport) -> ReportFile:
+def write_report(path: Path | str, collector: ReportCollector, report: ExportReport) -> ReportFile:
     """Render the report and write it atomically to ``path`` (a reader never sees half a file)."""
     drawing = draw(views(collector.graph), report.namespace)
     data = render_report(collector, report, drawing).encode("utf-8")
     target = Path(path)
     try:
-        handle, temp = tempfile.mkstemp(dir=target.absolute().parent, prefix=".report-",
-                                        suffix=".tmp")
+        handle, temp = tempfile.mkstemp(
+            dir=target.absolute().parent, prefix=".report-", suffix=".tmp"
+        )
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
@@ -110,8 +111,9 @@ def write_report(path: Path | str, collector: ReportCollector,
     return ReportFile(target, len(data), drawing.warning)
 
 
-def render_report(collector: ReportCollector, report: ExportReport,
-                  drawing: Drawing | None = None) -> str:
+def render_report(
+    collector: ReportCollector, report: ExportReport, drawing: Drawing | None = None
+) -> str:
     """The whole page as a string (``drawing`` defaults to laying out the collected graph)."""
     lineage = views(collector.graph)
     drawing = drawing or draw(lineage, report.namespace)
@@ -122,31 +124,52 @@ def render_report(collector: ReportCollector, report: ExportReport,
     graph = collector.graph
     graph_cut = ""
     if graph.nodes_left_out or graph.edges_left_out:
-        graph_cut = (f"The graph is capped at {MAX_NODES:,} jobs and datasets and "
-                     f"{MAX_EDGES:,} reads and writes: more were seen, and are not drawn.")
+        graph_cut = (
+            f"The graph is capped at {MAX_NODES:,} jobs and datasets and "
+            f"{MAX_EDGES:,} reads and writes: more were seen, and are not drawn."
+        )
     sent_events = sum(h.exported_events["sent"] for h in histories)
-    bucket = _bucket_name(histories)
+    bucket = bucket_name(histories)
     return _ENV.get_template("page").render(
-        csp=Markup(CSP), style=Markup(STYLE), script=Markup(SCRIPT), version=__version__,
-        namespace=report.namespace, dry_run=report.dry_run,
-        headline=headline(collector, report), tiles=tiles(collector, report),
-        drawing={"overview": Markup(drawing.overview) if drawing.overview else None,
-                 "note": drawing.note},
-        panels=panels(lineage, drawing), shared=len(lineage.overview.datasets),
+        csp=Markup(CSP),
+        style=Markup(STYLE),
+        script=Markup(SCRIPT),
+        version=__version__,
+        namespace=report.namespace,
+        dry_run=report.dry_run,
+        headline=headline(collector, report),
+        tiles=tiles(collector, report),
+        drawing={
+            "overview": Markup(drawing.overview) if drawing.overview else None,
+            "note": drawing.note,
+        },
+        panels=panels(lineage, drawing),
+        shared=len(lineage.overview.datasets),
         alone=len(lineage.overview.alone),
-        show_refused=lineage.refused, refused_colour=REFUSED_COLOUR,
-        graph_cut=graph_cut, job_rows=job_rows(collector),
-        never_run=report.never_run, bad=report.bad, bad_count=report.bad_entries,
-        refused=collector.refused, refused_count=collector.exports["failed"],
-        outage=report.outage, cancelled=report.cancelled,
-        not_tried=max(0, report.runs_total - collector.runs) if (report.cancelled
-                                                                 or report.outage) else 0,
-        bucket=bucket, recent_limit=limit,
+        show_refused=lineage.refused,
+        refused_colour=REFUSED_COLOUR,
+        graph_cut=graph_cut,
+        job_rows=job_rows(collector),
+        never_run=report.never_run,
+        bad=report.bad,
+        bad_count=report.bad_entries,
+        refused=collector.refused,
+        refused_count=collector.exports["failed"],
+        outage=report.outage,
+        cancelled=report.cancelled,
+        not_tried=max(0, report.runs_total - collector.runs)
+        if (report.cancelled or report.outage)
+        else 0,
+        bucket=bucket,
+        recent_limit=limit,
         pipelines=[_pipeline(h, limit, bucket) for h in histories],
         export_states=[s for s in EXPORT_STATES if collector.exports[s]] or ["built"],
-        export_labels=EXPORT_LABELS, exports=collector.exports, runs=collector.runs,
+        export_labels=EXPORT_LABELS,
+        exports=collector.exports,
+        runs=collector.runs,
         events_total=collector.events if report.dry_run else report.events_sent,
-        events_partial=0 if report.dry_run else max(0, report.events_sent - sent_events))
+        events_partial=0 if report.dry_run else max(0, report.events_sent - sent_events),
+    )
 
 
 def panels(lineage: LineageViews, drawing: Drawing) -> list[dict[str, Any]]:
@@ -154,16 +177,22 @@ def panels(lineage: LineageViews, drawing: Drawing) -> list[dict[str, Any]]:
     if not drawing.pipelines:
         return []
     out = []
-    for index, (view, svg) in enumerate(zip(lineage.pipelines, drawing.pipelines,
-                                            strict=True), start=1):
+    for index, (view, svg) in enumerate(
+        zip(lineage.pipelines, drawing.pipelines, strict=True), start=1
+    ):
         stages, datasets = len(view.stages), len(view.datasets)
-        out.append({
-            "anchor": anchor(index), "job": view.pipeline, "svg": Markup(svg),
-            "summary": (f"{stages} stage job{'s' if stages != 1 else ''}, "
-                        f"{datasets} dataset{'s' if datasets != 1 else ''}"
-                        + (f", {len(view.shared)} shared with other pipelines"
-                           if view.shared else "")),
-        })
+        out.append(
+            {
+                "anchor": anchor(index),
+                "job": view.pipeline,
+                "svg": Markup(svg),
+                "summary": (
+                    f"{stages} stage job{'s' if stages != 1 else ''}, "
+                    f"{datasets} dataset{'s' if datasets != 1 else ''}"
+                    + (f", {len(view.shared)} shared with other pipelines" if view.shared else "")
+                ),
+            }
+        )
     return out
 
 
@@ -171,8 +200,10 @@ def headline(collector: ReportCollector, report: ExportReport) -> str:
     """One sentence: what this export did."""
     runs = f"{report.runs_total:,} run{'s' if report.runs_total != 1 else ''}"
     if report.dry_run:
-        return (f"Dry run: {runs} on the trail would be sent as {collector.events:,} events. "
-                "Nothing was sent.")
+        return (
+            f"Dry run: {runs} on the trail would be sent as {collector.events:,} events. "
+            "Nothing was sent."
+        )
     parts = [f"{collector.exports['sent']:,} sent"]
     for state in ("unchanged", "failed", "interrupted"):
         if collector.exports[state]:
@@ -184,24 +215,53 @@ def tiles(collector: ReportCollector, report: ExportReport) -> list[dict[str, An
     """The numbers at the top of the page."""
     out = [{"label": "runs on the trail", "value": f"{report.runs_total:,}", "kind": "info"}]
     if report.dry_run:
-        out.append({"label": "runs built (would be sent)",
-                     "value": f"{collector.exports['built']:,}", "kind": "ok"})
+        out.append(
+            {
+                "label": "runs built (would be sent)",
+                "value": f"{collector.exports['built']:,}",
+                "kind": "ok",
+            }
+        )
         out.append({"label": "events built", "value": f"{collector.events:,}", "kind": "info"})
     else:
-        out.append({"label": "runs sent", "value": f"{collector.exports['sent']:,}",
-                    "kind": "ok"})
-        out.append({"label": "unchanged (already on the server)",
-                    "value": f"{collector.exports['unchanged']:,}", "kind": "info"})
-        out.append({"label": "refused by the server", "value": f"{collector.exports['failed']:,}",
-                    "kind": "refused" if collector.exports["failed"] else "ok"})
+        out.append({"label": "runs sent", "value": f"{collector.exports['sent']:,}", "kind": "ok"})
+        out.append(
+            {
+                "label": "unchanged (already on the server)",
+                "value": f"{collector.exports['unchanged']:,}",
+                "kind": "info",
+            }
+        )
+        out.append(
+            {
+                "label": "refused by the server",
+                "value": f"{collector.exports['failed']:,}",
+                "kind": "refused" if collector.exports["failed"] else "ok",
+            }
+        )
         out.append({"label": "events sent", "value": f"{report.events_sent:,}", "kind": "info"})
     failed = sum(h.states["failed"] for h in collector.histories.values())
-    out.append({"label": "runs failed in the editor", "value": f"{failed:,}",
-                "kind": "fail" if failed else "ok"})
-    out.append({"label": "pipelines never run", "value": str(len(report.never_run)),
-                "kind": "warn" if report.never_run else "ok"})
-    out.append({"label": "bad entries", "value": f"{report.bad_entries:,}",
-                "kind": "fail" if report.bad_entries else "ok"})
+    out.append(
+        {
+            "label": "runs failed in the editor",
+            "value": f"{failed:,}",
+            "kind": "fail" if failed else "ok",
+        }
+    )
+    out.append(
+        {
+            "label": "pipelines never run",
+            "value": str(len(report.never_run)),
+            "kind": "warn" if report.never_run else "ok",
+        }
+    )
+    out.append(
+        {
+            "label": "bad entries",
+            "value": f"{report.bad_entries:,}",
+            "kind": "fail" if report.bad_entries else "ok",
+        }
+    )
     return out
 
 
@@ -214,9 +274,15 @@ def job_rows(collector: ReportCollector) -> list[dict[str, Any]]:
         reads.setdefault(job, []).append(dataset)
     for job, dataset in graph.writes:
         writes.setdefault(job, []).append(dataset)
-    return [{"pipeline": pipeline, "job": job, "reads": sorted(reads.get(job, ())),
-             "writes": sorted(writes.get(job, ()))}
-            for job, pipeline in sorted(graph.stages.items(), key=lambda kv: (kv[1], kv[0]))]
+    return [
+        {
+            "pipeline": pipeline,
+            "job": job,
+            "reads": sorted(reads.get(job, ())),
+            "writes": sorted(writes.get(job, ())),
+        }
+        for job, pipeline in sorted(graph.stages.items(), key=lambda kv: (kv[1], kv[0]))
+    ]
 
 
 def _pipeline(history: PipelineHistory, limit: int, bucket: str) -> dict[str, Any]:
@@ -224,15 +290,20 @@ def _pipeline(history: PipelineHistory, limit: int, bucket: str) -> dict[str, An
     shown = {id(run) for run in recent}
     failures = [run for run in history.recent[limit:] if _problem(run)]
     failures += [run for run in history.earlier_failures if id(run) not in shown]
-    failures = sorted(failures, key=lambda run: run.order,
-                      reverse=True)[:max(1, min(RECENT_FAILURES, limit // 4))]
+    failures = sorted(failures, key=lambda run: run.order, reverse=True)[
+        : max(1, min(RECENT_FAILURES, limit // 4))
+    ]
     return {
-        "job": history.job, "runs": history.runs, "events": history.events,
+        "job": history.job,
+        "runs": history.runs,
+        "events": history.events,
         "events_sent": history.exported_events["sent"],
         "runs_text": f"{history.runs:,} run{'s' if history.runs != 1 else ''}",
         "states": [(s, history.states[s]) for s in RUN_STATES if history.states[s]],
-        "exports": dict(history.exports), "chart": chart(history, bucket),
-        "recent": [_run(run) for run in recent], "hidden": history.runs - len(recent),
+        "exports": dict(history.exports),
+        "chart": chart(history, bucket),
+        "recent": [_run(run) for run in recent],
+        "hidden": history.runs - len(recent),
         "failures": [_run(run) for run in failures],
     }
 
@@ -246,118 +317,28 @@ def _run(run: RunDetail) -> dict[str, Any]:
     for stage in run.stages:
         attempts[stage.job[1]] = attempts.get(stage.job[1], 0) + 1
     return {
-        "state": run.state, "problem": _problem(run), "started": when(run.started),
-        "duration": duration(run.seconds), "run_id": run.run_id, "trace_id": run.trace_id,
-        "retried": run.retried, "export_state": run.export_state,
-        "export_reason": run.export_reason, "error": run.error,
-        "stages": [{"job": s.job, "attempt": s.attempt, "retry": attempts[s.job[1]] > 1,
-                    "state": s.state, "started": when(s.started),
-                    "duration": duration(s.seconds),
-                    "inputs": s.inputs, "outputs": s.outputs, "error": s.error}
-                   for s in run.stages],
+        "state": run.state,
+        "problem": _problem(run),
+        "started": when(run.started),
+        "duration": duration(run.seconds),
+        "run_id": run.run_id,
+        "trace_id": run.trace_id,
+        "retried": run.retried,
+        "export_state": run.export_state,
+        "export_reason": run.export_reason,
+        "error": run.error,
+        "stages": [
+            {
+                "job": s.job,
+                "attempt": s.attempt,
+                "retry": attempts[s.job[1]] > 1,
+                "state": s.state,
+                "started": when(s.started),
+                "duration": duration(s.seconds),
+                "inputs": s.inputs,
+                "outputs": s.outputs,
+                "error": s.error,
+            }
+            for s in run.stages
+        ],
     }
-
-
-def when(text: str) -> str:
-    """An event time as the page shows every time: in UTC, to the second
-    (``2026-11-03 01:00:00``); the text itself if it is not a time."""
-    moment = utc(text)
-    return moment.strftime("%Y-%m-%d %H:%M:%S") if moment else text
-
-
-def duration(seconds: float | None) -> str:
-    """How long something took, for a person: ``42.1 s``, ``7 min 31 s``, ``2 h 05 min``."""
-    if seconds is None:
-        return "still running"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    whole = int(seconds)
-    if whole < 3600:
-        return f"{whole // 60} min {whole % 60:02d} s"
-    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
-
-
-def _bucket_name(histories: list[PipelineHistory]) -> str:
-    days = [date.fromisoformat(d) for h in histories for d in h.days if _is_day(d)]
-    if not days:
-        return "day"
-    span = (max(days) - min(days)).days + 1
-    if span <= MAX_BARS:
-        return "day"
-    return "week" if span <= MAX_BARS * 7 else "month"
-
-
-def _is_day(text: str) -> bool:
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _bucket(day: date, bucket: str) -> date:
-    if bucket == "week":
-        return day - timedelta(days=day.weekday())
-    if bucket == "month":
-        return day.replace(day=1)
-    return day
-
-
-def chart(history: PipelineHistory, bucket: str) -> dict[str, Any]:
-    """Stacked bars of runs per day (or week, or month) by state, gaps included."""
-    counts: dict[date, dict[str, int]] = {}
-    for text, day_counts in history.days.items():
-        if _is_day(text):
-            key = _bucket(date.fromisoformat(text), bucket)
-            into = counts.setdefault(key, {})
-            for state, n in day_counts.items():
-                into[state] = into.get(state, 0) + n
-    labels: list[tuple[str, Mapping[str, int]]] = []
-    if sum(history.earlier.values()):
-        labels.append(("earlier", history.earlier))
-    if counts:
-        step = {"day": 1, "week": 7}.get(bucket)
-        current, last = min(counts), max(counts)
-        while current <= last:
-            text = current.isoformat() if bucket != "month" else current.isoformat()[:7]
-            labels.append(((f"week of {text}" if bucket == "week" else text),
-                           counts.get(current, {})))
-            current = (current + timedelta(days=step) if step
-                       else (current.replace(day=28) + timedelta(days=4)).replace(day=1))
-    height, top = 56, max([sum(c.values()) for _, c in labels] + [1])
-    width_each = max(14, min(40, CHART_WIDTH // max(1, len(labels))))
-    bars = []
-    for index, (text, states) in enumerate(labels):
-        y = float(height + LABEL_ROOM)
-        rects = []
-        for state in RUN_STATES:
-            n = states.get(state, 0)
-            if n:
-                h = max(1.0, n / top * (height - 2))
-                y -= h
-                rects.append({"y": f"{y:.1f}", "h": f"{h:.1f}", "fill": STATE_COLOURS[state]})
-        total = sum(states.values())
-        title = text + ": " + (", ".join(f"{states[s]:,} {s}" for s in RUN_STATES
-                                         if states.get(s)) or "no run")
-        bars.append({"x": index * width_each, "w": max(2, width_each - 2), "rects": rects,
-                     "title": title, "count": count(total) if total else "",
-                     "cx": f"{index * width_each + (width_each - 2) / 2:.1f}",
-                     "cy": f"{y - 3:.1f}"})
-    return {"width": max(180, len(labels) * width_each), "height": height + LABEL_ROOM,
-            "bars": bars, "first": labels[0][0] if labels else "",
-            "last": labels[-1][0] if labels else ""}
-
-
-LABEL_ROOM = 13
-"""Pixels above the tallest bar for its count."""
-
-
-def count(n: int) -> str:
-    """A bar's count in at most four characters: ``7``, ``312``, ``4.2k``, ``35k``, ``1.2M``."""
-    if n < 1000:
-        return str(n)
-    if n < 9_950:  # 9,950 would round to 10.0k
-        return f"{n / 1000:.1f}".removesuffix(".0") + "k"
-    if n < 999_500:
-        return f"{round(n / 1000)}k"
-    return f"{n / 1_000_000:.1f}".removesuffix(".0") + "M"

@@ -48,8 +48,9 @@ def read_graph(path: Path, display: str, on_bad: Callable[[BadEntry], None]) -> 
             on_bad(BadEntry(display, 0, str(exc)))
             continue
         if pipeline.id in seen:
-            on_bad(BadEntry(display, 0,
-                            f"pipelines[{i}]: pipeline id {pipeline.id!r} appears twice"))
+            on_bad(
+                BadEntry(display, 0, f"pipelines[{i}]: pipeline id {pipeline.id!r} appears twice")
+            )
             continue
         seen.add(pipeline.id)
         pipelines.append(pipeline)
@@ -87,14 +88,16 @@ def _pipeline(item: object, where: str) -> Pipeline:
             raise ValueError(f"{at} must be an object")
         stage_id = _str(raw, "id", at, required=True)
         assert stage_id is not None
-        stages.append(Stage(
-            id=stage_id,
-            name=_str(raw, "name", at),
-            description=_str(raw, "description", at),
-            source=_str(raw, "source", at),
-            reads=_names(raw, "reads", at),
-            writes=_names(raw, "writes", at),
-        ))
+        stages.append(
+            Stage(
+                id=stage_id,
+                name=_str(raw, "name", at),
+                description=_str(raw, "description", at),
+                source=_str(raw, "source", at),
+                reads=_names(raw, "reads", at),
+                writes=_names(raw, "writes", at),
+            )
+        )
     pipeline_id = _str(item, "id", where, required=True)
     assert pipeline_id is not None
     return Pipeline(

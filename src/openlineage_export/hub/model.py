@@ -12,6 +12,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 
+class BadRecord(ValueError):
+    """A record breaks the contract; the message says which field and how."""
+
+
 @dataclass(frozen=True, slots=True)
 class Stage:
     """A stage of a pipeline as the graph declares it."""

@@ -72,8 +72,9 @@ def segment_size(path: Path) -> int:
 class Segment:
     """One open segment: numbered lines, up to a byte limit, plain or gzip-compressed."""
 
-    def __init__(self, stream: IO[bytes], closing: contextlib.ExitStack, length: int | None,
-                 compressed: bool) -> None:
+    def __init__(
+        self, stream: IO[bytes], closing: contextlib.ExitStack, length: int | None, compressed: bool
+    ) -> None:
         self._stream = stream
         self._closing = closing
         self.length = length
@@ -102,8 +103,9 @@ class Segment:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise SegmentProblem(f"skipped: it is {file_kind(info.st_mode)}, not a file of "
-                                     "the audit trail")
+                raise SegmentProblem(
+                    f"skipped: it is {file_kind(info.st_mode)}, not a file of the audit trail"
+                )
             raw = closing.enter_context(os.fdopen(fd, "rb", buffering=1 << 16))
         except BaseException:
             closing.close()
@@ -111,8 +113,7 @@ class Segment:
                 os.close(fd)
             raise
         if path.name.endswith(".gz"):
-            stream: IO[bytes] = closing.enter_context(
-                gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+            stream: IO[bytes] = closing.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
             return cls(stream, closing, None, True)
         return cls(raw, closing, info.st_size, False)
 
@@ -140,8 +141,9 @@ class Segment:
         peek: Callable[[int], bytes] | None = getattr(stream, "peek", None)
         try:
             while limit is None or offset < limit:
-                want = MAX_LINE_BYTES + 1 if limit is None else min(MAX_LINE_BYTES + 1,
-                                                                     limit - offset)
+                want = (
+                    MAX_LINE_BYTES + 1 if limit is None else min(MAX_LINE_BYTES + 1, limit - offset)
+                )
                 line = stream.readline(want)
                 if not line:
                     return
@@ -152,15 +154,17 @@ class Segment:
                     # and passed over, a run of them at once (16 MiB of line breaks in a
                     # 16 KB gzip must not cost a Python round per line).
                     if line == b"\n" and peek is not None:
-                        skipped = _skip_line_breaks(stream, peek, None if limit is None
-                                                    else limit - offset)
+                        skipped = _skip_line_breaks(
+                            stream, peek, None if limit is None else limit - offset
+                        )
                         number += skipped
                         offset += skipped
                     continue
                 if len(line) > MAX_LINE_BYTES:
                     while not line.endswith(b"\n") and (limit is None or offset < limit):
-                        line = stream.readline(_SKIP_CHUNK if limit is None
-                                               else min(_SKIP_CHUNK, limit - offset))
+                        line = stream.readline(
+                            _SKIP_CHUNK if limit is None else min(_SKIP_CHUNK, limit - offset)
+                        )
                         if not line:
                             break
                         offset += len(line)
@@ -168,8 +172,9 @@ class Segment:
                     continue
                 yield number, line, offset
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise SegmentProblem(f"gzip segment is truncated or corrupt after line {number} "
-                                 f"({exc})") from None
+            raise SegmentProblem(
+                f"gzip segment is truncated or corrupt after line {number} ({exc})"
+            ) from None
         except OSError as exc:
             raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None
 

@@ -26,8 +26,8 @@ import msgspec
 
 from ..errors import WorkspaceError
 from ..state.index import RunIndex
-from .model import BadEntry, Run
-from .records import BadRecord, kind_of, parse_run, parse_trusted
+from .model import BadEntry, BadRecord, Run
+from .records import kind_of, parse_run, parse_trusted
 from .segments import MAX_LINE_BYTES, Segment, SegmentProblem, segment_files, segment_size
 
 _POSITION_EVERY = 2048
@@ -121,9 +121,14 @@ class AuditTrail:
         """``<segment>:<line>`` of a position, as a bad entry names it."""
         return f"{self.display(scan.segments[position.segment])}:{position.line}"
 
-    def scan(self, on_bad: Callable[[BadEntry], None], run_index: RunIndex | None = None,
-             *, fingerprints: bool = True,
-             on_read: Callable[[int, int], None] | None = None) -> TrailScan:
+    def scan(
+        self,
+        on_bad: Callable[[BadEntry], None],
+        run_index: RunIndex | None = None,
+        *,
+        fingerprints: bool = True,
+        on_read: Callable[[int, int], None] | None = None,
+    ) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is.
 
         ``fingerprints=False`` leaves out what only the ledger compares (a dry run's choice):
@@ -133,17 +138,20 @@ class AuditTrail:
         """
         scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
         try:
-            self._scan(scan, on_bad, fingerprint if fingerprints else _no_fingerprint,
-                       on_read)
+            self._scan(scan, on_bad, fingerprint if fingerprints else _no_fingerprint, on_read)
         except BaseException:
             if run_index is None:
                 scan.index.close()  # a full temporary folder must not keep our index
             raise
         return scan
 
-    def _scan(self, scan: TrailScan, on_bad: Callable[[BadEntry], None],
-              fingerprint_of: Callable[[bytes], bytes],
-              on_read: Callable[[int, int], None] | None) -> None:
+    def _scan(
+        self,
+        scan: TrailScan,
+        on_bad: Callable[[BadEntry], None],
+        fingerprint_of: Callable[[bytes], bytes],
+        on_read: Callable[[int, int], None] | None,
+    ) -> None:
         put, put_stages = scan.index.put, scan.index.put_stages
         last = len(scan.segments) - 1
         sizes = [segment_size(path) for path in scan.segments] if on_read is not None else []
@@ -162,8 +170,13 @@ class AuditTrail:
                         if on_read is not None and number % _POSITION_EVERY == 0:
                             on_read(before + min(segment.raw_position(), sizes[index]), total)
                         if line is None:
-                            self._bad(scan, on_bad, display, number,
-                                      f"line longer than {MAX_LINE_BYTES} bytes, skipped")
+                            self._bad(
+                                scan,
+                                on_bad,
+                                display,
+                                number,
+                                f"line longer than {MAX_LINE_BYTES} bytes, skipped",
+                            )
                             end = after
                             continue
                         try:
@@ -184,8 +197,11 @@ class AuditTrail:
                         end = after
                         if kind != "run":
                             if not isinstance(kind, str):
-                                reason = ("missing required field 'kind'" if kind is None
-                                          else "'kind' must be a string")
+                                reason = (
+                                    "missing required field 'kind'"
+                                    if kind is None
+                                    else "'kind' must be a string"
+                                )
                                 self._bad(scan, on_bad, display, number, reason)
                             continue
                         scan.run_lines += 1
@@ -193,15 +209,33 @@ class AuditTrail:
                             run = parse_run(line)
                         except BadRecord as exc:
                             named = isinstance(trace_id, str) and trace_id
-                            self._bad(scan, on_bad, display, number,
-                                      f"run {trace_id!r}: {exc}" if named else str(exc))
+                            self._bad(
+                                scan,
+                                on_bad,
+                                display,
+                                number,
+                                f"run {trace_id!r}: {exc}" if named else str(exc),
+                            )
                             continue
-                        put(run.trace_id, run.pipeline, index, number, fingerprint_of(line),
-                            quick_check(line))
+                        put(
+                            run.trace_id,
+                            run.pipeline,
+                            index,
+                            number,
+                            fingerprint_of(line),
+                            quick_check(line),
+                        )
                         if run.stages:
-                            put_stages(run.pipeline, tuple(
-                                [s.stage for s in run.stages
-                                 if s.status != "skipped" and s.started_at is not None]))
+                            put_stages(
+                                run.pipeline,
+                                tuple(
+                                    [
+                                        s.stage
+                                        for s in run.stages
+                                        if s.status != "skipped" and s.started_at is not None
+                                    ]
+                                ),
+                            )
             except SegmentProblem as exc:
                 self._bad(scan, on_bad, display, number + 1 if number else 0, str(exc))
             scan.ends.append(end)
@@ -209,8 +243,9 @@ class AuditTrail:
         if on_read is not None:
             on_read(total, total)
 
-    def runs(self, scan: TrailScan, wanted: Iterable[P],
-             on_bad: Callable[[BadEntry], None] | None = None) -> Iterator[tuple[Run, P]]:
+    def runs(
+        self, scan: TrailScan, wanted: Iterable[P], on_bad: Callable[[BadEntry], None] | None = None
+    ) -> Iterator[tuple[Run, P]]:
         """Second pass: yield the current run at each wanted position, in trail order.
 
         ``wanted`` (in trail order) may narrow the pass, e.g. to the runs not yet exported;
@@ -250,14 +285,17 @@ class AuditTrail:
             while current is not None and current.segment == segment_no:
                 left += 1
                 current = next(ordered, None)
-            message = (f"{problem}; its {left} remaining run{'s' if left != 1 else ''} "
-                       "were left for the next export")
+            message = (
+                f"{problem}; its {left} remaining run{'s' if left != 1 else ''} "
+                "were left for the next export"
+            )
             if on_bad is None:
                 raise WorkspaceError(f"{display}: {message}")
             on_bad(BadEntry(display, 0, message))
 
     @staticmethod
-    def _bad(scan: TrailScan, on_bad: Callable[[BadEntry], None], file: str, line: int,
-             reason: str) -> None:
+    def _bad(
+        scan: TrailScan, on_bad: Callable[[BadEntry], None], file: str, line: int, reason: str
+    ) -> None:
         scan.bad_entries += 1
         on_bad(BadEntry(file, line, reason))

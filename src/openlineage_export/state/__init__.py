@@ -26,8 +26,9 @@ def _primary_code(exc: sqlite3.Error) -> int | None:
 
 
 @contextlib.contextmanager
-def state_errors(what: str, advice: str, *, full: str | None = None,
-                 damaged: str | None = None) -> Iterator[None]:
+def state_errors(
+    what: str, advice: str, *, full: str | None = None, damaged: str | None = None
+) -> Iterator[None]:
     """``OSError`` and ``sqlite3.Error`` inside become a :class:`StateError` naming ``what``
     and what to do: ``full`` when the disk is full, ``damaged`` when SQLite finds the file
     damaged, else ``advice``."""

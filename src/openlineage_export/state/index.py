@@ -53,17 +53,28 @@ class RunIndex:
             self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
             self.path = self._folder / "index.sqlite"
             # URIs on: the ledger is attached as it was opened (read only, ``state/readonly``).
-            self.db = sqlite3.connect(self.path.absolute().as_uri(), uri=True,
-                                      isolation_level=None, check_same_thread=False)
-            for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -4000",
-                           "temp_store = FILE"):
+            self.db = sqlite3.connect(
+                self.path.absolute().as_uri(),
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            for pragma in (
+                "journal_mode = OFF",
+                "synchronous = OFF",
+                "cache_size = -4000",
+                "temp_store = FILE",
+            ):
                 self.db.execute(f"PRAGMA {pragma}")
             self.db.execute(
                 "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
                 "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL, "
-                "check_sum INTEGER NOT NULL) WITHOUT ROWID")
-            self.db.execute("CREATE TABLE stages (pipeline TEXT NOT NULL, stage TEXT NOT NULL, "
-                            "PRIMARY KEY (pipeline, stage)) WITHOUT ROWID")
+                "check_sum INTEGER NOT NULL) WITHOUT ROWID"
+            )
+            self.db.execute(
+                "CREATE TABLE stages (pipeline TEXT NOT NULL, stage TEXT NOT NULL, "
+                "PRIMARY KEY (pipeline, stage)) WITHOUT ROWID"
+            )
         self._pending: list[tuple[str, str, int, int, bytes, int]] = []
         self._new_stages: list[tuple[str, str]] = []
         self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
@@ -72,8 +83,15 @@ class RunIndex:
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return state_errors(f"the temporary run index {self.path}", _ADVICE, full=_FULL)
 
-    def put(self, trace_id: str, pipeline: str, segment: int, line: int,
-            fingerprint: bytes, check: int = 0) -> None:
+    def put(
+        self,
+        trace_id: str,
+        pipeline: str,
+        segment: int,
+        line: int,
+        fingerprint: bytes,
+        check: int = 0,
+    ) -> None:
         """Record a good record; a later call for the same trace id replaces it."""
         self._pending.append((trace_id, pipeline, segment, line, fingerprint, check))
         if len(self._pending) >= _BATCH:
@@ -97,9 +115,10 @@ class RunIndex:
                     "INSERT INTO winners VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO "
                     "UPDATE SET pipeline = excluded.pipeline, segment = excluded.segment, "
                     "line = excluded.line, fingerprint = excluded.fingerprint, "
-                    "check_sum = excluded.check_sum", self._pending)
-                self.db.executemany("INSERT OR IGNORE INTO stages VALUES (?, ?)",
-                                    self._new_stages)
+                    "check_sum = excluded.check_sum",
+                    self._pending,
+                )
+                self.db.executemany("INSERT OR IGNORE INTO stages VALUES (?, ?)", self._new_stages)
                 self.db.execute("COMMIT")
             self._pending.clear()
             self._new_stages.clear()
@@ -134,8 +153,10 @@ class RunIndex:
         """Every winner, ordered by (segment, line)."""
         self.seal()
         with self._errors():
-            rows = self.db.execute("SELECT trace_id, segment, line, fingerprint, check_sum "
-                                   "FROM winners ORDER BY segment, line")
+            rows = self.db.execute(
+                "SELECT trace_id, segment, line, fingerprint, check_sum "
+                "FROM winners ORDER BY segment, line"
+            )
             for trace_id, segment, line, fingerprint, check in rows:
                 yield Winner(trace_id, segment, line, bytes(fingerprint), check)
 

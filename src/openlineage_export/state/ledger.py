@@ -23,17 +23,16 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StateError
-from ..host.userdirs import make_private_folder, xdg_dir
+from ..host.userdirs import make_private_folder
 from . import state_errors
+from .answers import Classified, DestinationStatus
+from .folder import ADVICE, DAMAGED, FULL, STATE_DIR_ENV, state_dir
 from .index import RunIndex, Winner
 from .migrations import migrate, now, up_to_date
 from .readonly import connect_read_only
-
-STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process's short transaction to end."""
@@ -41,65 +40,10 @@ BUSY_TIMEOUT_MS = 30_000
 _FLUSH_EVERY = 100
 _FLUSH_AFTER = 1.0  # seconds: a recorded run reaches the file at most this much later
 
-def state_dir(environ: Mapping[str, str]) -> Path:
-    """``$OPENLINEAGE_EXPORT_STATE_DIR``, else ``$XDG_STATE_HOME/openlineage-export`` (an
-    absolute one: a relative one is ignored, as the XDG spec asks), else
-    ``~/.local/state/openlineage-export``; :class:`StateError` when there is no home."""
-    if environ.get(STATE_DIR_ENV):
-        return Path(environ[STATE_DIR_ENV]).expanduser()
-    base = xdg_dir(environ, "XDG_STATE_HOME", ".local/state")
-    if base is None:
-        raise StateError("cannot tell where the ledger goes: HOME is not set (or empty, or "
-                         "relative) and the user database names no home folder; set HOME, "
-                         f"XDG_STATE_HOME or {STATE_DIR_ENV} to an absolute folder")
-    return base / "openlineage-export"
-
 
 def config_fingerprint(*parts: str | None) -> bytes:
     """A fingerprint of everything besides the record that shapes a run's events."""
     return hashlib.blake2b("\x00".join(p or "" for p in parts).encode(), digest_size=12).digest()
-
-
-@dataclass(frozen=True, slots=True)
-class Classified:
-    """A run of the trail and whether the destination still needs it."""
-
-    winner: Winner
-    pending: bool
-    """False when the destination already accepted this very record with these settings."""
-
-    @property
-    def trace_id(self) -> str:
-        """The run's trace id."""
-        return self.winner.trace_id
-
-    @property
-    def segment(self) -> int:
-        """The segment of the run's current record."""
-        return self.winner.segment
-
-    @property
-    def line(self) -> int:
-        """The line of the run's current record."""
-        return self.winner.line
-
-    @property
-    def check(self) -> int:
-        """The quick checksum of the run's current record, as the first pass read it."""
-        return self.winner.check
-
-
-@dataclass(frozen=True, slots=True)
-class DestinationStatus:
-    """What the ledger knows about one destination of a workspace."""
-
-    destination: str
-    delivered: int
-    failed: int
-    last_export_started: str | None
-    last_export_finished: str | None
-    last_export_outcome: str | None
-    """``finished``, ``interrupted`` or ``stopped`` (an outage); None before any export."""
 
 
 class Ledger:
@@ -132,8 +76,9 @@ class Ledger:
 
     @staticmethod
     def _writable(path: Path) -> sqlite3.Connection:
-        db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                             check_same_thread=False)
+        db = sqlite3.connect(
+            path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return db
 
@@ -168,15 +113,19 @@ class Ledger:
         except FileNotFoundError:
             return None  # never exported from here
         except OSError as exc:  # the state folder is a file, or cannot be searched
-            raise StateError(f"cannot read the export ledger {path} ({exc.strerror or exc}); "
-                             + _ADVICE.format(folder=path.parent, env=STATE_DIR_ENV)) from None
+            raise StateError(
+                f"cannot read the export ledger {path} ({exc.strerror or exc}); "
+                + ADVICE.format(folder=path.parent, env=STATE_DIR_ENV)
+            ) from None
         return cls(path, read_only=True)
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
-        return state_errors(f"the export ledger {self.path}",
-                            _ADVICE.format(folder=self.path.parent, env=STATE_DIR_ENV),
-                            full=_FULL.format(env=STATE_DIR_ENV),
-                            damaged=_DAMAGED.format(path=self.path))
+        return state_errors(
+            f"the export ledger {self.path}",
+            ADVICE.format(folder=self.path.parent, env=STATE_DIR_ENV),
+            full=FULL.format(env=STATE_DIR_ENV),
+            damaged=DAMAGED.format(path=self.path),
+        )
 
     def _check_whole(self) -> None:
         """SQLite's structural check of the whole file (``PRAGMA quick_check``): a damage the
@@ -186,21 +135,27 @@ class Ledger:
         found = self.db.execute("PRAGMA quick_check(1)").fetchone()
         if found is not None and found[0] != "ok":
             problem = str(found[0]).strip().splitlines()[-1]
-            raise StateError(f"the export ledger {self.path} cannot be used (damaged: "
-                             f"{problem}); {_DAMAGED.format(path=self.path)}")
+            raise StateError(
+                f"the export ledger {self.path} cannot be used (damaged: "
+                f"{problem}); {DAMAGED.format(path=self.path)}"
+            )
 
     def find_destination(self, workspace: str, destination: str) -> int | None:
         """The id of (workspace, destination), or None when it was never exported to."""
         with self._lock, self._errors():
-            row = self.db.execute("SELECT id FROM destinations WHERE workspace = ? AND "
-                                  "destination = ?", (workspace, destination)).fetchone()
+            row = self.db.execute(
+                "SELECT id FROM destinations WHERE workspace = ? AND destination = ?",
+                (workspace, destination),
+            ).fetchone()
         return None if row is None else int(row[0])
 
     def destination_id(self, workspace: str, destination: str) -> int:
         """The id of (workspace, destination), created on first use."""
         with self._lock, self._errors():
-            self.db.execute("INSERT OR IGNORE INTO destinations (workspace, destination) "
-                            "VALUES (?, ?)", (workspace, destination))
+            self.db.execute(
+                "INSERT OR IGNORE INTO destinations (workspace, destination) VALUES (?, ?)",
+                (workspace, destination),
+            )
         found = self.find_destination(workspace, destination)
         assert found is not None
         return found
@@ -208,32 +163,40 @@ class Ledger:
     def namespace(self, destination_id: int) -> str | None:
         """The job namespace the last export to this destination used (None: not known)."""
         with self._errors():
-            row = self.db.execute("SELECT namespace FROM destinations WHERE id = ?",
-                                  (destination_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT namespace FROM destinations WHERE id = ?", (destination_id,)
+            ).fetchone()
         return None if row is None or row[0] is None else str(row[0])
 
     def set_namespace(self, destination_id: int, namespace: str) -> None:
         """Remember the job namespace this export to the destination uses."""
         with self._errors():
-            self.db.execute("UPDATE destinations SET namespace = ? WHERE id = ?",
-                            (namespace, destination_id))
+            self.db.execute(
+                "UPDATE destinations SET namespace = ? WHERE id = ?", (namespace, destination_id)
+            )
 
     def started(self, destination_id: int) -> None:
         """Note when an export to this destination began."""
         with self._lock, self._errors():
-            self.db.execute("UPDATE destinations SET last_export_started = ?, "
-                            "last_export_outcome = NULL WHERE id = ?", (now(), destination_id))
+            self.db.execute(
+                "UPDATE destinations SET last_export_started = ?, "
+                "last_export_outcome = NULL WHERE id = ?",
+                (now(), destination_id),
+            )
 
     def finished(self, destination_id: int, outcome: str = "finished") -> None:
         """Write what is buffered and note when (and how) the export ended."""
         self.flush()
         with self._lock, self._errors():
-            self.db.execute("UPDATE destinations SET last_export_finished = ?, "
-                            "last_export_outcome = ? WHERE id = ?",
-                            (now(), outcome, destination_id))
+            self.db.execute(
+                "UPDATE destinations SET last_export_finished = ?, "
+                "last_export_outcome = ? WHERE id = ?",
+                (now(), outcome, destination_id),
+            )
 
-    def classify(self, index: RunIndex, destination_id: int | None,
-                 config: bytes) -> Iterator[Classified]:
+    def classify(
+        self, index: RunIndex, destination_id: int | None, config: bytes
+    ) -> Iterator[Classified]:
         """Every run of the trail in trail order, ``pending`` when it must be sent."""
         self.flush()
         index.seal()
@@ -247,17 +210,20 @@ class Ledger:
                     "   OR r.config_fingerprint IS NOT ?) "
                     "FROM winners AS w LEFT JOIN ledger.runs AS r "
                     "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
-                    "ORDER BY w.segment, w.line", (config, -1 if destination_id is None
-                                                   else destination_id))
+                    "ORDER BY w.segment, w.line",
+                    (config, -1 if destination_id is None else destination_id),
+                )
                 for trace_id, segment, line, fingerprint, check, pending in rows:
-                    yield Classified(Winner(trace_id, segment, line, bytes(fingerprint), check),
-                                     bool(pending))
+                    yield Classified(
+                        Winner(trace_id, segment, line, bytes(fingerprint), check), bool(pending)
+                    )
         finally:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
                 index.db.execute("DETACH DATABASE ledger")
 
-    def accepted_sample(self, index: RunIndex, destination_id: int, config: bytes,
-                        limit: int) -> list[str]:
+    def accepted_sample(
+        self, index: RunIndex, destination_id: int, config: bytes, limit: int
+    ) -> list[str]:
         """The run ids of the last ``limit`` runs of the trail the ledger holds as accepted
         (this very record, these settings), the last first: what to ask a server about."""
         self.flush()
@@ -272,14 +238,24 @@ class Ledger:
                     "WHERE r.state = 'delivered' AND r.line_fingerprint = w.fingerprint "
                     "  AND r.config_fingerprint = ? "
                     "ORDER BY w.segment DESC, w.line DESC LIMIT ?",
-                    (destination_id, config, limit)).fetchall()
+                    (destination_id, config, limit),
+                ).fetchall()
         finally:
             with contextlib.suppress(sqlite3.Error):
                 index.db.execute("DETACH DATABASE ledger")
         return [str(row[0]) for row in rows]
 
-    def record(self, destination_id: int, winner: Winner, run_id: str, config: bytes,
-               *, delivered: bool, events: int, reason: str | None = None) -> None:
+    def record(
+        self,
+        destination_id: int,
+        winner: Winner,
+        run_id: str,
+        config: bytes,
+        *,
+        delivered: bool,
+        events: int,
+        reason: str | None = None,
+    ) -> None:
         """Record a run as delivered (all its events accepted) or failed (with the reason).
 
         Durable within :data:`_FLUSH_AFTER` seconds, or at :meth:`flush`; raises the
@@ -288,13 +264,24 @@ class Ledger:
         with self._lock:
             if self._broken is not None:
                 raise self._broken
-            self._buffer.append((destination_id, winner.trace_id, run_id, winner.fingerprint,
-                                 config, "delivered" if delivered else "failed", events, reason))
+            self._buffer.append(
+                (
+                    destination_id,
+                    winner.trace_id,
+                    run_id,
+                    winner.fingerprint,
+                    config,
+                    "delivered" if delivered else "failed",
+                    events,
+                    reason,
+                )
+            )
             if len(self._buffer) >= _FLUSH_EVERY:
                 self._write()
         if self._timer is None:
-            self._timer = threading.Thread(target=self._flush_regularly, daemon=True,
-                                           name="ledger-flush")
+            self._timer = threading.Thread(
+                target=self._flush_regularly, daemon=True, name="ledger-flush"
+            )
             self._timer.start()
 
     def flush(self) -> None:
@@ -325,7 +312,9 @@ class Ledger:
                         "line_fingerprint = excluded.line_fingerprint, "
                         "config_fingerprint = excluded.config_fingerprint, "
                         "state = excluded.state, events = excluded.events, "
-                        "reason = excluded.reason", self._buffer)
+                        "reason = excluded.reason",
+                        self._buffer,
+                    )
                     self.db.execute("COMMIT")
                 except BaseException:
                     with contextlib.suppress(sqlite3.Error):
@@ -347,7 +336,8 @@ class Ledger:
                 "     AND r.state = 'failed'), "
                 "  d.last_export_started, d.last_export_finished, d.last_export_outcome "
                 "FROM destinations d WHERE d.workspace = ? ORDER BY d.destination",
-                (workspace,)).fetchall()
+                (workspace,),
+            ).fetchall()
         return [DestinationStatus(*row) for row in rows]
 
     def forget(self, workspace: str, destination: str) -> bool:
@@ -372,9 +362,3 @@ class Ledger:
                 self.flush()
         finally:
             self.db.close()
-
-
-_ADVICE = "check that {folder} is a folder you can write to, or set {env} to another one"
-_FULL = "free some space there, or set {env} to a folder with room"
-_DAMAGED = ("the file is damaged: move it away (mv {path} {path}.damaged); the next export "
-            "then starts a new ledger and sends every run again")

@@ -39,11 +39,12 @@ class ExportLock:
         process that holds it. ``StateError`` when the state folder cannot hold a lock file."""
         key = hashlib.blake2b(f"{workspace}\x00{destination}".encode(), digest_size=10)
         path = state_folder / LOCKS / f"{key.hexdigest()}.lock"
-        with state_errors(f"the lock file {path}",
-                          f"check that {state_folder} is a folder you can write to, or set "
-                          "OPENLINEAGE_EXPORT_STATE_DIR to another one",
-                          full="free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to "
-                               "a folder with room"):
+        with state_errors(
+            f"the lock file {path}",
+            f"check that {state_folder} is a folder you can write to, or set "
+            "OPENLINEAGE_EXPORT_STATE_DIR to another one",
+            full="free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to a folder with room",
+        ):
             make_private_folder(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
             try:

@@ -7,7 +7,9 @@ import sqlite3
 from datetime import UTC, datetime
 
 MIGRATIONS: list[tuple[str, str]] = [
-    ("0001_initial", """
+    (
+        "0001_initial",
+        """
         CREATE TABLE destinations (
             id INTEGER PRIMARY KEY,
             workspace TEXT NOT NULL,
@@ -25,14 +27,21 @@ MIGRATIONS: list[tuple[str, str]] = [
             events INTEGER NOT NULL,
             reason TEXT,
             PRIMARY KEY (destination_id, trace_id)) WITHOUT ROWID;
-    """),
-    ("0002_last_export_outcome", """
+    """,
+    ),
+    (
+        "0002_last_export_outcome",
+        """
         ALTER TABLE destinations ADD COLUMN last_export_outcome TEXT;
-    """),
+    """,
+    ),
     # The job namespace of the last export to a destination: a change is worth a warning.
-    ("0003_namespace", """
+    (
+        "0003_namespace",
+        """
         ALTER TABLE destinations ADD COLUMN namespace TEXT;
-    """),
+    """,
+    ),
 ]
 
 
@@ -40,8 +49,9 @@ def migrate(db: sqlite3.Connection) -> None:
     """Bring the ledger's schema up to date: each migration not yet applied, in order, in a
     transaction of its own (another process may be migrating the same file: it is checked
     again inside the transaction)."""
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
-               "applied_at TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
     done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
     for name, sql in MIGRATIONS:
         if name in done:

@@ -29,8 +29,9 @@ def connect_read_only(path: Path, *, timeout: float) -> tuple[sqlite3.Connection
 
 
 def _connect(uri: str, timeout: float) -> sqlite3.Connection:
-    db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout,
-                         check_same_thread=False)
+    db = sqlite3.connect(
+        uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False
+    )
     try:
         db.execute("PRAGMA query_only = ON")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()

@@ -77,8 +77,9 @@ class Display:
             self._start_bar()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._bar is not None:
             try:
                 self._bar.stop()
@@ -106,17 +107,29 @@ class Display:
             self.bad_entries += 1
             shown = self.bad_entries <= self.bad_entries_limit
         if self.mode == "json":
-            self._json({"event": "badEntry", "file": entry.file, "line": entry.line,
-                        "reason": entry.reason})
+            self._json(
+                {
+                    "event": "badEntry",
+                    "file": entry.file,
+                    "line": entry.line,
+                    "reason": entry.reason,
+                }
+            )
         elif shown:
             self._say(f"bad entry: {entry}", None)
 
     def retry(self, retry: Retry) -> None:
         """The destination will try again: say so as it happens, once per attempt number."""
         if self.mode == "json":
-            self._json({"event": "retry", "destination": retry.destination,
-                        "reason": retry.reason, "attempt": retry.attempt,
-                        "secondsLeft": round(retry.seconds_left, 1)})
+            self._json(
+                {
+                    "event": "retry",
+                    "destination": retry.destination,
+                    "reason": retry.reason,
+                    "attempt": retry.attempt,
+                    "secondsLeft": round(retry.seconds_left, 1),
+                }
+            )
             return
         if self.quiet:
             return
@@ -127,8 +140,11 @@ class Display:
             if retry.attempt <= self._retry_shown:
                 return
             self._retry_shown = retry.attempt
-        self._say(f"retrying: {plain_reason(retry)} (attempt {retry.attempt}, giving up in "
-                  f"{retry.seconds_left:.0f} s)", None)
+        self._say(
+            f"retrying: {plain_reason(retry)} (attempt {retry.attempt}, giving up in "
+            f"{retry.seconds_left:.0f} s)",
+            None,
+        )
 
     def summary(self, text: str) -> None:
         """The summary of the export, for a host to show (JSON only: a terminal's is printed
@@ -152,31 +168,46 @@ class Display:
             reading = progress.phase == "reading"
             done = progress.bytes_done if reading else progress.runs_done
             total = progress.bytes_total if reading else progress.runs_total
-            fields: dict[str, Any] = {"phase": progress.phase, "events": progress.events_sent,
-                      "failed": progress.runs_failed}
+            fields: dict[str, Any] = {
+                "phase": progress.phase,
+                "events": progress.events_sent,
+                "failed": progress.runs_failed,
+            }
             with self._lock:
                 if progress.phase != self._phase:
                     # A new phase: its own rate and ETA (reset replaces every field).
                     self._phase = progress.phase
-                    self._bar.reset(self._task, total=total or None, completed=0,
-                                    label=_LABELS.get(progress.phase, progress.phase),
-                                    started=self._started, **fields)
+                    self._bar.reset(
+                        self._task,
+                        total=total or None,
+                        completed=0,
+                        label=_LABELS.get(progress.phase, progress.phase),
+                        started=self._started,
+                        **fields,
+                    )
             self._bar.update(self._task, completed=done, total=total or None, **fields)
 
     def _json_progress(self, progress: Progress) -> None:
         now = time.monotonic()
         with self._lock:
             new_phase = progress.phase != self._phase
-            last = (progress.bytes_done >= progress.bytes_total > 0
-                    if progress.phase == "reading"
-                    else 0 < progress.runs_total <= progress.runs_done)
+            last = (
+                progress.bytes_done >= progress.bytes_total > 0
+                if progress.phase == "reading"
+                else 0 < progress.runs_total <= progress.runs_done
+            )
             if not (new_phase or last or now - self._last_json >= JSON_EVERY):
                 return
             self._phase, self._last_json = progress.phase, now
         line: dict[str, Any] = {
-            "event": "progress", "phase": progress.phase, "runsDone": progress.runs_done,
-            "runsTotal": progress.runs_total, "eventsSent": progress.events_sent,
-            "runsFailed": progress.runs_failed, "elapsed": round(now - self._started, 2)}
+            "event": "progress",
+            "phase": progress.phase,
+            "runsDone": progress.runs_done,
+            "runsTotal": progress.runs_total,
+            "eventsSent": progress.events_sent,
+            "runsFailed": progress.runs_failed,
+            "elapsed": round(now - self._started, 2),
+        }
         if progress.phase == "reading":
             line.update(bytesDone=progress.bytes_done, bytesTotal=progress.bytes_total)
         elif progress.phase == "building":  # a dry run: built, none sent
@@ -190,13 +221,26 @@ class Display:
 
         console = Console(file=self._stream, highlight=False)
         bar, status = _columns(lambda: console.width)
-        self._bar = Bar(TextColumn("{task.fields[label]}"), bar, status,
-                        console=console, transient=True, redirect_stdout=False,
-                        redirect_stderr=False, speed_estimate_period=15)
+        self._bar = Bar(
+            TextColumn("{task.fields[label]}"),
+            bar,
+            status,
+            console=console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+            speed_estimate_period=15,
+        )
         self._bar.start()
-        self._task = self._bar.add_task("export", total=None, label=_LABELS["reading"],
-                                        phase="reading", events=0, failed=0,
-                                        started=self._started)
+        self._task = self._bar.add_task(
+            "export",
+            total=None,
+            label=_LABELS["reading"],
+            phase="reading",
+            events=0,
+            failed=0,
+            started=self._started,
+        )
 
     # -- output --------------------------------------------------------------------------
 
@@ -255,21 +299,33 @@ def _base(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else url
 
 
-def status_line(phase: str, done: float, total: float | None, rate: float | None,
-                elapsed: float, events: int, failed: int, width: int | None = None) -> str:
+def status_line(
+    phase: str,
+    done: float,
+    total: float | None,
+    rate: float | None,
+    elapsed: float,
+    events: int,
+    failed: int,
+    width: int | None = None,
+) -> str:
     """The text beside the bar: ``473/5,000 runs · 8.1 runs/s · 1,204 events · 0:58 · ETA 9m``
     (while reading: megabytes of the trail). Given a ``width``, the fields that matter least
     are left out until it fits: the rate first, then the clock, the events, the failures; the
     count and the ETA stay."""
     # (field, how much it matters: the lowest goes first)
     if phase == "reading":
-        parts = [(f"{done / 1e6:,.1f}/{(total or 0) / 1e6:,.1f} MB" if total else "", 9),
-                 (f"{rate / 1e6:,.1f} MB/s" if rate else "", 1)]
+        parts = [
+            (f"{done / 1e6:,.1f}/{(total or 0) / 1e6:,.1f} MB" if total else "", 9),
+            (f"{rate / 1e6:,.1f} MB/s" if rate else "", 1),
+        ]
     else:
-        parts = [(f"{int(done):,}/{int(total):,} runs" if total else f"{int(done):,} runs", 9),
-                 (f"{rate:,.1f} runs/s" if rate else "", 1),
-                 (f"{events:,} events", 3),
-                 (f"{failed:,} failed" if failed else "", 4)]
+        parts = [
+            (f"{int(done):,}/{int(total):,} runs" if total else f"{int(done):,} runs", 9),
+            (f"{rate:,.1f} runs/s" if rate else "", 1),
+            (f"{events:,} events", 3),
+            (f"{failed:,} failed" if failed else "", 4),
+        ]
     parts.append((_clock(elapsed), 2))
     if rate and total and total > done:
         parts.append((f"ETA {_duration((total - done) / rate)}", 8))
@@ -314,9 +370,16 @@ def _columns(width: Callable[[], int]) -> tuple[Any, Any]:
         # label, bar and status, a space between each, and the last column left free
         # (a terminal wraps a line that reaches its edge).
         room = width() - len(fields["label"]) - 3
-        text = status_line(fields["phase"], task.completed, task.total, task.speed,
-                           time.monotonic() - fields["started"], fields["events"],
-                           fields["failed"], width=max(0, room - BAR_NARROWEST))
+        text = status_line(
+            fields["phase"],
+            task.completed,
+            task.total,
+            task.speed,
+            time.monotonic() - fields["started"],
+            fields["events"],
+            fields["failed"],
+            width=max(0, room - BAR_NARROWEST),
+        )
         return text, max(BAR_NARROWEST, min(BAR_WIDEST, room - len(text)))
 
     class FittedBar(BarColumn):

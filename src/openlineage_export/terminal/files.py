@@ -56,8 +56,11 @@ def events_file(path: Path | None) -> Iterator[EventsFile]:
     """The dry run's events stream: standard output, or ``path`` written as a whole."""
     if is_stdout(path):
         if sys.stdout is None:  # started with >&-
-            raise OutputError("cannot write the events to standard output: it is closed",
-                              errno.EBADF, "it is closed")
+            raise OutputError(
+                "cannot write the events to standard output: it is closed",
+                errno.EBADF,
+                "it is closed",
+            )
         yield EventsFile(sys.stdout.buffer, None)
         return
     assert path is not None
@@ -68,8 +71,9 @@ def events_file(path: Path | None) -> Iterator[EventsFile]:
             yield EventsFile(stream, path)
         return
     try:
-        handle, temp = tempfile.mkstemp(dir=target.absolute().parent,
-                                        prefix=f".{target.name}.", suffix=".part")
+        handle, temp = tempfile.mkstemp(
+            dir=target.absolute().parent, prefix=f".{target.name}.", suffix=".part"
+        )
     except OSError as exc:
         raise ConfigError(f"cannot write the events to {path}: {exc.strerror}") from None
     written = EventsFile(os.fdopen(handle, "wb"), path)
@@ -78,8 +82,11 @@ def events_file(path: Path | None) -> Iterator[EventsFile]:
             with written.stream:
                 yield written
         except OSError as exc:  # the last of it written on closing: a full disk
-            raise OutputError(f"cannot write the events to {path}: {exc.strerror or exc}",
-                              exc.errno, exc.strerror or str(exc)) from None
+            raise OutputError(
+                f"cannot write the events to {path}: {exc.strerror or exc}",
+                exc.errno,
+                exc.strerror or str(exc),
+            ) from None
         if written.keep:
             os.chmod(temp, _mode_for(target))
             os.replace(temp, target)

@@ -85,8 +85,9 @@ class Interruption:
 
 
 @contextmanager
-def interruptible(cancel: threading.Event, say: Callable[[str], None], *,
-                  stopping: str) -> Iterator[Interruption]:
+def interruptible(
+    cancel: threading.Event, say: Callable[[str], None], *, stopping: str
+) -> Iterator[Interruption]:
     """While inside, SIGINT, SIGTERM and SIGHUP set ``cancel`` and ``say`` what happens now
     (``stopping``, e.g. "finishing the requests in flight"); a second one quits at once with
     the first one's exit code."""
@@ -111,8 +112,10 @@ def interruptible(cancel: threading.Event, say: Callable[[str], None], *,
         # the code of the first one, not click's "Aborted!" and 1. The export's own cleanup
         # has run (the event loop cancelled its work, the ledger kept what was accepted); what
         # it abandoned (a send the signal cut short) is not worth a report at exit: os._exit.
-        say("interrupted: stopped at once; what was accepted is kept; run the export again "
-            "to finish")
+        say(
+            "interrupted: stopped at once; what was accepted is kept; run the export again "
+            "to finish"
+        )
         for stream in (sys.stdout, sys.stderr):
             with suppress(OSError, ValueError):
                 stream.flush()

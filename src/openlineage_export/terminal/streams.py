@@ -54,5 +54,6 @@ def write_out(text: str) -> None:
         stream.flush()
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise OutputError(f"cannot write to standard output: {reason}",
-                          getattr(exc, "errno", None)) from None
+        raise OutputError(
+            f"cannot write to standard output: {reason}", getattr(exc, "errno", None)
+        ) from None

@@ -38,8 +38,10 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
     if report.namespace_from is not None:
         lines.append(f"namespace: {report.namespace} (from {report.namespace_from!r})")
     lines += [f"warning: {warning}" for warning in report.warnings]
-    lines += [f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)"
-              for pipeline in report.never_run]
+    lines += [
+        f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)"
+        for pipeline in report.never_run
+    ]
     if report.bad_entries:
         lines.append(bad_entries_line(report.bad_entries, ending.bad_entries_shown))
     return shown_lines(lines)
@@ -51,34 +53,48 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
     pending = max(0, report.runs_total - report.runs_sent - report.runs_unchanged)
     if report.dry_run:
         if report.cancelled:
-            where = (f"nothing was written to {ending.events_file}" if ending.events_file
-                     else "the events of those runs are on standard output")
-            return [f"interrupted{signal}: {report.runs_sent} of {report.runs_total} runs built "
-                    f"({report.events_sent} events) before it stopped; {where}; nothing was sent"]
-        lines = [f"dry run: {report.runs_total} runs, {report.events_sent} events built "
-                 f"(namespace {report.namespace}); nothing was sent"]
+            where = (
+                f"nothing was written to {ending.events_file}"
+                if ending.events_file
+                else "the events of those runs are on standard output"
+            )
+            return [
+                f"interrupted{signal}: {report.runs_sent} of {report.runs_total} runs built "
+                f"({report.events_sent} events) before it stopped; {where}; nothing was sent"
+            ]
+        lines = [
+            f"dry run: {report.runs_total} runs, {report.events_sent} events built "
+            f"(namespace {report.namespace}); nothing was sent"
+        ]
         if ending.events_file:
             lines.append(f"events written to {ending.events_file}")
         return lines
     stopped = report.outage if report.outage is not None else report.state_error
     if stopped is not None:
-        lines = [f"stopped: {stopped}",
-                 f"{report.runs_sent} of {report.runs_total} runs sent before it stopped "
-                 f"({report.events_sent} events)"
-                 + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
-                 + f"; {pending} pending: the next export sends them"]
+        lines = [
+            f"stopped: {stopped}",
+            f"{report.runs_sent} of {report.runs_total} runs sent before it stopped "
+            f"({report.events_sent} events)"
+            + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+            + f"; {pending} pending: the next export sends them",
+        ]
         if ending.outage_hint and report.outage is not None:
             lines.append(ending.outage_hint)
         return lines
-    lines = [f"exported to {report.destination}: {report.runs_sent} of "
-             f"{report.runs_total} runs sent ({report.events_sent} events)"
-             + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
-             + (f", {report.runs_failed} failed" if report.runs_failed else "")]
+    lines = [
+        f"exported to {report.destination}: {report.runs_sent} of "
+        f"{report.runs_total} runs sent ({report.events_sent} events)"
+        + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+        + (f", {report.runs_failed} failed" if report.runs_failed else "")
+    ]
     if report.cancelled:
         left = report.runs_total - done
-        lines.append(f"interrupted{signal}: what was accepted is kept; run the export again "
-                     f"to finish ({pending} runs pending"
-                     + (f", {left} not tried yet" if 0 < left < pending else "") + ")")
+        lines.append(
+            f"interrupted{signal}: what was accepted is kept; run the export again "
+            f"to finish ({pending} runs pending"
+            + (f", {left} not tried yet" if 0 < left < pending else "")
+            + ")"
+        )
     return lines
 
 
@@ -91,11 +107,16 @@ def dataset_namespaces_line(report: ExportReport) -> str:
     server's page of the jobs' namespace shows no dataset)."""
     names = sorted(report.dataset_namespaces)
     shown = ", ".join(names[:NAMESPACES_LISTED])
-    more = (f" and {len(names) - NAMESPACES_LISTED} more (--json lists them)"
-            if len(names) > NAMESPACES_LISTED else "")
+    more = (
+        f" and {len(names) - NAMESPACES_LISTED} more (--json lists them)"
+        if len(names) > NAMESPACES_LISTED
+        else ""
+    )
     verb = "built" if report.dry_run else "written"
-    return (f"datasets {verb} in their own namespaces: {shown}{more} (the jobs are in "
-            f"{report.namespace})")
+    return (
+        f"datasets {verb} in their own namespaces: {shown}{more} (the jobs are in "
+        f"{report.namespace})"
+    )
 
 
 def refused_lines(report: ExportReport) -> list[str]:
@@ -115,8 +136,10 @@ def refused_lines(report: ExportReport) -> list[str]:
         lines.append(f"  {'run' if count == 1 else 'runs'}: {', '.join(ids)}{more}")
     unlisted = report.runs_failed - len(report.failed)
     if unlisted > 0:
-        lines.append(f"... and {unlisted:,} more runs left behind (the first {MAX_LISTED} are "
-                     "grouped above; --json lists them with their run ids)")
+        lines.append(
+            f"... and {unlisted:,} more runs left behind (the first {MAX_LISTED} are "
+            "grouped above; --json lists them with their run ids)"
+        )
     return lines
 
 

@@ -60,8 +60,8 @@ WORKSPACE_PLATFORM = "workspace"
 
 _RESERVED = {"%": "%25", ",": "%2C", "(": "%28", ")": "%29", "\u241f": "%E2%90%9F"}
 _URI_PATH_ASCII = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-    "_-!.~'*;:$&+=/@?")
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-!.~'*;:$&+=/@?"
+)
 """ASCII characters ``java.net.URI`` takes in a path as they are (less ``,()`` and ``%``)."""
 
 

@@ -23,14 +23,45 @@ _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(.*)", re.DOTALL)
 
 DEFAULT_PORTS = {
-    "postgres": 5432, "mysql": 3306, "kafka": 9092, "redshift": 5439, "sqlserver": 1433,
-    "oracle": 1521, "db2": 50000, "trino": 8080, "hive": 10000, "teradata": 1025,
-    "cassandra": 9042, "crate": 5432, "oceanbase": 2881,
+    "postgres": 5432,
+    "mysql": 3306,
+    "kafka": 9092,
+    "redshift": 5439,
+    "sqlserver": 1433,
+    "oracle": 1521,
+    "db2": 50000,
+    "trino": 8080,
+    "hive": 10000,
+    "teradata": 1025,
+    "cassandra": 9042,
+    "crate": 5432,
+    "oceanbase": 2881,
 }
-SCHEME_ALIASES = {"postgresql": "postgres", "s3a": "s3", "s3n": "s3", "mssql": "sqlserver",
-                  "gcs": "gs", "mariadb": "mysql"}
-DB_SCHEMES = frozenset({"postgres", "mysql", "redshift", "sqlserver", "oracle", "db2", "trino",
-                        "hive", "teradata", "cassandra", "crate", "oceanbase", "snowflake"})
+SCHEME_ALIASES = {
+    "postgresql": "postgres",
+    "s3a": "s3",
+    "s3n": "s3",
+    "mssql": "sqlserver",
+    "gcs": "gs",
+    "mariadb": "mysql",
+}
+DB_SCHEMES = frozenset(
+    {
+        "postgres",
+        "mysql",
+        "redshift",
+        "sqlserver",
+        "oracle",
+        "db2",
+        "trino",
+        "hive",
+        "teradata",
+        "cassandra",
+        "crate",
+        "oceanbase",
+        "snowflake",
+    }
+)
 """Database schemes: the path is a table (``db.schema.table``), the host its server."""
 _PATH_SCHEMES = {"file", "hdfs", "dbfs"}  # names keep their leading slash
 
@@ -101,8 +132,9 @@ class DatasetNamer:
             port = None
         path = unquote(parts.path)
         # In abfss/wasbs the part before '@' is the container; elsewhere it is a credential.
-        authority = (parts.netloc if scheme in ("abfss", "wasbs")
-                     else parts.netloc.rpartition("@")[2])
+        authority = (
+            parts.netloc if scheme in ("abfss", "wasbs") else parts.netloc.rpartition("@")[2]
+        )
         return _hierarchical(scheme, authority, host, port, path)
 
     def _path(self, location: str) -> tuple[str, str]:
@@ -128,8 +160,9 @@ def _opaque(scheme: str, rest: str) -> tuple[str, str]:
     return scheme, rest
 
 
-def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
-                  path: str) -> tuple[str, str]:
+def _hierarchical(
+    scheme: str, authority: str, host: str, port: int | None, path: str
+) -> tuple[str, str]:
     try:
         return _conventional(scheme, authority, host, port, path)
     except ValueError:
@@ -138,8 +171,9 @@ def _hierarchical(scheme: str, authority: str, host: str, port: int | None,
         return _generic(scheme, authority, path.lstrip("/"))
 
 
-def _conventional(scheme: str, authority: str, host: str, port: int | None,
-                  path: str) -> tuple[str, str]:
+def _conventional(
+    scheme: str, authority: str, host: str, port: int | None, path: str
+) -> tuple[str, str]:
     """The naming convention of ``scheme``, as openlineage-python's helpers name it."""
     stripped = path.lstrip("/")
     if scheme == "file":
@@ -147,15 +181,15 @@ def _conventional(scheme: str, authority: str, host: str, port: int | None,
             return "file", posixpath.normpath("/" + stripped) if stripped else "/"
         return spec.remote_file(host, path or "/")
     if scheme in ("s3", "gs") and host and stripped:
-        return (spec.s3(authority, stripped) if scheme == "s3"
-                else spec.gcs(authority, stripped))
+        return spec.s3(authority, stripped) if scheme == "s3" else spec.gcs(authority, stripped)
     if scheme == "kafka" and host:
         return spec.kafka(host, str(port or DEFAULT_PORTS["kafka"]), stripped or "-")
     if scheme == "postgres" and host:
         pieces = stripped.replace("/", ".").split(".")
         if len(pieces) == 3 and all(piece.strip() for piece in pieces):
-            return spec.postgres(host, str(port or DEFAULT_PORTS["postgres"]), pieces[0],
-                                 pieces[1], pieces[2])
+            return spec.postgres(
+                host, str(port or DEFAULT_PORTS["postgres"]), pieces[0], pieces[1], pieces[2]
+            )
     if scheme == "mysql" and host:
         pieces = stripped.replace("/", ".").split(".")
         if len(pieces) == 2 and all(piece.strip() for piece in pieces):
@@ -170,6 +204,9 @@ def _conventional(scheme: str, authority: str, host: str, port: int | None,
 def _generic(scheme: str, authority: str, stripped: str) -> tuple[str, str]:
     # Everything else (hdfs, abfss, wasbs, dbfs, custom stores): namespace = scheme://authority.
     where = authority.lower() if scheme not in ("abfss", "wasbs") else authority
-    name = (posixpath.normpath("/" + stripped) if scheme in _PATH_SCHEMES and stripped
-            else stripped or "/")
+    name = (
+        posixpath.normpath("/" + stripped)
+        if scheme in _PATH_SCHEMES and stripped
+        else stripped or "/"
+    )
     return f"{scheme}://{where}", name

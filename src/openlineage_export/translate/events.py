@@ -66,9 +66,11 @@ class Translator:
     def translate(self, run: Run) -> TranslatedRun:
         """All events of one editor run: pipeline START, each stage's events, pipeline end."""
         run_id = self.run_id(run)
-        pipeline_job = {"namespace": self.job_namespace,
-                        "name": self.pipeline_job_name(run.pipeline),
-                        "facets": self._pipeline_facets(run.pipeline)}
+        pipeline_job = {
+            "namespace": self.job_namespace,
+            "name": self.pipeline_job_name(run.pipeline),
+            "facets": self._pipeline_facets(run.pipeline),
+        }
         run_facets: dict[str, Any] = {"processing_engine": self.engine_facet(run)}
         tag_pairs = self.trace_tags(run)
         if run.trigger is not None:
@@ -88,8 +90,12 @@ class Translator:
             end_facets = run_facets
             error = run.error or _last_stage_error(run.stages)
             if error is not None and run.status != "succeeded":
-                end_facets = {**run_facets, "errorMessage": facets.error_message(
-                    error, self._source(run.pipeline, error_stage(run)))}
+                end_facets = {
+                    **run_facets,
+                    "errorMessage": facets.error_message(
+                        error, self._source(run.pipeline, error_stage(run))
+                    ),
+                }
             events.append(self._event(end, run.ended_at, run_id, end_facets, pipeline_job))
         return TranslatedRun(run.trace_id, run.pipeline, run_id, run.status, events)
 
@@ -97,8 +103,11 @@ class Translator:
         assert stage.started_at is not None
         ns = self.job_namespace
         run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
-        job = {"namespace": ns, "name": self.stage_job_name(run.pipeline, stage.stage),
-               "facets": self._stage_facets(run.pipeline, stage.stage)}
+        job = {
+            "namespace": ns,
+            "name": self.stage_job_name(run.pipeline, stage.stage),
+            "facets": self._stage_facets(run.pipeline, stage.stage),
+        }
         run_facets: dict[str, Any] = {
             "parent": self.parent_facet(ns, self.pipeline_job_name(run.pipeline), parent_id),
             "processing_engine": self.engine_facet(run),
@@ -116,8 +125,12 @@ class Translator:
         if end is not None and stage.ended_at is not None:
             end_facets = run_facets
             if stage.error is not None and stage.status != "succeeded":
-                end_facets = {**run_facets, "errorMessage": facets.error_message(
-                    stage.error, self._source(run.pipeline, stage.stage))}
+                end_facets = {
+                    **run_facets,
+                    "errorMessage": facets.error_message(
+                        stage.error, self._source(run.pipeline, stage.stage)
+                    ),
+                }
             yield self._event(end, stage.ended_at, run_id, end_facets, job, inputs, outputs)
 
     # What a server-shaped translator (translate/datahub.py, data_rentgen.py) changes: the run
@@ -168,8 +181,11 @@ class Translator:
 
     def _dataset(self, access: Any, *, output: bool) -> dict[str, Any]:
         namespace, name = self.dataset_name(access.dataset)
-        dataset: dict[str, Any] = {"namespace": namespace, "name": name,
-                                   "facets": self.dataset_facets(access, output=output)}
+        dataset: dict[str, Any] = {
+            "namespace": namespace,
+            "name": name,
+            "facets": self.dataset_facets(access, output=output),
+        }
         if output:
             stats = facets.output_statistics(access)
             if stats is not None:
@@ -177,9 +193,15 @@ class Translator:
         return dataset
 
     @staticmethod
-    def _event(event_type: str, when: str, run_id: str, run_facets: dict[str, Any],
-               job: dict[str, Any], inputs: list[dict[str, Any]] | None = None,
-               outputs: list[dict[str, Any]] | None = None) -> Event:
+    def _event(
+        event_type: str,
+        when: str,
+        run_id: str,
+        run_facets: dict[str, Any],
+        job: dict[str, Any],
+        inputs: list[dict[str, Any]] | None = None,
+        outputs: list[dict[str, Any]] | None = None,
+    ) -> Event:
         return {
             "eventTime": when,
             "producer": facets.PRODUCER,
@@ -213,7 +235,8 @@ class Translator:
             repo = self.config.source_repository_url
             if stage is not None and stage.source and repo:
                 cached["sourceCodeLocation"] = facets.source_code_location(
-                    repo, stage.source, self.config.source_repository_version)
+                    repo, stage.source, self.config.source_repository_version
+                )
             self._job_facets[key] = cached
         return cached
 

@@ -32,9 +32,19 @@ UNKNOWN_LANGUAGE = "unknown"
 RUN_EVENT_SCHEMA = spec.RUN_EVENT
 
 _LANGUAGES = {
-    ".py": "python", ".ipynb": "python", ".sql": "sql", ".scala": "scala", ".java": "java",
-    ".kt": "kotlin", ".r": "r", ".sh": "shell", ".js": "javascript", ".ts": "typescript",
-    ".go": "go", ".rs": "rust", ".jl": "julia",
+    ".py": "python",
+    ".ipynb": "python",
+    ".sql": "sql",
+    ".scala": "scala",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".r": "r",
+    ".sh": "shell",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".jl": "julia",
 }
 
 
@@ -53,8 +63,7 @@ _PARENT_URL = spec.PARENT
 
 def job_type(kind: str) -> dict[str, Any]:
     """``jobType``: BATCH, our integration, ``DAG`` for a pipeline and ``TASK`` for a stage."""
-    return _facet(spec.JOB_TYPE,
-                  processingType="BATCH", integration=INTEGRATION, jobType=kind)
+    return _facet(spec.JOB_TYPE, processingType="BATCH", integration=INTEGRATION, jobType=kind)
 
 
 def documentation(description: str) -> dict[str, Any]:
@@ -64,8 +73,14 @@ def documentation(description: str) -> dict[str, Any]:
 
 def source_code_location(repo_url: str, path: str, version: str | None) -> dict[str, Any]:
     """``sourceCodeLocation``: the repository, the stage's source path in it and its version."""
-    return _facet(spec.SOURCE_CODE_LOCATION,
-                  type="git", url=repo_url, repoUrl=repo_url, path=path, version=version)
+    return _facet(
+        spec.SOURCE_CODE_LOCATION,
+        type="git",
+        url=repo_url,
+        repoUrl=repo_url,
+        path=path,
+        version=version,
+    )
 
 
 @lru_cache(maxsize=256)
@@ -74,18 +89,25 @@ def processing_engine(engine: Engine | None) -> dict[str, Any]:
 
     Cached per engine: the same (read-only) dict serves every run of that engine.
     """
-    name, version = (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION,
-                                                                                __version__)
-    return _facet(spec.PROCESSING_ENGINE,
-                  version=version, name=name, openlineageAdapterVersion=__version__)
+    name, version = (
+        (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION, __version__)
+    )
+    return _facet(
+        spec.PROCESSING_ENGINE, version=version, name=name, openlineageAdapterVersion=__version__
+    )
 
 
 def parent(namespace: str, pipeline: str, run_id: str) -> dict[str, Any]:
     """``parent`` (with ``root``): a stage run is filed under its pipeline run."""
     job = {"namespace": namespace, "name": pipeline}
     run = {"runId": run_id}
-    return {"_producer": PRODUCER, "_schemaURL": _PARENT_URL, "run": run, "job": job,
-            "root": {"run": run, "job": job}}
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": _PARENT_URL,
+        "run": run,
+        "job": job,
+        "root": {"run": run, "job": job},
+    }
 
 
 def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
@@ -93,21 +115,25 @@ def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
     language = error.programming_language
     if language is None and source:
         language = _LANGUAGES.get(posixpath.splitext(source)[1].lower())
-    return _facet(spec.ERROR_MESSAGE,
-                  message=error.message, programmingLanguage=language or UNKNOWN_LANGUAGE,
-                  stackTrace=error.stack_trace)
+    return _facet(
+        spec.ERROR_MESSAGE,
+        message=error.message,
+        programmingLanguage=language or UNKNOWN_LANGUAGE,
+        stackTrace=error.stack_trace,
+    )
 
 
 def tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """``tags`` on a run: the editor's trace id and trigger, findable in the lineage tool."""
-    return _facet(spec.TAGS,
-                  tags=[{"key": k, "value": v, "source": INTEGRATION} for k, v in pairs])
+    return _facet(spec.TAGS, tags=[{"key": k, "value": v, "source": INTEGRATION} for k, v in pairs])
 
 
 def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     """``executionParameters`` from the trail's ``parameters`` (values as strings)."""
-    return _facet(spec.EXECUTION_PARAMETERS,
-                  parameters=[{"key": str(k), "value": _as_text(v)} for k, v in parameters.items()])
+    return _facet(
+        spec.EXECUTION_PARAMETERS,
+        parameters=[{"key": str(k), "value": _as_text(v)} for k, v in parameters.items()],
+    )
 
 
 def _as_text(value: Any) -> str:
@@ -125,12 +151,20 @@ def dataset_facets(access: DataAccess, *, output: bool) -> dict[str, Any]:
     """Dataset facets: the digest as ``version``; for a write, its ``schema`` too."""
     facets: dict[str, Any] = {}
     if access.digest is not None:
-        facets["version"] = {"_producer": PRODUCER, "_schemaURL": _VERSION_URL,
-                             "datasetVersion": access.digest}
+        facets["version"] = {
+            "_producer": PRODUCER,
+            "_schemaURL": _VERSION_URL,
+            "datasetVersion": access.digest,
+        }
     if output and access.schema is not None:
-        facets["schema"] = {"_producer": PRODUCER, "_schemaURL": _SCHEMA_URL, "fields": [
-            {"name": f.name} if f.type is None else {"name": f.name, "type": f.type}
-            for f in access.schema]}
+        facets["schema"] = {
+            "_producer": PRODUCER,
+            "_schemaURL": _SCHEMA_URL,
+            "fields": [
+                {"name": f.name} if f.type is None else {"name": f.name, "type": f.type}
+                for f in access.schema
+            ],
+        }
     return facets
 
 

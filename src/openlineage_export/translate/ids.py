@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..hub.records import parse_time
+from ..hub.times import parse_time
 from .spec import static_uuid
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

@@ -61,7 +61,9 @@ class JobNames:
             owners.setdefault(name, set()).add(claim)
         self.clashes: dict[str, Clash] = {
             name: Clash(name, tuple(sorted(found, key=lambda c: (c[1] is not None, c))))
-            for name, found in sorted(owners.items()) if len(found) > 1}
+            for name, found in sorted(owners.items())
+            if len(found) > 1
+        }
 
     def clash(self, run: Run) -> Clash | None:
         """The first ambiguous name the run's events would use, or None."""

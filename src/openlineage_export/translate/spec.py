@@ -23,20 +23,27 @@ library's version; ``tests/test_spec.py`` checks it has the library's form."""
 RUN_EVENT = f"{_SPEC}/2-0-2/OpenLineage.json#/$defs/RunEvent"
 RUN_FACET = f"{_SPEC}/2-0-2/OpenLineage.json#/$defs/RunFacet"
 """The base of every run facet: the ``_schemaURL`` of a custom facet without a schema of its own."""
-DATASET_VERSION = f"{_SPEC}/facets/1-0-1/DatasetVersionDatasetFacet.json#/$defs/DatasetVersionDatasetFacet"  # noqa: E501
+DATASET_VERSION = (
+    f"{_SPEC}/facets/1-0-1/DatasetVersionDatasetFacet.json#/$defs/DatasetVersionDatasetFacet"
+)
 DOCUMENTATION = f"{_SPEC}/facets/1-1-0/DocumentationJobFacet.json#/$defs/DocumentationJobFacet"
 ERROR_MESSAGE = f"{_SPEC}/facets/1-0-1/ErrorMessageRunFacet.json#/$defs/ErrorMessageRunFacet"
-EXECUTION_PARAMETERS = (f"{_SPEC}/facets/1-0-0/ExecutionParametersRunFacet.json"
-                        "#/$defs/ExecutionParametersRunFacet")
+EXECUTION_PARAMETERS = (
+    f"{_SPEC}/facets/1-0-0/ExecutionParametersRunFacet.json#/$defs/ExecutionParametersRunFacet"
+)
 JOB_TYPE = f"{_SPEC}/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet"
-OUTPUT_STATISTICS = (f"{_SPEC}/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json"
-                     "#/$defs/OutputStatisticsOutputDatasetFacet")
+OUTPUT_STATISTICS = (
+    f"{_SPEC}/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json"
+    "#/$defs/OutputStatisticsOutputDatasetFacet"
+)
 PARENT = f"{_SPEC}/facets/1-2-0/ParentRunFacet.json#/$defs/ParentRunFacet"
-PROCESSING_ENGINE = (f"{_SPEC}/facets/1-1-1/ProcessingEngineRunFacet.json"
-                     "#/$defs/ProcessingEngineRunFacet")
+PROCESSING_ENGINE = (
+    f"{_SPEC}/facets/1-1-1/ProcessingEngineRunFacet.json#/$defs/ProcessingEngineRunFacet"
+)
 SCHEMA = f"{_SPEC}/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
-SOURCE_CODE_LOCATION = (f"{_SPEC}/facets/1-1-0/SourceCodeLocationJobFacet.json"
-                        "#/$defs/SourceCodeLocationJobFacet")
+SOURCE_CODE_LOCATION = (
+    f"{_SPEC}/facets/1-1-0/SourceCodeLocationJobFacet.json#/$defs/SourceCodeLocationJobFacet"
+)
 TAGS = f"{_SPEC}/facets/1-0-0/TagsRunFacet.json#/$defs/TagsRunFacet"
 
 _NODE = (1 << 80) - 1
