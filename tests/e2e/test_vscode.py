@@ -199,6 +199,10 @@ SHOWN = """() => [
 """What the palette shows: its input, then each row's label."""
 
 
+FOCUSED = "() => document.activeElement && document.activeElement.closest('.quick-input-widget')"
+"""Whether the palette holds the keyboard's focus."""
+
+
 class Workbench:
     """A VS Code window on one folder, driven with the keyboard and mouse."""
 
@@ -221,21 +225,23 @@ class Workbench:
         route.abort("internetdisconnected")
 
     def palette(self) -> None:
-        """Open the command palette with F1 (pressed again while the workbench, still
-        loading, lets the key go by)."""
+        """Open the command palette with F1 and see it hold the keyboard's focus. F1 is
+        pressed again while the workbench, still loading, lets the key go by, and after
+        Escape when the palette opened but something else took the focus (an editor the
+        last command opened, a notification): typing then would go there."""
         deadline = time.monotonic() + DEADLINE_MS / 1000
         box = self.page.locator(".quick-input-widget .quick-input-box input[type=text]")
         while True:
             self.page.keyboard.press("F1")
             try:
                 box.wait_for(state="visible", timeout=5_000)
-                break
+                self.page.wait_for_function(FOCUSED, timeout=10_000)
+                return
             except Exception:
                 if time.monotonic() > deadline:
                     raise
-        self.page.wait_for_function(
-            "() => document.activeElement && document.activeElement.closest('.quick-input-widget')"
-        )
+                if box.is_visible():
+                    self.page.keyboard.press("Escape")
 
     def search(self, query: str, wanted: list[str]) -> dict[str, Any]:
         """Type ``query`` into the palette until it lists every one of ``wanted``: the rows'
