@@ -32,9 +32,10 @@ from .hub.times import ends_before_start
 from .hub.trail import AuditTrail, TrailScan
 from .record import Recorder
 from .report import ExportReport, Progress, RunResult
+from .selection import Selection, check_pipelines, selecting
 from .state.answers import Classified
 from .state.folder import state_dir
-from .state.index import Winner
+from .state.index import EVERY_RUN, RunFilter, Winner
 from .state.ledger import Ledger, config_fingerprint
 from .state.lock import ExportLock
 from .translate import shapes
@@ -77,6 +78,10 @@ class ExportRequest:
     """Send every run again, even those the destination already accepted."""
     ledger: Ledger | None = None
     """The export ledger; default: the user's (see ``state.ledger``). Never used by a dry run."""
+    selection: Selection | None = None
+    """Export only these runs (some pipelines, a window of start times); default: every run.
+    The others are neither built, nor sent, nor recorded; with ``full``, the selected runs are
+    all sent again."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,8 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
     opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
     report.namespace = shapes.job_namespace(opened.translation)
     report.namespace_from = opened.namespace_from
+    report.selection = selection = selecting(request.selection)
+    ledger: Ledger | None = None
     async with contextlib.AsyncExitStack() as stack:
         destination = open_for(request, opened, environ, recorder)
         stack.push_async_callback(destination.close)
@@ -138,9 +145,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             stack.callback(lock.release)
             ledger = request.ledger or Ledger.open(environ)
             stack.callback(ledger.close if request.ledger is None else ledger.flush)
-            recorder.use_ledger(
-                ledger, str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
-            )
+        only = EVERY_RUN if selection is None else selection.run_filter()
         try:
             scan = await asyncio.to_thread(
                 scan_trail,
@@ -148,14 +153,20 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
                 recorder.bad_entry,
                 recorder.reading,
                 fingerprints=not request.dry_run,
+                starts=only.timed,
             )
             stack.callback(scan.index.close)
-            recorder.scanned(scan.runs, never_run(opened.graph, scan))
+            check_pipelines(selection, opened.graph, scan.index.pipelines)
+            if ledger is not None:  # once the selection holds: one refused leaves no trace
+                recorder.use_ledger(ledger, *_ledger_keys(opened))
+            selected = scan.runs if selection is None else scan.index.count(only)
+            recorder.scanned(selected, never_run(opened.graph, scan, selection), scan.runs)
             names = check_names(opened, scan, recorder)
-            full = request.full or await server_forgot(destination, recorder, scan, opened, cancel)
-            plan = classify(
-                scan, recorder.ledger, recorder.destination_id, opened.fingerprint, full=full
+            full = request.full or await server_forgot(
+                destination, recorder, scan, opened, cancel, only
             )
+            ledger_id = recorder.destination_id
+            plan = classify(scan, ledger, ledger_id, opened.fingerprint, full=full, only=only)
             runs = translate(
                 opened, scan, plan, recorder, names, keep_unchanged=request.on_run is not None
             )
@@ -229,11 +240,17 @@ def scan_trail(
     on_read: Callable[[int, int], None] | None = None,
     *,
     fingerprints: bool = True,
+    starts: bool = False,
 ) -> TrailScan:
     """Step *scan*: the first pass over the trail, indexing each trace id's current record
-    (and its fingerprint, which only the ledger needs: a dry run goes without);
-    ``on_read(bytes_done, bytes_total)`` now and then as it goes."""
-    return opened.trail.scan(on_bad, on_read=on_read, fingerprints=fingerprints)
+    (and its fingerprint, which only the ledger needs: a dry run goes without; its start,
+    which only a selection by time needs); ``on_read(bytes_done, bytes_total)`` now and then
+    as it goes."""
+    return opened.trail.scan(on_bad, on_read=on_read, fingerprints=fingerprints, starts=starts)
+
+
+def _ledger_keys(opened: Opened) -> tuple[str, bytes, str]:
+    return str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
 
 
 def classify(
@@ -243,11 +260,13 @@ def classify(
     fingerprint: bytes,
     *,
     full: bool = False,
+    only: RunFilter = EVERY_RUN,
 ) -> Iterator[Classified]:
-    """Step *classify*: each run of the trail, pending unless the ledger says it was accepted."""
+    """Step *classify*: each run of the trail (that ``only`` takes), pending unless the ledger
+    says it was accepted."""
     if ledger is None or full:
-        return (Classified(winner, True) for winner in scan.index.in_trail_order())
-    return ledger.classify(scan.index, destination_id, fingerprint)
+        return (Classified(winner, True) for winner in scan.index.in_trail_order(only))
+    return ledger.classify(scan.index, destination_id, fingerprint, only)
 
 
 async def server_forgot(
@@ -256,11 +275,13 @@ async def server_forgot(
     scan: TrailScan,
     opened: Opened,
     cancel: threading.Event,
+    only: RunFilter = EVERY_RUN,
 ) -> bool:
     """Step *recall*: whether the server lost runs the ledger says it accepted (a database
     reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
     export says so and sends every run again. A cancel ends the asking at once; a server that
-    could not be asked is one line, and nothing changes."""
+    could not be asked is one line, and nothing changes. Only the runs ``only`` takes are
+    asked about (and sent again)."""
     if (
         not isinstance(destination, Recalling)
         or recorder.ledger is None
@@ -268,7 +289,7 @@ async def server_forgot(
     ):
         return False
     sample = recorder.ledger.accepted_sample(
-        scan.index, recorder.destination_id, opened.fingerprint, RECALL_SAMPLE
+        scan.index, recorder.destination_id, opened.fingerprint, RECALL_SAMPLE, only
     )
     if not sample:
         return False
@@ -361,6 +382,9 @@ def _to_read(
             recorder.unchanged(None)
 
 
-def never_run(graph: Graph, scan: TrailScan) -> list[str]:
-    """Pipelines of the graph with no run on the trail: OpenLineage is a log of runs."""
-    return [p.id for p in graph.pipelines if p.id not in scan.pipelines]
+def never_run(graph: Graph, scan: TrailScan, selection: Selection | None = None) -> list[str]:
+    """Pipelines of the graph (those a selection names) with no run on the trail: OpenLineage
+    is a log of runs."""
+    ran = scan.pipelines
+    named = selection.pipelines if selection is not None else ()
+    return [p for p in named or [p.id for p in graph.pipelines] if p not in ran]

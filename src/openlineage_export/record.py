@@ -97,9 +97,13 @@ class Recorder:
                 Progress(0, 0, r.events_sent, r.runs_failed, "reading", bytes_done, bytes_total)
             )
 
-    def scanned(self, runs_total: int, never_run: list[str]) -> None:
-        """The first pass is done: how many runs there are, which pipelines never ran."""
+    def scanned(
+        self, runs_total: int, never_run: list[str], runs_on_trail: int | None = None
+    ) -> None:
+        """The first pass is done: how many runs there are (taken by the selection, of those
+        on the trail), which pipelines never ran."""
         self.report.runs_total = runs_total
+        self.report.runs_on_trail = runs_total if runs_on_trail is None else runs_on_trail
         self.report.never_run = never_run
         self._phase = "building" if self.report.dry_run else "sending"
         self._progress()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .hub.model import BadEntry
+from .selection import Selection
 from .translate.events import TranslatedRun
 
 MAX_LISTED = 200
@@ -68,6 +69,12 @@ class ExportReport:
     dry_run: bool
     namespace: str = ""
     runs_total: int = 0
+    """The runs this export took: every run on the trail, or those its selection took."""
+    runs_on_trail: int = 0
+    """Every run on the trail, selected or not."""
+    selection: Selection | None = None
+    """Which runs it took, when not every run (``runs_on_trail - runs_total`` were left out:
+    neither built, nor sent, nor recorded)."""
     runs_sent: int = 0
     events_sent: int = 0
     runs_unchanged: int = 0
@@ -146,6 +153,13 @@ class ExportReport:
             "namespace": self.namespace,
             "runs": runs,
             "events": events,
+            "selection": None
+            if self.selection is None
+            else {
+                **self.selection.to_dict(),
+                "runsSelected": self.runs_total,
+                "runsOnTrail": self.runs_on_trail,
+            },
             "neverRun": list(self.never_run),
             "badEntries": {
                 "count": self.bad_entries,

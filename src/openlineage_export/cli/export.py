@@ -19,6 +19,7 @@ from ..terminal.text import shown
 from .base import PROG, Command
 from .echo import echo, echo_json
 from .exit_codes import EXIT_CODES
+from .selection import selection_of, selection_options
 from .workspace import (
     URL_SETTING,
     catalogue,
@@ -31,6 +32,7 @@ from .workspace import (
 if TYPE_CHECKING:  # the export stack is imported when the command runs
     from ..host.settings import Settings
     from ..report import ExportReport
+    from ..selection import Selection
     from ..terminal.display import Display
     from ..terminal.signals import Interruption
 
@@ -73,6 +75,9 @@ def _export_sections() -> list[tuple[str, str]]:
 {PROG} export                                   # send what is new or changed
 {PROG} export --url http://localhost:5000       # another server, for this export only
 {PROG} export --full --report report.html       # send everything again, and a report
+{PROG} export --pipeline daily-sales --since 7d # one pipeline's runs of the last 7 days
+{PROG} export --dry-run --since 2026-11-01 --until 2026-11-03T12:00:00+01:00
+{PROG} export --pipeline a --pipeline b --full  # two pipelines' runs, sent again
 {PROG} export --json --progress json            # for a host: JSON progress on stderr""",
 )
 @workspace_option
@@ -125,6 +130,7 @@ def _export_sections() -> list[tuple[str, str]]:
     help="Also write an HTML report to this file: the lineage graph, the run history "
     "and what was not exported, one self-contained page.",
 )
+@selection_options
 def export(
     dry_run: bool,
     output: Path | None,
@@ -134,17 +140,22 @@ def export(
     quiet: bool,
     progress: str,
     report_path: Path | None,
+    pipelines: tuple[str, ...],
+    since: str | None,
+    until: str | None,
 ) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
     Only runs that are new or changed since the last export to the same server are sent (the
-    ledger remembers the others); --full sends them all again.
+    ledger remembers the others); --full sends them all again. --pipeline, --since and --until
+    take a part of the trail: the other runs are neither sent nor recorded.
     """
     with held_signals():
         from ..terminal.files import is_stdout
 
     click.get_current_context().meta["json_progress"] = progress == "json"
     _check_options(dry_run, output, as_json, report_path)
+    selection = selection_of(pipelines, since, until)
     to_stdout = dry_run and is_stdout(output)
     root = current_workspace()
     with held_signals():
@@ -167,6 +178,7 @@ def export(
         full=full,
         to_stdout=to_stdout,
         collector=collector,
+        selection=selection,
     )
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
@@ -212,6 +224,7 @@ def _send(
     full: bool,
     to_stdout: bool,
     collector: Any,
+    selection: Selection | None,
 ) -> tuple[ExportReport, Interruption]:
     """The export itself, with the display, the signals and the events file around it."""
     with held_signals():
@@ -245,6 +258,7 @@ def _send(
                     on_warning=display.warning,
                     cancel=cancel,
                     full=full,
+                    selection=selection,
                     on_run=collector.add if collector is not None else None,
                 )
             )

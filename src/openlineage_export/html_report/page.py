@@ -199,21 +199,28 @@ def panels(lineage: LineageViews, drawing: Drawing) -> list[dict[str, Any]]:
 def headline(collector: ReportCollector, report: ExportReport) -> str:
     """One sentence: what this export did."""
     runs = f"{report.runs_total:,} run{'s' if report.runs_total != 1 else ''}"
+    runs += (
+        " on the trail"
+        if report.selection is None
+        else f" selected of {report.runs_on_trail:,} on the trail ({report.selection.describe()})"
+    )
     if report.dry_run:
-        return (
-            f"Dry run: {runs} on the trail would be sent as {collector.events:,} events. "
-            "Nothing was sent."
-        )
+        return f"Dry run: {runs} would be sent as {collector.events:,} events. Nothing was sent."
     parts = [f"{collector.exports['sent']:,} sent"]
     for state in ("unchanged", "failed", "interrupted"):
         if collector.exports[state]:
             parts.append(f"{collector.exports[state]:,} {EXPORT_LABELS[state]}")
-    return f"Export to {report.destination}: {runs} on the trail; " + ", ".join(parts) + "."
+    return f"Export to {report.destination}: {runs}; " + ", ".join(parts) + "."
 
 
 def tiles(collector: ReportCollector, report: ExportReport) -> list[dict[str, Any]]:
     """The numbers at the top of the page."""
-    out = [{"label": "runs on the trail", "value": f"{report.runs_total:,}", "kind": "info"}]
+    label = (
+        "runs on the trail"
+        if report.selection is None
+        else f"runs selected (of {report.runs_on_trail:,} on the trail)"
+    )
+    out = [{"label": label, "value": f"{report.runs_total:,}", "kind": "info"}]
     if report.dry_run:
         out.append(
             {

@@ -198,3 +198,22 @@ def _before(end: str, start: str) -> bool:
     if len(end) == len(start) and (end[-1] == start[-1] == "Z" or end[-6:] == start[-6:]):
         return end < start  # one form, one offset: the text orders as the time does
     return parse_time(end) < parse_time(start)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def microseconds(moment: datetime) -> int:
+    """An aware time as whole microseconds since 1970-01-01 UTC: how the run index keeps a
+    run's start, so that times with different offsets compare as the instants they are."""
+    return (moment - EPOCH) // _MICROSECOND
+
+
+def start_microseconds(value: str) -> int:
+    """:func:`microseconds` of a time :func:`normalise_time` returned (a run's ``startedAt``)."""
+    try:
+        moment = datetime.fromisoformat(value)  # every normalised time, on Python 3.11+
+    except ValueError:
+        moment = parse_time(value)
+    return microseconds(moment)

@@ -29,6 +29,7 @@ from ..state.index import RunIndex
 from .model import BadEntry, BadRecord, Run
 from .records import kind_of, parse_run, parse_trusted
 from .segments import MAX_LINE_BYTES, Segment, SegmentProblem, segment_files, segment_size
+from .times import start_microseconds
 
 _POSITION_EVERY = 2048
 """Lines between two reports of how far a segment has been read."""
@@ -95,6 +96,10 @@ def _no_fingerprint(line: bytes) -> bytes:
     return b""
 
 
+def _no_start(started_at: str) -> None:
+    return None
+
+
 def quick_check(line: bytes) -> int:
     """The line's length and CRC-32 in one number: what the second pass compares to know a
     line unchanged since the first (a fraction of the fingerprint's cost)."""
@@ -127,18 +132,29 @@ class AuditTrail:
         run_index: RunIndex | None = None,
         *,
         fingerprints: bool = True,
+        starts: bool = False,
         on_read: Callable[[int, int], None] | None = None,
     ) -> TrailScan:
         """First pass: validate every run line, index where each trace id's last good one is.
 
         ``fingerprints=False`` leaves out what only the ledger compares (a dry run's choice):
-        every winner's fingerprint is then empty. ``on_read(bytes_done, bytes_total)``, when
-        given, is called as each segment starts, every few thousand lines and at the end: how
-        much of the segments (their sizes on disk) has been read.
+        every winner's fingerprint is then empty. ``starts=True`` keeps each run's start in
+        the index too, for a selection by time (``state.index.RunFilter``).
+        ``on_read(bytes_done, bytes_total)``, when given, is called as each segment starts,
+        every few thousand lines and at the end: how much of the segments (their sizes on
+        disk) has been read.
         """
-        scan = TrailScan(segments=segment_files(self.audit_dir), index=run_index or RunIndex())
+        index = run_index or RunIndex()
+        index.starts = starts
+        scan = TrailScan(segments=segment_files(self.audit_dir), index=index)
         try:
-            self._scan(scan, on_bad, fingerprint if fingerprints else _no_fingerprint, on_read)
+            self._scan(
+                scan,
+                on_bad,
+                fingerprint if fingerprints else _no_fingerprint,
+                start_microseconds if starts else _no_start,
+                on_read,
+            )
         except BaseException:
             if run_index is None:
                 scan.index.close()  # a full temporary folder must not keep our index
@@ -150,6 +166,7 @@ class AuditTrail:
         scan: TrailScan,
         on_bad: Callable[[BadEntry], None],
         fingerprint_of: Callable[[bytes], bytes],
+        start_of: Callable[[str], int | None],
         on_read: Callable[[int, int], None] | None,
     ) -> None:
         put, put_stages = scan.index.put, scan.index.put_stages
@@ -224,6 +241,7 @@ class AuditTrail:
                             number,
                             fingerprint_of(line),
                             quick_check(line),
+                            start_of(run.started_at),
                         )
                         if run.stages:
                             put_stages(

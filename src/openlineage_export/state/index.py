@@ -43,8 +43,42 @@ class Winner:
     fraction of the fingerprint's cost."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which runs of the index a pass takes (``selection.Selection`` in the index's terms):
+    those of one of ``pipelines`` (every pipeline when empty) whose start, in microseconds
+    since 1970-01-01 UTC, is at or after ``since`` and before ``until`` (either may be None)."""
+
+    pipelines: tuple[str, ...] = ()
+    since: int | None = None
+    until: int | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether it compares start times (which a scan then has to keep)."""
+        return self.since is not None or self.until is not None
+
+    def sql(self, table: str) -> tuple[str, tuple[object, ...]]:
+        """A WHERE condition on ``table`` (the winners, under that name), and its parameters."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if self.pipelines:
+            clauses.append(f"{table}.pipeline IN ({', '.join('?' * len(self.pipelines))})")
+            params.extend(self.pipelines)
+        if self.since is not None:
+            clauses.append(f"{table}.started >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"{table}.started < ?")
+            params.append(self.until)
+        return " AND ".join(clauses) or "1", tuple(params)
+
+
+EVERY_RUN = RunFilter()
+
+
 class RunIndex:
-    """trace id -> (segment, line, fingerprint, pipeline) of its last good record."""
+    """trace id -> (segment, line, fingerprint, pipeline, start) of its last good record."""
 
     def __init__(self, folder: Path | None = None) -> None:
         parent = Path(folder) if folder is not None else Path(tempfile.gettempdir())
@@ -69,13 +103,15 @@ class RunIndex:
             self.db.execute(
                 "CREATE TABLE winners (trace_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, "
                 "segment INTEGER NOT NULL, line INTEGER NOT NULL, fingerprint BLOB NOT NULL, "
-                "check_sum INTEGER NOT NULL) WITHOUT ROWID"
+                "check_sum INTEGER NOT NULL, started INTEGER) WITHOUT ROWID"
             )
             self.db.execute(
                 "CREATE TABLE stages (pipeline TEXT NOT NULL, stage TEXT NOT NULL, "
                 "PRIMARY KEY (pipeline, stage)) WITHOUT ROWID"
             )
-        self._pending: list[tuple[str, str, int, int, bytes, int]] = []
+        self.starts = False
+        """Whether each run's start is kept (a :class:`RunFilter` by time needs them)."""
+        self._pending: list[tuple[str, str, int, int, bytes, int, int | None]] = []
         self._new_stages: list[tuple[str, str]] = []
         self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
         self._sealed = False
@@ -91,9 +127,11 @@ class RunIndex:
         line: int,
         fingerprint: bytes,
         check: int = 0,
+        started: int | None = None,
     ) -> None:
-        """Record a good record; a later call for the same trace id replaces it."""
-        self._pending.append((trace_id, pipeline, segment, line, fingerprint, check))
+        """Record a good record; a later call for the same trace id replaces it. ``started``:
+        the run's start in microseconds since 1970-01-01 UTC, when the index keeps starts."""
+        self._pending.append((trace_id, pipeline, segment, line, fingerprint, check, started))
         if len(self._pending) >= _BATCH:
             self._flush()
 
@@ -112,10 +150,10 @@ class RunIndex:
             with self._errors():
                 self.db.execute("BEGIN")
                 self.db.executemany(
-                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO "
+                    "INSERT INTO winners VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO "
                     "UPDATE SET pipeline = excluded.pipeline, segment = excluded.segment, "
                     "line = excluded.line, fingerprint = excluded.fingerprint, "
-                    "check_sum = excluded.check_sum",
+                    "check_sum = excluded.check_sum, started = excluded.started",
                     self._pending,
                 )
                 self.db.executemany("INSERT OR IGNORE INTO stages VALUES (?, ?)", self._new_stages)
@@ -131,11 +169,20 @@ class RunIndex:
                 self.db.execute("CREATE INDEX by_position ON winners (segment, line)")
             self._sealed = True
 
-    def count(self) -> int:
-        """How many distinct editor runs the trail holds."""
+    def count(self, only: RunFilter = EVERY_RUN) -> int:
+        """How many distinct editor runs the trail holds (of them, how many ``only`` takes)."""
         self.seal()
+        where, params = self.where(only, "winners")
         with self._errors():
-            return int(self.db.execute("SELECT count(*) FROM winners").fetchone()[0])
+            return int(
+                self.db.execute(f"SELECT count(*) FROM winners WHERE {where}", params).fetchone()[0]
+            )
+
+    def where(self, only: RunFilter, table: str) -> tuple[str, tuple[object, ...]]:
+        """``only`` as a WHERE condition on the winners (named ``table`` in the query)."""
+        if only.timed and not self.starts:
+            raise ValueError("this run index keeps no start times: scan with starts=True")
+        return only.sql(table)
 
     def pipelines(self) -> set[str]:
         """The pipeline ids that have at least one run."""
@@ -149,13 +196,15 @@ class RunIndex:
         with self._errors():
             yield from self.db.execute("SELECT pipeline, stage FROM stages")
 
-    def in_trail_order(self) -> Iterator[Winner]:
-        """Every winner, ordered by (segment, line)."""
+    def in_trail_order(self, only: RunFilter = EVERY_RUN) -> Iterator[Winner]:
+        """Every winner (that ``only`` takes), ordered by (segment, line)."""
         self.seal()
+        where, params = self.where(only, "winners")
         with self._errors():
             rows = self.db.execute(
                 "SELECT trace_id, segment, line, fingerprint, check_sum "
-                "FROM winners ORDER BY segment, line"
+                f"FROM winners WHERE {where} ORDER BY segment, line",
+                params,
             )
             for trace_id, segment, line, fingerprint, check in rows:
                 yield Winner(trace_id, segment, line, bytes(fingerprint), check)

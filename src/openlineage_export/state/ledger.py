@@ -30,7 +30,7 @@ from ..host.userdirs import make_private_folder
 from . import state_errors
 from .answers import Classified, DestinationStatus
 from .folder import ADVICE, DAMAGED, FULL, STATE_DIR_ENV, state_dir
-from .index import RunIndex, Winner
+from .index import EVERY_RUN, RunFilter, RunIndex, Winner
 from .migrations import migrate, now, up_to_date
 from .readonly import connect_read_only
 
@@ -195,11 +195,17 @@ class Ledger:
             )
 
     def classify(
-        self, index: RunIndex, destination_id: int | None, config: bytes
+        self,
+        index: RunIndex,
+        destination_id: int | None,
+        config: bytes,
+        only: RunFilter = EVERY_RUN,
     ) -> Iterator[Classified]:
-        """Every run of the trail in trail order, ``pending`` when it must be sent."""
+        """Every run of the trail (that ``only`` takes) in trail order, ``pending`` when it
+        must be sent."""
         self.flush()
         index.seal()
+        where, params = index.where(only, "w")
         with self._errors():
             index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
@@ -210,8 +216,8 @@ class Ledger:
                     "   OR r.config_fingerprint IS NOT ?) "
                     "FROM winners AS w LEFT JOIN ledger.runs AS r "
                     "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
-                    "ORDER BY w.segment, w.line",
-                    (config, -1 if destination_id is None else destination_id),
+                    f"WHERE {where} ORDER BY w.segment, w.line",
+                    (config, -1 if destination_id is None else destination_id, *params),
                 )
                 for trace_id, segment, line, fingerprint, check, pending in rows:
                     yield Classified(
@@ -222,12 +228,19 @@ class Ledger:
                 index.db.execute("DETACH DATABASE ledger")
 
     def accepted_sample(
-        self, index: RunIndex, destination_id: int, config: bytes, limit: int
+        self,
+        index: RunIndex,
+        destination_id: int,
+        config: bytes,
+        limit: int,
+        only: RunFilter = EVERY_RUN,
     ) -> list[str]:
-        """The run ids of the last ``limit`` runs of the trail the ledger holds as accepted
-        (this very record, these settings), the last first: what to ask a server about."""
+        """The run ids of the last ``limit`` runs of the trail (that ``only`` takes) the ledger
+        holds as accepted (this very record, these settings), the last first: what to ask a
+        server about."""
         self.flush()
         index.seal()
+        where, params = index.where(only, "w")
         with self._errors():
             index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
@@ -236,9 +249,9 @@ class Ledger:
                     "SELECT r.run_id FROM winners AS w JOIN ledger.runs AS r "
                     "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
                     "WHERE r.state = 'delivered' AND r.line_fingerprint = w.fingerprint "
-                    "  AND r.config_fingerprint = ? "
+                    f"  AND r.config_fingerprint = ? AND {where} "
                     "ORDER BY w.segment DESC, w.line DESC LIMIT ?",
-                    (destination_id, config, limit),
+                    (destination_id, config, *params, limit),
                 ).fetchall()
         finally:
             with contextlib.suppress(sqlite3.Error):

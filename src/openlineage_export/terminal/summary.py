@@ -32,6 +32,8 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
     control characters, e.g. a line break in a pipeline id, shown escaped within its line)."""
     ending = ending or Ending()
     lines = _head(report, ending)
+    if report.selection is not None:
+        lines.append(selection_line(report))
     lines += refused_lines(report)
     if report.dataset_namespaces:
         lines.append(dataset_namespaces_line(report))
@@ -96,6 +98,21 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
             + ")"
         )
     return lines
+
+
+def selection_line(report: ExportReport) -> str:
+    """How many runs the selection took, of how many, and what became of the others."""
+    assert report.selection is not None
+    left = report.runs_on_trail - report.runs_total
+    fate = (
+        "not built"
+        if report.dry_run
+        else "neither sent nor recorded: status counts them as it did before"
+    )
+    return (
+        f"selected {report.runs_total} of {report.runs_on_trail} runs on the trail: "
+        f"{report.selection.describe()} ({left} left out, {fate})"
+    )
 
 
 NAMESPACES_LISTED = 12
