@@ -46,6 +46,26 @@ if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v a
     { tail -n 20 "$apt_log" >&2; echo "test.sh: apt-get install shellcheck failed" >&2; }
   rm -f "$apt_log"
 fi
+# tests/test_ci_docs.py runs actionlint on docs/ci/github-actions.yml: built from its source by
+# `go install` (the Go module proxy) at a pinned version, once, into ~/.cache/openlineage-export/bin
+# (about 21 s of CPU with Go's caches empty: 22 s on 2 quiet cores, a minute on busy ones; 2 s
+# with them; nothing when it is there). Without it that check cannot run: stop here.
+ACTIONLINT_VERSION=v1.7.12
+export ACTIONLINT="$HOME/.cache/openlineage-export/bin/actionlint"
+if [ "$("$ACTIONLINT" --version 2>/dev/null | head -n 1)" != "$ACTIONLINT_VERSION" ]; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "test.sh: Go is needed to build actionlint $ACTIONLINT_VERSION (tests/test_ci_docs.py):" \
+      "install Go 1.21 or later, then run this again" >&2
+    exit 1
+  fi
+  echo "test.sh: installing actionlint $ACTIONLINT_VERSION (go install, into ${ACTIONLINT%/*})" >&2
+  if ! GOBIN="${ACTIONLINT%/*}" go install \
+    "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"; then
+    echo "test.sh: could not install actionlint $ACTIONLINT_VERSION with go install (Go's" \
+      "errors above); tests/test_ci_docs.py needs it" >&2
+    exit 1
+  fi
+fi
 # Where the services are, known before they are up: the test modules may read it at import.
 export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
 export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}

@@ -39,7 +39,10 @@ def shown_commands(page: Path) -> Iterator[list[str]]:
     blocks = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
     inline = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
     for snippet in [line for block in blocks for line in block.splitlines()] + inline:
-        for match in re.finditer(rf"(?:^|[\s/(\"$]){PROG}(?=\s|$)([^\n#|;&)>`\"]*)", snippet):
+        # (not ``openlineage-export @ URL``: a requirement pip installs, docs/ci.md)
+        for match in re.finditer(
+            rf"(?:^|[\s/(\"$]){PROG}(?=\s|$)(?!\s+@\s)([^\n#|;&)>`\"]*)", snippet
+        ):
             try:
                 words = shlex.split(match.group(1))
             except ValueError:
