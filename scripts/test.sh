@@ -91,9 +91,11 @@ export OLX_SERVICES OLX_SERVICES_PID
 # Ctrl-C or a stop ends the builds too (they run in their own process group).
 trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 130' INT
 trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 143' TERM
+# --durations: the 25 slowest tests are listed before the closing line, so that every run says
+# where its time went.
 set +e
 .venv/bin/python -m pytest -p random_order --random-order-bucket=module \
-  --random-order-seed="$OLX_TEST_SEED" "$@"
+  --random-order-seed="$OLX_TEST_SEED" --durations=25 "$@"
 status=$?
 wait "$OLX_SERVICES_PID"
 services=$?
