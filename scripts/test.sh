@@ -95,11 +95,14 @@ trap 'kill -TERM -- "-$OLX_SERVICES_PID" 2>/dev/null; exit 143' TERM
 # where its time went.
 set +e
 .venv/bin/python -m pytest -p random_order --random-order-bucket=module \
-  --random-order-seed="$OLX_TEST_SEED" --durations=25 "$@"
+  --random-order-seed="$OLX_TEST_SEED" --durations=25 --junitxml="$OLX_SERVICES/junit.xml" "$@"
 status=$?
 wait "$OLX_SERVICES_PID"
 services=$?
 set -e
+# The closing line counts every outcome, skips included (pytest leaves out the zeros): a
+# skipped proof is a missing proof, and CI's last line says how many there were.
+.venv/bin/python scripts/junit_counts.py "$OLX_SERVICES/junit.xml" || true
 if [ "$services" -ne 0 ]; then
   echo "test.sh: the services the tests need could not all be prepared (pytest's \"services\"" \
     "section above; the log: $OLX_SERVICES/log): failing" >&2

@@ -248,3 +248,44 @@ def test_validate_py_never_calls_an_event_invalid_for_a_schema_it_cannot_load(
         assert len(said) == 2 and said[0].startswith("cannot load the schema "), done.stdout
         assert "point --spec DIR (or OPENLINEAGE_SPEC_DIR) at a copy" in said[0]
         assert said[1].startswith("0 valid, 0 invalid, 236 not checked whole"), done.stdout
+
+
+def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
+    """scripts/junit_counts.py, test.sh's closing line: passed, failed (errors in a fixture
+    too) and skipped, each written even when it is zero, read from pytest's own JUnit file."""
+    (tmp_path / "test_sample.py").write_text(
+        "import pytest\n"
+        "def test_passes(): pass\n"
+        "def test_also_passes(): pass\n"
+        "def test_skips(): pytest.skip('no proof')\n"
+        "def test_fails(): assert False\n"
+        "@pytest.fixture\n"
+        "def broken(): raise RuntimeError\n"
+        "def test_errors(broken): pass\n"
+    )
+    junit = tmp_path / "junit.xml"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "test_sample.py",
+            f"--junitxml={junit}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    counts = [sys.executable, str(ROOT / "scripts" / "junit_counts.py")]
+    done = subprocess.run([*counts, str(junit)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "tests: 2 passed, 2 failed, 1 skipped\n")
+    missing = subprocess.run(
+        [*counts, str(tmp_path / "none.xml")], capture_output=True, text=True, timeout=60
+    )
+    assert (missing.returncode, missing.stdout) == (1, "")
