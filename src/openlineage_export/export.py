@@ -130,17 +130,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
         stack.push_async_callback(destination.close)
         recorder.destination(destination.name, destination.redact)
         if not request.dry_run:
-            for doubt in doubts(opened.settings):
-                recorder.add_warning(doubt)
-            # Taken first and let go last, after the ledger holds everything this export did.
-            folder = request.ledger.path.parent if request.ledger else state_dir(environ)
-            lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
-            stack.callback(lock.release)
-            ledger = request.ledger or Ledger.open(environ)
-            stack.callback(ledger.close if request.ledger is None else ledger.flush)
-            recorder.use_ledger(
-                ledger, str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
-            )
+            take_ledger(stack, request, opened, destination, recorder)
         try:
             scan = await asyncio.to_thread(
                 scan_trail,
@@ -202,6 +192,29 @@ def open_workspace(
     )
     trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
     return Opened(workspace, settings, graph, translation, fingerprint, trail, namespace.made_from)
+
+
+def take_ledger(
+    stack: contextlib.AsyncExitStack,
+    request: ExportRequest,
+    opened: Opened,
+    destination: Destination,
+    recorder: Recorder,
+) -> None:
+    """Step *open*, when sending: the destination's doubts said, the lock on (workspace,
+    destination) taken and the ledger opened, both let go by ``stack``."""
+    environ = request.environ or {}
+    for doubt in doubts(opened.settings):
+        recorder.add_warning(doubt)
+    # Taken first and let go last, after the ledger holds everything this export did.
+    folder = request.ledger.path.parent if request.ledger else state_dir(environ)
+    lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
+    stack.callback(lock.release)
+    ledger = request.ledger or Ledger.open(environ)
+    stack.callback(ledger.close if request.ledger is None else ledger.flush)
+    recorder.use_ledger(
+        ledger, str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
+    )
 
 
 def open_for(

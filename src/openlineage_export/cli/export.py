@@ -73,7 +73,9 @@ def _export_sections() -> list[tuple[str, str]]:
 {PROG} export                                   # send what is new or changed
 {PROG} export --url http://localhost:5000       # another server, for this export only
 {PROG} export --full --report report.html       # send everything again, and a report
-{PROG} export --json --progress json            # for a host: JSON progress on stderr""",
+{PROG} export --json --progress json            # for a host: JSON progress on stderr
+{PROG} export --watch                           # then each run as it ends, until Ctrl-C
+{PROG} export --watch --dry-run -o events.jsonl # each run's events as it ends""",
 )
 @workspace_option
 @click.option(
@@ -125,6 +127,12 @@ def _export_sections() -> list[tuple[str, str]]:
     help="Also write an HTML report to this file: the lineage graph, the run history "
     "and what was not exported, one self-contained page.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Then keep following the trail: send each run once it ends, within about a second, "
+    "until Ctrl-C or SIGTERM; an outage is waited out (docs/using.md, Following the trail).",
+)
 def export(
     dry_run: bool,
     output: Path | None,
@@ -134,6 +142,7 @@ def export(
     quiet: bool,
     progress: str,
     report_path: Path | None,
+    watch: bool,
 ) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
@@ -145,6 +154,8 @@ def export(
 
     click.get_current_context().meta["json_progress"] = progress == "json"
     _check_options(dry_run, output, as_json, report_path)
+    if watch and (full or report_path is not None):  # a watch ends by a signal, never whole
+        raise click.UsageError(f"--watch does not go with {'--full' if full else '--report'}")
     to_stdout = dry_run and is_stdout(output)
     root = current_workspace()
     with held_signals():
@@ -157,17 +168,22 @@ def export(
     collector = ReportCollector() if report_path is not None else None
     with held_signals():
         from ..terminal.display import Display
-    display = Display(_display_mode(progress, quiet, to_stdout), quiet=quiet)
-    report, interruption = _send(
-        root,
-        settings,
-        display,
-        dry_run=dry_run,
-        output=output,
-        full=full,
-        to_stdout=to_stdout,
-        collector=collector,
-    )
+        from ..terminal.watching import watch_export
+    mode = _display_mode(progress, quiet, to_stdout)
+    if watch:
+        report, interruption, display = watch_export(root, settings, mode, quiet, dry_run, output)
+    else:
+        display = Display(mode, quiet=quiet)
+        report, interruption = _send(
+            root,
+            settings,
+            display,
+            dry_run=dry_run,
+            output=output,
+            full=full,
+            to_stdout=to_stdout,
+            collector=collector,
+        )
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
         _write_report(report_path, collector, report, display, quiet=quiet)
