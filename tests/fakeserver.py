@@ -99,7 +99,9 @@ Script = Callable[[Recorded], "Answer | int"]
 class FakeServer:
     """The server; use the :func:`fake_server` fixture, or ``with FakeServer() as s``."""
 
-    def __init__(self, default: Answer | None = None) -> None:
+    def __init__(
+        self, default: Answer | None = None, *, bound: socket.socket | None = None
+    ) -> None:
         self.default = default or Answer(201)
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
@@ -115,7 +117,16 @@ class FakeServer:
         """How much of the huge bodies made it into the socket (a careful client stops early)."""
         self.errors: list[BaseException] = []
         """Exceptions raised by a script (or a body that would not decode): stop() fails."""
-        self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
+        if bound is None:
+            self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
+        else:
+            # Serve on a port held refused until now (:func:`refused_port`): the server comes
+            # back at the address a client was given.
+            self._httpd = _Server(("127.0.0.1", 0), _handler_class(self), bind_and_activate=False)
+            self._httpd.socket.close()
+            self._httpd.socket = bound
+            self._httpd.server_address = bound.getsockname()
+            self._httpd.server_activate()
         self._httpd.owner = self
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -341,6 +352,14 @@ def _decode(raw: bytes, encoding: str) -> bytes:
     if encoding == "deflate":
         return zlib.decompress(raw)
     return raw
+
+
+def refusing_socket() -> socket.socket:
+    """A loopback socket bound, never listened on: connections to its port are refused until
+    a :class:`FakeServer` is made on it (``bound=``), which serves them from then on."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 @contextlib.contextmanager

@@ -137,14 +137,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
         stack.push_async_callback(destination.close)
         recorder.destination(destination.name, destination.redact)
         if not request.dry_run:
-            for doubt in doubts(opened.settings):
-                recorder.add_warning(doubt)
-            # Taken first and let go last, after the ledger holds everything this export did.
-            folder = request.ledger.path.parent if request.ledger else state_dir(environ)
-            lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
-            stack.callback(lock.release)
-            ledger = request.ledger or Ledger.open(environ)
-            stack.callback(ledger.close if request.ledger is None else ledger.flush)
+            ledger = take_ledger(stack, request, opened, destination, recorder)
         only = EVERY_RUN if selection is None else selection.run_filter()
         try:
             scan = await asyncio.to_thread(
@@ -158,7 +151,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             stack.callback(scan.index.close)
             check_pipelines(selection, opened.graph, scan.index.pipelines)
             if ledger is not None:  # once the selection holds: one refused leaves no trace
-                recorder.use_ledger(ledger, *_ledger_keys(opened))
+                recorder.use_ledger(ledger, *ledger_keys(opened))
             selected = scan.runs if selection is None else scan.index.count(only)
             recorder.scanned(selected, never_run(opened.graph, scan, selection), scan.runs)
             names = check_names(opened, scan, recorder)
@@ -215,6 +208,29 @@ def open_workspace(
     return Opened(workspace, settings, graph, translation, fingerprint, trail, namespace.made_from)
 
 
+def take_ledger(
+    stack: contextlib.AsyncExitStack,
+    request: ExportRequest,
+    opened: Opened,
+    destination: Destination,
+    recorder: Recorder,
+) -> Ledger:
+    """Step *open*, when sending: the destination's doubts said, the lock on (workspace,
+    destination) taken and the ledger opened, both let go by ``stack``. The recorder is
+    handed the ledger later (``recorder.use_ledger(ledger, *ledger_keys(opened))``), once
+    what the export asks for holds: one refused leaves no trace in it."""
+    environ = request.environ or {}
+    for doubt in doubts(opened.settings):
+        recorder.add_warning(doubt)
+    # Taken first and let go last, after the ledger holds everything this export did.
+    folder = request.ledger.path.parent if request.ledger else state_dir(environ)
+    lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
+    stack.callback(lock.release)
+    ledger = request.ledger or Ledger.open(environ)
+    stack.callback(ledger.close if request.ledger is None else ledger.flush)
+    return ledger
+
+
 def open_for(
     request: ExportRequest, opened: Opened, environ: Mapping[str, str], recorder: Recorder
 ) -> Destination:
@@ -249,7 +265,9 @@ def scan_trail(
     return opened.trail.scan(on_bad, on_read=on_read, fingerprints=fingerprints, starts=starts)
 
 
-def _ledger_keys(opened: Opened) -> tuple[str, bytes, str]:
+def ledger_keys(opened: Opened) -> tuple[str, bytes, str]:
+    """What the ledger knows an export by: the workspace, its settings' fingerprint and its
+    namespace."""
     return str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
 
 

@@ -14,14 +14,13 @@ import click
 from ..errors import ExportError, OutputError
 from ..host import secrets as secrets_mod
 from ..terminal.signals import held_signals
-from ..terminal.streams import STDOUT, detach, write_err
 from ..terminal.text import shown
 from .base import PROG, Command
-from .echo import echo, echo_json
+from .echo import echo
+from .ending import say_how_it_ended, write_report
 from .exit_codes import EXIT_CODES
 from .selection import selection_of, selection_options
 from .workspace import (
-    URL_SETTING,
     catalogue,
     current_workspace,
     load_settings,
@@ -78,7 +77,9 @@ def _export_sections() -> list[tuple[str, str]]:
 {PROG} export --pipeline daily-sales --since 7d # one pipeline's runs of the last 7 days
 {PROG} export --dry-run --since 2026-11-01 --until 2026-11-03T12:00:00+01:00
 {PROG} export --pipeline a --pipeline b --full  # two pipelines' runs, sent again
-{PROG} export --json --progress json            # for a host: JSON progress on stderr""",
+{PROG} export --json --progress json            # for a host: JSON progress on stderr
+{PROG} export --watch                           # then each run as it ends, until Ctrl-C
+{PROG} export --watch --dry-run -o events.jsonl # each run's events as it ends""",
 )
 @workspace_option
 @click.option(
@@ -131,6 +132,12 @@ def _export_sections() -> list[tuple[str, str]]:
     "and what was not exported, one self-contained page.",
 )
 @selection_options
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Then keep following the trail: send each run once it ends, within about a second, "
+    "until Ctrl-C or SIGTERM; an outage is waited out (docs/using.md, Following the trail).",
+)
 def export(
     dry_run: bool,
     output: Path | None,
@@ -143,6 +150,7 @@ def export(
     pipelines: tuple[str, ...],
     since: str | None,
     until: str | None,
+    watch: bool,
 ) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
@@ -156,6 +164,10 @@ def export(
     click.get_current_context().meta["json_progress"] = progress == "json"
     _check_options(dry_run, output, as_json, report_path)
     selection = selection_of(pipelines, since, until)
+    if watch and (full or report_path is not None or selection is not None):
+        # a watch ends by a signal, never whole; it follows the whole trail
+        other = "--full" if full else "--report" if report_path else "--pipeline, --since, --until"
+        raise click.UsageError(f"--watch does not go with {other}")
     to_stdout = dry_run and is_stdout(output)
     root = current_workspace()
     with held_signals():
@@ -168,22 +180,27 @@ def export(
     collector = ReportCollector() if report_path is not None else None
     with held_signals():
         from ..terminal.display import Display
-    display = Display(_display_mode(progress, quiet, to_stdout), quiet=quiet)
-    report, interruption = _send(
-        root,
-        settings,
-        display,
-        dry_run=dry_run,
-        output=output,
-        full=full,
-        to_stdout=to_stdout,
-        collector=collector,
-        selection=selection,
-    )
+        from ..terminal.watching import watch_export
+    mode = _display_mode(progress, quiet, to_stdout)
+    if watch:
+        report, interruption, display = watch_export(root, settings, mode, quiet, dry_run, output)
+    else:
+        display = Display(mode, quiet=quiet)
+        report, interruption = _send(
+            root,
+            settings,
+            display,
+            dry_run=dry_run,
+            output=output,
+            full=full,
+            to_stdout=to_stdout,
+            collector=collector,
+            selection=selection,
+        )
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
-        _write_report(report_path, collector, report, display, quiet=quiet)
-    _say_how_it_ended(
+        write_report(report_path, collector, report, display, quiet=quiet)
+    say_how_it_ended(
         root,
         settings,
         report,
@@ -272,61 +289,6 @@ def _send(
     return report, interruption
 
 
-def _write_report(
-    path: Path, collector: Any, report: ExportReport, display: Display, *, quiet: bool
-) -> None:
-    from ..html_report import write_report
-
-    written = write_report(path, collector, report)
-    if written.warning:
-        display.warning(written.warning)
-    if not quiet:
-        display.message(f"report written to {path}")
-
-
-def _say_how_it_ended(
-    root: Path,
-    settings: Settings,
-    report: ExportReport,
-    interruption: Interruption,
-    display: Display,
-    exit_code: int,
-    *,
-    events_file: str | None,
-    as_json: bool,
-    quiet: bool,
-) -> None:
-    """The summary in the form asked for: JSON on stdout, JSON progress, a line, or text."""
-    from ..terminal.summary import Ending, more_bad_entries_line, summary
-
-    ending = Ending(
-        stop_signal=interruption.name if interruption.signal else None,
-        events_file=events_file,
-        bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
-        outage_hint=_outage_hint(root, settings) if report.outage else None,
-    )
-    if display.mode == "json":
-        # A host shows the summary in the CLI's own words (the JSON lists every bad entry).
-        display.summary(summary(report, ending))
-    if as_json:
-        result = report.to_dict()
-        result["exitCode"] = exit_code
-        try:
-            echo_json(result)
-        except OutputError:
-            if interruption.exit_code is None:
-                raise
-            # SIGHUP: the terminal is gone; the export was kept, its signal's code says so.
-            detach(STDOUT)
-    elif display.mode == "json":
-        pass
-    elif quiet:
-        if display.bad_entries_hidden:
-            display.message(more_bad_entries_line(display.bad_entries_hidden))
-    else:
-        write_err(summary(report, ending))  # each line shown already
-
-
 def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
     """At a terminal, a stored key this export would send to a server not approved for it:
     ask its owner, before anything is sent. A yes is kept in the user's secrets store (never in
@@ -372,24 +334,3 @@ def _display_mode(progress: str, quiet: bool, events_on_stdout: bool) -> Any:
     if events_on_stdout and sys.stdout.isatty():
         return "plain"  # the events scroll by on the same terminal: no bar among them
     return "bar"
-
-
-def _outage_hint(root: Path, settings: Settings | None) -> str | None:
-    """What to check when the destination could not be reached, naming the setting in force
-    (the kind's row says which setting holds its address, and what to ask)."""
-    from ..deliver.registry import kind_of
-
-    try:
-        settings = settings or load_settings(root)
-    except ExportError:
-        return None
-    kind = kind_of(settings)
-    if kind.address is None or kind.unreachable is None:
-        return None
-    # One hint, naming where the address came from; the address itself is in the line above.
-    key, question = kind.address, kind.unreachable
-    source = settings.source(key)
-    if source == "given":
-        return f"hint: {question}, and is --url its address?"
-    other = "; --url tries another server for one export" if key == URL_SETTING else ""
-    return f"hint: {question}, and is {key} (from {source}) the address?{other}"

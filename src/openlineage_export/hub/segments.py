@@ -131,15 +131,22 @@ class Segment:
     def __exit__(self, *exc: object) -> None:
         self._closing.close()
 
-    def lines(self, limit: int | None) -> Iterator[tuple[int, bytes | None, int]]:
+    def lines(
+        self, limit: int | None, *, start: int = 0, number: int = 0
+    ) -> Iterator[tuple[int, bytes | None, int]]:
         """``(number, line, offset after it)`` of each line in the first ``limit`` bytes (all,
         when None); ``None`` stands for a line too long to hold. The last line may lack its
         line break (the limit, or the end of the file, came first). Blank lines (nothing but
-        white space) are counted but not yielded: they are no entries."""
-        number = offset = 0
+        white space) are counted but not yielded: they are no entries.
+
+        ``start`` and ``number`` resume a read that stopped after line ``number``, ending at
+        offset ``start`` (uncompressed), as a watch does: only what is new is read."""
+        offset = start
         stream = self._stream
         peek: Callable[[int], bytes] | None = getattr(stream, "peek", None)
         try:
+            if start:
+                stream.seek(start)
             while limit is None or offset < limit:
                 want = (
                     MAX_LINE_BYTES + 1 if limit is None else min(MAX_LINE_BYTES + 1, limit - offset)

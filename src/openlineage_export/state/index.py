@@ -162,9 +162,10 @@ class RunIndex:
             self._new_stages.clear()
 
     def seal(self) -> None:
-        """End of the first pass: write what is buffered and index by trail position."""
+        """End of the first pass: write what is buffered and index by trail position (a watch
+        seals again after each read of what is new: only the buffer is written then)."""
+        self._flush()
         if not self._sealed:
-            self._flush()
             with self._errors():
                 self.db.execute("CREATE INDEX by_position ON winners (segment, line)")
             self._sealed = True

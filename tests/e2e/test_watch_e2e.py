@@ -1,0 +1,97 @@
+"""``export --watch`` into the real Marquez, through ``faultproxy``: 50 runs appended over a
+minute, a rotation (a new segment, the old one gzipped) and an outage in the middle; every run
+ends up in Marquez exactly once, each of its events passed to Marquez once.
+
+The delay from a run's line to the watch saying Marquez accepted every event of it is
+reported (``-s`` shows it), never asserted: it depends on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import statistics
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faultproxy import FaultProxy
+from helpers import GRAPH, WorkspaceMaker, cli_env, run_record
+from support.watch import Watch, append, gzip_segment, pipeline_run
+
+pytestmark = pytest.mark.e2e
+
+RUNS = 50
+PACE = 60.0 / RUNS
+"""Seconds between two runs written: 50 over a minute, as an editor's busy hour would."""
+ROTATE_AT = 20
+OUTAGE = range(28, 36)
+"""The runs written while Marquez cannot be reached."""
+NAMESPACE = "watch-e2e"
+
+
+def test_watch_sends_every_run_once_through_a_rotation_and_an_outage(
+    marquez: Any, tmp_path: Path
+) -> None:
+    ws = WorkspaceMaker(tmp_path / "ws")
+    ws.graph({**GRAPH, "workspace": {"name": NAMESPACE}})
+    trace_ids = [str(uuid.uuid4()) for _ in range(RUNS)]  # a UUID trace id is the run id
+    with FaultProxy(str(marquez.url), seed=3300) as proxy:
+        ws.settings({"openlineage.url": proxy.url, "openlineage.retry.maxTime": 2})
+        segment = ws.segment("000001.jsonl", [])
+        watch = Watch(ws.root, cli_env(tmp_path), "--progress", "json")
+        try:
+            watch.wait(lambda: bool(watch.events("watching")), "the watch to follow the trail")
+            written: dict[str, float] = {}
+            for n, trace_id in enumerate(trace_ids):
+                if n == ROTATE_AT:
+                    old, segment = segment, ws.audit / "000002.jsonl"
+                    append(segment, run_record(trace_id, status="running"))
+                    gzip_segment(old)
+                else:
+                    append(segment, run_record(trace_id, status="running"))
+                if n == OUTAGE.start:
+                    proxy.go_away("refuse")
+                status = "failed" if n % 7 == 3 else "succeeded"
+                append(segment, run_record(trace_id, status=status))
+                written[trace_id] = time.monotonic()
+                if n == OUTAGE.stop - 1:
+                    watch.wait(lambda: bool(watch.events("outage")), "the outage to be said")
+                    proxy.come_back()
+                time.sleep(PACE)  # the pace of the trail, not a premise: each run is awaited
+            watch.wait(
+                lambda: {e["traceId"] for e in watch.sent()} >= set(trace_ids),
+                "every run sent",
+            )
+            assert watch.stop(signal.SIGTERM) == 143
+        finally:
+            watch.close()
+        passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
+
+    # Each run sent once (its final record: the running ones were never sent), its events
+    # passed to Marquez once each, and said once as it and back.
+    sent = watch.sent()
+    assert sorted(e["traceId"] for e in sent) == sorted(trace_ids)
+    assert passed == Counter({e["runId"]: e["events"] for e in sent})
+    assert [e["event"] for e in watch.events() if e["event"] in ("outage", "back")] == [
+        "outage",
+        "back",
+    ]
+    # Marquez holds every run exactly once, in its final state.
+    runs = marquez.runs(NAMESPACE, "daily-sales")
+    ids = Counter(run["id"] for run in runs)
+    assert set(ids) == set(trace_ids) and set(ids.values()) == {1}
+    assert {run["state"] for run in runs} == {"COMPLETED", "FAILED"}
+
+    said_at = watch.sent_at()
+    delays = [said_at[t] - written[t] for t in trace_ids if t in said_at]
+    around = [said_at[t] - written[t] for n, t in enumerate(trace_ids) if n not in OUTAGE]
+    print(
+        f"\nwatch -> Marquez, from the line written to every event accepted: "
+        f"median {statistics.median(around):.2f} s, max {max(around):.2f} s over "
+        f"{len(around)} runs outside the outage; {max(delays):.1f} s at most for a run "
+        "written during it"
+    )
