@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .deliver.destination import Destination, Opening, Recalling, Retry, Supplied
-from .deliver.engine import blocking, deliver_async, unless_cancelled
+from .deliver.destination import Destination, Opening, Retry, Supplied
+from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
 from .deliver.http_settings import event_server
-from .deliver.recall import SAMPLE as RECALL_SAMPLE
-from .deliver.recall import CannotAsk
 from .deliver.registry import CATALOGUE, doubts, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
+from .forgot_step import server_forgot
 from .host.secrets import LazyStore, SecretStore
 from .host.settings import EventSettings, Settings, load_settings
 from .host.workspace import Workspace
@@ -285,47 +284,6 @@ def classify(
     if ledger is None or full:
         return (Classified(winner, True) for winner in scan.index.in_trail_order(only))
     return ledger.classify(scan.index, destination_id, fingerprint, only)
-
-
-async def server_forgot(
-    destination: Destination,
-    recorder: Recorder,
-    scan: TrailScan,
-    opened: Opened,
-    cancel: threading.Event,
-    only: RunFilter = EVERY_RUN,
-) -> bool:
-    """Step *recall*: whether the server lost runs the ledger says it accepted (a database
-    reset, an older backup), where it can be asked (``deliver/recall.py``); if so, the
-    export says so and sends every run again. A cancel ends the asking at once; a server that
-    could not be asked is one line, and nothing changes. Only the runs ``only`` takes are
-    asked about (and sent again)."""
-    if (
-        not isinstance(destination, Recalling)
-        or recorder.ledger is None
-        or recorder.destination_id is None
-    ):
-        return False
-    sample = recorder.ledger.accepted_sample(
-        scan.index, recorder.destination_id, opened.fingerprint, RECALL_SAMPLE, only
-    )
-    if not sample:
-        return False
-    try:
-        said = await unless_cancelled(
-            destination.forgotten(opened.translation.namespace, sample), cancel
-        )
-    except CannotAsk as exc:
-        recorder.add_warning(
-            f"could not ask the server at {destination.name} whether it still "
-            f"has the runs the ledger says it accepted ({exc}); they are not "
-            "sent again (--full sends every run)"
-        )
-        return False
-    if said is None:
-        return False
-    recorder.add_warning(said)
-    return True
 
 
 def check_names(opened: Opened, scan: TrailScan, recorder: Recorder) -> JobNames:

@@ -48,10 +48,10 @@ from .export import (
     never_run,
     open_for,
     open_workspace,
-    server_forgot,
     take_ledger,
     translate,
 )
+from .forgot_step import server_forgot
 from .host.workspace import MARKER
 from .hub.follow import Found, TrailFollower
 from .hub.times import ends_before_start
