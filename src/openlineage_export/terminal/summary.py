@@ -75,7 +75,7 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
             f"stopped: {stopped}",
             f"{report.runs_sent} of {report.runs_total} runs sent before it stopped "
             f"({report.events_sent} events)"
-            + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+            + _kept(report)
             + f"; {pending} pending: the next export sends them",
         ]
         if ending.outage_hint and report.outage is not None:
@@ -84,7 +84,7 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
     lines = [
         f"exported to {report.destination}: {report.runs_sent} of "
         f"{report.runs_total} runs sent ({report.events_sent} events)"
-        + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+        + _kept(report)
         + (f", {report.runs_failed} failed" if report.runs_failed else "")
     ]
     if report.cancelled:
@@ -96,6 +96,15 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
             + ")"
         )
     return lines
+
+
+def _kept(report: ExportReport) -> str:
+    """The runs not sent because the destination has them: those the ledger says it accepted
+    (unchanged), and those the server was found to hold before a first export."""
+    unchanged = report.runs_unchanged - report.runs_held
+    return (f", {unchanged} unchanged" if unchanged else "") + (
+        f", {report.runs_held} already held by the server" if report.runs_held else ""
+    )
 
 
 NAMESPACES_LISTED = 12
