@@ -18,7 +18,7 @@ import pytest
 from fakeserver import Answer, FakeServer, MarquezLike, Recorded
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record, stage_record
 
-from openlineage_export.deliver.held import FIRST_PAGE, Holdings
+from openlineage_export.deliver.held import FIRST_PAGE, Holdings, deadline_for
 
 NAMESPACE = "test-ws"
 
@@ -414,6 +414,12 @@ def test_the_questions_have_one_deadline_together(ws: WorkspaceMaker, tmp_path: 
     ), warning
 
 
+def test_the_deadline_grows_with_the_trail() -> None:
+    assert deadline_for(10, 30, 4) == 30  # the defaults: openlineage.retry.maxTime
+    assert deadline_for(10, 0, 499) == 10  # at least openlineage.timeout
+    assert deadline_for(10, 30, 10_000) == 230  # and a timeout more per 500 runs
+
+
 def test_full_asks_nothing_and_sends_everything(ws: WorkspaceMaker, tmp_path: Path) -> None:
     trail_of(ws, 3)
     with FakeServer(reads=True) as server:
@@ -434,3 +440,37 @@ def test_a_namespace_marquez_does_not_have_is_one_question(
         report = export(ws, tmp_path / "state", server)
         assert [r.path for r in gets(server)] == [f"/api/v1/namespaces/{NAMESPACE}"]
     assert report["runs"]["sent"] == 3 and report["warnings"] == []
+
+
+def test_ctrl_c_ends_the_question_at_once(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """A server that holds its answer: the first Ctrl-C ends the asking, nothing is sent."""
+    import signal
+    import threading
+    import time
+
+    trail_of(ws, 3)
+    ws.settings({"openlineage.timeout": 600})
+    held = threading.Event()
+    with FakeServer(reads=True) as server:
+        server.script(lambda r: Answer(201) if r.method == "POST" else Answer(200, hold=held))
+        proc = subprocess.Popen(
+            cli_command("export", "--json", "-w", str(ws.root)),
+            env=cli_env(tmp_path, OPENLINEAGE_URL=server.url),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not gets(server) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert gets(server), "the export never asked"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)  # not the 600 s the request could take
+        finally:
+            held.set()
+            if proc.poll() is None:
+                proc.kill()
+        assert posts(server) == []
+    assert proc.returncode == 130, err
+    assert json.loads(out)["runs"]["sent"] == 0 and "Traceback" not in err

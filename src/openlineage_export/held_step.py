@@ -48,7 +48,7 @@ async def server_holds(
     try:
         return await unless_cancelled(
             destination.holdings(
-                shapes.job_namespace(translation), job_names(graph, translation, scan)
+                shapes.job_namespace(translation), job_names(graph, translation, scan), scan.runs
             ),
             cancel,
         )

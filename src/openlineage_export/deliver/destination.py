@@ -104,9 +104,10 @@ class Holding(Protocol):
     """A destination that can be asked, before a first export (the ledger holds nothing of it),
     which runs the server already holds (``held.py``), so that only the rest is sent."""
 
-    async def holdings(self, namespace: str, jobs: Collection[str]) -> Holdings | None:
-        """The runs the server holds of these jobs, or None: it is not a server that can be
-        asked; ``recall.CannotAsk`` (why) when it could not be asked: a refusal, an answer not
+    async def holdings(self, namespace: str, jobs: Collection[str], runs: int) -> Holdings | None:
+        """The runs the server holds of these jobs (of a trail of ``runs`` editor runs: the
+        time it is given grows with them), or None: it is not a server that can be asked;
+        ``recall.CannotAsk`` (why) when it could not be asked: a refusal, an answer not
         understood, no answer in time."""
         ...
 

@@ -69,6 +69,13 @@ _MICRO = timedelta(microseconds=1)
 _NO_HEADERS: dict[str, str] = {}
 
 
+def deadline_for(timeout: float, retry_max_time: float, runs: int) -> float:
+    """The time all the pages of one question have together: ``openlineage.retry.maxTime`` (at
+    least ``openlineage.timeout``), and ``openlineage.timeout`` more for every 500 runs of the
+    trail (230 s at the defaults for 10,000 runs: about 2,500 pages)."""
+    return max(timeout, retry_max_time) + timeout * (runs // 500)
+
+
 class Holdings:
     """The runs the server holds: per run id (as an integer), one integer of its state and
     end time (about 150 bytes a run, 14 MB for the 90,000 runs of 10,000 editor runs)."""
