@@ -155,13 +155,16 @@ async def holdings(
     if base is None:
         return None
     reader = _Reader(poster, base, namespace, min(concurrency, CONCURRENCY))
+    window = asyncio.timeout(deadline)
     try:
-        async with asyncio.timeout(deadline):
+        async with window:
             return await reader.read(sorted(jobs))
     except TimeoutError:
-        raise CannotAsk(
-            f"it had not answered within {deadline:g} s ({reader.pages} pages read)"
-        ) from None
+        if window.expired():
+            raise CannotAsk(
+                f"it had not answered within {deadline:g} s ({reader.pages} pages read)"
+            ) from None
+        raise CannotAsk("a page was not answered within openlineage.timeout") from None
     except CannotAsk:
         raise
     except (NoAnswer, BadCertificate, TransportFailure):
