@@ -100,7 +100,8 @@ def _export_sections() -> list[tuple[str, str]]:
 @click.option(
     "--full",
     is_flag=True,
-    help="Send every run again, not only those new or changed since the last export.",
+    help="Send every run again, not only those new or changed since the last export (and "
+    "without first asking a Marquez what it already holds).",
 )
 @click.option(
     "--quiet",
@@ -138,7 +139,9 @@ def export(
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
     Only runs that are new or changed since the last export to the same server are sent (the
-    ledger remembers the others); --full sends them all again.
+    ledger remembers the others); on a first export to a Marquez (an empty ledger, as on a
+    CI job's fresh machine) it asks Marquez which runs it already holds, and sends the rest;
+    --full sends them all again.
     """
     with held_signals():
         from ..terminal.files import is_stdout
