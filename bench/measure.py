@@ -208,10 +208,12 @@ def deliver_ours(
     state_dir: str | None = None,
     namespace: str | None = None,
     unordered: bool = False,
+    full: bool = False,
 ) -> dict[str, Any]:
     """run_export to ``url``: read + translate + encode + POST + ledger (in ``state_dir``).
 
-    ``unordered`` removes the causal order (every run may go at once), to measure its cost.
+    ``unordered`` removes the causal order (every run may go at once), to measure its cost;
+    ``full`` sends every run (``--full``: no question asked of the server).
     """
     from openlineage_export.export import ExportRequest, run_export
 
@@ -226,12 +228,14 @@ def deliver_ours(
     environ = _environ(url, state_dir, namespace)
     settings = _settings(Path(ws), environ, concurrency)
     with Timer() as timer:
-        report = run_export(ExportRequest(Path(ws), settings=settings, environ=environ))
+        report = run_export(ExportRequest(Path(ws), settings=settings, environ=environ, full=full))
     return {
         "events": report.events_sent,
         "runs": report.runs_total,
         "runs_sent": report.runs_sent,
         "runs_unchanged": report.runs_unchanged,
+        "runs_held": report.runs_held,
+        "warnings": report.warnings,
         "runs_failed": report.runs_failed,
         "outage": report.outage,
         "first_failure": report.failed[0].reason if report.failed else None,

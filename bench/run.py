@@ -10,7 +10,9 @@ Runs, side by side on this machine, each measurement in its own child process:
 3. delivery into the real Marquez (``scripts/marquez.sh start``): ours vs the Go load generator;
 4. re-export of an unchanged trail of 100k runs: time and events vs the first, full export;
 5. peak RSS of a dry run of 10k and 1M runs;
-6. Kafka (``scripts/kafka.sh start``): ours vs openlineage-python's KafkaTransport.
+6. Kafka (``scripts/kafka.sh start``): ours vs openlineage-python's KafkaTransport;
+7. a trail the real Marquez already holds, exported from an empty ledger (a CI job on a fresh
+   machine): asking Marquez what it holds vs sending everything (``--full``).
 
 Part 1 also runs a dry run of 20,000 runs and takes its whole process's CPU per event.
 
@@ -21,6 +23,7 @@ Prints a table of ratios against the targets and writes it to ``bench/results/la
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import os
 import platform
@@ -55,12 +58,19 @@ class Sizes:
     repeats: int
     dry_run: int
     client_requests: int
+    known: int = 1_000
 
     @classmethod
-    def of(cls, quick: bool) -> Sizes:
+    def of(cls, quick: bool, known: int | None = None) -> Sizes:
         if quick:
-            return cls(1_000, 2, 300, 60, 2_000, (2_000, 20_000), 30_000, 1, 2_000, 1_500)
-        return cls(5_000, 3, 2_000, 300, 100_000, (10_000, 1_000_000), 100_000, 3, 20_000, 6_000)
+            sizes = cls(1_000, 2, 300, 60, 2_000, (2_000, 20_000), 30_000, 1, 2_000, 1_500, 100)
+        else:
+            sizes = cls(
+                5_000, 3, 2_000, 300, 100_000, (10_000, 1_000_000), 100_000, 3, 20_000, 6_000
+            )
+        if known is not None:
+            sizes = dataclasses.replace(sizes, known=known)
+        return sizes
 
 
 @dataclass
@@ -715,6 +725,84 @@ def part_marquez(
     )
 
 
+# --------------------------------------------------------------------------- 7. already held
+
+
+def part_known(report: Report, sizes: Sizes, concurrency: int, scratch: Path, base: str) -> None:
+    """A trail Marquez already holds, from an empty ledger: asking vs ``--full``.
+
+    The trail (fresh run ids, a namespace of its own) is loaded into Marquez by a first export;
+    then two exports, each from an empty ledger (a CI job's fresh machine), one asking Marquez
+    what it holds (the default), one sending everything (``--full``). A proxy in front of
+    Marquez (tests/e2e/faultproxy.py, no faults) counts the requests each made."""
+    from tests.e2e.faultproxy import FaultProxy
+
+    runs = sizes.known
+    say(f"7. a trail Marquez already holds, from an empty ledger: {runs:,} runs at {base}")
+    if not harness.marquez_up(base):
+        message = (
+            f"skipped: Marquez does not answer at {base}; start it with "
+            "`scripts/marquez.sh start` and run again"
+        )
+        say(f"    {message}")
+        report.target("7", "already held: asking vs --full", "", "", None, message, ">= 20x", None)
+        return
+    source, _ = harness.workspace(runs, gzip_closed=False, log=say)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    ws = harness.rekeyed_copy(source, scratch / "known", f"{stamp}-known")
+    namespace = f"bench-known-{stamp}"
+    part = f"7 ({runs:,} runs)"
+    walls: dict[str, tuple[float, float]] = {}
+    with FaultProxy(base, seed=0) as proxy:
+        for key, label, full in (
+            ("load", "loading it: the first export, into a namespace Marquez lacks", False),
+            ("ask", "empty ledger: asks Marquez what it holds, sends the rest", False),
+            ("full", "empty ledger, --full: sends every run", True),
+        ):
+            reads, posts = len(proxy.reads), len(proxy.passed)
+            done = child(
+                "deliver_ours",
+                ws=str(ws),
+                url=proxy.url,
+                concurrency=concurrency,
+                state_dir=str(scratch / f"state-known-{key}"),
+                namespace=namespace,
+                full=full,
+            )
+            r = done.result
+            gets, sent = len(proxy.reads) - reads, len(proxy.passed) - posts
+            report.measured(
+                part,
+                f"ours: {label}, concurrency {concurrency}",
+                r["events"],
+                r["wall_s"],
+                r["cpu_s"],
+                done.max_rss_mb,
+                f"{done.load_before} -> {done.load_after}",
+                f"requests: {gets + sent:,} ({gets:,} GET, {sent:,} POST); runs sent "
+                f"{r['runs_sent']:,}, held {r['runs_held']:,}, failed {r['runs_failed']}"
+                + (f"; warnings: {r['warnings']}" if r["warnings"] else ""),
+            )
+            say(
+                f"    {key}: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU, "
+                f"{gets:,} GET + {sent:,} POST, held {r['runs_held']:,}"
+            )
+            walls[key] = (r["wall_s"], r["cpu_s"])
+    ratio = walls["full"][0] / walls["ask"][0] if walls["ask"][0] else None
+    met, short = verdict(ratio, 20)
+    report.target(
+        "7",
+        f"a trail of {runs:,} runs Marquez holds, from an empty ledger: --full vs asking",
+        f"{walls['ask'][0]:.1f} s ({walls['ask'][1]:.1f} s CPU)",
+        f"{walls['full'][0]:.1f} s ({walls['full'][1]:.1f} s CPU)",
+        ratio,
+        f"{ratio:.0f}x less time" if ratio else "n/a",
+        ">= 20x",
+        met,
+        short,
+    )
+
+
 # --------------------------------------------------------------------------- 4. incremental
 
 
@@ -1039,7 +1127,14 @@ def main(argv: list[str] | None = None) -> int:
         "scripts/kafka.sh's broker)",
     )
     parser.add_argument(
-        "--parts", default="0123456", help="which parts to run, e.g. 12 (default: all)"
+        "--parts", default="01234567", help="which parts to run, e.g. 12 (default: all)"
+    )
+    parser.add_argument(
+        "--known-runs",
+        type=int,
+        default=None,
+        help="part 7: runs of the trail Marquez already holds (default 1,000; --quick 100): "
+        "loading it takes about 7 minutes per 1,000 runs on 2 busy cores, twice",
     )
     parser.add_argument(
         "--output",
@@ -1049,7 +1144,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
-    sizes = Sizes.of(args.quick)
+    sizes = Sizes.of(args.quick, args.known_runs)
     if args.concurrency is None:
         from openlineage_export.deliver.destination import DeliverySettings
 
@@ -1086,6 +1181,9 @@ def main(argv: list[str] | None = None) -> int:
                 "4": lambda: part_incremental(report, sizes, args.concurrency, scratch, fast_sink),
                 "5": lambda: part_memory(report, sizes),
                 "6": lambda: part_kafka(report, sizes, args.kafka),
+                "7": lambda: part_known(
+                    report, sizes, args.marquez_concurrency, scratch, args.marquez_url
+                ),
             }
             for key, part in parts.items():
                 if key not in args.parts:

@@ -12,6 +12,15 @@ An answer can delay, or reset the connection instead of answering.
         fake_server.script(lambda req: Answer(400, body="no") if ... else Answer(201))
         ... export to fake_server.url ...
         fake_server.requests                              # every Recorded, in arrival order
+
+Reads (GETs) are what an export asks before it sends (deliver/held.py before a first export,
+deliver/recall.py before a later one). By default the server answers them as a server that is
+not Marquez would (a 404 page), keeps them in ``reads`` and never shows them to the script or
+in ``requests``: a test of the events sees the events. ``FakeServer(reads=True)`` (or setting
+``answers_reads``) hands them to the script and records them in ``requests`` like the rest.
+
+:class:`MarquezLike` is a script that plays Marquez: it keeps the events posted to it and
+answers Marquez's read API from them (a namespace, its jobs and their runs, paged; a run by id).
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
@@ -100,9 +110,17 @@ class FakeServer:
     """The server; use the :func:`fake_server` fixture, or ``with FakeServer() as s``."""
 
     def __init__(
-        self, default: Answer | None = None, *, bound: socket.socket | None = None
+        self,
+        default: Answer | None = None,
+        *,
+        bound: socket.socket | None = None,
+        reads: bool = False,
     ) -> None:
         self.default = default or Answer(201)
+        self.answers_reads = reads
+        """Whether GETs go to the script and into ``requests`` (else: a 404, into ``reads``)."""
+        self.reads: list[str] = []
+        """The paths of the GETs answered with a 404 page, not scripted (``answers_reads``)."""
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._queue: deque[Answer | int] = deque()
@@ -270,6 +288,17 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 server.errors.append(exc)
                 body = raw
             request = Recorded(self.command, self.path, headers, raw, body, time.monotonic())
+            if self.command == "GET" and not server.answers_reads:
+                with server._lock:
+                    server.reads.append(self.path)
+                page = b"<html>not here</html>"
+                self.send_response(404)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+                self.wfile.flush()
+                return
             with server._lock:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
@@ -405,3 +434,120 @@ def make_fake_server_fixture() -> Iterator[Callable[[], FakeServer]]:
     finally:
         for server in servers:
             server.stop()
+
+
+# -- Marquez's read API --------------------------------------------------------------------------
+
+MARQUEZ_STATES = {"START": "RUNNING", "COMPLETE": "COMPLETED", "ABORT": "ABORTED", "FAIL": "FAILED"}
+"""The state Marquez gives a run by the type of its last event (``RunState.forType``)."""
+
+
+class MarquezLike:
+    """A script (``fake_server.script(MarquezLike())``) that plays Marquez 0.51: it accepts
+    every event posted and answers the read API from them, as Marquez shapes its answers
+    (``api/src/main/java/marquez/api/JobResource.java``, ``NamespaceResource.java``):
+
+    - ``GET /api/v1/namespaces/{namespace}``: ``{"name", "isHidden", ...}``, or 404;
+    - ``GET /api/v1/namespaces/{namespace}/jobs?limit&offset``: ``{"jobs": [...],
+      "totalCount"}``, each job with its ``latestRun`` and ten ``latestRuns``;
+    - ``GET /api/v1/namespaces/{namespace}/jobs/{job}/runs?limit&offset``: ``{"runs": [...],
+      "totalCount"}``, the latest started first, or 404 (no such namespace, no such job);
+    - ``GET /api/v1/jobs/runs/{id}``: the run, or 404.
+
+    A run is ``{"id", "state", "startedAt", "endedAt", "facets", ...}``: its state from its last
+    event, ``endedAt`` the time of its last event when that one ends it. ``run_bytes`` pads each
+    run's facets to about that many bytes (Marquez writes about 2.5 KB per stage run); a
+    test may change ``runs`` (a run forgotten, another state) or ``hidden`` between exports.
+    Every 404 is Marquez's JSON error (``{"code": 404, "message": ...}``)."""
+
+    def __init__(self, run_bytes: int = 0) -> None:
+        self.run_bytes = run_bytes
+        self.lock = threading.Lock()
+        self.runs: dict[str, dict[str, Any]] = {}
+        """Run id -> the run as Marquez shows it, plus ``_namespace`` and ``_job``."""
+        self.hidden: set[str] = set()
+        self.namespaces: set[str] = set()
+
+    def __call__(self, request: Recorded) -> Answer:
+        if request.method == "POST":
+            self.take(request.json())
+            return Answer(201)
+        parts = urlsplit(request.path)
+        path = [unquote(p) for p in parts.path.split("/")]
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        with self.lock:
+            return self._read(path[1:], query)
+
+    def take(self, event: dict[str, Any]) -> None:
+        """An event, as Marquez records it."""
+        namespace, job = event["job"]["namespace"], event["job"]["name"]
+        with self.lock:
+            self.namespaces.add(namespace)
+            self.hidden.discard(namespace)
+            run = self.runs.setdefault(
+                event["run"]["runId"],
+                {"id": event["run"]["runId"], "_namespace": namespace, "_job": job},
+            )
+            state = MARQUEZ_STATES.get(event["eventType"], "OTHER")
+            run.update(state=state, updatedAt=event["eventTime"])
+            if event["eventType"] == "START":
+                run["startedAt"] = event["eventTime"]
+            run.setdefault("startedAt", None)
+            run["endedAt"] = event["eventTime"] if state != "RUNNING" else run.get("endedAt")
+            run["facets"] = {"padding": "x" * self.run_bytes} if self.run_bytes else {}
+
+    def held(self, namespace: str) -> dict[str, str]:
+        """Run id -> state of every run of ``namespace``."""
+        with self.lock:
+            return {i: r["state"] for i, r in self.runs.items() if r["_namespace"] == namespace}
+
+    def _read(self, path: list[str], query: dict[str, str]) -> Answer:
+        if path[:3] != ["api", "v1", "namespaces"] or len(path) < 4:
+            if path[:4] == ["api", "v1", "jobs", "runs"] and len(path) == 5:
+                run = self.runs.get(path[4])
+                return _missing("Run", path[4]) if run is None else Answer(200, body=_shown(run))
+            return Answer(404, body=f"<html>{'/'.join(path)}: not here</html>")
+        namespace = path[3]
+        if namespace not in self.namespaces or namespace in self.hidden:
+            if len(path) == 4:
+                if namespace in self.hidden:
+                    return Answer(200, body={"name": namespace, "isHidden": True})
+                return _missing("Namespace", namespace)
+            if path[4:] == ["jobs"]:
+                return Answer(200, body={"jobs": [], "totalCount": 0})
+            return _missing("Namespace", namespace)
+        limit, offset = int(query.get("limit", 100)), int(query.get("offset", 0))
+        runs = [r for r in self.runs.values() if r["_namespace"] == namespace]
+        if len(path) == 4:
+            return Answer(200, body={"name": namespace, "isHidden": False, "ownerName": "x"})
+        jobs = sorted({r["_job"] for r in runs})
+        if path[4:] == ["jobs"]:
+            page = [
+                {"name": job, "namespace": namespace, "latestRuns": self._of(runs, job)[:10]}
+                for job in jobs[offset : offset + limit]
+            ]
+            for job in page:
+                job["latestRun"] = job["latestRuns"][0] if job["latestRuns"] else None
+            return Answer(200, body={"jobs": page, "totalCount": len(jobs)})
+        if len(path) == 7 and path[4] == "jobs" and path[6] == "runs":
+            if path[5] not in jobs:
+                return _missing("Job", path[5])
+            of_job = self._of(runs, path[5])
+            return Answer(
+                200, body={"runs": of_job[offset : offset + limit], "totalCount": len(of_job)}
+            )
+        return Answer(404, body={"code": 404, "message": "HTTP 404 Not Found"})
+
+    @staticmethod
+    def _of(runs: list[dict[str, Any]], job: str) -> list[dict[str, Any]]:
+        of_job = [r for r in runs if r["_job"] == job]
+        of_job.sort(key=lambda r: (r["startedAt"] or "", r["id"]), reverse=True)
+        return [_shown(r) for r in of_job]
+
+
+def _shown(run: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in run.items() if not k.startswith("_")}
+
+
+def _missing(what: str, name: str) -> Answer:
+    return Answer(404, body={"code": 404, "message": f"{what} '{name}' not found."})

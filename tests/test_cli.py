@@ -312,7 +312,7 @@ def test_export_to_a_server_json_summary(
     )
     summary = json.loads(result.out)
     assert summary["exitCode"] == result.code == 1, str(result)
-    assert summary["runs"] == {"total": 2, "sent": 1, "unchanged": 0, "failed": 1}
+    assert summary["runs"] == {"total": 2, "sent": 1, "unchanged": 0, "held": 0, "failed": 1}
     assert "no such facet" in summary["failedRuns"][0]["reason"]
     assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
     assert SECRET not in result.text and SECRET not in result.err

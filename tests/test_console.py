@@ -39,7 +39,7 @@ def test_each_event_is_one_json_line_on_stderr_as_the_dry_run_builds_it(
     assert json_lines(sent.stderr) == json_lines(dry.stdout) != []
     report = json.loads(sent.stdout)
     assert report["destination"] == "console:stderr"
-    assert report["runs"] == {"total": 2, "sent": 2, "unchanged": 0, "failed": 0}
+    assert report["runs"] == {"total": 2, "sent": 2, "unchanged": 0, "held": 0, "failed": 0}
     again = run(ws, tmp_path, "export", "--json", OPENLINEAGE_TRANSPORT="console")
     assert json_lines(again.stderr) == [] and json.loads(again.stdout)["runs"]["unchanged"] == 2
 

@@ -279,11 +279,15 @@ def test_missing_secret_stops_before_any_request(
 
 
 def recording_transport() -> tuple[httpx.MockTransport, list[httpx.Request]]:
+    """A host's transport that records the events posted; what an export asks before it sends
+    (a GET: deliver/held.py) is answered as a server that is not Marquez answers, unrecorded."""
     seen: list[httpx.Request] = []
     lock = threading.Lock()
 
     def handler(request: httpx.Request) -> httpx.Response:
         request.read()
+        if request.method == "GET":
+            return httpx.Response(404, text="<html>not here</html>")
         with lock:
             seen.append(request)
         return httpx.Response(201)

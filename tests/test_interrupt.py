@@ -206,6 +206,7 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
         "total": len(expected),
         "sent": len(expected) - len(kept),
         "unchanged": len(kept),
+        "held": 0,
         "failed": 0,
     }
     rest = by_run(slow_server.taken())

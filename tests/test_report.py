@@ -70,7 +70,7 @@ def test_json_holds_what_the_summary_holds() -> None:
     r.add_bad(BadEntry("audit/000001.jsonl", 7, "not JSON"))
     r.warn("run t9 ends before it starts")
     data = r.to_dict()
-    assert data["runs"] == {"total": 3, "sent": 1, "unchanged": 1, "failed": 1}
+    assert data["runs"] == {"total": 3, "sent": 1, "unchanged": 1, "held": 0, "failed": 1}
     assert data["events"] == {"sent": 4} and data["neverRun"] == ["churn"]
     assert data["badEntries"] == {
         "count": 1,

@@ -417,6 +417,7 @@ def test_a_segment_rotated_during_the_export_is_followed_to_its_compressed_form(
             "total": 85,
             "sent": 5,
             "unchanged": 80,
+            "held": 0,
             "failed": 0,
         }
 

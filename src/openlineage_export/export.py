@@ -18,10 +18,12 @@ from typing import Any, BinaryIO
 from .deliver.destination import Destination, Opening, Retry, Supplied
 from .deliver.engine import blocking, deliver_async
 from .deliver.file import FileDestination
+from .deliver.held import Holdings
 from .deliver.http_settings import event_server
 from .deliver.registry import CATALOGUE, doubts, open_destination
 from .errors import ConfigError, DestinationUnreachable, StateError
 from .forgot_step import server_forgot
+from .held_step import server_holds
 from .host.secrets import LazyStore, SecretStore
 from .host.settings import EventSettings, Settings, load_settings
 from .host.workspace import Workspace
@@ -157,10 +159,21 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             full = request.full or await server_forgot(
                 destination, recorder, scan, opened, cancel, only
             )
+            held = None
+            if not full:
+                held = await server_holds(
+                    destination, recorder, scan, opened.graph, opened.translation, cancel
+                )
             ledger_id = recorder.destination_id
             plan = classify(scan, ledger, ledger_id, opened.fingerprint, full=full, only=only)
             runs = translate(
-                opened, scan, plan, recorder, names, keep_unchanged=request.on_run is not None
+                opened,
+                scan,
+                plan,
+                recorder,
+                names,
+                keep_unchanged=request.on_run is not None,
+                held=held,
             )
             try:
                 await deliver_async(runs, destination, recorder.outcome, cancel)
@@ -321,12 +334,15 @@ def translate(
     names: JobNames,
     *,
     keep_unchanged: bool,
+    held: Holdings | None = None,
 ) -> Iterator[tuple[TranslatedRun, Winner]]:
     """Step *translate*: the events of each pending run, read from the trail a second time.
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
-    their events too). A run whose job name is ambiguous is refused here (a failed run,
-    nothing sent); one that ends before it starts is sent as recorded, with a warning.
+    their events too). A run the server already ``held`` as its events would leave it is
+    recorded as accepted, not sent. A run whose job name is ambiguous is refused here (a
+    failed run, nothing sent); one that ends before it starts is sent as recorded, with a
+    warning.
     """
     translator = shapes.translator_for(opened.translation.server)(opened.graph, opened.translation)
     for run, item in opened.trail.runs(
@@ -335,6 +351,9 @@ def translate(
         events = translator.translate(run)
         if not item.pending:
             recorder.unchanged(events)
+            continue
+        if held is not None and names.clash(run) is None and held.holds(events.events):
+            recorder.held(events, item.winner)
             continue
         for problem in ends_before_start(run):
             recorder.add_warning(

@@ -134,6 +134,21 @@ class Recorder:
             self._on_run(RunResult(run, "unchanged"))
         self._progress()
 
+    def held(self, run: TranslatedRun, winner: Winner) -> None:
+        """A run the server was found to hold as its events would leave it: unchanged, and
+        recorded as accepted (nothing sent)."""
+        self.report.runs_held += 1
+        if self.ledger is not None and self.destination_id is not None:
+            self.ledger.record(
+                self.destination_id,
+                winner,
+                run.run_id,
+                self._fingerprint,
+                delivered=True,
+                events=len(run.events),
+            )
+        self.unchanged(run if self._on_run is not None else None)
+
     def outcome(self, run: TranslatedRun, winner: Winner, outcome: RunOutcome) -> None:
         """What the destination did with one run."""
         report = self.report

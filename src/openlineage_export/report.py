@@ -78,6 +78,9 @@ class ExportReport:
     runs_sent: int = 0
     events_sent: int = 0
     runs_unchanged: int = 0
+    runs_held: int = 0
+    """Of the unchanged runs, those the server was found to hold (asked before a first
+    export: ``deliver/held.py``), recorded as accepted without being sent."""
     runs_failed: int = 0
     failed: list[FailedRun] = field(default_factory=list)
     never_run: list[str] = field(default_factory=list)
@@ -141,6 +144,7 @@ class ExportReport:
             "total": self.runs_total,
             "sent": self.runs_sent,
             "unchanged": self.runs_unchanged,
+            "held": self.runs_held,
             "failed": self.runs_failed,
         }
         events = {"sent": self.events_sent}

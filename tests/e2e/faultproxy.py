@@ -28,6 +28,7 @@ says nothing about the exporter (Marquez keeps the state of the last event it re
         ... export to proxy.url ...
         proxy.actions      # Counter of what it did
         proxy.passed       # what it passed to the server, with the answers, in order
+        proxy.reads        # the reads (GETs: what the exporter asks) passed on, in order
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ class FaultProxy:
         self.port: int = self._keeper.getsockname()[1]
         self.actions: Counter[str] = Counter()
         self.passed: list[Passed] = []
+        self.reads: list[str] = []
+        """``METHOD target`` of each read passed on to the server (never faulted)."""
         self._listen()
 
     # -- control ------------------------------------------------------------------------
@@ -344,6 +347,8 @@ class FaultProxy:
             upstream.close()
             _answer(client, 502, b"upstream unavailable")
             return None
+        with self._lock:
+            self.reads.append(f"{method} {target}")
         _answer(client, status, answer, answer_headers, reason=reason)
         return upstream
 

@@ -471,7 +471,7 @@ def test_an_event_larger_than_the_topic_takes_fails_its_own_run_only(
     result = cli("export", "-w", str(ws.root), "--json", env=env)
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert report["runs"] == {"total": 4, "sent": 3, "unchanged": 0, "failed": 1}, report
+    assert report["runs"] == {"total": 4, "sent": 3, "unchanged": 0, "held": 0, "failed": 1}, report
     [failed] = report["failedRuns"]
     assert failed["traceId"] == "large"
     # Ours, then the broker's refusal as librdkafka names it (MSG_SIZE_TOO_LARGE or

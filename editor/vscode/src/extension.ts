@@ -23,10 +23,19 @@ const LAST_REPORT = "openlineage.lastReport";
 const KEY_ORIGINS = "openlineage.keyOrigins";
 const SEND_THERE = "Send it there";
 
+/** The runs not sent because the destination has them, as the CLI's summary says it. */
+function kept(runs: ExportResult["runs"]): string {
+  const held = runs.held ?? 0;
+  const unchanged = runs.unchanged - held;
+  return (unchanged ? `, ${unchanged} unchanged` : "") +
+    (held ? `, ${held} already held by the server` : "");
+}
+
 interface ExportResult {
   destination: string;
   dryRun: boolean;
-  runs: { total: number; sent: number; unchanged: number; failed: number };
+  /** `held`: of the unchanged, the runs the server was found to hold (a first export asks). */
+  runs: { total: number; sent: number; unchanged: number; held?: number; failed: number };
   /** A dry run sends nothing: it says what it built (`built`), with `sent` 0. */
   events: { sent: number; built?: number };
   failedRuns: { traceId: string; pipeline: string; reason: string }[];
@@ -210,7 +219,7 @@ export function activate(context: vscode.ExtensionContext): void {
     } else {
       void vscode.window.showInformationMessage(`${NAME}: exported to ${result.destination}: ` +
         `${result.runs.sent} of ${result.runs.total} runs sent (${result.events.sent} events)` +
-        (result.runs.unchanged ? `, ${result.runs.unchanged} unchanged` : "") + problemsNote);
+        kept(result.runs) + problemsNote);
     }
   };
 

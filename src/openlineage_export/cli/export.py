@@ -106,7 +106,8 @@ def _export_sections() -> list[tuple[str, str]]:
 @click.option(
     "--full",
     is_flag=True,
-    help="Send every run again, not only those new or changed since the last export.",
+    help="Send every run again, not only those new or changed since the last export (and "
+    "without first asking a Marquez what it already holds).",
 )
 @click.option(
     "--quiet",
@@ -155,8 +156,10 @@ def export(
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
     Only runs that are new or changed since the last export to the same server are sent (the
-    ledger remembers the others); --full sends them all again. --pipeline, --since and --until
-    take a part of the trail: the other runs are neither sent nor recorded.
+    ledger remembers the others); on a first export to a Marquez (an empty ledger, as on a
+    CI job's fresh machine) it asks Marquez which runs it already holds, and sends the rest;
+    --full sends them all again. --pipeline, --since and --until take a part of the trail:
+    the other runs are neither sent nor recorded.
     """
     with held_signals():
         from ..terminal.files import is_stdout

@@ -6,14 +6,14 @@ checked before anything is sent) and a :class:`Destination` that takes one edito
 time. ``deliver/registry.py`` lists the kinds.
 
 What only some destinations can do is a Protocol of its own, checked with ``isinstance``:
-:class:`Recalling` (it can be asked what the server forgot) and :class:`NeverWaits` (its
-``send`` writes and returns).
+:class:`Recalling` (it can be asked what the server forgot), :class:`Holding` (it can be asked
+what the server already holds) and :class:`NeverWaits` (its ``send`` writes and returns).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -23,6 +23,7 @@ from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Settings
 from ..secrecy import Redactor
 from ..translate.events import TranslatedRun
+from .held import Holdings
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,19 @@ class Recalling(Protocol):
         again), or None: it has them, or it is not a server that can be asked;
         ``recall.CannotAsk`` (why) when it could not be asked: no answer in time, a client
         that failed on the question."""
+        ...
+
+
+@runtime_checkable
+class Holding(Protocol):
+    """A destination that can be asked, before a first export (the ledger holds nothing of it),
+    which runs the server already holds (``held.py``), so that only the rest is sent."""
+
+    async def holdings(self, namespace: str, jobs: Collection[str], runs: int) -> Holdings | None:
+        """The runs the server holds of these jobs (of a trail of ``runs`` editor runs: the
+        time it is given grows with them), or None: it is not a server that can be asked;
+        ``recall.CannotAsk`` (why) when it could not be asked: a refusal, an answer not
+        understood, no answer in time."""
         ...
 
 

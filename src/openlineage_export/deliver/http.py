@@ -17,7 +17,7 @@ import contextlib
 import gzip
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from ..secrecy import (
 from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
+from .held import Holdings, deadline_for, holdings
 from .http_client import poster_for
 from .http_settings import API_KEY_ENV, HttpSettings, ecosystem_api_key, event_server
 from .poster import Answer, BadCertificate, NoAnswer, TransportFailure
@@ -180,6 +181,21 @@ class HttpDestination:
         await self.start()
         return await forgotten(
             self._poster, self.url, namespace, run_ids, deadline=self.config.timeout
+        )
+
+    async def holdings(self, namespace: str, jobs: Collection[str], runs: int) -> Holdings | None:
+        """The runs of these jobs the server already holds (``held.py``: Marquez can be
+        asked), or None; ``recall.CannotAsk`` when it could not be asked. All the pages
+        together have ``openlineage.retry.maxTime`` (at least ``openlineage.timeout``), and
+        ``openlineage.timeout`` more for every 500 runs of the trail (the pages grow with it)."""
+        await self.start()
+        return await holdings(
+            self._poster,
+            self.url,
+            namespace,
+            jobs,
+            deadline=deadline_for(self.config.timeout, self.retry.max_time, runs),
+            concurrency=self.concurrency,
         )
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:

@@ -227,6 +227,16 @@ class Ledger:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
                 index.db.execute("DETACH DATABASE ledger")
 
+    def accepted_any(self, destination_id: int) -> bool:
+        """Whether the ledger holds any run this destination accepted (under any settings)."""
+        self.flush()
+        with self._lock, self._errors():
+            row = self.db.execute(
+                "SELECT 1 FROM runs WHERE destination_id = ? AND state = 'delivered' LIMIT 1",
+                (destination_id,),
+            ).fetchone()
+        return row is not None
+
     def accepted_sample(
         self,
         index: RunIndex,

@@ -77,7 +77,7 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
             f"stopped: {stopped}",
             f"{report.runs_sent} of {report.runs_total} runs sent before it stopped "
             f"({report.events_sent} events)"
-            + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+            + _kept(report)
             + f"; {pending} pending: the next export sends them",
         ]
         if ending.outage_hint and report.outage is not None:
@@ -86,7 +86,7 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
     lines = [
         f"exported to {report.destination}: {report.runs_sent} of "
         f"{report.runs_total} runs sent ({report.events_sent} events)"
-        + (f", {report.runs_unchanged} unchanged" if report.runs_unchanged else "")
+        + _kept(report)
         + (f", {report.runs_failed} failed" if report.runs_failed else "")
     ]
     if report.cancelled:
@@ -112,6 +112,15 @@ def selection_line(report: ExportReport) -> str:
     return (
         f"selected {report.runs_total} of {report.runs_on_trail} runs on the trail: "
         f"{report.selection.describe()} ({left} left out, {fate})"
+    )
+
+
+def _kept(report: ExportReport) -> str:
+    """The runs not sent because the destination has them: those the ledger says it accepted
+    (unchanged), and those the server was found to hold before a first export."""
+    unchanged = report.runs_unchanged - report.runs_held
+    return (f", {unchanged} unchanged" if unchanged else "") + (
+        f", {report.runs_held} already held by the server" if report.runs_held else ""
     )
 
 
