@@ -185,7 +185,7 @@ def test_an_export_sends_the_selected_runs_and_leaves_the_rest_pending(
     assert first.returncode == 0, first.stderr
     assert posted_runs(fake_server) == ids(2, 4, 6, 8, 9)
     summary = json.loads(first.stdout)
-    assert summary["runs"] == {"total": 5, "sent": 5, "unchanged": 0, "failed": 0}
+    assert summary["runs"] == {"total": 5, "sent": 5, "unchanged": 0, "held": 0, "failed": 0}
     assert summary["selection"]["runsOnTrail"] == 9
 
     status = cli("status", "-w", str(ws.root)).stdout.decode().splitlines()
@@ -214,7 +214,7 @@ def test_an_export_sends_the_selected_runs_and_leaves_the_rest_pending(
     assert posted_runs(fake_server, seen) == ids(1, 3, 5, 7)
     summary = json.loads(rest.stdout)
     assert summary["selection"] is None
-    assert summary["runs"] == {"total": 9, "sent": 4, "unchanged": 5, "failed": 0}
+    assert summary["runs"] == {"total": 9, "sent": 4, "unchanged": 5, "held": 0, "failed": 0}
     assert "9 of 9 runs exported" in cli("status", "-w", str(ws.root)).stdout.decode()
 
 
