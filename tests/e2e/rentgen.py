@@ -364,9 +364,15 @@ def end_offsets(topic: str) -> dict[int, int]:
 
 
 def committed(admin: AdminClient, topic: str, partitions: list[int]) -> dict[int, int]:
-    """partition -> the offset Data.Rentgen's consumer group has committed (-1: none yet)."""
+    """partition -> the offset Data.Rentgen's consumer group has committed (-1: none yet;
+    empty while the broker cannot answer yet: a group coordinator still being chosen on a
+    broker just started, an answer that did not come within a request's 30 s). The caller
+    asks again until its own deadline."""
     request = ConsumerGroupTopicPartitions(GROUP, [TopicPartition(topic, p) for p in partitions])
-    answer = admin.list_consumer_group_offsets([request])[GROUP].result(timeout=30)
+    try:
+        answer = admin.list_consumer_group_offsets([request])[GROUP].result(timeout=30)
+    except (TimeoutError, KafkaException):
+        return {}
     return {tp.partition: tp.offset for tp in answer.topic_partitions}
 
 
