@@ -22,7 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openlineage_export.deliver.registry import CATALOGUE
-from openlineage_export.export import ExportRequest, open_workspace, run_export
+from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.opening import open_workspace
 from openlineage_export.translate import data_rentgen, shapes
 from openlineage_export.translate.ids import canonical_uuid
 

@@ -13,8 +13,9 @@ import pytest
 from helpers import WorkspaceMaker, run_record
 
 from openlineage_export.errors import ConfigError
-from openlineage_export.export import ExportRequest, open_workspace, run_export, scan_trail
+from openlineage_export.export import ExportRequest, run_export, scan_trail
 from openlineage_export.hub.times import microseconds, start_microseconds
+from openlineage_export.opening import open_workspace
 from openlineage_export.selection import Selection, instant_text, parse_when
 from openlineage_export.status import export_status
 

@@ -15,34 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .deliver.destination import Destination, Opening, Retry, Supplied
+from .deliver.destination import Retry
 from .deliver.engine import blocking, deliver_async
-from .deliver.file import FileDestination
 from .deliver.held import Holdings
-from .deliver.http_settings import event_server
-from .deliver.registry import CATALOGUE, doubts, open_destination
-from .errors import ConfigError, DestinationUnreachable, StateError
+from .errors import DestinationUnreachable, StateError
 from .forgot_step import server_forgot
 from .held_step import server_holds
-from .host.secrets import LazyStore, SecretStore
-from .host.settings import EventSettings, Settings, load_settings
-from .host.workspace import Workspace
-from .hub.graph import read_graph
+from .host.secrets import SecretStore
+from .host.settings import Settings
 from .hub.model import BadEntry, Graph
 from .hub.times import ends_before_start
-from .hub.trail import AuditTrail, TrailScan
+from .hub.trail import TrailScan
+from .opening import Opened, begin, ledger_keys, opened_destination, take_ledger
 from .record import Recorder
 from .report import ExportReport, Progress, RunResult
 from .selection import Selection, check_pipelines, selecting
 from .state.answers import Classified
-from .state.folder import state_dir
 from .state.index import EVERY_RUN, RunFilter, Winner
-from .state.ledger import Ledger, config_fingerprint
-from .state.lock import ExportLock
+from .state.ledger import Ledger
 from .translate import shapes
-from .translate.datasets import job_namespace
-from .translate.events import TranslatedRun, TranslationConfig
-from .translate.facets import PRODUCER
+from .translate.events import TranslatedRun
 from .translate.names import JobNames, graph_claims, may_clash
 
 
@@ -85,21 +77,6 @@ class ExportRequest:
     all sent again."""
 
 
-@dataclass(frozen=True)
-class Opened:
-    """Step *open*: the workspace, its settings and graph, and how its events are shaped."""
-
-    workspace: Workspace
-    settings: Settings
-    graph: Graph
-    translation: TranslationConfig
-    fingerprint: bytes
-    """What besides a run's record shapes its events: a change makes every run pending."""
-    trail: AuditTrail
-    namespace_from: str | None = None
-    """The workspace's name, when the namespace made from it had to differ from it."""
-
-
 def run_export(request: ExportRequest) -> ExportReport:
     """Export the workspace's runs; returns the report.
 
@@ -116,27 +93,12 @@ def run_export(request: ExportRequest) -> ExportReport:
 async def run_export_async(request: ExportRequest) -> ExportReport:
     """The export on the caller's event loop; an asyncio host hands in its own aiohttp session
     as ``request.http``. Reading the trail runs in a worker thread, so the loop stays free."""
-    environ = request.environ or {}
-    report = ExportReport(destination="dry run" if request.dry_run else "", dry_run=request.dry_run)
-    cancel = request.cancel or threading.Event()
-    recorder = Recorder(
-        report,
-        cancel,
-        on_bad_entry=request.on_bad_entry,
-        on_run=request.on_run,
-        on_progress=request.on_progress,
-        on_retry=request.on_retry,
-        on_warning=request.on_warning,
-    )
-    opened = open_workspace(request.workspace, request.settings, environ, recorder.bad_entry)
-    report.namespace = shapes.job_namespace(opened.translation)
-    report.namespace_from = opened.namespace_from
+    begun = begin(request, request.on_progress, request.on_retry)
+    report, cancel, recorder, opened = begun.report, begun.cancel, begun.recorder, begun.opened
     report.selection = selection = selecting(request.selection)
     ledger: Ledger | None = None
     async with contextlib.AsyncExitStack() as stack:
-        destination = open_for(request, opened, environ, recorder)
-        stack.push_async_callback(destination.close)
-        recorder.destination(destination.name, destination.redact)
+        destination = opened_destination(stack, request, begun)
         if not request.dry_run:
             ledger = take_ledger(stack, request, opened, destination, recorder)
         only = EVERY_RUN if selection is None else selection.run_filter()
@@ -188,80 +150,6 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
     return report
 
 
-def open_workspace(
-    path: Path | str,
-    settings: Settings | None,
-    environ: Mapping[str, str],
-    on_bad: Callable[[BadEntry], None],
-) -> Opened:
-    """Step *open*: read the workspace's settings and graph."""
-    workspace = Workspace.open(path)
-    settings = settings or load_settings(workspace, CATALOGUE, environ)
-    graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
-    events = settings.of(EventSettings)
-    namespace = job_namespace(events.namespace, graph.workspace_name)
-    translation = TranslationConfig(
-        namespace=namespace.name,
-        source_repository_url=events.source_repository_url,
-        source_repository_version=events.source_repository_version,
-        server=event_server(settings),
-    )
-    # The server's shape joins the fingerprint only when it is not the generic one, so that
-    # switching a destination to DataHub's shape sends every run again, and nothing else moves.
-    shape = () if translation.server == "generic" else (translation.server,)
-    fingerprint = config_fingerprint(
-        translation.namespace,
-        translation.source_repository_url,
-        translation.source_repository_version,
-        PRODUCER,
-        *shape,
-    )
-    trail = AuditTrail(workspace.audit_dir, display_root=workspace.root)
-    return Opened(workspace, settings, graph, translation, fingerprint, trail, namespace.made_from)
-
-
-def take_ledger(
-    stack: contextlib.AsyncExitStack,
-    request: ExportRequest,
-    opened: Opened,
-    destination: Destination,
-    recorder: Recorder,
-) -> Ledger:
-    """Step *open*, when sending: the destination's doubts said, the lock on (workspace,
-    destination) taken and the ledger opened, both let go by ``stack``. The recorder is
-    handed the ledger later (``recorder.use_ledger(ledger, *ledger_keys(opened))``), once
-    what the export asks for holds: one refused leaves no trace in it."""
-    environ = request.environ or {}
-    for doubt in doubts(opened.settings):
-        recorder.add_warning(doubt)
-    # Taken first and let go last, after the ledger holds everything this export did.
-    folder = request.ledger.path.parent if request.ledger else state_dir(environ)
-    lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
-    stack.callback(lock.release)
-    ledger = request.ledger or Ledger.open(environ)
-    stack.callback(ledger.close if request.ledger is None else ledger.flush)
-    return ledger
-
-
-def open_for(
-    request: ExportRequest, opened: Opened, environ: Mapping[str, str], recorder: Recorder
-) -> Destination:
-    """The destination: the dry run's output stream, else the one the settings name."""
-    if request.dry_run:
-        if request.output is None:
-            raise ConfigError("a dry run needs an output stream")
-        return FileDestination.to_stream(request.output)
-    return open_destination(
-        Opening(
-            opened.settings,
-            request.secrets or LazyStore(environ),
-            environ,
-            opened.workspace.root,
-            Supplied(http=request.http, on_retry=recorder.retry),
-        )
-    )
-
-
 def scan_trail(
     opened: Opened,
     on_bad: Callable[[BadEntry], None],
@@ -275,12 +163,6 @@ def scan_trail(
     which only a selection by time needs); ``on_read(bytes_done, bytes_total)`` now and then
     as it goes."""
     return opened.trail.scan(on_bad, on_read=on_read, fingerprints=fingerprints, starts=starts)
-
-
-def ledger_keys(opened: Opened) -> tuple[str, bytes, str]:
-    """What the ledger knows an export by: the workspace, its settings' fingerprint and its
-    namespace."""
-    return str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
 
 
 def classify(

@@ -15,7 +15,7 @@ from .record import Recorder
 from .state.index import EVERY_RUN, RunFilter
 
 if TYPE_CHECKING:
-    from .export import Opened
+    from .opening import Opened
 
 
 async def server_forgot(

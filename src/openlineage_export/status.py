@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .export import Opened, classify, open_workspace, scan_trail
+from .export import classify, scan_trail
 from .host.settings import Settings
 from .hub.model import BadEntry
 from .hub.trail import TrailScan
+from .opening import Opened, open_workspace
 from .state.answers import DestinationStatus
 from .state.ledger import Ledger
 

@@ -39,22 +39,12 @@ from dataclasses import dataclass
 from .deliver.destination import Destination, Retry
 from .deliver.engine import blocking, deliver_async
 from .errors import DestinationUnreachable, StateError, WorkspaceError
-from .export import (
-    ExportRequest,
-    Opened,
-    check_names,
-    classify,
-    ledger_keys,
-    never_run,
-    open_for,
-    open_workspace,
-    take_ledger,
-    translate,
-)
+from .export import ExportRequest, check_names, classify, never_run, translate
 from .forgot_step import server_forgot
 from .host.workspace import MARKER
 from .hub.follow import Found, TrailFollower
 from .hub.times import ends_before_start
+from .opening import Opened, begin, ledger_keys, opened_destination, take_ledger
 from .record import Recorder
 from .report import ExportReport, Progress
 from .state.index import RunIndex, Winner
@@ -101,26 +91,11 @@ def run_watch(request: WatchRequest) -> ExportReport:
 async def run_watch_async(request: WatchRequest) -> ExportReport:
     """The watch on the caller's event loop (see :func:`run_watch`)."""
     base = request.export
-    environ = base.environ or {}
-    report = ExportReport(destination="dry run" if base.dry_run else "", dry_run=base.dry_run)
-    cancel = base.cancel or threading.Event()
     gates = _Gates(base.on_progress, base.on_retry)
-    recorder = Recorder(
-        report,
-        cancel,
-        on_bad_entry=base.on_bad_entry,
-        on_run=base.on_run,
-        on_progress=gates.progress,
-        on_retry=gates.retry,
-        on_warning=base.on_warning,
-    )
-    opened = open_workspace(base.workspace, base.settings, environ, recorder.bad_entry)
-    report.namespace = shapes.job_namespace(opened.translation)
-    report.namespace_from = opened.namespace_from
+    begun = begin(base, gates.progress, gates.retry)
+    report, cancel, recorder, opened = begun.report, begun.cancel, begun.recorder, begun.opened
     async with contextlib.AsyncExitStack() as stack:
-        destination = open_for(base, opened, environ, recorder)
-        stack.push_async_callback(destination.close)
-        recorder.destination(destination.name, destination.redact)
+        destination = opened_destination(stack, base, begun)
         if not base.dry_run:
             ledger = take_ledger(stack, base, opened, destination, recorder)
             recorder.use_ledger(ledger, *ledger_keys(opened))
@@ -132,7 +107,7 @@ async def run_watch_async(request: WatchRequest) -> ExportReport:
             recorder.bad_entry,
             workspace_marker=opened.workspace.root / MARKER,
         )
-        watch = _Watch(request, opened, destination, recorder, follower, gates)
+        watch = _Watch(request, opened, destination, recorder, follower, gates, cancel)
         try:
             await watch.run()
             report.runs_total = index.count()
@@ -183,6 +158,7 @@ class _Watch:
         recorder: Recorder,
         follower: TrailFollower,
         gates: _Gates,
+        cancel: threading.Event,
     ) -> None:
         self.request = request
         self.opened = opened
@@ -190,7 +166,7 @@ class _Watch:
         self.recorder = recorder
         self.follower = follower
         self.gates = gates
-        self.cancel = request.export.cancel or threading.Event()
+        self.cancel = cancel
         self.translator = shapes.translator_for(opened.translation.server)(
             opened.graph, opened.translation
         )
