@@ -34,6 +34,23 @@ cd "$(dirname "$0")/.."
 OLX_TEST_SEED=${OLX_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "test.sh: test order seed $OLX_TEST_SEED (the same order again: OLX_TEST_SEED=$OLX_TEST_SEED" \
   "scripts/test.sh)"
+# The services' ports (Kafka's three, Data.Rentgen's two and its UI's, PostgreSQL's) lie in the
+# range the kernel hands out to outgoing connections (net.ipv4.ip_local_port_range, 32768-60999
+# by default): a test's client, or pip's, could be given one of them just before its service
+# binds it (seen on a cold run: Kafka's 59094, "Address already in use"). As root, they are
+# taken out of that range (net.ipv4.ip_local_reserved_ports, added to what is there, until the
+# machine restarts), first thing, before anything here connects anywhere.
+reserved_ports=/proc/sys/net/ipv4/ip_local_reserved_ports
+if [ "$(id -u)" = 0 ] && [ -w "$reserved_ports" ]; then
+  ports="${KAFKA_PORT:-59092},${KAFKA_CONTROLLER_PORT:-59093},${KAFKA_SASL_PORT:-59094}"
+  ports="$ports,${DATA_RENTGEN_PORT:-58000},${DATA_RENTGEN_CONSUMER_PORT:-58001}"
+  ports="$ports,${DATA_RENTGEN_UI_PORT:-53000},${MARQUEZ_PG_PORT:-55432}"
+  ports="$ports,${MARQUEZ_PORT:-5000},${MARQUEZ_ADMIN_PORT:-5001},${MARQUEZ_WEB_PORT:-3000}"
+  before=$(cat "$reserved_ports")
+  if ! echo "${before:+$before,}$ports" 2>/dev/null >"$reserved_ports"; then
+    echo "test.sh: could not keep the services' ports ($ports) from outgoing connections" >&2
+  fi
+fi
 scripts/setup.sh --test
 # tests/test_scripts.py runs ShellCheck on every script: Debian's, installed when missing.
 # Without it that test is skipped, saying why (and in CI, a skip fails the run).
