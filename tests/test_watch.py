@@ -34,8 +34,8 @@ FINAL = ("succeeded", "failed", "cancelled")
 def watching() -> Iterator[Callable[..., Watch]]:
     started: list[Watch] = []
 
-    def start(root: Path, env: dict[str, str], *extra: str) -> Watch:
-        started.append(Watch(root, env, *extra))
+    def start(root: Path, env: dict[str, str], *extra: str, stdin: int | None = None) -> Watch:
+        started.append(Watch(root, env, *extra, stdin=stdin))
         return started[-1]
 
     yield start
@@ -265,6 +265,34 @@ def test_a_stop_signal_ends_the_watch_with_the_ledger_true(
     assert [(d["exported"], d["pending"]) for d in standing["destinations"]] == [(2, 1)]
 
 
+def test_the_end_of_stdin_ends_the_watch_as_sigterm_does_when_asked(
+    ws: WorkspaceMaker,
+    fake_server: FakeServer,
+    env: dict[str, str],
+    watching: Callable[..., Watch],
+) -> None:
+    """An editor runs the watch as its child with a pipe for stdin: when the editor goes (even
+    killed, saying nothing), the pipe closes, and the watch ends as SIGTERM ends it."""
+    ws.settings({"openlineage.url": fake_server.url})
+    segment = ws.segment("000001.jsonl", [run_record("run-1")])
+    watch = watching(
+        ws.root, env, "--progress", "json", "--until-stdin-closes", stdin=subprocess.PIPE
+    )
+    watch.wait(lambda: bool(watch.events("watching")), "the watch to follow the trail")
+    append(segment, run_record("run-2"), run_record("run-3", status="running"))
+    watch.wait(has_received(fake_server, watch, "run-2"), "run-2 at the server")
+    assert watch.proc.stdin is not None
+    watch.proc.stdin.write(b"anything a host writes is not read as a command\n")
+    watch.proc.stdin.flush()
+    assert watch.proc.poll() is None  # what comes on stdin is not its end
+    watch.proc.stdin.close()
+    assert watch.proc.wait(DEADLINE) == 143
+    exactly_once(fake_server, watch)
+    assert "Traceback" not in "".join(watch.err)
+    standing = status(ws.root, env)
+    assert [(d["exported"], d["pending"]) for d in standing["destinations"]] == [(2, 1)]
+
+
 def test_a_dry_run_writes_each_run_as_it_ends(
     ws: WorkspaceMaker, env: dict[str, str], watching: Callable[..., Watch], tmp_path: Path
 ) -> None:
@@ -319,3 +347,16 @@ def test_watch_refuses_what_makes_no_sense(
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [f"error: --watch does not go with {option[0]}"], done.stderr
+
+
+def test_until_stdin_closes_goes_with_watch(ws: WorkspaceMaker, env: dict[str, str]) -> None:
+    done = subprocess.run(
+        cli_command("export", "-w", str(ws.root), "--until-stdin-closes"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == ["error: --until-stdin-closes goes with --watch"], done.stderr

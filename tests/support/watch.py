@@ -22,10 +22,12 @@ from .holds import DEADLINE
 class Watch:
     """A real ``export --watch`` process; what it writes is read as it comes."""
 
-    def __init__(self, root: Path, env: dict[str, str], *extra: str) -> None:
+    def __init__(
+        self, root: Path, env: dict[str, str], *extra: str, stdin: int | None = None
+    ) -> None:
         command = cli_command("export", "-w", str(root), "--watch", *extra)
         self.proc = subprocess.Popen(
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            command, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.err: list[str] = []
         self.times: list[float] = []

@@ -139,6 +139,12 @@ def _export_sections() -> list[tuple[str, str]]:
     help="Then keep following the trail: send each run once it ends, within about a second, "
     "until Ctrl-C or SIGTERM; an outage is waited out (docs/using.md, Following the trail).",
 )
+@click.option(
+    "--until-stdin-closes",
+    is_flag=True,
+    help="With --watch: also end it, as SIGTERM does, when standard input reaches its end; "
+    "for a program that runs the watch as its child (an editor), so that it ends with it.",
+)
 def export(
     dry_run: bool,
     output: Path | None,
@@ -152,6 +158,7 @@ def export(
     since: str | None,
     until: str | None,
     watch: bool,
+    until_stdin_closes: bool,
 ) -> None:
     """Export the workspace's runs to the OpenLineage server in the settings (or --dry-run).
 
@@ -171,6 +178,8 @@ def export(
         # a watch ends by a signal, never whole; it follows the whole trail
         other = "--full" if full else "--report" if report_path else "--pipeline, --since, --until"
         raise click.UsageError(f"--watch does not go with {other}")
+    if until_stdin_closes and not watch:
+        raise click.UsageError("--until-stdin-closes goes with --watch")
     to_stdout = dry_run and is_stdout(output)
     root = current_workspace()
     with held_signals():
@@ -186,7 +195,9 @@ def export(
         from ..terminal.watching import watch_export
     mode = _display_mode(progress, quiet, to_stdout)
     if watch:
-        report, interruption, display = watch_export(root, settings, mode, quiet, dry_run, output)
+        report, interruption, display = watch_export(
+            root, settings, mode, quiet, dry_run, output, until_stdin_closes=until_stdin_closes
+        )
     else:
         display = Display(mode, quiet=quiet)
         report, interruption = _send(

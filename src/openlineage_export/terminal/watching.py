@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -98,9 +99,13 @@ def watch_export(
     quiet: bool,
     dry_run: bool,
     output: Path | None,
+    *,
+    until_stdin_closes: bool = False,
 ) -> tuple[ExportReport, Interruption, Display]:
     """The watch, with its display (no bar: a watch has no end to show), the signals and the
-    events stream around it, until a signal stops it."""
+    events stream around it, until a signal stops it (or, ``until_stdin_closes``, the end of
+    standard input, as SIGTERM: a host that runs the watch as its child, an editor, may be
+    killed without a word; the pipe it held closes all the same)."""
     display = WatchDisplay("plain" if mode == "bar" else mode, quiet=quiet)
     with held_signals():
         from ..export import ExportRequest
@@ -117,6 +122,8 @@ def watch_export(
         ):
             for warning in settings.warnings:
                 display.warning(warning)
+            if until_stdin_closes:
+                threading.Thread(target=_terminate_at_end_of_stdin, daemon=True).start()
             report = run_watch(
                 WatchRequest(
                     ExportRequest(
@@ -143,6 +150,16 @@ def watch_export(
             f"cannot write the events to {where}: {exc.reason}", exc.errno, exc.reason
         ) from None
     return report, interruption, display
+
+
+def _terminate_at_end_of_stdin() -> None:
+    """Read standard input to its end (what it says is not used), then SIGTERM this process:
+    the handler ``interruptible`` installed stops the watch as a service manager's would."""
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    with contextlib.suppress(OSError, ValueError):
+        while stream is not None and stream.read1(65536):
+            pass
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 class _Flushed:
