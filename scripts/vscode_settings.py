@@ -95,12 +95,32 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
     return prop
 
 
+EDITOR_ONLY: dict[str, dict[str, Any]] = {
+    "openlineage.autoExport": {
+        "type": "boolean",
+        "default": False,
+        "scope": "resource",
+        "description": (
+            "While this folder is open, send each run once it ends, as "
+            "`openlineage-export export --watch` does (what is pending first); the status bar "
+            "says what it does. The editor's own setting, never in .workspace/settings.json: "
+            "yours to turn on, in User settings or for this folder (VS Code runs the extension "
+            "only in a trusted workspace). An API key goes only to a server you approved for it."
+        ),
+    },
+}
+"""The extension's own settings, after the tool's: not the tool's (the CLI knows nothing of
+them), so never mirrored into .workspace/settings.json (editor/vscode/src/extension.ts,
+EDITOR_ONLY)."""
+
+
 def configuration() -> dict[str, Any]:
-    """contributes.configuration: one section, every setting in the tool's order."""
-    return {
-        "title": TITLE,
-        "properties": {row.key: property_of(row, i) for i, row in enumerate(CATALOGUE)},
-    }
+    """contributes.configuration: one section, every setting in the tool's order, then the
+    editor's own."""
+    properties = {row.key: property_of(row, i) for i, row in enumerate(CATALOGUE)}
+    for i, (key, prop) in enumerate(EDITOR_ONLY.items(), start=len(properties)):
+        properties[key] = {"type": prop["type"], "order": i, **prop}
+    return {"title": TITLE, "properties": properties}
 
 
 def rendered(package: dict[str, Any]) -> str:

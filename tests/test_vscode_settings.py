@@ -36,7 +36,10 @@ def test_every_setting_with_its_default_choices_and_bounds() -> None:
     configuration = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"]
     assert configuration["title"] == "OpenLineage Export"
     properties = configuration["properties"]
-    assert list(properties) == [row.key for row in CATALOGUE]
+    # The tool's settings in its order, then the editor's own (never the workspace's file's).
+    assert list(properties) == [row.key for row in CATALOGUE] + ["openlineage.autoExport"]
+    auto = properties["openlineage.autoExport"]
+    assert (auto["type"], auto["default"]) == ("boolean", False)  # off unless turned on
     for row in CATALOGUE:
         prop = properties[row.key]
         assert prop["default"] == ("" if row.default is None else row.default), row.key

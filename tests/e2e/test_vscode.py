@@ -19,11 +19,13 @@ import pwd
 import re
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections import defaultdict
+import uuid
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +41,10 @@ from fakeserver import (
     make_fake_server_fixture,  # noqa: F401 - registers make_fake_server
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
-from helpers import DEMO, ROOT
+from faultproxy import FaultProxy
+from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker, run_record
 from support.chromium import chromium, require
+from support.watch import append, gzip_segment
 
 pytestmark = pytest.mark.e2e
 
@@ -297,6 +301,27 @@ class Workbench:
             """pattern => window.__toasts.find(t => new RegExp(pattern).test(t))""", arg=pattern
         )
         return str(found.json_value())
+
+    def status_bar(self) -> str:
+        """The text of the extension's status bar item ("" while there is none)."""
+        return str(
+            self.page.evaluate(
+                """() => [...document.querySelectorAll('.part.statusbar .statusbar-item')]
+                     .map(e => e.innerText.replace(/\\s+/g, ' ').trim())
+                     .find(t => t.startsWith('OpenLineage')) || ''"""
+            )
+        )
+
+    def wait_status_bar(self, pattern: str) -> str:
+        """The status bar item's text once it matches ``pattern``."""
+        seen: list[str] = []
+
+        def matches() -> bool:
+            seen.append(self.status_bar())
+            return re.search(pattern, seen[-1]) is not None
+
+        wait_until(f"the status bar to say {pattern!r} (it said {seen[-1:]})", matches)
+        return seen[-1]
 
     def toasts(self) -> list[str]:
         return list(self.page.evaluate("window.__toasts"))
@@ -793,3 +818,128 @@ def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
     report = window.page.frame_locator("iframe.webview").frame_locator("iframe#active-frame")
     header = report.locator("header").inner_text()
     assert "Dry run" not in header and "31 runs on the trail" in header, header
+
+
+AUTO_RUNS = 50
+AUTO_PACE = 60.0 / AUTO_RUNS
+"""Seconds between two runs written: 50 over a minute."""
+AUTO_ROTATE_AT = 20
+AUTO_OUTAGE = range(28, 36)
+"""The runs written while the server cannot be reached."""
+
+
+def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
+    open_window: Callable[[Path], Workbench],
+    code_server: CodeServer,
+    marquez: Any,
+    tmp_path: Path,
+) -> None:
+    """openlineage.autoExport, turned on in the folder's Settings: the status bar says it
+    follows the trail; 50 runs appended over a minute, a rotation (a new segment, the old one
+    gzipped) and the server gone and back in the middle, and Marquez holds every run exactly
+    once, each event passed to it once; turned off, the watch ends with the ledger true (a CLI
+    export then takes the lock and finds nothing to send). The delay from a run's line to
+    Marquez holding all its events is reported (``-s``), never asserted."""
+    namespace = "vscode-auto-export"
+    ws = WorkspaceMaker(tmp_path / "auto-export")
+    ws.graph({**GRAPH, "workspace": {"name": namespace}})
+    trace_ids = [str(uuid.uuid4()) for _ in range(AUTO_RUNS)]  # a UUID trace id is the run id
+    with FaultProxy(str(marquez.url), seed=3301) as proxy:
+        ws.settings({"openlineage.url": proxy.url, "openlineage.retry.maxTime": 2})
+        segment = ws.segment("000001.jsonl", [])
+        window = open_window(ws.root)
+        window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
+        toggle = auto_export_checkbox(window)
+        toggle.click()
+        window.wait_status_bar(r"following · 0 sent")
+        assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
+
+        accepted = AcceptedAt(proxy)
+        written: dict[str, float] = {}
+        try:
+            for n, trace_id in enumerate(trace_ids):
+                if n == AUTO_ROTATE_AT:
+                    old, segment = segment, ws.audit / "000002.jsonl"
+                    append(segment, run_record(trace_id, status="running"))
+                    gzip_segment(old)
+                else:
+                    append(segment, run_record(trace_id, status="running"))
+                if n == AUTO_OUTAGE.start:
+                    proxy.go_away("refuse")
+                append(
+                    segment, run_record(trace_id, status="failed" if n % 7 == 3 else "succeeded")
+                )
+                written[trace_id] = time.monotonic()
+                if n == AUTO_OUTAGE.stop - 1:
+                    window.wait_status_bar(r"waiting for the server")
+                    proxy.come_back()
+                time.sleep(AUTO_PACE)  # the pace of the trail, not a premise: each run is awaited
+            window.wait_status_bar(rf"following · {AUTO_RUNS} sent$")
+        finally:
+            accepted.stop()
+        passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
+
+        toggle.click()  # off
+        window.wait_status_bar(r"^OpenLineage$")
+        again = code_server.cli("export", "-w", str(ws.root), "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["runs"]["sent"] == 0  # the ledger knew every run
+
+    # Each run's events passed to Marquez once each (its final record: the running ones
+    # were never sent), and Marquez holds every run exactly once, in its final state.
+    expected = by_run(dry_run_events(code_server, ws.root, tmp_path / "events.jsonl"))
+    assert set(expected) == set(trace_ids)
+    assert passed == Counter({run: len(events) for run, events in expected.items()})
+    runs = marquez.runs(namespace, "daily-sales")
+    ids = Counter(run["id"] for run in runs)
+    assert set(ids) == set(trace_ids) and set(ids.values()) == {1}
+    assert {run["state"] for run in runs} == {"COMPLETED", "FAILED"}
+
+    delays = [accepted.at[t] - written[t] for n, t in enumerate(trace_ids) if n not in AUTO_OUTAGE]
+    print(
+        f"\nVS Code auto-export -> Marquez, from the line written to every event accepted: "
+        f"median {statistics.median(delays):.2f} s, max {max(delays):.2f} s over "
+        f"{len(delays)} runs outside the outage"
+    )
+
+
+def auto_export_checkbox(window: Workbench) -> Any:
+    """openlineage.autoExport's checkbox in the folder's Settings (its Workspace tab), as a
+    person finds it: the Settings editor, its name typed in the search box."""
+    window.command("Preferences: Open Workspace Settings")
+    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
+    window.page.keyboard.type("openlineage.autoExport")
+    box = window.page.locator(
+        ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
+        ".setting-value-checkbox"
+    )
+    box.wait_for(state="visible")
+    return box
+
+
+class AcceptedAt:
+    """When the proxy had passed on, and Marquez accepted, as many events of each run as it
+    ever will (looked at every 50 ms, until stopped): for the delay reported."""
+
+    def __init__(self, proxy: FaultProxy) -> None:
+        self.at: dict[str, float] = {}
+        self._proxy = proxy
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        seen = 0
+        while True:
+            stopping = self._stop.wait(0.05)
+            passed = list(self._proxy.passed)
+            for p in passed[seen:]:
+                if p.status < 300:
+                    self.at[pipeline_run(json.loads(p.body))] = time.monotonic()  # latest so far
+            seen = len(passed)
+            if stopping:  # one last look after the stop
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()

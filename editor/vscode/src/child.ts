@@ -3,7 +3,8 @@
 // Cancelling sends SIGINT, as Ctrl-C does: the tool finishes the requests in flight, keeps the
 // ledger, and exits 130.
 
-import { spawn } from "node:child_process";
+import { ChildProcessByStdio, spawn } from "node:child_process";
+import { Readable } from "node:stream";
 import * as vscode from "vscode";
 import { Tool } from "./tool";
 
@@ -27,13 +28,16 @@ export interface RunOptions {
   env: NodeJS.ProcessEnv;
   onLine?: (line: ProgressLine) => void;
   token?: vscode.CancellationToken;
+  /** "pipe": standard input is a pipe held open until the child ends (a watch run with
+   * --until-stdin-closes ends when it closes: when this process goes, however it goes). */
+  stdin?: "pipe";
 }
 
 export function runTool(tool: Tool, args: string[], options: RunOptions): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(tool.python, ["-m", "openlineage_export", ...args], {
-      cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"],
-    });
+      cwd: options.cwd, env: options.env, stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
+    }) as ChildProcessByStdio<null, Readable, Readable>;
     const stdout: Buffer[] = [];
     const messages: string[] = [];
     let pending = "";

@@ -7,8 +7,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { AutoExport, SETTING as AUTO_EXPORT } from "./autoExport";
 import { Finished, ProgressLine, runTool } from "./child";
 import { SettingsMirror, Property } from "./settingsMirror";
+import { ExportStatusBar } from "./statusBar";
 import { ensureTool, Tool, ToolMissing } from "./tool";
 
 const NAME = "OpenLineage Export";
@@ -22,6 +24,8 @@ const LAST_REPORT = "openlineage.lastReport";
  * never the workspace's): a workspace's settings say where events go, not where a key goes. */
 const KEY_ORIGINS = "openlineage.keyOrigins";
 const SEND_THERE = "Send it there";
+/** The editor's own settings: not the tool's, never in .workspace/settings.json. */
+const EDITOR_ONLY = new Set([AUTO_EXPORT]);
 
 /** The runs not sent because the destination has them, as the CLI's summary says it. */
 function kept(runs: ExportResult["runs"]): string {
@@ -49,10 +53,13 @@ export function activate(context: vscode.ExtensionContext): void {
   const problems = vscode.languages.createDiagnosticCollection("openlineage-export");
   const log = (line: string) => output.appendLine(line);
   const root = workspaceRoot();
-  const properties = (context.extension.packageJSON.contributes.configuration.properties ??
-    {}) as Record<string, Property>;
+  // The tool's settings, which .workspace/settings.json holds; not the editor's own.
+  const properties = Object.fromEntries(Object.entries(
+    (context.extension.packageJSON.contributes.configuration.properties ?? {}) as
+      Record<string, Property>).filter(([key]) => !EDITOR_ONLY.has(key)));
   const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
-  context.subscriptions.push(output, problems);
+  const status = new ExportStatusBar();
+  context.subscriptions.push(output, problems, status);
 
   const tool = async (): Promise<Tool | undefined> => {
     try {
@@ -91,7 +98,90 @@ export function activate(context: vscode.ExtensionContext): void {
     return root;
   };
 
+  /** The export's environment, with the key when it may go where the settings send events;
+   * undefined when it may not (said). The key goes only where the CLI's trust model says it
+   * may (`secrets check`: plain http only to this machine, and only to a server its owner
+   * approved); the extension then vouches for the url (a key from the environment goes only
+   * to a url from it). A workspace that names a server not approved for the key: `ask`
+   * says whether its owner sends it there (and approves it for that server from now on). */
+  const keyedEnvironment = async (found: Tool, folder: string, dryRun: boolean,
+    ask: (ref: string, origin: string) => Promise<boolean>):
+    Promise<NodeJS.ProcessEnv | undefined> => {
+    const settings = mirror?.readFile() ?? {};
+    const env = await exportEnvironment(context.secrets, settings, dryRun);
+    if (dryRun || env.OPENLINEAGE_API_KEY === undefined) {
+      return env;
+    }
+    const url = urlInForce(settings, properties);
+    const ref = String(settings["openlineage.apiKey.secretRef"]);
+    const verdict = await checkKey(found, folder, ref, url, approvedOrigins(context, ref));
+    if (typeof verdict === "string" || (!verdict.may && verdict.reason !== "not approved")) {
+      const why = typeof verdict === "string" ? verdict : verdict.message;
+      log(`export not started: ${why}`);
+      void vscode.window.showErrorMessage(`${NAME}: ${why}`);
+      return undefined;
+    }
+    if (!verdict.may) {
+      if (!await ask(ref, verdict.origin)) {
+        log(`export not started: the key '${ref}' is not approved for ${verdict.origin}`);
+        return undefined;
+      }
+      await approve(context, ref, verdict.origin);
+    }
+    env.OPENLINEAGE_URL = url;
+    return env;
+  };
+  const question = (ref: string, origin: string) => `${NAME}: the workspace's settings send ` +
+    `the API key '${ref}' to ${origin}, which you have not approved for it. Send it there, ` +
+    "now and from now on?";
+  /** A person's export asks, and waits for the answer. */
+  const askModal = async (ref: string, origin: string): Promise<boolean> =>
+    await vscode.window.showWarningMessage(question(ref, origin), { modal: true },
+      SEND_THERE) === SEND_THERE;
+
+  const auto = root ? new AutoExport({
+    folder: root,
+    tool,
+    settled: () => mirror?.settled() ?? Promise.resolve(),
+    environment: async () => {
+      const found = await tool();
+      return found && keyedEnvironment(found, root, false, async (ref, origin) => {
+        // Nobody asked for this export just now: a notice, not a modal; its answer starts it.
+        void vscode.window.showWarningMessage(question(ref, origin), SEND_THERE)
+          .then(async (choice) => {
+            if (choice === SEND_THERE) {
+              await approve(context, ref, origin);
+              await auto?.apply();
+            }
+          });
+        return false;
+      });
+    },
+    badEntry: (line) => {
+      const bad = new Map<string, vscode.Diagnostic[]>();
+      addBadEntry(bad, root, line);
+      for (const [file, list] of bad) {
+        const uri = vscode.Uri.file(file);
+        problems.set(uri, [...(problems.get(uri) ?? []), ...list]);
+      }
+    },
+    log,
+    status,
+  }, context.secrets) : undefined;
+  if (auto) {
+    context.subscriptions.push(auto);
+    shutdown = () => auto.shutdown();
+    void auto.apply();
+  }
+
   const exportRuns = async (dryRun: boolean): Promise<void> => {
+    if (!dryRun && auto) {
+      return auto.paused(() => exportOnce(false));  // both would take the ledger's lock
+    }
+    return exportOnce(dryRun);
+  };
+
+  const exportOnce = async (dryRun: boolean): Promise<void> => {
     const folder = needRoot();
     const found = folder && await tool();
     if (!folder || !found) {
@@ -105,39 +195,17 @@ export function activate(context: vscode.ExtensionContext): void {
     if (dryRun) {
       args.push("--dry-run", "-o", events);
     }
-    const settings = mirror?.readFile() ?? {};
-    const env = await exportEnvironment(context.secrets, settings, dryRun);
-    if (!dryRun && env.OPENLINEAGE_API_KEY !== undefined) {
-      // The key goes only where the CLI's trust model says it may (`secrets check`: plain http
-      // only to this machine, and only to a server its owner approved); the extension then
-      // vouches for the url (a key from the environment goes only to a url from it). A
-      // workspace that names a server not approved for the key asks first.
-      const url = urlInForce(settings, properties);
-      const ref = String(settings["openlineage.apiKey.secretRef"]);
-      const verdict = await checkKey(found, folder, ref, url, approvedOrigins(context, ref));
-      if (typeof verdict === "string" || (!verdict.may && verdict.reason !== "not approved")) {
-        const why = typeof verdict === "string" ? verdict : verdict.message;
-        log(`export not started: ${why}`);
-        void vscode.window.showErrorMessage(`${NAME}: ${why}`);
-        return;
-      }
-      if (!verdict.may) {
-        const choice = await vscode.window.showWarningMessage(
-          `${NAME}: the workspace's settings send the API key '${ref}' to ${verdict.origin}, ` +
-          "which you have not approved for it. Send it there, now and from now on?",
-          { modal: true }, SEND_THERE);
-        if (choice !== SEND_THERE) {
-          log(`export not started: the key '${ref}' is not approved for ${verdict.origin}`);
-          return;
-        }
-        await approve(context, ref, verdict.origin);
-      }
-      env.OPENLINEAGE_URL = url;
+    const env = await keyedEnvironment(found, folder, dryRun, askModal);
+    if (!env) {
+      return;
     }
     const bad = new Map<string, vscode.Diagnostic[]>();
     let error: string | undefined;
     problems.clear();
     log(`${dryRun ? "dry run" : "export"} of ${folder} (${new Date().toISOString()})`);
+    status.set(`$(sync~spin) OpenLineage: ${dryRun ? "dry run" : "exporting"}`,
+      "An export is running: its progress is in its notification.");
+    let lastRetry = "";
     const done = await vscode.window.withProgress({
       location: vscode.ProgressLocation.Notification,
       title: dryRun ? "OpenLineage: dry run" : "OpenLineage: exporting",
@@ -157,7 +225,10 @@ export function activate(context: vscode.ExtensionContext): void {
             break;
           case "retry":
             progress.report({ message: `retrying: ${line.reason} (attempt ${line.attempt})` });
-            log(`retrying: ${line.reason} (attempt ${line.attempt})`);
+            if (String(line.reason) !== lastRetry) {  // the output: once per reason
+              lastRetry = String(line.reason);
+              log(`retrying: ${lastRetry}`);
+            }
             break;
           case "warning":
             log(`warning: ${line.message}`);
@@ -187,7 +258,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }
     output.show(true);
     if (!result) {
-      void vscode.window.showErrorMessage(`${NAME}: ${error ?? cliError(done)}`);
+      const why = error ?? cliError(done);
+      status.idle(`failed: ${why}`);
+      void vscode.window.showErrorMessage(`${NAME}: ${why}`);
       return;
     }
     if (dryRun && !result.cancelled && fs.existsSync(events)) {
@@ -202,25 +275,9 @@ export function activate(context: vscode.ExtensionContext): void {
     const badCount = [...bad.values()].reduce((n, list) => n + list.length, 0);
     const problemsNote = !badCount ? "" :
       `; ${badCount === 1 ? "1 bad trail entry" : `${badCount} bad trail entries`} in Problems`;
-    if (result.cancelled) {
-      void vscode.window.showWarningMessage(`${NAME}: cancelled after ${result.runs.sent} of ` +
-        `${result.runs.total} runs; what was accepted is kept, the next export sends the rest`);
-    } else if (result.outage) {
-      void vscode.window.showErrorMessage(`${NAME}: ${result.outage}`);
-    } else if (result.failedRuns.length) {
-      const first = result.failedRuns[0];
-      const runs = result.runs.failed === 1 ? "1 run" : `${result.runs.failed} runs`;
-      void vscode.window.showWarningMessage(`${NAME}: ${runs} refused by ` +
-        `${result.destination}: ${first.reason}${problemsNote}`);
-    } else if (dryRun) {
-      void vscode.window.showInformationMessage(`${NAME}: dry run: ${result.runs.total} runs, ` +
-        `${result.events.built ?? result.events.sent} events built; nothing was sent` +
-        problemsNote);
-    } else {
-      void vscode.window.showInformationMessage(`${NAME}: exported to ${result.destination}: ` +
-        `${result.runs.sent} of ${result.runs.total} runs sent (${result.events.sent} events)` +
-        kept(result.runs) + problemsNote);
-    }
+    const [shown, said] = outcome(result, dryRun, problemsNote);
+    status.idle(said);
+    void shown(`${NAME}: ${said}`);
   };
 
   const storeApiKey = async (): Promise<void> => {
@@ -318,8 +375,12 @@ export function activate(context: vscode.ExtensionContext): void {
   );
 }
 
-export function deactivate(): void {
-  // Everything is disposed through the context's subscriptions.
+let shutdown: (() => Promise<void>) | undefined;
+
+/** Auto-export's watch stopped as Ctrl-C stops it, and waited for; everything else is
+ * disposed through the context's subscriptions. */
+export function deactivate(): Promise<void> | undefined {
+  return shutdown?.();
 }
 
 /** The first workspace folder holding .workspace/, else the first folder. */
@@ -379,6 +440,34 @@ function addBadEntry(bad: Map<string, vscode.Diagnostic[]>, root: string, line: 
     `bad entry, not exported: ${line.reason}`, vscode.DiagnosticSeverity.Warning);
   diagnostic.source = NAME;
   bad.set(file, [...(bad.get(file) ?? []), diagnostic]);
+}
+
+/** How an export ended, in one sentence, and how loud to say it. */
+function outcome(result: ExportResult, dryRun: boolean, problemsNote: string):
+  [(message: string) => Thenable<unknown>, string] {
+  const error = (message: string) => vscode.window.showErrorMessage(message);
+  const warning = (message: string) => vscode.window.showWarningMessage(message);
+  const information = (message: string) => vscode.window.showInformationMessage(message);
+  if (result.cancelled) {
+    return [warning, `cancelled after ${result.runs.sent} of ${result.runs.total} runs; what ` +
+      "was accepted is kept, the next export sends the rest"];
+  }
+  if (result.outage) {
+    return [error, result.outage];
+  }
+  if (result.failedRuns.length) {
+    const first = result.failedRuns[0];
+    const runs = result.runs.failed === 1 ? "1 run" : `${result.runs.failed} runs`;
+    return [warning, `${runs} refused by ${result.destination}: ${first.reason}${problemsNote}`];
+  }
+  if (dryRun) {
+    return [information, `dry run: ${result.runs.total} runs, ` +
+      `${result.events.built ?? result.events.sent} events built; nothing was sent` +
+      problemsNote];
+  }
+  return [information, `exported to ${result.destination}: ${result.runs.sent} of ` +
+    `${result.runs.total} runs sent (${result.events.sent} events)` + kept(result.runs) +
+    problemsNote];
 }
 
 function parseResult(done: Finished): ExportResult | undefined {
