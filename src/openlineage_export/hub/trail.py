@@ -129,7 +129,6 @@ class AuditTrail:
     def scan(
         self,
         on_bad: Callable[[BadEntry], None],
-        run_index: RunIndex | None = None,
         *,
         fingerprints: bool = True,
         starts: bool = False,
@@ -144,7 +143,7 @@ class AuditTrail:
         every few thousand lines and at the end: how much of the segments (their sizes on
         disk) has been read.
         """
-        index = run_index or RunIndex()
+        index = RunIndex()
         index.starts = starts
         scan = TrailScan(segments=segment_files(self.audit_dir), index=index)
         try:
@@ -156,8 +155,7 @@ class AuditTrail:
                 on_read,
             )
         except BaseException:
-            if run_index is None:
-                scan.index.close()  # a full temporary folder must not keep our index
+            scan.index.close()  # a full temporary folder must not keep our index
             raise
         return scan
 
