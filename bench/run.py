@@ -130,6 +130,23 @@ class Report:
         )
         return rate
 
+    def measured_child(
+        self, part: str, what: str, done: ChildResult, note: str = ""
+    ) -> float | None:
+        """Add the row of one measurement child: what it timed (events, wall and CPU seconds),
+        its peak RSS and the load around it; returns events per wall second."""
+        r = done.result
+        return self.measured(
+            part,
+            what,
+            r["events"],
+            r["wall_s"],
+            r["cpu_s"],
+            done.max_rss_mb,
+            f"{done.load_before} -> {done.load_after}",
+            note,
+        )
+
     def target(
         self,
         key: str,
@@ -241,14 +258,10 @@ def part_clients(report: Report, sizes: Sizes, tools: dict[str, Path], scratch: 
             )
             r = done.result
             note = f"failed {r['failed']}" if r["failed"] else ""
-            report.measured(
+            report.measured_child(
                 part,
                 what,
-                r["events"],
-                r["wall_s"],
-                r["cpu_s"],
-                done.max_rss_mb,
-                f"{done.load_before} -> {done.load_after}",
+                done,
                 note,
             )
             per_request[client] = 1e6 * r["cpu_s"] / max(1, r["events"])
@@ -286,23 +299,15 @@ def part_translation(report: Report, sizes: Sizes) -> None:
     if o["events"] != p["events"]:
         report.notes.append(f"translation: ours built {o['events']} events, plain {p['events']}")
     part = f"1 ({runs:,} runs)"
-    ours_rate = report.measured(
+    ours_rate = report.measured_child(
         part,
         "ours: dry run = read trail + translate + encode (orjson)",
-        o["events"],
-        o["wall_s"],
-        o["cpu_s"],
-        ours.max_rss_mb,
-        f"{ours.load_before} -> {ours.load_after}",
+        ours,
     )
-    plain_rate = report.measured(
+    plain_rate = report.measured_child(
         part,
         "openlineage-python: same reader + build_events + Serde.to_json",
-        p["events"],
-        p["wall_s"],
-        p["cpu_s"],
-        plain.max_rss_mb,
-        f"{plain.load_before} -> {plain.load_after}",
+        plain,
     )
     r = parts.result
     floor_rate = report.measured(
@@ -514,14 +519,10 @@ def part_delivery(
                     f" over {sizes.repeats} runs; sink CPU {sink.cpu() - cpu:.1f} s"
                 )
                 rate = (
-                    report.measured(
+                    report.measured_child(
                         part,
                         what,
-                        r["events"],
-                        r["wall_s"],
-                        r["cpu_s"],
-                        done.max_rss_mb,
-                        f"{done.load_before} -> {done.load_after}",
+                        done,
                         note,
                     )
                     or 0.0
@@ -550,14 +551,10 @@ def part_delivery(
             note = counted_note(report, f"2 {key}", r["events"], sink.count())
             if r.get("failed"):
                 note += f"; failed: {r['failed']}"
-            rates[key] = report.measured(
+            rates[key] = report.measured_child(
                 part,
                 what,
-                r["events"],
-                r["wall_s"],
-                r["cpu_s"],
-                done.max_rss_mb,
-                f"{done.load_before} -> {done.load_after}",
+                done,
                 note,
             )
     best = max(ordered, key=lambda c: ordered[c][0])
@@ -700,14 +697,10 @@ def part_marquez(
     note = f"namespace {ours_namespace}; runs failed {r['runs_failed']}"
     if r.get("first_failure"):
         note += f" (first: {r['first_failure'][:120]})"
-    ours = report.measured(
+    ours = report.measured_child(
         part,
         f"ours: run_export, openlineage.concurrency {concurrency}, runs in causal order",
-        r["events"],
-        r["wall_s"],
-        r["cpu_s"],
-        done.max_rss_mb,
-        f"{done.load_before} -> {done.load_after}",
+        done,
         note,
     )
     ratio = ours / limit if ours and limit else None
@@ -771,14 +764,10 @@ def part_known(report: Report, sizes: Sizes, concurrency: int, scratch: Path, ba
             )
             r = done.result
             gets, sent = len(proxy.reads) - reads, len(proxy.passed) - posts
-            report.measured(
+            report.measured_child(
                 part,
                 f"ours: {label}, concurrency {concurrency}",
-                r["events"],
-                r["wall_s"],
-                r["cpu_s"],
-                done.max_rss_mb,
-                f"{done.load_before} -> {done.load_after}",
+                done,
                 f"requests: {gets + sent:,} ({gets:,} GET, {sent:,} POST); runs sent "
                 f"{r['runs_sent']:,}, held {r['runs_held']:,}, failed {r['runs_failed']}"
                 + (f"; warnings: {r['warnings']}" if r["warnings"] else ""),
@@ -823,14 +812,10 @@ def part_incremental(
         )
         counted, sink_cpu = sink.count(), sink.cpu() - cpu
         r = done.result
-        report.measured(
+        report.measured_child(
             part,
             f"ours: {label}, concurrency {concurrency}",
-            r["events"],
-            r["wall_s"],
-            r["cpu_s"],
-            done.max_rss_mb,
-            f"{done.load_before} -> {done.load_after}",
+            done,
             f"{counted_note(report, f'4 {label}', r['events'], counted)}; "
             f"runs unchanged {r['runs_unchanged']:,}; "
             f"failed {r['runs_failed']}; sink CPU {sink_cpu:.1f} s",
@@ -876,14 +861,10 @@ def part_memory(report: Report, sizes: Sizes) -> None:
         ws, _ = harness.workspace(runs, log=say)
         done = child("dry_run_memory", ws=str(ws))
         r = done.result
-        report.measured(
+        report.measured_child(
             f"5 ({runs:,} runs)",
             "ours: dry run into a null sink (peak RSS, wait4)",
-            r["events"],
-            r["wall_s"],
-            r["cpu_s"],
-            done.max_rss_mb,
-            f"{done.load_before} -> {done.load_after}",
+            done,
         )
         peaks.append(done.max_rss_mb)
         whole = 1e6 * done.cpu_s / max(1, r["events"])
@@ -965,14 +946,10 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
     ):
         r = done.result
         rates[key] = (
-            report.measured(
+            report.measured_child(
                 part,
                 what,
-                r["events"],
-                r["wall_s"],
-                r["cpu_s"],
-                done.max_rss_mb,
-                f"{done.load_before} -> {done.load_after}",
+                done,
             )
             or 0.0,
             1e6 * r["cpu_s"] / max(1, r["events"]),

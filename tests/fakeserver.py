@@ -197,6 +197,18 @@ class FakeServer:
                 self._arrived.wait(left)
             return True
 
+    def wait_for_get(self, since: int = 0, timeout: float = 120.0) -> bool:
+        """Wait until a GET (a question) is among the requests from the ``since``-th on;
+        False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while not any(r.method == "GET" for r in self._requests[since:]):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._arrived.wait(left)
+            return True
+
     def _record(self, request: Recorded) -> None:
         with self._arrived:
             self._requests.append(request)

@@ -116,7 +116,7 @@ def deliver(
     on_outcome: Any,
     cancel: threading.Event,
 ) -> None:
-    """What ``engine.deliver`` does (start, send every run, close), on the virtual clock."""
+    """What an export does (start, send every run, close), on the virtual clock."""
 
     async def whole() -> None:
         try:

@@ -357,13 +357,6 @@ def spoil(record: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
     return bad
 
 
-def deep(depth: int) -> Any:
-    value: Any = []
-    for _ in range(depth - 1):
-        value = [value]
-    return value
-
-
 @st.composite
 def hostile_lines(draw: st.DrawFn, fresh_trace_id: Callable[[], str]) -> Line:
     """A line that is not a good record of a known trace id (or a good one of a fresh id)."""

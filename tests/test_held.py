@@ -446,7 +446,6 @@ def test_ctrl_c_ends_the_question_at_once(ws: WorkspaceMaker, tmp_path: Path) ->
     """A server that holds its answer: the first Ctrl-C ends the asking, nothing is sent."""
     import signal
     import threading
-    import time
 
     trail_of(ws, 3)
     ws.settings({"openlineage.timeout": 600})
@@ -461,10 +460,7 @@ def test_ctrl_c_ends_the_question_at_once(ws: WorkspaceMaker, tmp_path: Path) ->
             stderr=subprocess.PIPE,
         )
         try:
-            deadline = time.monotonic() + 120
-            while not gets(server) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert gets(server), "the export never asked"
+            assert server.wait_for_get(), "the export never asked"
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=120)  # not the 600 s the request could take
         finally:

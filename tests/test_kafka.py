@@ -27,7 +27,7 @@ from helpers import reason_between, run_record
 from support.holds import DEADLINE, wait_until
 
 from openlineage_export.deliver.destination import Opening, RunOutcome, Tally
-from openlineage_export.deliver.engine import deliver
+from openlineage_export.deliver.engine import blocking, deliver_async
 from openlineage_export.deliver.kafka import KafkaDestination
 from openlineage_export.deliver.kafka_config import COMPRESSIONS, KafkaConfig, KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, TransportSettings, open_destination
@@ -183,6 +183,25 @@ def send(kafka: KafkaDestination, run: TranslatedRun, cancel: threading.Event) -
     return asyncio.run(go())
 
 
+def deliver_all(kafka: KafkaDestination, runs: list[TranslatedRun]) -> dict[str, RunOutcome]:
+    """Send every run through ``kafka`` and close it, as an export does; each run's outcome."""
+    outcomes: dict[str, RunOutcome] = {}
+
+    async def whole() -> None:
+        try:
+            await deliver_async(
+                ((run, None) for run in runs),
+                kafka,
+                lambda run, _tag, outcome: outcomes.__setitem__(run.run_id, outcome),
+                threading.Event(),
+            )
+        finally:
+            await kafka.close()
+
+    blocking(whole())
+    return outcomes
+
+
 @pytest.fixture
 def never() -> threading.Event:
     return threading.Event()
@@ -234,15 +253,9 @@ def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
     producer.held.clear()  # until two runs wait for their acknowledgements at once
     kafka = destination(producer, concurrency=6)
     runs = [a_run(f"0190b4f6-0000-7000-8000-{n:012d}", events=3 + n % 5) for n in range(40)]
-    outcomes = {}
     when(lambda: producer.most_runs_waiting >= 2, producer.held, "two runs waiting")
     try:
-        deliver(
-            ((run, None) for run in runs),
-            kafka,
-            lambda run, _tag, o: outcomes.__setitem__(run.run_id, o),
-            threading.Event(),
-        )
+        outcomes = deliver_all(kafka, runs)
     finally:
         kafka.close_now()
     assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 40
@@ -321,14 +334,8 @@ def test_an_event_too_large_for_the_broker_fails_its_own_run_not_those_batched_w
     runs = [small[0], large, small[1], small[2]]
     producer = BatchingProducer(limit=20_000, first_batch=sum(len(r.events) for r in runs))
     kafka = destination(producer, concurrency=4)
-    outcomes: dict[str, RunOutcome] = {}
     try:
-        deliver(
-            ((run, None) for run in runs),
-            kafka,
-            lambda run, _tag, o: outcomes.__setitem__(run.run_id, o),
-            threading.Event(),
-        )
+        outcomes = deliver_all(kafka, runs)
     finally:
         kafka.close_now()
     assert len(producer.batches[0]) == 16, "the premise: every run's events in one batch"

@@ -222,7 +222,7 @@ def test_ctrl_c_ends_the_questions_at_once(trail: WorkspaceMaker, tmp_path: Path
         mark = len(server.requests)  # (the first export asked what the server held: nothing)
         proc = start_export(trail, tmp_path, server.url)
         try:
-            assert wait_until_asked(server, mark), "the export never asked"
+            assert server.wait_for_get(mark), "the export never asked"
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=120)  # not the 600 s the request could take
         finally:
@@ -231,17 +231,6 @@ def test_ctrl_c_ends_the_questions_at_once(trail: WorkspaceMaker, tmp_path: Path
                 proc.kill()
     assert proc.returncode == 130, err
     assert json.loads(out)["runs"]["unchanged"] == 8 and "Traceback" not in err
-
-
-def wait_until_asked(server: FakeServer, since: int = 0) -> bool:
-    import time
-
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if any(r.method == "GET" for r in server.requests[since:]):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_300_mb_answer_to_a_question_is_never_read_whole(

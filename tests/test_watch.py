@@ -27,8 +27,6 @@ from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 from support.holds import DEADLINE
 from support.watch import Watch, append, gzip_segment, pipeline_run
 
-FINAL = ("succeeded", "failed", "cancelled")
-
 
 @pytest.fixture
 def watching() -> Iterator[Callable[..., Watch]]:

@@ -23,7 +23,7 @@ from .forgot_step import server_forgot
 from .held_step import server_holds
 from .host.secrets import SecretStore
 from .host.settings import Settings
-from .hub.model import BadEntry, Graph
+from .hub.model import BadEntry, Graph, Run
 from .hub.times import ends_before_start
 from .hub.trail import TrailScan
 from .opening import Opened, begin, ledger_keys, opened_destination, take_ledger
@@ -222,9 +222,7 @@ def translate(
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
     their events too). A run the server already ``held`` as its events would leave it is
-    recorded as accepted, not sent. A run whose job name is ambiguous is refused here (a
-    failed run, nothing sent); one that ends before it starts is sent as recorded, with a
-    warning.
+    recorded as accepted, not sent. The others are sent if they :func:`goes`.
     """
     translator = shapes.translator_for(opened.translation.server)(opened.graph, opened.translation)
     for run, item in opened.trail.runs(
@@ -237,16 +235,32 @@ def translate(
         if held is not None and names.clash(run) is None and held.holds(events.events):
             recorder.held(events, item.winner)
             continue
-        for problem in ends_before_start(run):
-            recorder.add_warning(
-                f"{opened.trail.where(scan, item)}: run {run.trace_id!r} "
-                f"{problem}; exported as recorded"
-            )
-        clash = names.clash(run)
-        if clash is not None:
-            recorder.refused(events, item.winner, f"{clash}; not exported")
-            continue
-        yield events, item.winner
+        if goes(opened, scan, recorder, names, run, events, item.winner):
+            yield events, item.winner
+
+
+def goes(
+    opened: Opened,
+    scan: TrailScan,
+    recorder: Recorder,
+    names: JobNames,
+    run: Run,
+    events: TranslatedRun,
+    winner: Winner,
+) -> bool:
+    """Whether a pending run's ``events`` go to the destination: not when its job name is
+    ambiguous (refused: a failed run, nothing sent); one that ends before it starts goes as
+    recorded, with a warning."""
+    for problem in ends_before_start(run):
+        recorder.add_warning(
+            f"{opened.trail.where(scan, winner)}: run {run.trace_id!r} "
+            f"{problem}; exported as recorded"
+        )
+    clash = names.clash(run)
+    if clash is not None:
+        recorder.refused(events, winner, f"{clash}; not exported")
+        return False
+    return True
 
 
 def _to_read(

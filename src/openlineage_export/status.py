@@ -48,7 +48,6 @@ class WorkspaceStatus:
 def export_status(
     workspace_path: Path | str,
     environ: Mapping[str, str],
-    ledger: Ledger | None = None,
     *,
     settings: Settings | None = None,
 ) -> WorkspaceStatus:
@@ -56,8 +55,7 @@ def export_status(
     those in force, when a host overrides some; default: read from the workspace)."""
     bad = _Counter()
     opened = open_workspace(workspace_path, settings, environ, bad)
-    own = ledger is None
-    ledger = ledger or Ledger.open_read_only(environ)
+    ledger = Ledger.open_read_only(environ)
     scan = scan_trail(opened, bad)
     try:
         states = (
@@ -71,7 +69,7 @@ def export_status(
         return WorkspaceStatus(scan.runs, bad.count, states)
     finally:
         scan.index.close()
-        if own and ledger is not None:
+        if ledger is not None:
             ledger.close()
 
 

@@ -39,11 +39,10 @@ from dataclasses import dataclass
 from .deliver.destination import Destination, Retry
 from .deliver.engine import blocking, deliver_async
 from .errors import DestinationUnreachable, StateError, WorkspaceError
-from .export import ExportRequest, check_names, classify, never_run, translate
+from .export import ExportRequest, check_names, classify, goes, never_run, translate
 from .forgot_step import server_forgot
 from .host.workspace import MARKER
 from .hub.follow import Found, TrailFollower
-from .hub.times import ends_before_start
 from .opening import Opened, begin, ledger_keys, opened_destination, take_ledger
 from .record import Recorder
 from .report import ExportReport, Progress
@@ -244,20 +243,11 @@ class _Watch:
         await self._deliver(self._translated(found))
 
     def _translated(self, found: list[Found]) -> Iterator[tuple[TranslatedRun, Winner]]:
-        trail, scan, recorder = self.opened.trail, self.follower.scan, self.recorder
+        opened, scan, recorder, names = self.opened, self.follower.scan, self.recorder, self.names
         for item in found:
-            run = item.run
-            events = self.translator.translate(run)
-            for problem in ends_before_start(run):
-                recorder.add_warning(
-                    f"{trail.where(scan, item.winner)}: run {run.trace_id!r} "
-                    f"{problem}; exported as recorded"
-                )
-            clash = self.names.clash(run)
-            if clash is not None:
-                recorder.refused(events, item.winner, f"{clash}; not exported")
-                continue
-            yield events, item.winner
+            events = self.translator.translate(item.run)
+            if goes(opened, scan, recorder, names, item.run, events, item.winner):
+                yield events, item.winner
 
     async def _deliver(self, runs: Iterable[tuple[TranslatedRun, Winner]]) -> None:
         """Send; an outage is said once and waited out, never the end of the watch."""

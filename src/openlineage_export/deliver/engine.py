@@ -56,23 +56,6 @@ def crash_reason(exc: BaseException, redact: Callable[[str], str]) -> str:
     return f"failed inside the exporter ({name}{': ' + detail if detail else ''})"
 
 
-def deliver(
-    runs: Iterable[tuple[TranslatedRun, T]],
-    destination: Destination,
-    on_outcome: OnOutcome[T],
-    cancel: threading.Event,
-) -> None:
-    """Start the destination, send every run (:func:`deliver_async`), close it; blocking."""
-
-    async def whole() -> None:
-        try:
-            await deliver_async(runs, destination, on_outcome, cancel)
-        finally:
-            await destination.close()
-
-    blocking(whole())
-
-
 async def deliver_async(
     runs: Iterable[tuple[TranslatedRun, T]],
     destination: Destination,

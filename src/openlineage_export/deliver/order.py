@@ -42,11 +42,6 @@ class Ticket:
         """The earlier legs (of other runs) this one must wait for."""
         self.done = asyncio.Event()
 
-    async def ready(self) -> None:
-        """Wait until every earlier conflicting leg is done (accepted, refused or dropped)."""
-        for earlier in self.after:
-            await earlier.done.wait()
-
 
 @dataclass(frozen=True, slots=True)
 class Leg:

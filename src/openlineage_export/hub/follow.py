@@ -33,8 +33,7 @@ import msgspec
 
 from ..errors import WorkspaceError
 from ..state.index import RunIndex, Winner
-from .model import BadEntry, BadRecord, Run
-from .records import kind_of, parse_run
+from .model import BadEntry, Run
 from .segments import MAX_LINE_BYTES, Segment, SegmentProblem, segment_files
 from .trail import AuditTrail, TrailScan, fingerprint, quick_check
 
@@ -180,41 +179,15 @@ class TrailFollower:
             self._bad(display, number, f"line longer than {MAX_LINE_BYTES} bytes, skipped")
             return None
         try:
-            kind, trace_id = kind_of(line)
+            taken = scan.take_line(line, segment, number, fingerprint)
         except msgspec.DecodeError as exc:
-            self._bad(display, number, f"not JSON ({exc})")
+            taken = f"not JSON ({exc})"
+        if isinstance(taken, str):
+            self._bad(display, number, taken)
+        if not isinstance(taken, Run):
             return None
-        except BadRecord as exc:
-            self._bad(display, number, str(exc))
-            return None
-        if kind != "run":
-            if not isinstance(kind, str):
-                reason = (
-                    "missing required field 'kind'" if kind is None else "'kind' must be a string"
-                )
-                self._bad(display, number, reason)
-            return None
-        scan.run_lines += 1
-        try:
-            run = parse_run(line)
-        except BadRecord as exc:
-            named = isinstance(trace_id, str) and trace_id
-            self._bad(display, number, f"run {trace_id!r}: {exc}" if named else str(exc))
-            return None
-        winner = Winner(run.trace_id, segment, number, fingerprint(line), quick_check(line))
-        scan.index.put(
-            run.trace_id, run.pipeline, segment, number, winner.fingerprint, winner.check
-        )
-        if run.stages:
-            scan.index.put_stages(
-                run.pipeline,
-                tuple(
-                    s.stage
-                    for s in run.stages
-                    if s.status != "skipped" and s.started_at is not None
-                ),
-            )
-        return Found(winner, run)
+        winner = Winner(taken.trace_id, segment, number, fingerprint(line), quick_check(line))
+        return Found(winner, taken)
 
     def _bad(self, file: str, line: int, reason: str) -> None:
         self.scan.bad_entries += 1

@@ -62,6 +62,14 @@ class Position(Protocol):
 P = TypeVar("P", bound=Position)
 
 
+def _no_fingerprint(line: bytes) -> bytes:
+    return b""
+
+
+def _no_start(started_at: str) -> None:
+    return None
+
+
 @dataclass
 class TrailScan:
     """What the first pass learnt: the index of winning positions and a few counts."""
@@ -86,18 +94,58 @@ class TrailScan:
         """The pipeline ids with at least one run on the trail."""
         return self.index.pipelines()
 
+    def take_line(
+        self,
+        line: bytes,
+        segment: int,
+        number: int,
+        fingerprint_of: Callable[[bytes], bytes],
+        start_of: Callable[[str], int | None] = _no_start,
+    ) -> Run | str | None:
+        """One whole line of a segment, as the first pass (and the follower) takes it: a good
+        run record is indexed as its trace id's current one and returned; for a bad entry, the
+        reason is returned; a record of another kind is None. A line that is not JSON raises
+        ``msgspec.DecodeError``: the caller knows whether the hub may still be writing it."""
+        try:
+            kind, trace_id = kind_of(line)
+        except BadRecord as exc:
+            return str(exc)
+        if kind != "run":
+            if kind is None:
+                return "missing required field 'kind'"
+            return None if isinstance(kind, str) else "'kind' must be a string"
+        self.run_lines += 1
+        try:
+            run = parse_run(line)
+        except BadRecord as exc:
+            named = isinstance(trace_id, str) and trace_id
+            return f"run {trace_id!r}: {exc}" if named else str(exc)
+        self.index.put(
+            run.trace_id,
+            run.pipeline,
+            segment,
+            number,
+            fingerprint_of(line),
+            quick_check(line),
+            start_of(run.started_at),
+        )
+        if run.stages:
+            self.index.put_stages(
+                run.pipeline,
+                tuple(
+                    [
+                        s.stage
+                        for s in run.stages
+                        if s.status != "skipped" and s.started_at is not None
+                    ]
+                ),
+            )
+        return run
+
 
 def fingerprint(line: bytes) -> bytes:
     """A short, stable fingerprint of a record's bytes (what the ledger compares)."""
     return hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=12).digest()
-
-
-def _no_fingerprint(line: bytes) -> bytes:
-    return b""
-
-
-def _no_start(started_at: str) -> None:
-    return None
 
 
 def quick_check(line: bytes) -> int:
@@ -129,7 +177,6 @@ class AuditTrail:
     def scan(
         self,
         on_bad: Callable[[BadEntry], None],
-        run_index: RunIndex | None = None,
         *,
         fingerprints: bool = True,
         starts: bool = False,
@@ -144,7 +191,7 @@ class AuditTrail:
         every few thousand lines and at the end: how much of the segments (their sizes on
         disk) has been read.
         """
-        index = run_index or RunIndex()
+        index = RunIndex()
         index.starts = starts
         scan = TrailScan(segments=segment_files(self.audit_dir), index=index)
         try:
@@ -156,8 +203,7 @@ class AuditTrail:
                 on_read,
             )
         except BaseException:
-            if run_index is None:
-                scan.index.close()  # a full temporary folder must not keep our index
+            scan.index.close()  # a full temporary folder must not keep our index
             raise
         return scan
 
@@ -169,7 +215,6 @@ class AuditTrail:
         start_of: Callable[[str], int | None],
         on_read: Callable[[int, int], None] | None,
     ) -> None:
-        put, put_stages = scan.index.put, scan.index.put_stages
         last = len(scan.segments) - 1
         sizes = [segment_size(path) for path in scan.segments] if on_read is not None else []
         total = sum(sizes)
@@ -197,63 +242,17 @@ class AuditTrail:
                             end = after
                             continue
                         try:
-                            kind, trace_id = kind_of(line)
+                            taken = scan.take_line(line, index, number, fingerprint_of, start_of)
                         except msgspec.DecodeError as exc:
                             if index == last and not line.endswith(b"\n"):
                                 # The hub is still writing it: not there yet.
                                 scan.lines -= 1
                                 scan.incomplete_tail = True
                                 break
-                            self._bad(scan, on_bad, display, number, f"not JSON ({exc})")
-                            end = after
-                            continue
-                        except BadRecord as exc:
-                            self._bad(scan, on_bad, display, number, str(exc))
-                            end = after
-                            continue
+                            taken = f"not JSON ({exc})"
                         end = after
-                        if kind != "run":
-                            if not isinstance(kind, str):
-                                reason = (
-                                    "missing required field 'kind'"
-                                    if kind is None
-                                    else "'kind' must be a string"
-                                )
-                                self._bad(scan, on_bad, display, number, reason)
-                            continue
-                        scan.run_lines += 1
-                        try:
-                            run = parse_run(line)
-                        except BadRecord as exc:
-                            named = isinstance(trace_id, str) and trace_id
-                            self._bad(
-                                scan,
-                                on_bad,
-                                display,
-                                number,
-                                f"run {trace_id!r}: {exc}" if named else str(exc),
-                            )
-                            continue
-                        put(
-                            run.trace_id,
-                            run.pipeline,
-                            index,
-                            number,
-                            fingerprint_of(line),
-                            quick_check(line),
-                            start_of(run.started_at),
-                        )
-                        if run.stages:
-                            put_stages(
-                                run.pipeline,
-                                tuple(
-                                    [
-                                        s.stage
-                                        for s in run.stages
-                                        if s.status != "skipped" and s.started_at is not None
-                                    ]
-                                ),
-                            )
+                        if isinstance(taken, str):
+                            self._bad(scan, on_bad, display, number, taken)
             except SegmentProblem as exc:
                 self._bad(scan, on_bad, display, number + 1 if number else 0, str(exc))
             scan.ends.append(end)

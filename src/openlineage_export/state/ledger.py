@@ -203,29 +203,21 @@ class Ledger:
     ) -> Iterator[Classified]:
         """Every run of the trail (that ``only`` takes) in trail order, ``pending`` when it
         must be sent."""
-        self.flush()
-        index.seal()
         where, params = index.where(only, "w")
-        with self._errors():
-            index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
-        try:
-            with self._errors():
-                rows = index.db.execute(
-                    "SELECT w.trace_id, w.segment, w.line, w.fingerprint, w.check_sum, "
-                    "  (r.state IS NOT 'delivered' OR r.line_fingerprint IS NOT w.fingerprint "
-                    "   OR r.config_fingerprint IS NOT ?) "
-                    "FROM winners AS w LEFT JOIN ledger.runs AS r "
-                    "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
-                    f"WHERE {where} ORDER BY w.segment, w.line",
-                    (config, -1 if destination_id is None else destination_id, *params),
+        with self._attached(index) as db, self._errors():
+            rows = db.execute(
+                "SELECT w.trace_id, w.segment, w.line, w.fingerprint, w.check_sum, "
+                "  (r.state IS NOT 'delivered' OR r.line_fingerprint IS NOT w.fingerprint "
+                "   OR r.config_fingerprint IS NOT ?) "
+                "FROM winners AS w LEFT JOIN ledger.runs AS r "
+                "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
+                f"WHERE {where} ORDER BY w.segment, w.line",
+                (config, -1 if destination_id is None else destination_id, *params),
+            )
+            for trace_id, segment, line, fingerprint, check, pending in rows:
+                yield Classified(
+                    Winner(trace_id, segment, line, bytes(fingerprint), check), bool(pending)
                 )
-                for trace_id, segment, line, fingerprint, check, pending in rows:
-                    yield Classified(
-                        Winner(trace_id, segment, line, bytes(fingerprint), check), bool(pending)
-                    )
-        finally:
-            with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
-                index.db.execute("DETACH DATABASE ledger")
 
     def accepted_any(self, destination_id: int) -> bool:
         """Whether the ledger holds any run this destination accepted (under any settings)."""
@@ -248,25 +240,31 @@ class Ledger:
         """The run ids of the last ``limit`` runs of the trail (that ``only`` takes) the ledger
         holds as accepted (this very record, these settings), the last first: what to ask a
         server about."""
+        where, params = index.where(only, "w")
+        with self._attached(index) as db, self._errors():
+            rows = db.execute(
+                "SELECT r.run_id FROM winners AS w JOIN ledger.runs AS r "
+                "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
+                "WHERE r.state = 'delivered' AND r.line_fingerprint = w.fingerprint "
+                f"  AND r.config_fingerprint = ? AND {where} "
+                "ORDER BY w.segment DESC, w.line DESC LIMIT ?",
+                (destination_id, config, *params, limit),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    @contextlib.contextmanager
+    def _attached(self, index: RunIndex) -> Iterator[sqlite3.Connection]:
+        """The run index's connection, with this ledger attached to it as ``ledger`` (what
+        either still holds in memory written first); detached when done."""
         self.flush()
         index.seal()
-        where, params = index.where(only, "w")
         with self._errors():
             index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
         try:
-            with self._errors():
-                rows = index.db.execute(
-                    "SELECT r.run_id FROM winners AS w JOIN ledger.runs AS r "
-                    "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
-                    "WHERE r.state = 'delivered' AND r.line_fingerprint = w.fingerprint "
-                    f"  AND r.config_fingerprint = ? AND {where} "
-                    "ORDER BY w.segment DESC, w.line DESC LIMIT ?",
-                    (destination_id, config, *params, limit),
-                ).fetchall()
+            yield index.db
         finally:
-            with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
                 index.db.execute("DETACH DATABASE ledger")
-        return [str(row[0]) for row in rows]
 
     def record(
         self,
