@@ -50,7 +50,9 @@ def say_how_it_ended(
         stop_signal=interruption.name if interruption.signal else None,
         events_file=events_file,
         bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
-        outage_hint=outage_hint(root, settings) if report.outage else None,
+        outage_hint=(
+            outage_hint(root, settings) if report.outage and not report.outage_explained else None
+        ),
     )
     if display.mode == "json":
         # A host shows the summary in the CLI's own words (the JSON lists every bad entry).
