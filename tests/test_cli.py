@@ -279,7 +279,8 @@ def test_server_down_exits_4_with_one_sentence(cli: Run, demo: Path, refused_por
     assert text.out == b""
     stopped = [line for line in error_lines(text) if line.startswith("stopped: ")]
     assert len(stopped) == 1 and str(port) in stopped[0], str(text)
-    summary = [line for line in error_lines(text) if not line.startswith("retrying: ")]
+    said, *summary = [line for line in error_lines(text) if not line.startswith("retrying: ")]
+    assert said.startswith(f"warning: nothing listens at 127.0.0.1:{port}: "), "at once"
     assert summary[0] == stopped[0], "the summary opens with what happened"
     assert "failed:" not in text.err and "exported to" not in text.err, str(text)
     assert (

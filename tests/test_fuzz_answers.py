@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 from openlineage_export.deliver import recall
 from openlineage_export.deliver.curl_client import CurlPoster
 from openlineage_export.deliver.http import (
-    REASON_LIMIT,
     HttpConfig,
     HttpDestination,
     _says_client_error,
 )
+from openlineage_export.deliver.http_signs import REASON_LIMIT
 from openlineage_export.deliver.poster import (
     BODY_LIMIT,
     Answer,

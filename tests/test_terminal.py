@@ -482,7 +482,7 @@ def test_what_strangers_wrote_reaches_the_terminal_escaped_never_acting_on_it(
     assert screen.title == "", f"the title was set to {screen.title!r}"
     # Nothing was cleared: the first line the command printed is still the first one.
     lines = term.lines()
-    assert lines[0].startswith("exported to http://127.0.0.1:"), text
+    assert lines[0].startswith("nothing exported to http://127.0.0.1:"), text
     assert not any(line.startswith("exported to https://prod") for line in lines), text
     # Every character drawn in the default colour.
     colours = {char.fg for row in screen.buffer.values() for char in row.values()}

@@ -92,7 +92,13 @@ class DestinationError(ExportError):
 
 
 class DestinationUnreachable(DestinationError):
-    """Every attempt to reach the destination failed for the whole bounded retry time."""
+    """Every attempt to reach the destination failed for the whole bounded retry time (or
+    failed so that no retry can help: a certificate refused, a server that speaks no TLS)."""
+
+    def __init__(self, message: str, *, explained: bool = False) -> None:
+        super().__init__(message)
+        self.explained = explained
+        """The message names the cause and its fix: no hint to check the address is added."""
 
 
 class ExportBusy(ExportError):

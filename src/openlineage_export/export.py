@@ -140,7 +140,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             try:
                 await deliver_async(runs, destination, recorder.outcome, cancel)
             except DestinationUnreachable as exc:
-                recorder.outage(str(exc))
+                recorder.outage(str(exc), explained=exc.explained)
             recorder.finish(cancelled=cancel.is_set())
         except StateError as exc:
             if not recorder.sent_anything:

@@ -143,7 +143,7 @@ def take_ledger(
     what the export asks for holds: one refused leaves no trace in it."""
     environ = request.environ or {}
     for doubt in doubts(opened.settings):
-        recorder.add_warning(doubt)
+        recorder.warn_host(doubt)  # said at once: the host shows it before the first refusal
     # Taken first and let go last, after the ledger holds everything this export did.
     folder = request.ledger.path.parent if request.ledger else state_dir(environ)
     lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
@@ -167,7 +167,12 @@ def open_for(
             request.secrets or LazyStore(environ),
             environ,
             opened.workspace.root,
-            Supplied(http=request.http, on_retry=recorder.retry),
+            Supplied(
+                http=request.http,
+                on_retry=recorder.retry,
+                on_warning=recorder.warn_host,
+                on_notice=recorder.notice,
+            ),
         )
     )
 

@@ -127,6 +127,12 @@ class Recorder:
         if self._on_warning is not None:
             self._on_warning(message)
 
+    def notice(self, message: str) -> None:
+        """Something worth telling now that may not hold by the end (nothing listens at the
+        address, yet): handed to the host at once, not kept for the summary."""
+        if self._on_warning is not None and not self._cancel.is_set():
+            self._on_warning(message)
+
     def unchanged(self, run: TranslatedRun | None) -> None:
         """A run the destination already holds as it is (its events, when they were built)."""
         self.report.runs_unchanged += 1
@@ -194,9 +200,11 @@ class Recorder:
         report = self.report
         return bool(report.events_sent or report.runs_sent or report.runs_failed)
 
-    def outage(self, message: str) -> None:
-        """The destination could not be reached at all: the export stopped."""
+    def outage(self, message: str, *, explained: bool = False) -> None:
+        """The destination could not be reached at all: the export stopped (``explained``: the
+        message names the cause and its fix)."""
         self.report.outage = self._redact(message)
+        self.report.outage_explained = explained
 
     def state_failure(self, message: str, *, cancelled: bool) -> None:
         """The ledger (or the run index) could not be written any more: the export stopped.

@@ -88,6 +88,9 @@ class ExportReport:
     bad: list[BadEntry] = field(default_factory=list)
     cancelled: bool = False
     outage: str | None = None
+    outage_explained: bool = False
+    """The outage's message names its cause and fix (a server that speaks no TLS): no hint to
+    check the address follows it."""
     state_error: str | None = None
     """Why the export stopped when the ledger (or the run index) could no longer be written,
     naming the file and what to do; what was recorded before is kept."""

@@ -20,6 +20,7 @@ from ..terminal.signals import exit_interrupted
 from ..terminal.streams import STDOUT, detach, write_err
 from .echo import echo
 from .exit_codes import EXIT_READER_GONE
+from .host_words import host_words
 
 PROG = "openlineage-export"
 
@@ -78,14 +79,15 @@ class Commands(click.Group):
     @staticmethod
     def _error(ctx: click.Context, exc: ExportError) -> None:
         """One line on stderr (JSON with --progress json), and the error's exit code."""
+        message = host_words().error(exc)
         if ctx.meta.get("json_progress"):
             write_err(
                 jsonout.dumps(
-                    {"event": "error", "message": str(exc), "exitCode": exc.exit_code}
+                    {"event": "error", "message": message, "exitCode": exc.exit_code}
                 ).decode()
             )
         else:
-            echo(f"error: {exc}", err=True)
+            echo(f"error: {message}", err=True)
         ctx.exit(exc.exit_code)
 
     def main(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ExportError, OutputError
 from ..terminal.streams import STDOUT, detach, write_err
 from .echo import echo_json
+from .host_words import host_words
 from .workspace import URL_SETTING, load_settings
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ def say_how_it_ended(
         stop_signal=interruption.name if interruption.signal else None,
         events_file=events_file,
         bad_entries_shown=min(display.bad_entries, display.bad_entries_limit),
-        outage_hint=outage_hint(root, settings) if report.outage else None,
+        outage_hint=(
+            outage_hint(root, settings) if report.outage and not report.outage_explained else None
+        ),
     )
     if display.mode == "json":
         # A host shows the summary in the CLI's own words (the JSON lists every bad entry).
@@ -86,10 +89,8 @@ def outage_hint(root: Path, settings: Settings | None) -> str | None:
     kind = kind_of(settings)
     if kind.address is None or kind.unreachable is None:
         return None
-    # One hint, naming where the address came from; the address itself is in the line above.
-    key, question = kind.address, kind.unreachable
-    source = settings.source(key)
-    if source == "given":
-        return f"hint: {question}, and is --url its address?"
-    other = "; --url tries another server for one export" if key == URL_SETTING else ""
-    return f"hint: {question}, and is {key} (from {source}) the address?{other}"
+    # One hint, naming where the address came from (in the host's words: host_words.py); the
+    # address itself is in the line above.
+    key = kind.address
+    asked = host_words().address_question(settings, key, root, is_url=key == URL_SETTING)
+    return f"hint: {kind.unreachable}, and {asked}"

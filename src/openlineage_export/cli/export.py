@@ -19,6 +19,7 @@ from .base import PROG, Command
 from .echo import echo
 from .ending import say_how_it_ended, write_report
 from .exit_codes import EXIT_CODES
+from .host_words import HOST_ENV
 from .selection import selection_of, selection_options
 from .workspace import (
     catalogue,
@@ -43,6 +44,8 @@ OTHER_ENVIRONMENT = {
     "AUTH__API_KEY...)",
     "OPENLINEAGE_CONFIG": "openlineage-python's openlineage.yml [./openlineage.yml, "
     "~/.openlineage/openlineage.yml]",
+    HOST_ENV: "who runs this command: vscode (the extension: hints name Settings and the "
+    "open folder); unset or unknown: the command line",
 }
 """Environment variables besides the settings' own and the kinds' secrets (those come from
 the catalogue and the registry)."""

@@ -17,6 +17,7 @@ from .poster import (
     BadCertificate,
     NoAnswer,
     TransportFailure,
+    connection_failure,
     error_detail,
     os_error_detail,
     ssl_context,
@@ -107,7 +108,9 @@ class AiohttpPoster:
         except aiohttp.ClientConnectorCertificateError as exc:
             raise BadCertificate(str(exc.certificate_error)) from None
         except aiohttp.ClientConnectorError as exc:
-            raise NoAnswer(os_error_detail(exc.os_error)) from None
+            raise connection_failure(exc.os_error) or NoAnswer(
+                os_error_detail(exc.os_error)
+            ) from None
         except aiohttp.ServerDisconnectedError:
             raise NoAnswer("the server closed the connection without answering") from None
         except aiohttp.ClientOSError as exc:

@@ -7,10 +7,11 @@ import asyncio
 import os
 import ssl
 from collections.abc import Mapping
+from errno import ECONNREFUSED
 
 import pycurl
 
-from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, TransportFailure
+from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, NoTls, Refused, TransportFailure
 
 _TIMEOUT = frozenset({pycurl.E_OPERATION_TIMEDOUT})
 _CERTIFICATE = frozenset(
@@ -117,8 +118,14 @@ def curl_error(code: int, curl: pycurl.Curl) -> Exception:
         return TimeoutError()
     if code in _CERTIFICATE:
         return BadCertificate(message)
+    errno = curl.getinfo(pycurl.OS_ERRNO)
+    if code == pycurl.E_SSL_CONNECT_ERROR and errno <= 0:
+        # The handshake failed on what the server said (a plain http server's answer read as
+        # TLS: OpenSSL's "wrong version number"), not on a broken connection: no retry helps.
+        return NoTls(message)
+    if code == pycurl.E_COULDNT_CONNECT and errno == ECONNREFUSED:
+        return Refused(os.strerror(errno).lower())
     if code in _NO_ANSWER:
-        errno = curl.getinfo(pycurl.OS_ERRNO)
         if code == pycurl.E_COULDNT_RESOLVE_HOST:
             return NoAnswer(f"its host name cannot be resolved: {message}")
         if errno > 0 and code in (

@@ -147,6 +147,12 @@ class Supplied:
     """A Kafka producer of the host's own for the ``kafka`` kind (it closes it)."""
     on_retry: Callable[[Retry], None] | None = None
     """Told each time an event is about to be tried again (the host says so as it happens)."""
+    on_warning: Callable[[str], None] | None = None
+    """Told what the first answers say is likely wrong and stays so (every event refused with
+    404): the host says so at once, and the summary again."""
+    on_notice: Callable[[str], None] | None = None
+    """Told what the first answers say may be wrong for now (nothing listens at the address:
+    a server may be starting): the host says so at once; the summary says what came of it."""
 
 
 @dataclass(frozen=True)

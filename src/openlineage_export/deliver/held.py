@@ -43,7 +43,7 @@ from urllib.parse import quote
 import orjson
 
 from ..hub.times import parse_time
-from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, Poster, TransportFailure
+from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, NoTls, Poster, TransportFailure
 from .recall import CannotAsk, marquez_api
 
 FIRST_PAGE = 20
@@ -167,7 +167,7 @@ async def holdings(
         raise CannotAsk("a page was not answered within openlineage.timeout") from None
     except CannotAsk:
         raise
-    except (NoAnswer, BadCertificate, TransportFailure):
+    except (NoAnswer, BadCertificate, NoTls, TransportFailure):
         return None  # no answer: the export itself will say so, as it posts
     except Exception as exc:  # a host's client (or its stand-in) that cannot GET
         detail = " ".join(str(exc).split())[:200]
@@ -294,7 +294,7 @@ def _telling(failed: BaseExceptionGroup[Exception]) -> Exception:
             pending.extend(exc.exceptions)
         elif isinstance(exc, Exception):
             leaves.append(exc)
-    for kind in (CannotAsk, NoAnswer, BadCertificate, TransportFailure):
+    for kind in (CannotAsk, NoAnswer, BadCertificate, NoTls, TransportFailure):
         for exc in leaves:
             if isinstance(exc, kind):
                 return exc

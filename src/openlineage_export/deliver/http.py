@@ -35,9 +35,11 @@ from ..translate.events import TranslatedRun, encode
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
 from .held import Holdings, deadline_for, holdings
+from .http_address import url_doubts
 from .http_client import poster_for
 from .http_settings import API_KEY_ENV, HttpSettings, ecosystem_api_key, event_server
-from .poster import Answer, BadCertificate, NoAnswer, TransportFailure
+from .http_signs import FirstSigns, describe_answer, no_tls
+from .poster import Answer, BadCertificate, NoAnswer, NoTls, Refused, TransportFailure
 from .proxy import environment_proxy
 from .recall import forgotten
 from .retry import RetryPolicy, retry_after_seconds
@@ -47,9 +49,6 @@ USER_AGENT_PREFIX = "openlineage-export"
 AUTH_STRIKES = 3
 """After this many 401/403 answers in a row (nothing accepted between), the key is wrong for
 every run: the export stops instead of trying each run."""
-
-REASON_LIMIT = 500
-"""The most characters of a server's answer shown as a reason."""
 
 DATAHUB_REFUSAL = (
     "HTTP 500 with an empty answer, which is how DataHub before 2025-10 (1.2 and older) refuses "
@@ -79,6 +78,10 @@ class HttpConfig:
     datahub: bool = False
     """The server is DataHub (``openlineage.server``): an empty 500 is its converter refusing
     the event, not a passing failure."""
+    address: str = "openlineage.url"
+    """What the address was set with, for messages: ``openlineage.url``, or ``--url``."""
+    doubt: str | None = None
+    """What is likely wrong with the url, said before sending (``http_address.py``)."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> HttpConfig:
@@ -119,6 +122,10 @@ class HttpConfig:
             key_origin=key.origin if key else None,
             key_fix=key.fix if key else None,
             datahub=event_server(opening.settings) == "datahub",
+            address="--url"
+            if opening.settings.source("openlineage.url") == "given"
+            else "openlineage.url",
+            doubt=next(iter(url_doubts(opening.settings)), None),
         )
 
     @property
@@ -146,6 +153,14 @@ class HttpDestination:
         self.retry = config.retry
         self.redact = Redactor(config.api_key)
         self._on_retry = supplied.on_retry
+        self._signs = FirstSigns(
+            config.url,
+            address=config.address,
+            retry_time=config.retry.max_time,
+            doubt=config.doubt,
+            warn=supplied.on_warning,
+            notice=supplied.on_notice,
+        )
         self._poster = poster_for(
             supplied.http,
             verify=config.verify,
@@ -239,9 +254,16 @@ class HttpDestination:
                         f"the server at {self.url} could not be reached securely: its TLS "
                         f"certificate was not accepted ({exc}); if it is the right server, point "
                         "openlineage.tls.caBundle at the certificate of the CA that signed it"
-                    )
+                    ),
+                    explained=True,
+                ) from None
+            except NoTls as exc:  # no retry will make it speak TLS: stop now
+                raise DestinationUnreachable(
+                    self.redact(no_tls(self.url, str(exc))), explained=True
                 ) from None
             except NoAnswer as exc:
+                if isinstance(exc, Refused):
+                    self._signs.connection_refused()
                 unreachable = True
                 reason = f"no answer from {self.url} ({self.redact(str(exc))})"
             except TimeoutError:
@@ -255,6 +277,7 @@ class HttpDestination:
                 if 200 <= answer.status < 300:
                     self._last_success = time.monotonic()
                     self._auth_refusals = 0
+                    self._signs.accepted()
                     return None
                 reason = self._describe(answer)
                 if answer.status in (401, 403):
@@ -262,6 +285,7 @@ class HttpDestination:
                 if self.config.datahub and answer.status == 500 and not answer.body.strip():
                     return DATAHUB_REFUSAL
                 if answer.status not in policy.status_forcelist or _says_client_error(answer):
+                    self._signs.refused(answer)
                     return reason
                 asked = retry_after_seconds(answer.retry_after, time.time())
             elapsed = time.monotonic() - started
@@ -321,16 +345,7 @@ class HttpDestination:
         return window - quiet_for
 
     def _describe(self, answer: Answer) -> str:
-        if 300 <= answer.status < 400 and answer.location:
-            text = f"redirects to {answer.location}; set openlineage.url to the final address"
-        else:
-            # Redact before cutting: a key straddling the cut would otherwise leave its start.
-            text = self.redact(" ".join(answer.body.decode("utf-8", "replace").split()))
-            if len(text) > REASON_LIMIT:
-                text = text[:REASON_LIMIT] + "..."
-        return self.redact(
-            f"HTTP {answer.status} {answer.reason}".strip() + (f": {text}" if text else "")
-        )
+        return describe_answer(answer, self.redact)
 
 
 async def _stopped(stop: asyncio.Event, seconds: float) -> bool:

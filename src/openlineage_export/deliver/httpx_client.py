@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, TransportFailure, error_detail
+from .poster import (
+    BODY_LIMIT,
+    Answer,
+    BadCertificate,
+    NoAnswer,
+    TransportFailure,
+    connection_failure,
+    error_detail,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -85,7 +93,7 @@ class HttpxPoster:
             untrusted = _certificate_refused(exc)
             if untrusted is not None:
                 raise BadCertificate(untrusted) from None
-            raise NoAnswer(error_detail(exc)) from None
+            raise connection_failure(exc) or NoAnswer(error_detail(exc)) from None
         except httpx.HTTPError as exc:
             raise TransportFailure(error_detail(exc)) from None
 

@@ -4,7 +4,11 @@ A :class:`Poster` sends one request and returns its :class:`Answer`, or raises o
 errors of ours (each client translates its own into these, once, in its module):
 
     NoAnswer           no answer at all: refused, reset, closed before an answer
+    └── Refused        nothing listens at the address (the connection was refused)
     BadCertificate     the server's TLS certificate was not accepted
+    NoTls              the TLS handshake failed on what was said, not on a certificate nor
+                       a broken connection: the server speaks no TLS (an https:// url to a
+                       plain http server) or none we share; no retry can change that
     TransportFailure   anything else on the way (an answer that cannot be decoded...)
     TimeoutError       (Python's own) the request outlasted its deadline, answer included
 
@@ -44,8 +48,18 @@ class NoAnswer(Exception):
     """No answer at all: connection refused, reset or closed before an answer."""
 
 
+class Refused(NoAnswer):
+    """The connection was refused: nothing listens at the address (yet: a server may be
+    starting)."""
+
+
 class BadCertificate(Exception):
     """The server's TLS certificate was not accepted."""
+
+
+class NoTls(Exception):
+    """The TLS handshake failed, not for the certificate and not for a broken connection: what
+    answered speaks no TLS (a plain http server addressed with https://), or none we share."""
 
 
 class TransportFailure(Exception):
@@ -103,3 +117,28 @@ def os_error_detail(exc: OSError) -> str:
     if exc.errno is not None and exc.errno > 0:
         return os.strerror(exc.errno).lower()
     return error_detail(exc)
+
+
+_BROKEN_HANDSHAKE = (
+    ssl.SSLCertVerificationError,  # the clients say BadCertificate for it first
+    ssl.SSLEOFError,
+    ssl.SSLSyscallError,
+    ssl.SSLZeroReturnError,
+    ssl.SSLWantReadError,
+    ssl.SSLWantWriteError,
+)
+"""Python's TLS errors that are a connection broken mid-handshake, not a handshake refused."""
+
+
+def connection_failure(exc: BaseException) -> Exception | None:
+    """What a client's failure to connect is, read from its chain of causes: :class:`NoTls`
+    for a TLS handshake that failed on what was said, :class:`Refused` for a connection
+    refused; None for neither (the client says :class:`NoAnswer` with its own words)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError) and not isinstance(cause, _BROKEN_HANDSHAKE):
+            return NoTls(str(cause.reason or cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return Refused(os_error_detail(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None

@@ -34,7 +34,7 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
-from .poster import Answer, BadCertificate, NoAnswer, Poster, TransportFailure
+from .poster import Answer, BadCertificate, NoAnswer, NoTls, Poster, TransportFailure
 
 SAMPLE = 5
 """Runs asked for, besides the namespace: a few requests before the export sends."""
@@ -71,7 +71,7 @@ async def forgotten(
             return await _ask(poster, base, namespace, run_ids)
     except TimeoutError:
         raise CannotAsk(f"it did not answer within {deadline:g} s, openlineage.timeout") from None
-    except (NoAnswer, BadCertificate, TransportFailure):
+    except (NoAnswer, BadCertificate, NoTls, TransportFailure):
         return None  # no answer: the export itself will say so, as it posts
     except Exception as exc:  # a host's client (or its stand-in) that cannot GET
         detail = " ".join(str(exc).split())[:200]

@@ -21,6 +21,13 @@ MARKER = ".workspace"
 """The folder that makes a folder a workspace."""
 
 
+NAME_IT = "name the workspace with -w DIR"
+"""How a person at the command line names the workspace (a host words it its way:
+``cli/host_words.py``)."""
+NAME_ONE = "name one with -w DIR"
+"""How a person at the command line picks one of the workspaces below a folder."""
+
+
 @dataclass(frozen=True, slots=True)
 class Workspace:
     """A workspace folder: its settings, its Lineage hub graph and its audit trail."""
@@ -38,12 +45,13 @@ class Workspace:
         if not (root / MARKER).is_dir():
             below = workspaces_below(root)
             hint = (
-                "name the workspace with -w DIR"
+                NAME_IT
                 if not below
                 else "workspaces below it: "
                 + ", ".join(str(w) for w in below[:_LISTED])
                 + (f" and {len(below) - _LISTED} more" if len(below) > _LISTED else "")
-                + "; name one with -w DIR"
+                + "; "
+                + NAME_ONE
             )
             raise WorkspaceError(
                 f"{root.absolute()} is not a workspace: it has no {MARKER}/ folder ({hint})"
@@ -67,7 +75,7 @@ class Workspace:
                 return cls(folder.resolve())
         raise WorkspaceError(
             f"{origin} is not in a workspace: neither it nor a folder above "
-            f"it has a {MARKER}/ folder (name the workspace with -w DIR)"
+            f"it has a {MARKER}/ folder ({NAME_IT})"
         )
 
     @property

@@ -83,8 +83,11 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
         if ending.outage_hint and report.outage is not None:
             lines.append(ending.outage_hint)
         return lines
+    # Nothing taken and something refused is no export: its first line must not read as one.
+    nothing = not report.runs_sent and not report.events_sent and report.runs_failed
     lines = [
-        f"exported to {report.destination}: {report.runs_sent} of "
+        f"{'nothing exported' if nothing else 'exported'} to {report.destination}: "
+        f"{report.runs_sent} of "
         f"{report.runs_total} runs sent ({report.events_sent} events)"
         + _kept(report)
         + (f", {report.runs_failed} failed" if report.runs_failed else "")
@@ -147,16 +150,22 @@ def dataset_namespaces_line(report: ExportReport) -> str:
 
 def refused_lines(report: ExportReport) -> list[str]:
     """The runs left behind, one group per pipeline and reason (ids listed once), in a stable
-    order whatever order the destination answered in."""
-    groups: dict[tuple[str, str], list[FailedRun]] = defaultdict(list)
+    order whatever order the destination answered in; a reason runs of several pipelines
+    share (a wrong url refuses them all) is one group, said once."""
+    pipelines: dict[str, set[str]] = defaultdict(set)
+    for failure in report.failed:
+        pipelines[failure.reason].add(failure.pipeline)
+    groups: dict[tuple[str | None, str], list[FailedRun]] = defaultdict(list)
     for failure in report.failed_in_order():
-        groups[failure.pipeline, failure.reason].append(failure)
+        shared = len(pipelines[failure.reason]) > 1
+        groups[None if shared else failure.pipeline, failure.reason].append(failure)
     lines = []
     for (pipeline, reason), failures in groups.items():
         count = len(failures)
         verb = "failed" if reason.startswith("gave up") else "refused"
         runs = "1 run" if count == 1 else f"{count} runs"
-        lines.append(f"{runs} of {pipeline} {verb}: {reason}")
+        of = pipeline if pipeline is not None else f"{len(pipelines[reason])} pipelines"
+        lines.append(f"{runs} of {of} {verb}: {reason}")
         ids = [_run_name(f) for f in failures[:IDS_LISTED]]
         more = f" and {count - IDS_LISTED} more" if count > IDS_LISTED else ""
         lines.append(f"  {'run' if count == 1 else 'runs'}: {', '.join(ids)}{more}")
