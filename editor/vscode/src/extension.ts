@@ -393,7 +393,8 @@ function workspaceRoot(): string | undefined {
 /** The editor's environment with its HTTP surface: http.proxy, http.noProxy and
  * http.proxyStrictSSL apply to the export as they apply to the editor. */
 function baseEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // The CLI words its hints for VS Code ("openlineage.url in Settings", not "--url").
+  const env: NodeJS.ProcessEnv = { ...process.env, OPENLINEAGE_EXPORT_HOST: "vscode" };
   const http = vscode.workspace.getConfiguration("http");
   const proxy = http.get<string>("proxy");
   if (proxy && http.get<string>("proxySupport") !== "off") {
