@@ -263,14 +263,18 @@ def test_a_stop_signal_ends_the_watch_with_the_ledger_true(
     assert [(d["exported"], d["pending"]) for d in standing["destinations"]] == [(2, 1)]
 
 
+@pytest.mark.parametrize("end", ["stdin closed", "SIGINT, stdin open"])
 def test_the_end_of_stdin_ends_the_watch_as_sigterm_does_when_asked(
     ws: WorkspaceMaker,
     fake_server: FakeServer,
     env: dict[str, str],
     watching: Callable[..., Watch],
+    end: str,
 ) -> None:
     """An editor runs the watch as its child with a pipe for stdin: when the editor goes (even
-    killed, saying nothing), the pipe closes, and the watch ends as SIGTERM ends it."""
+    killed, saying nothing), the pipe closes, and the watch ends as SIGTERM ends it; stopped
+    by a signal while the pipe is open, it ends as that signal says (the thread reading the
+    pipe does not stand in the way of the interpreter's exit)."""
     ws.settings({"openlineage.url": fake_server.url})
     segment = ws.segment("000001.jsonl", [run_record("run-1")])
     watch = watching(
@@ -283,10 +287,15 @@ def test_the_end_of_stdin_ends_the_watch_as_sigterm_does_when_asked(
     watch.proc.stdin.write(b"anything a host writes is not read as a command\n")
     watch.proc.stdin.flush()
     assert watch.proc.poll() is None  # what comes on stdin is not its end
-    watch.proc.stdin.close()
-    assert watch.proc.wait(DEADLINE) == 143
+    if end == "stdin closed":
+        watch.proc.stdin.close()
+        assert watch.proc.wait(DEADLINE) == 143
+    else:
+        assert watch.stop(signal.SIGINT) == 130
     exactly_once(fake_server, watch)
-    assert "Traceback" not in "".join(watch.err)
+    err = "".join(watch.err)
+    assert "Traceback" not in err and "Fatal Python error" not in err, err
+    assert watch.events("finished")[-1]["exitCode"] == watch.proc.returncode
     standing = status(ws.root, env)
     assert [(d["exported"], d["pending"]) for d in standing["destinations"]] == [(2, 1)]
 

@@ -314,14 +314,18 @@ class Workbench:
 
     def wait_status_bar(self, pattern: str) -> str:
         """The status bar item's text once it matches ``pattern``."""
-        seen: list[str] = []
-
-        def matches() -> bool:
-            seen.append(self.status_bar())
-            return re.search(pattern, seen[-1]) is not None
-
-        wait_until(f"the status bar to say {pattern!r} (it said {seen[-1:]})", matches)
-        return seen[-1]
+        deadline = time.monotonic() + DEADLINE_MS / 1000
+        while True:
+            text = self.status_bar()
+            if text and re.search(pattern, text):
+                return text
+            if time.monotonic() > deadline:
+                logs = "".join(log.read_text() for log in self.server.output_logs())
+                pytest.fail(
+                    f"waited for the status bar to say {pattern!r}; it said {text!r}; the "
+                    f"output channel said:\n{logs[-3000:]}"
+                )
+            time.sleep(0.05)  # polling a condition, not a premise
 
     def toasts(self) -> list[str]:
         return list(self.page.evaluate("window.__toasts"))
@@ -849,8 +853,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         segment = ws.segment("000001.jsonl", [])
         window = open_window(ws.root)
         window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
-        toggle = auto_export_checkbox(window)
-        toggle.click()
+        set_auto_export(window, True)
         window.wait_status_bar(r"following · 0 sent")
         assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
 
@@ -879,7 +882,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
             accepted.stop()
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
-        toggle.click()  # off
+        set_auto_export(window, False)
         window.wait_status_bar(r"^OpenLineage$")
         again = code_server.cli("export", "-w", str(ws.root), "--json")
         assert again.returncode == 0, again.stderr
@@ -903,18 +906,27 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     )
 
 
-def auto_export_checkbox(window: Workbench) -> Any:
+def set_auto_export(window: Workbench, on: bool) -> None:
     """openlineage.autoExport's checkbox in the folder's Settings (its Workspace tab), as a
-    person finds it: the Settings editor, its name typed in the search box."""
-    window.command("Preferences: Open Workspace Settings")
-    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
-    window.page.keyboard.type("openlineage.autoExport")
+    person finds it (the Settings editor, its name typed in the search box), clicked if it
+    does not show ``on``, then seen to show it."""
+    if not window.page.locator(".settings-editor").is_visible():
+        window.command("Preferences: Open Workspace Settings")
+        search = window.page.locator(".settings-editor textarea[aria-label='Search settings']")
+        search.wait_for(state="visible")
+        window.page.keyboard.type("openlineage.autoExport")
     box = window.page.locator(
         ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
         ".setting-value-checkbox"
     )
-    box.wait_for(state="visible")
-    return box
+    wanted = "true" if on else "false"
+
+    def shows_it() -> bool:
+        return box.get_attribute("aria-checked") == wanted
+
+    if not shows_it():
+        box.click()
+    wait_until(f"openlineage.autoExport's checkbox to show {wanted}", shows_it)
 
 
 class AcceptedAt:

@@ -154,10 +154,12 @@ def watch_export(
 
 def _terminate_at_end_of_stdin() -> None:
     """Read standard input to its end (what it says is not used), then SIGTERM this process:
-    the handler ``interruptible`` installed stops the watch as a service manager's would."""
-    stream = sys.stdin.buffer if sys.stdin is not None else None
-    with contextlib.suppress(OSError, ValueError):
-        while stream is not None and stream.read1(65536):
+    the handler ``interruptible`` installed stops the watch as a service manager's would.
+
+    From the file descriptor, not ``sys.stdin``: a daemon thread blocked in a buffered
+    reader holds its lock, and the interpreter aborts when it finds it held at exit."""
+    with contextlib.suppress(OSError):
+        while os.read(0, 65536):
             pass
     os.kill(os.getpid(), signal.SIGTERM)
 
