@@ -340,12 +340,19 @@ def test_a_removed_workspace_ends_the_watch_in_one_line(
     assert "Traceback" not in "".join(watch.err)
 
 
-@pytest.mark.parametrize("option", [["--full"], ["--report", "r.html"]])
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--watch", "--full"], "--watch does not go with --full"),
+        (["--watch", "--report", "r.html"], "--watch does not go with --report"),
+        (["--until-stdin-closes"], "--until-stdin-closes goes with --watch"),
+    ],
+)
 def test_watch_refuses_what_makes_no_sense(
-    ws: WorkspaceMaker, env: dict[str, str], option: list[str]
+    ws: WorkspaceMaker, env: dict[str, str], options: list[str], said: str
 ) -> None:
     done = subprocess.run(
-        cli_command("export", "-w", str(ws.root), "--watch", *option),
+        cli_command("export", "-w", str(ws.root), *options),
         env=env,
         capture_output=True,
         text=True,
@@ -353,17 +360,4 @@ def test_watch_refuses_what_makes_no_sense(
     )
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-    assert errors == [f"error: --watch does not go with {option[0]}"], done.stderr
-
-
-def test_until_stdin_closes_goes_with_watch(ws: WorkspaceMaker, env: dict[str, str]) -> None:
-    done = subprocess.run(
-        cli_command("export", "-w", str(ws.root), "--until-stdin-closes"),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-    )
-    assert done.returncode == 2
-    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-    assert errors == ["error: --until-stdin-closes goes with --watch"], done.stderr
+    assert errors == [f"error: {said}"], done.stderr

@@ -42,9 +42,9 @@ from fakeserver import (
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from faultproxy import FaultProxy
-from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker, run_record
+from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker
 from support.chromium import chromium, require
-from support.watch import append, gzip_segment
+from support.watch import write_runs_through_a_rotation_and_an_outage
 
 pytestmark = pytest.mark.e2e
 
@@ -212,6 +212,7 @@ class Workbench:
 
     def __init__(self, browser: Any, server: CodeServer, folder: Path) -> None:
         self.server = server
+        self.folder = folder
         self.page = browser.new_page()
         self.outside: set[str] = set()
         self.page.add_init_script(TOASTS)
@@ -323,7 +324,7 @@ class Workbench:
                 logs = "".join(log.read_text() for log in self.server.output_logs())
                 pytest.fail(
                     f"waited for the status bar to say {pattern!r}; it said {text!r}; the "
-                    f"output channel said:\n{logs[-3000:]}"
+                    f"output channel said:\n{logs[-3000:]}\nnotifications: {self.toasts()}"
                 )
             time.sleep(0.05)  # polling a condition, not a premise
 
@@ -850,7 +851,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     trace_ids = [str(uuid.uuid4()) for _ in range(AUTO_RUNS)]  # a UUID trace id is the run id
     with FaultProxy(str(marquez.url), seed=3301) as proxy:
         ws.settings({"openlineage.url": proxy.url, "openlineage.retry.maxTime": 2})
-        segment = ws.segment("000001.jsonl", [])
+        ws.segment("000001.jsonl", [])
         window = open_window(ws.root)
         window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
         set_auto_export(window, True)
@@ -858,25 +859,16 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
 
         accepted = AcceptedAt(proxy)
-        written: dict[str, float] = {}
         try:
-            for n, trace_id in enumerate(trace_ids):
-                if n == AUTO_ROTATE_AT:
-                    old, segment = segment, ws.audit / "000002.jsonl"
-                    append(segment, run_record(trace_id, status="running"))
-                    gzip_segment(old)
-                else:
-                    append(segment, run_record(trace_id, status="running"))
-                if n == AUTO_OUTAGE.start:
-                    proxy.go_away("refuse")
-                append(
-                    segment, run_record(trace_id, status="failed" if n % 7 == 3 else "succeeded")
-                )
-                written[trace_id] = time.monotonic()
-                if n == AUTO_OUTAGE.stop - 1:
-                    window.wait_status_bar(r"waiting for the server")
-                    proxy.come_back()
-                time.sleep(AUTO_PACE)  # the pace of the trail, not a premise: each run is awaited
+            written = write_runs_through_a_rotation_and_an_outage(
+                ws,
+                trace_ids,
+                proxy,
+                pace=AUTO_PACE,
+                rotate_at=AUTO_ROTATE_AT,
+                outage=AUTO_OUTAGE,
+                outage_said=lambda: window.wait_status_bar("waiting for the server"),
+            )
             window.wait_status_bar(rf"following · {AUTO_RUNS} sent$")
         finally:
             accepted.stop()
@@ -909,24 +901,42 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
 def set_auto_export(window: Workbench, on: bool) -> None:
     """openlineage.autoExport's checkbox in the folder's Settings (its Workspace tab), as a
     person finds it (the Settings editor, its name typed in the search box), clicked if it
-    does not show ``on``, then seen to show it."""
-    if not window.page.locator(".settings-editor").is_visible():
-        window.command("Preferences: Open Workspace Settings")
-        search = window.page.locator(".settings-editor textarea[aria-label='Search settings']")
-        search.wait_for(state="visible")
-        window.page.keyboard.type("openlineage.autoExport")
-    box = window.page.locator(
-        ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
-        ".setting-value-checkbox"
-    )
+    does not show ``on``; until VS Code holds that value for the folder (its
+    .vscode/settings.json). The search is typed again if a click was not taken (seen once
+    in four runs: the box showed the new state, VS Code kept the old value)."""
+    stored = Path(window.folder) / ".vscode" / "settings.json"
+
+    def holds_it() -> bool:
+        try:
+            value = json.loads(stored.read_text()).get("openlineage.autoExport", False)
+        except (OSError, ValueError):
+            value = False
+        return bool(value) == on
+
     wanted = "true" if on else "false"
-
-    def shows_it() -> bool:
-        return box.get_attribute("aria-checked") == wanted
-
-    if not shows_it():
-        box.click()
-    wait_until(f"openlineage.autoExport's checkbox to show {wanted}", shows_it)
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    while not holds_it():
+        if time.monotonic() > deadline:
+            pytest.fail(f"VS Code never held openlineage.autoExport {wanted}: {window.toasts()}")
+        if window.page.locator(".settings-editor").is_visible():
+            window.page.locator(".settings-editor textarea[aria-label='Search settings']").click()
+            window.page.keyboard.press("Control+A")
+            window.page.keyboard.press("Backspace")
+        else:
+            window.command("Preferences: Open Workspace Settings")
+            search = window.page.locator(".settings-editor textarea[aria-label='Search settings']")
+            search.wait_for(state="visible")
+        window.page.keyboard.type("openlineage.autoExport")
+        box = window.page.locator(
+            ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
+            ".setting-value-checkbox"
+        )
+        box.wait_for(state="visible")
+        if box.get_attribute("aria-checked") != wanted:
+            box.click()
+        took = time.monotonic() + 20
+        while not holds_it() and time.monotonic() < took:
+            time.sleep(0.05)  # polling a condition, not a premise
 
 
 class AcceptedAt:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import signal
 import statistics
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -19,8 +18,8 @@ from typing import Any
 
 import pytest
 from faultproxy import FaultProxy
-from helpers import GRAPH, WorkspaceMaker, cli_env, run_record
-from support.watch import Watch, append, gzip_segment, pipeline_run
+from helpers import GRAPH, WorkspaceMaker, cli_env
+from support.watch import Watch, pipeline_run, write_runs_through_a_rotation_and_an_outage
 
 pytestmark = pytest.mark.e2e
 
@@ -41,27 +40,21 @@ def test_watch_sends_every_run_once_through_a_rotation_and_an_outage(
     trace_ids = [str(uuid.uuid4()) for _ in range(RUNS)]  # a UUID trace id is the run id
     with FaultProxy(str(marquez.url), seed=3300) as proxy:
         ws.settings({"openlineage.url": proxy.url, "openlineage.retry.maxTime": 2})
-        segment = ws.segment("000001.jsonl", [])
+        ws.segment("000001.jsonl", [])
         watch = Watch(ws.root, cli_env(tmp_path), "--progress", "json")
         try:
             watch.wait(lambda: bool(watch.events("watching")), "the watch to follow the trail")
-            written: dict[str, float] = {}
-            for n, trace_id in enumerate(trace_ids):
-                if n == ROTATE_AT:
-                    old, segment = segment, ws.audit / "000002.jsonl"
-                    append(segment, run_record(trace_id, status="running"))
-                    gzip_segment(old)
-                else:
-                    append(segment, run_record(trace_id, status="running"))
-                if n == OUTAGE.start:
-                    proxy.go_away("refuse")
-                status = "failed" if n % 7 == 3 else "succeeded"
-                append(segment, run_record(trace_id, status=status))
-                written[trace_id] = time.monotonic()
-                if n == OUTAGE.stop - 1:
-                    watch.wait(lambda: bool(watch.events("outage")), "the outage to be said")
-                    proxy.come_back()
-                time.sleep(PACE)  # the pace of the trail, not a premise: each run is awaited
+            written = write_runs_through_a_rotation_and_an_outage(
+                ws,
+                trace_ids,
+                proxy,
+                pace=PACE,
+                rotate_at=ROTATE_AT,
+                outage=OUTAGE,
+                outage_said=lambda: watch.wait(
+                    lambda: bool(watch.events("outage")), "the outage to be said"
+                ),
+            )
             watch.wait(
                 lambda: {e["traceId"] for e in watch.sent()} >= set(trace_ids),
                 "every run sent",

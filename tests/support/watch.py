@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from helpers import cli_command
+from helpers import WorkspaceMaker, cli_command, run_record
 
 from .holds import DEADLINE
 
@@ -131,3 +131,39 @@ def gzip_segment(path: Path) -> None:
     temp.write_bytes(gzip.compress(path.read_bytes()))
     os.replace(temp, path.with_name(path.name + ".gz"))
     path.unlink()
+
+
+def write_runs_through_a_rotation_and_an_outage(
+    ws: WorkspaceMaker,
+    trace_ids: list[str],
+    proxy: Any,
+    *,
+    pace: float,
+    rotate_at: int,
+    outage: range,
+    outage_said: Callable[[], object],
+) -> dict[str, float]:
+    """The trail an editor's busy hour writes, one run each ``pace`` seconds into the audit
+    folder's ``000001.jsonl``: each run's ``running`` record, then its end (one in seven
+    failed). At ``rotate_at`` a new segment ``000002.jsonl`` starts and the old one is
+    gzipped; while the runs of ``outage`` are written the server (behind the fault ``proxy``)
+    refuses connections, and comes back once ``outage_said()`` has returned (the watch was
+    seen to say so). Returns when each run's end was written (``time.monotonic()``)."""
+    segment = ws.audit / "000001.jsonl"
+    written: dict[str, float] = {}
+    for n, trace_id in enumerate(trace_ids):
+        if n == rotate_at:
+            old, segment = segment, ws.audit / "000002.jsonl"
+            append(segment, run_record(trace_id, status="running"))
+            gzip_segment(old)
+        else:
+            append(segment, run_record(trace_id, status="running"))
+        if n == outage.start:
+            proxy.go_away("refuse")
+        append(segment, run_record(trace_id, status="failed" if n % 7 == 3 else "succeeded"))
+        written[trace_id] = time.monotonic()
+        if n == outage.stop - 1:
+            outage_said()
+            proxy.come_back()
+        time.sleep(pace)  # the pace of the trail, not a premise: each run is awaited
+    return written
