@@ -839,11 +839,12 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     marquez: Any,
     tmp_path: Path,
 ) -> None:
-    """openlineage.autoExport, turned on in the folder's Settings: the status bar says it
-    follows the trail; 50 runs appended over a minute, a rotation (a new segment, the old one
+    """openlineage.autoExport, turned on in the folder's Settings editor: the status bar says
+    it follows the trail; 50 runs appended over a minute, a rotation (a new segment, the old one
     gzipped) and the server gone and back in the middle, and Marquez holds every run exactly
-    once, each event passed to it once; turned off, the watch ends with the ledger true (a CLI
-    export then takes the lock and finds nothing to send). The delay from a run's line to
+    once, each event passed to it once; turned off (the folder's settings.json edited), the
+    watch ends with the ledger true (a CLI export then takes the lock and finds nothing to
+    send). The delay from a run's line to
     Marquez holding all its events is reported (``-s``), never asserted."""
     namespace = "vscode-auto-export"
     ws = WorkspaceMaker(tmp_path / "auto-export")
@@ -854,7 +855,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         ws.segment("000001.jsonl", [])
         window = open_window(ws.root)
         window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
-        set_auto_export(window, True)
+        folder_settings = turn_auto_export_on(window)
         window.wait_status_bar(r"following · 0 sent")
         assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
 
@@ -874,7 +875,10 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
             accepted.stop()
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
-        set_auto_export(window, False)
+        # Off, as a person editing the folder's settings.json (or git checking it out) does.
+        held = json.loads(folder_settings.read_text())
+        del held["openlineage.autoExport"]
+        folder_settings.write_text(json.dumps(held, indent=4))
         window.wait_status_bar(r"^OpenLineage$")
         again = code_server.cli("export", "-w", str(ws.root), "--json")
         assert again.returncode == 0, again.stderr
@@ -898,45 +902,26 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     )
 
 
-def set_auto_export(window: Workbench, on: bool) -> None:
+def turn_auto_export_on(window: Workbench) -> Path:
     """openlineage.autoExport's checkbox in the folder's Settings (its Workspace tab), as a
-    person finds it (the Settings editor, its name typed in the search box), clicked if it
-    does not show ``on``; until VS Code holds that value for the folder (its
-    .vscode/settings.json). The search is typed again if a click was not taken (seen once
-    in four runs: the box showed the new state, VS Code kept the old value)."""
+    person finds it (the Settings editor, its name typed in the search box), clicked; once
+    VS Code holds it for the folder. Returns the file it is held in (.vscode/settings.json)."""
     stored = Path(window.folder) / ".vscode" / "settings.json"
-
-    def holds_it() -> bool:
-        try:
-            value = json.loads(stored.read_text()).get("openlineage.autoExport", False)
-        except (OSError, ValueError):
-            value = False
-        return bool(value) == on
-
-    wanted = "true" if on else "false"
-    deadline = time.monotonic() + DEADLINE_MS / 1000
-    while not holds_it():
-        if time.monotonic() > deadline:
-            pytest.fail(f"VS Code never held openlineage.autoExport {wanted}: {window.toasts()}")
-        if window.page.locator(".settings-editor").is_visible():
-            window.page.locator(".settings-editor textarea[aria-label='Search settings']").click()
-            window.page.keyboard.press("Control+A")
-            window.page.keyboard.press("Backspace")
-        else:
-            window.command("Preferences: Open Workspace Settings")
-            search = window.page.locator(".settings-editor textarea[aria-label='Search settings']")
-            search.wait_for(state="visible")
-        window.page.keyboard.type("openlineage.autoExport")
-        box = window.page.locator(
-            ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
-            ".setting-value-checkbox"
-        )
-        box.wait_for(state="visible")
-        if box.get_attribute("aria-checked") != wanted:
-            box.click()
-        took = time.monotonic() + 20
-        while not holds_it() and time.monotonic() < took:
-            time.sleep(0.05)  # polling a condition, not a premise
+    window.command("Preferences: Open Workspace Settings")
+    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
+    window.page.keyboard.type("openlineage.autoExport")
+    box = window.page.locator(
+        ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
+        ".setting-value-checkbox"
+    )
+    box.wait_for(state="visible")
+    assert box.get_attribute("aria-checked") == "false"  # off by default
+    box.click()
+    wait_until(
+        "VS Code to hold openlineage.autoExport for the folder",
+        lambda: json.loads(stored.read_text()).get("openlineage.autoExport") is True,
+    )
+    return stored
 
 
 class AcceptedAt:
