@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import pwd
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,42 @@ class Marquez:
                 break
         assert len(created) == 1, (namespace, name, run_id, created)
         return created[0]
+
+
+class MarquezProcess:
+    """The Marquez API server scripts/marquez.sh started (its pid file in MARQUEZ_HOME): stopped
+    as a deploy stops it (SIGTERM, the JVM's shutdown), started again by the script. Its
+    PostgreSQL and web UI stay up (Data.Rentgen keeps its database in the same cluster)."""
+
+    def __init__(self) -> None:
+        real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME may be a test's own
+        home = Path(
+            os.environ.get("MARQUEZ_HOME", real_home / ".cache" / "openlineage-export" / "marquez")
+        )
+        self.env = {**os.environ, "HOME": str(real_home)}
+        self.pid_file = home / "marquez.pid"
+        self.stopped = False
+
+    def stop(self) -> None:
+        try:
+            pid = int(self.pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError) as exc:
+            pytest.fail(f"no Marquez started by scripts/marquez.sh to restart ({exc})")
+        os.kill(pid, signal.SIGTERM)
+        self.stopped = True
+        deadline = time.monotonic() + 120
+        while Path(f"/proc/{pid}").exists():
+            if time.monotonic() > deadline:
+                pytest.fail(f"Marquez (pid {pid}) did not end within 120 s of SIGTERM")
+            time.sleep(0.05)  # polling a condition, not a premise
+
+    def start(self) -> None:
+        script = Path(__file__).resolve().parents[2] / "scripts" / "marquez.sh"
+        done = subprocess.run(
+            [str(script), "start"], env=self.env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, f"scripts/marquez.sh start failed:\n{done.stderr}"
+        self.stopped = False
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -864,11 +864,12 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
             written = write_runs_through_a_rotation_and_an_outage(
                 ws,
                 trace_ids,
-                proxy,
                 pace=AUTO_PACE,
                 rotate_at=AUTO_ROTATE_AT,
                 outage=AUTO_OUTAGE,
+                go_away=lambda: proxy.go_away("refuse"),
                 outage_said=lambda: window.wait_status_bar("waiting for the server"),
+                come_back=proxy.come_back,
             )
             window.wait_status_bar(rf"following · {AUTO_RUNS} sent$")
         finally:

@@ -1,6 +1,9 @@
-"""``export --watch`` into the real Marquez, through ``faultproxy``: 50 runs appended over a
-minute, a rotation (a new segment, the old one gzipped) and an outage in the middle; every run
-ends up in Marquez exactly once, each of its events passed to Marquez once.
+"""``export --watch`` into the real Marquez: 50 runs appended over a minute, a rotation (a new
+segment, the old one gzipped) and Marquez restarted in the middle (its JVM stopped by SIGTERM
+while runs end, then started again by scripts/marquez.sh); every run ends up in Marquez exactly
+once, each of its events passed to Marquez once. A proxy in front of it (``faultproxy``)
+counts what passed, and refuses connections while Marquez is away, as its port does (a
+proxy answering 502 instead, as a load balancer would, is docs/known-limits.md's).
 
 The delay from a run's line to the watch saying Marquez accepted every event of it is
 reported (``-s`` shows it), never asserted: it depends on the machine.
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import MarquezProcess
 from faultproxy import FaultProxy
 from helpers import GRAPH, WorkspaceMaker, cli_env
 from support.watch import Watch, pipeline_run, write_runs_through_a_rotation_and_an_outage
@@ -28,16 +32,17 @@ PACE = 60.0 / RUNS
 """Seconds between two runs written: 50 over a minute, as an editor's busy hour would."""
 ROTATE_AT = 20
 OUTAGE = range(28, 36)
-"""The runs written while Marquez cannot be reached."""
+"""The runs ended while Marquez is stopped (it starts again after the last)."""
 NAMESPACE = "watch-e2e"
 
 
-def test_watch_sends_every_run_once_through_a_rotation_and_an_outage(
+def test_watch_sends_every_run_once_through_a_rotation_and_a_server_restart(
     marquez: Any, tmp_path: Path
 ) -> None:
     ws = WorkspaceMaker(tmp_path / "ws")
     ws.graph({**GRAPH, "workspace": {"name": NAMESPACE}})
     trace_ids = [str(uuid.uuid4()) for _ in range(RUNS)]  # a UUID trace id is the run id
+    marquez_process = MarquezProcess()
     with FaultProxy(str(marquez.url), seed=3300) as proxy:
         ws.settings({"openlineage.url": proxy.url, "openlineage.retry.maxTime": 2})
         ws.segment("000001.jsonl", [])
@@ -47,13 +52,14 @@ def test_watch_sends_every_run_once_through_a_rotation_and_an_outage(
             written = write_runs_through_a_rotation_and_an_outage(
                 ws,
                 trace_ids,
-                proxy,
                 pace=PACE,
                 rotate_at=ROTATE_AT,
                 outage=OUTAGE,
+                go_away=lambda: (proxy.go_away("refuse"), marquez_process.stop()),
                 outage_said=lambda: watch.wait(
                     lambda: bool(watch.events("outage")), "the outage to be said"
                 ),
+                come_back=lambda: (marquez_process.start(), proxy.come_back()),
             )
             watch.wait(
                 lambda: {e["traceId"] for e in watch.sent()} >= set(trace_ids),
@@ -62,6 +68,8 @@ def test_watch_sends_every_run_once_through_a_rotation_and_an_outage(
             assert watch.stop(signal.SIGTERM) == 143
         finally:
             watch.close()
+            if marquez_process.stopped:  # the tests after this one need it
+                marquez_process.start()
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
     # Each run sent once (its final record: the running ones were never sent), its events

@@ -136,19 +136,21 @@ def gzip_segment(path: Path) -> None:
 def write_runs_through_a_rotation_and_an_outage(
     ws: WorkspaceMaker,
     trace_ids: list[str],
-    proxy: Any,
     *,
     pace: float,
     rotate_at: int,
     outage: range,
+    go_away: Callable[[], object],
     outage_said: Callable[[], object],
+    come_back: Callable[[], object],
 ) -> dict[str, float]:
     """The trail an editor's busy hour writes, one run each ``pace`` seconds into the audit
     folder's ``000001.jsonl``: each run's ``running`` record, then its end (one in seven
     failed). At ``rotate_at`` a new segment ``000002.jsonl`` starts and the old one is
-    gzipped; while the runs of ``outage`` are written the server (behind the fault ``proxy``)
-    refuses connections, and comes back once ``outage_said()`` has returned (the watch was
-    seen to say so). Returns when each run's end was written (``time.monotonic()``)."""
+    gzipped; before the first run of ``outage`` is ended the server goes (``go_away()``), and
+    it comes back (``come_back()``) after the last, once ``outage_said()`` has returned (the
+    watch was seen to say so). Returns when each run's end was written
+    (``time.monotonic()``)."""
     segment = ws.audit / "000001.jsonl"
     written: dict[str, float] = {}
     for n, trace_id in enumerate(trace_ids):
@@ -159,11 +161,11 @@ def write_runs_through_a_rotation_and_an_outage(
         else:
             append(segment, run_record(trace_id, status="running"))
         if n == outage.start:
-            proxy.go_away("refuse")
+            go_away()
         append(segment, run_record(trace_id, status="failed" if n % 7 == 3 else "succeeded"))
         written[trace_id] = time.monotonic()
         if n == outage.stop - 1:
             outage_said()
-            proxy.come_back()
+            come_back()
         time.sleep(pace)  # the pace of the trail, not a premise: each run is awaited
     return written
