@@ -35,15 +35,6 @@ PAGE = (
 
 
 @pytest.fixture
-def environ(tmp_path: Path) -> dict[str, str]:
-    return {
-        "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path / "config"),
-        "OPENLINEAGE_EXPORT_SECRETS": "file",
-        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
-    }
-
-
-@pytest.fixture
 def five_runs(ws: WorkspaceMaker) -> Path:
     ws.segment(
         "000001.jsonl",
