@@ -10,7 +10,7 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { Finished, ProgressLine, runTool } from "./child";
+import { cliError, Finished, ProgressLine, runTool } from "./child";
 import { ExportStatusBar } from "./statusBar";
 import { Tool } from "./tool";
 
@@ -214,9 +214,7 @@ export class AutoExport implements vscode.Disposable {
       this.host.log(`auto-export: off (${this.sent} sent)`);
       return;
     }
-    const why = error ?? done?.messages.filter(Boolean).join(" ").replace(/^error: /, "") ??
-      "it ended";
-    const reason = why || `the exporter exited with code ${done?.code}`;
+    const reason = error ?? (done ? cliError(done) : "the exporter could not be run");
     this.host.log(`auto-export: stopped: ${reason}`);
     this.host.status.set("$(error) OpenLineage: auto-export stopped",
       `Auto-export stopped: ${reason}\n\nIt starts again when the settings change.`, "error");

@@ -84,3 +84,10 @@ export function runTool(tool: Tool, args: string[], options: RunOptions): Promis
     });
   });
 }
+
+/** The CLI's own error line (without its "error: " prefix). */
+export function cliError(done: Finished): string {
+  const lines = done.messages.length ? done.messages : [done.stdout.trim()];
+  const text = lines.filter(Boolean).join(" ").replace(/^error: /, "");
+  return text || `the exporter exited with code ${done.code}`;
+}

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { AutoExport, SETTING as AUTO_EXPORT } from "./autoExport";
-import { Finished, ProgressLine, runTool } from "./child";
+import { cliError, Finished, ProgressLine, runTool } from "./child";
 import { SettingsMirror, Property } from "./settingsMirror";
 import { ExportStatusBar } from "./statusBar";
 import { ensureTool, Tool, ToolMissing } from "./tool";
@@ -479,12 +479,6 @@ function parseResult(done: Finished): ExportResult | undefined {
   }
 }
 
-/** The CLI's own error line (without its "error: " prefix). */
-function cliError(done: Finished): string {
-  const lines = done.messages.length ? done.messages : [done.stdout.trim()];
-  const text = lines.filter(Boolean).join(" ").replace(/^error: /, "");
-  return text || `the exporter exited with code ${done.code}`;
-}
 
 let reportPanel: vscode.WebviewPanel | undefined;
 
