@@ -25,6 +25,8 @@ export interface AutoExportHost {
    * (the host said why). */
   environment(): Promise<NodeJS.ProcessEnv | undefined>;
   badEntry(line: ProgressLine): void;
+  /** The bad entries said so far are dropped: a watch that starts reads the trail again. */
+  clearBadEntries(): void;
   log(line: string): void;
   status: ExportStatusBar;
 }
@@ -127,6 +129,7 @@ export class AutoExport implements vscode.Disposable {
     }
     this.sent = this.refused = 0;
     this.last = "";
+    this.host.clearBadEntries();
     this.host.status.set("$(sync~spin) OpenLineage: auto-export starting",
       "Auto-export is on: it exports what is pending, then each run once it ends.");
     this.host.log(`auto-export: on for ${this.host.folder} (${new Date().toISOString()})`);

@@ -165,6 +165,7 @@ export function activate(context: vscode.ExtensionContext): void {
         problems.set(uri, [...(problems.get(uri) ?? []), ...list]);
       }
     },
+    clearBadEntries: () => problems.clear(),
     log,
     status,
   }, context.secrets) : undefined;
