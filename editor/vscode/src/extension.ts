@@ -176,7 +176,7 @@ export function activate(context: vscode.ExtensionContext): void {
   }
 
   const exportRuns = async (dryRun: boolean): Promise<void> => {
-    if (!dryRun && auto) {
+    if (!dryRun && auto?.enabled()) {
       return auto.paused(() => exportOnce(false));  // both would take the ledger's lock
     }
     return exportOnce(dryRun);
