@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import collections
+import fcntl
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -15,6 +17,7 @@ from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 from support.synth_trail import write_workspace
 
 from openlineage_export.errors import ExportBusy
+from openlineage_export.state import lock as lock_module
 from openlineage_export.state.lock import ExportLock
 
 
@@ -140,3 +143,50 @@ def test_the_lock_is_taken_again_once_released(tmp_path: Path) -> None:
     ExportLock.acquire(tmp_path, "/ws", "http://y/api/v1/lineage").release()
     lock.release()
     ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage").release()
+
+
+def held_without_an_id(tmp_path: Path, content: bytes) -> int:
+    """The lock of (/ws, http://x) held by a descriptor of ours, its file holding ``content``
+    (a holder that has taken the lock but not written its id yet)."""
+    ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage").release()
+    (path,) = (tmp_path / "locks").iterdir()
+    fd = os.open(path, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.pwrite(fd, content, 0)
+    return fd
+
+
+def test_a_refused_export_waits_for_the_holder_to_write_its_id_and_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fd = held_without_an_id(tmp_path, b"")
+    waits: list[float] = []
+
+    def holder_writes_meanwhile(seconds: float) -> None:
+        waits.append(seconds)
+        os.pwrite(fd, f"{os.getpid()}\n/ws\nhttp://x/api/v1/lineage\n".encode(), 0)
+
+    monkeypatch.setattr(lock_module.time, "sleep", holder_writes_meanwhile)
+    try:
+        with pytest.raises(ExportBusy, match=rf"is running \(process {os.getpid()}\)"):
+            ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage")
+    finally:
+        os.close(fd)
+    assert len(waits) == 1  # it looked before the id was there, waited once, then named it
+
+
+def test_the_id_a_killed_holder_left_is_never_named(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its id names no process now
+    fd = held_without_an_id(tmp_path, f"{dead.pid}\n/ws\nhttp://x/api/v1/lineage\n".encode())
+    try:
+        with pytest.raises(ExportBusy, match=r"is running \(another process\)"):
+            ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage")
+    finally:
+        os.close(fd)
+
+
+def test_a_released_lock_keeps_no_id(tmp_path: Path) -> None:
+    ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage").release()
+    (path,) = (tmp_path / "locks").iterdir()
+    assert path.read_bytes() == b""

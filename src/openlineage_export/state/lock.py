@@ -8,14 +8,19 @@ started it again wants to know at once (exit code 5; run it again later).
 The lock is ``fcntl.flock`` on a file in ``<state dir>/locks/``: the kernel releases it when
 its holder ends, however it ends (even ``kill -9``), so a killed export never leaves one
 behind. The file stays (removing it would race with the next export opening it); it holds the
-holder's process id, for the message. A dry run takes no lock.
+holder's process id, for the message. The holder writes that id just after it takes the lock,
+so a refused export may look in between: it then waits, up to :data:`NAMING_WAIT` seconds, for
+a live process's id to appear (an id left by a killed holder is never named), and says
+"another process" only if none does. A dry run takes no lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
+import time
 from pathlib import Path
 
 from ..errors import ExportBusy
@@ -24,6 +29,10 @@ from . import state_errors
 
 LOCKS = "locks"
 """The folder of lock files, in the state folder."""
+
+NAMING_WAIT = 2.0
+"""Seconds a refused export waits for the holder, which has just taken the lock, to write its
+process id (a matter of microseconds, unless the machine is very busy)."""
 
 
 class ExportLock:
@@ -48,21 +57,14 @@ class ExportLock:
             make_private_folder(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(fd)
-                os.close(fd)
-                who = f"process {holder}" if holder else "another process"
-                raise ExportBusy(
-                    f"another export of {workspace} to {destination} is running ({who}); "
-                    "nothing was sent: wait for it to finish, or stop it, then export again"
-                ) from None
+                _take(fd, workspace, destination)
             except BaseException:
                 os.close(fd)
                 raise
             try:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n{workspace}\n{destination}\n".encode(), 0)
+                line = f"{os.getpid()}\n{workspace}\n{destination}\n".encode()
+                os.pwrite(fd, line, 0)
+                os.ftruncate(fd, len(line))
             except OSError:
                 pass  # the pid is for the message only; the lock is what counts
         return cls(path, fd)
@@ -71,6 +73,8 @@ class ExportLock:
         """Let the next export of this workspace to this destination start."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # no id left behind to name once it is not the holder's
             os.close(fd)  # closing the last descriptor releases the flock
 
     def __enter__(self) -> ExportLock:
@@ -80,10 +84,38 @@ class ExportLock:
         self.release()
 
 
+def _take(fd: int, workspace: str, destination: str) -> None:
+    """Take the flock on ``fd``, or raise :class:`ExportBusy` naming its holder."""
+    deadline = time.monotonic() + NAMING_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            holder = _holder(fd)
+            if holder is None and time.monotonic() < deadline:
+                time.sleep(0.01)  # the holder is writing its id, or about to
+                continue
+            who = f"process {holder}" if holder else "another process"
+            raise ExportBusy(
+                f"another export of {workspace} to {destination} is running ({who}); "
+                "nothing was sent: wait for it to finish, or stop it, then export again"
+            ) from None
+
+
 def _holder(fd: int) -> int | None:
-    """The process id the lock's holder wrote, if it got to write it."""
+    """The id of the live process the lock's holder wrote, if it got to write it yet."""
     try:
         first = os.pread(fd, 64, 0).split(b"\n", 1)[0]
     except OSError:
         return None
-    return int(first) if first.isdigit() else None
+    if not first.isdigit():
+        return None
+    pid = int(first)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None  # left by a holder that was killed: the new one has not written yet
+    except OSError:
+        pass  # alive, another user's
+    return pid
