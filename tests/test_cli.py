@@ -1005,3 +1005,30 @@ def test_the_ecosystem_api_key_goes_only_to_a_server_the_user_named(
     assert sent.code == 0, str(sent)
     assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {SECRET}"}
     assert SECRET not in sent.err + sent.text
+
+
+def test_a_url_that_ends_with_the_endpoint_is_warned_about_when_it_is_set(
+    cli: Run, ws: WorkspaceMaker
+) -> None:
+    ws.settings({})
+    doubtful, mended, unset = run_all(
+        cli,
+        [
+            (
+                "settings",
+                "set",
+                "openlineage.url",
+                "http://mq:5000/api/v1/lineage",
+                "-w",
+                str(ws.root),
+            ),
+            ("settings", "set", "openlineage.url", "http://mq:5000", "-w", str(ws.root)),
+            ("settings", "unset", "openlineage.url", "-w", str(ws.root)),
+        ],
+    )
+    assert doubtful.code == 0, str(doubtful)
+    assert doubtful.err.startswith("warning: openlineage.url already ends with the endpoint")
+    assert "set openlineage.url to http://mq:5000" in doubtful.err
+    assert doubtful.err.count("\n") == 1
+    for quiet in (mended, unset):
+        assert quiet.code == 0 and "warning" not in quiet.err, str(quiet)

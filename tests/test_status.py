@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -197,3 +198,53 @@ def test_every_folder_made_for_state_and_secrets_is_0700_whatever_the_umask(
     assert {str(f): oct(stat.S_IMODE(f.stat().st_mode)) for f in files} == dict.fromkeys(
         map(str, files), "0o600"
     )
+
+
+def test_status_runs_names_each_run_exported_pending_or_refused_with_the_reason(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    trail(ws, 4)
+    server = Server()
+    ids = dry_run_ids(ws)
+    server.refuse = {ids["run-1"]}
+    export(ws, server, tmp_path)
+    # run-2 changed on the trail since (a later record of the same trace id), one run new.
+    ws.segment("000002.jsonl", [run_record("run-2", status="failed"), run_record("new-one")])
+
+    def runs(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            cli_command("status", "--runs", "-w", str(ws.root), *args),
+            env=cli_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    as_json, plain, elsewhere = runs("--json"), runs(), runs("--url", "http://other.test")
+    for done in (as_json, plain, elsewhere):
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    standing = json.loads(as_json.stdout)
+    assert standing["destination"] == "http://lineage.test/api/v1/lineage"
+    by_trace = {run["traceId"]: run for run in standing["runs"]}
+    assert [run["traceId"] for run in standing["runs"]] == [
+        "run-0",
+        "run-1",
+        "run-3",
+        "run-2",
+        "new-one",
+    ]  # trail order: a run's place is its current record's
+    assert {t: r["state"] for t, r in by_trace.items()} == {
+        "run-0": "exported",
+        "run-1": "refused",
+        "run-2": "pending",
+        "run-3": "exported",
+        "new-one": "pending",
+    }
+    assert "400" in by_trace["run-1"]["reason"]
+    assert by_trace["run-0"]["runId"] == ids["run-0"] and by_trace["new-one"]["runId"] is None
+    assert plain.stdout.splitlines()[0] == (
+        "http://lineage.test/api/v1/lineage (namespace test-ws): 5 runs"
+    )
+    assert "  refused   daily-sales  run-1: " in plain.stdout
+    # Another server: nothing went there yet, every run pending.
+    assert {line.split()[0] for line in elsewhere.stdout.splitlines()[1:]} == {"pending"}

@@ -17,6 +17,7 @@ from .hub.trail import TrailScan
 from .opening import Opened, open_workspace
 from .state.answers import DestinationStatus
 from .state.ledger import Ledger
+from .state.run_states import RunState, run_states
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,41 @@ def _standing(
         entry.last_export_finished,
         entry.last_export_outcome,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RunsStanding:
+    """Each run of the trail as one destination has it (``status --runs``)."""
+
+    destination: str
+    namespace: str
+    runs: list[RunState]
+
+
+def runs_standing(
+    workspace_path: Path | str,
+    environ: Mapping[str, str],
+    destination: str,
+    *,
+    settings: Settings | None = None,
+) -> RunsStanding:
+    """Every run of the trail, in trail order, with where it stands at ``destination`` (as
+    the ledger names it): exported, pending, or refused with the server's reason."""
+    opened = open_workspace(workspace_path, settings, environ, _Counter())
+    ledger = Ledger.open_read_only(environ)
+    scan = scan_trail(opened, _Counter())
+    try:
+        found = (
+            None
+            if ledger is None
+            else ledger.find_destination(str(opened.workspace.root), destination)
+        )
+        runs = list(run_states(scan.index, ledger, found, opened.fingerprint))
+        return RunsStanding(destination, opened.translation.namespace, runs)
+    finally:
+        scan.index.close()
+        if ledger is not None:
+            ledger.close()
 
 
 class _Counter:

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from click.shell_completion import CompletionItem
 
+from ..deliver.registry import doubts
 from ..errors import ExportError
 from ..host import secrets as secrets_mod
 from ..host import settings as settings_mod
@@ -194,8 +195,10 @@ def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
 @click.argument("value", shell_complete=_complete_value)
 def settings_set(key: str, value: str) -> None:
     """Set KEY to VALUE in the workspace's settings (other keys are left untouched)."""
-    stored = settings_file.set_setting(current_workspace(), catalogue(), key, value)
+    root = current_workspace()
+    stored = settings_file.set_setting(root, catalogue(), key, value)
     echo(f"{key} = {show(stored)}")
+    _say_doubts(root)
     if key.lower().endswith(".secretref"):
         store = secrets_mod.default_store(os.environ)
         if store.get(str(stored)) is None:
@@ -217,5 +220,18 @@ def settings_set(key: str, value: str) -> None:
 @click.argument("key", shell_complete=_complete_key)
 def settings_unset(key: str) -> None:
     """Remove KEY from the workspace's settings (it falls back to its default)."""
-    removed = settings_file.unset_setting(current_workspace(), catalogue(), key)
+    root = current_workspace()
+    removed = settings_file.unset_setting(root, catalogue(), key)
     echo(f"{key} {'removed' if removed else 'was not set'}")
+    _say_doubts(root)
+
+
+def _say_doubts(root: Path) -> None:
+    """What the settings now in force likely get wrong (a url that ends with the endpoint),
+    said when the mistake is made, not at the export's first refusal."""
+    try:
+        loaded = settings_mod.load_settings(root, catalogue(), os.environ)
+    except ExportError:
+        return
+    for doubt in doubts(loaded):
+        echo(f"warning: {doubt}", err=True)

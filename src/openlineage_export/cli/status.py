@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 {PROG} status
 {PROG} status --url http://localhost:5000       # one server only
 {PROG} status --json
+{PROG} status --runs                            # each run, exported, pending or refused
 {PROG} status --forget http://old-host:5000/api/v1/lineage""",
 )
 @workspace_option
@@ -39,16 +40,27 @@ if TYPE_CHECKING:
     help="Only this server (instead of openlineage.url), exported to or not.",
 )
 @click.option(
+    "--runs",
+    "each_run",
+    is_flag=True,
+    help="Each run of the trail, in trail order, and where it stands with the server in "
+    "force (or --url's): exported, pending (new or changed), or refused last time with the "
+    "server's reason.",
+)
+@click.option(
     "--forget",
     metavar="DESTINATION",
     help="Drop everything the ledger knows of DESTINATION (as status lists it): the "
     "next export to it sends every run again.",
 )
-def status(as_json: bool, url: str | None, forget: str | None) -> None:
+def status(as_json: bool, url: str | None, each_run: bool, forget: str | None) -> None:
     """Per destination: runs exported, pending and failed, and when the last export ran."""
     root = current_workspace()
     if forget is not None:
         _forget(root, forget)
+        return
+    if each_run:
+        _runs(root, url, as_json)
         return
     with held_signals():
         from ..status import export_status
@@ -146,6 +158,57 @@ def _last_export(state: DestinationState) -> str:
     if state.last_export_outcome == "stopped":
         return f"stopped {state.last_export_finished}: the destination could not be reached"
     return f"{state.last_export_outcome} {state.last_export_finished}"
+
+
+def _runs(root: Path, url: str | None, as_json: bool) -> None:
+    """``status --runs``: each run and where it stands with the destination in force."""
+    with held_signals():
+        from ..deliver.registry import kind_of
+        from ..status import runs_standing
+        from ..translate.names import pipeline_job
+
+    settings = settings_with_url(root, url)
+    in_force = settings if settings is not None else load_settings(root)
+    kind = kind_of(in_force)
+    destination = kind.planned(in_force) if kind.planned is not None else None
+    if not destination:  # a file, Kafka...: the one of them last exported to
+        with held_signals():
+            from ..state.ledger import Ledger
+
+        ledger = Ledger.open_read_only(os.environ)
+        known = [] if ledger is None else ledger.status(str(root))
+        if ledger is not None:
+            ledger.close()
+        if not known:
+            raise ConfigError(
+                f"{root} was never exported: every run is pending (status --runs names the "
+                "runs of a destination once an export went to it)"
+            )
+        destination = max(known, key=lambda s: s.last_export_started or "").destination
+    standing = runs_standing(root, os.environ, destination, settings=settings)
+    if as_json:
+        echo_json(
+            {
+                "destination": standing.destination,
+                "namespace": standing.namespace,
+                "runs": [
+                    {
+                        "traceId": run.trace_id,
+                        "pipeline": run.pipeline,
+                        "job": pipeline_job(run.pipeline),
+                        "state": run.state,
+                        "reason": run.reason,
+                        "runId": run.run_id,
+                    }
+                    for run in standing.runs
+                ],
+            }
+        )
+        return
+    echo(f"{standing.destination} (namespace {standing.namespace}): {len(standing.runs)} runs")
+    for run in standing.runs:
+        why = f": {run.reason}" if run.reason else ""
+        echo(f"  {run.state:<8}  {run.pipeline}  {run.trace_id}{why}")
 
 
 def _forget(root: Path, destination: str) -> None:

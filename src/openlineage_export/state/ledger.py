@@ -204,7 +204,7 @@ class Ledger:
         """Every run of the trail (that ``only`` takes) in trail order, ``pending`` when it
         must be sent."""
         where, params = index.where(only, "w")
-        with self._attached(index) as db, self._errors():
+        with self.attached(index) as db, self._errors():
             rows = db.execute(
                 "SELECT w.trace_id, w.segment, w.line, w.fingerprint, w.check_sum, "
                 "  (r.state IS NOT 'delivered' OR r.line_fingerprint IS NOT w.fingerprint "
@@ -241,7 +241,7 @@ class Ledger:
         holds as accepted (this very record, these settings), the last first: what to ask a
         server about."""
         where, params = index.where(only, "w")
-        with self._attached(index) as db, self._errors():
+        with self.attached(index) as db, self._errors():
             rows = db.execute(
                 "SELECT r.run_id FROM winners AS w JOIN ledger.runs AS r "
                 "  ON r.destination_id = ? AND r.trace_id = w.trace_id "
@@ -253,7 +253,7 @@ class Ledger:
         return [str(row[0]) for row in rows]
 
     @contextlib.contextmanager
-    def _attached(self, index: RunIndex) -> Iterator[sqlite3.Connection]:
+    def attached(self, index: RunIndex) -> Iterator[sqlite3.Connection]:
         """The run index's connection, with this ledger attached to it as ``ledger`` (what
         either still holds in memory written first); detached when done."""
         self.flush()
