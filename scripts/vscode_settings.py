@@ -96,6 +96,18 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
 
 
 EDITOR_ONLY: dict[str, dict[str, Any]] = {
+    "openlineage.dryRun": {
+        "type": "boolean",
+        "default": False,
+        "scope": "resource",
+        "description": (
+            "OpenLineage: Export Lineage Runs builds every event and the report and sends "
+            "nothing, as `openlineage-export export --dry-run` does (it needs no server); "
+            "auto-export sends nothing while it is on. "
+            "The editor's own setting, never in .workspace/settings.json. A keybinding or task "
+            'can ask for one dry run: the command `openlineage.export` with `{"dryRun": true}`.'
+        ),
+    },
     "openlineage.autoExport": {
         "type": "boolean",
         "default": False,
@@ -108,18 +120,52 @@ EDITOR_ONLY: dict[str, dict[str, Any]] = {
             "only in a trusted workspace). An API key goes only to a server you approved for it."
         ),
     },
+    "openlineage.marquez.webUrl": {
+        "type": "string",
+        "default": "",
+        "scope": "application",
+        "pattern": "^(?:https?://[^/].*)?$",
+        "patternErrorMessage": "Must start with http:// or https://.",
+        "description": (
+            "Marquez's web UI (e.g. http://localhost:3000), when events go to a Marquez: a "
+            "run of the RUNS view then opens its job there, and an export's notification "
+            "offers Open in Marquez. The editor's own setting, in your User settings only "
+            "(a workspace never decides what your browser opens). Empty: not set."
+        ),
+    },
 }
 """The extension's own settings, after the tool's: not the tool's (the CLI knows nothing of
 them), so never mirrored into .workspace/settings.json (editor/vscode/src/extension.ts,
 EDITOR_ONLY)."""
 
 
+FIRST = (
+    "openlineage.url",
+    "openlineage.apiKey.secretRef",
+    "openlineage.endpoint",
+    "openlineage.namespace",
+    "openlineage.dryRun",
+)
+"""The settings the product page's steps name, in its order: where the events go, the key's
+name, the path, the namespace, a dry run; the Settings UI lists them first."""
+
+
 def configuration() -> dict[str, Any]:
-    """contributes.configuration: one section, every setting in the tool's order, then the
-    editor's own."""
-    properties = {row.key: property_of(row, i) for i, row in enumerate(CATALOGUE)}
-    for i, (key, prop) in enumerate(EDITOR_ONLY.items(), start=len(properties)):
-        properties[key] = {"type": prop["type"], "order": i, **prop}
+    """contributes.configuration: one section, the product page's steps first (:data:`FIRST`),
+    then every other setting in the tool's order, then the editor's own."""
+    rows = {row.key: row for row in CATALOGUE}
+    keys = [
+        *FIRST,
+        *(k for k in rows if k not in FIRST),
+        *(k for k in EDITOR_ONLY if k not in FIRST),
+    ]
+    properties: dict[str, Any] = {}
+    for order, key in enumerate(keys):
+        if key in rows:
+            properties[key] = property_of(rows[key], order)
+        else:
+            prop = EDITOR_ONLY[key]
+            properties[key] = {"type": prop["type"], "order": order, **prop}
     return {"title": TITLE, "properties": properties}
 
 

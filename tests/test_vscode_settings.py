@@ -36,10 +36,27 @@ def test_every_setting_with_its_default_choices_and_bounds() -> None:
     configuration = json.loads(PACKAGE_JSON.read_text())["contributes"]["configuration"]
     assert configuration["title"] == "OpenLineage Export"
     properties = configuration["properties"]
-    # The tool's settings in its order, then the editor's own (never the workspace's file's).
-    assert list(properties) == [row.key for row in CATALOGUE] + ["openlineage.autoExport"]
-    auto = properties["openlineage.autoExport"]
-    assert (auto["type"], auto["default"]) == ("boolean", False)  # off unless turned on
+    # The product page's steps first (where events go, the key's name, the path, the
+    # namespace, a dry run), then the tool's other settings in its order, then the editor's own
+    # (never the workspace's file's); VS Code lists them by "order".
+    steps = [
+        "openlineage.url",
+        "openlineage.apiKey.secretRef",
+        "openlineage.endpoint",
+        "openlineage.namespace",
+        "openlineage.dryRun",
+    ]
+    rest = [row.key for row in CATALOGUE if row.key not in steps]
+    assert list(properties) == [
+        *steps,
+        *rest,
+        "openlineage.autoExport",
+        "openlineage.marquez.webUrl",
+    ]
+    assert [properties[key]["order"] for key in properties] == list(range(len(properties)))
+    for own in ("openlineage.autoExport", "openlineage.dryRun"):
+        prop = properties[own]
+        assert (prop["type"], prop["default"]) == ("boolean", False)  # off unless turned on
     for row in CATALOGUE:
         prop = properties[row.key]
         assert prop["default"] == ("" if row.default is None else row.default), row.key

@@ -217,3 +217,12 @@ def rentgen_kafka() -> AdminClient:
             pytest.fail(message)
         pytest.skip(message)
     return client
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Each phase's report kept on its test (``item.reports["call"]``), so that a fixture's
+    teardown can tell a failed test (and leave its evidence: a browser's last picture)."""
+    report = yield
+    item.__dict__.setdefault("reports", {})[report.when] = report
+    return report

@@ -44,6 +44,7 @@ from fakeserver import (
 from faultproxy import FaultProxy
 from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker
 from support.chromium import chromium, require
+from support.screenshot import renew
 from support.watch import write_runs_through_a_rotation_and_an_outage
 
 pytestmark = pytest.mark.e2e
@@ -55,9 +56,14 @@ FIRST_USE_MS = 900_000
 """The extension's first use: a virtual environment, and the wheel's dependencies from the
 package index (a minute here; more on a loaded machine)."""
 SCREENSHOT = ROOT / "docs" / "vscode-screenshot.png"
+SECRETS_SCREENSHOT = ROOT / "docs" / "vscode-secrets-view.png"
+RUNS_SCREENSHOT = ROOT / "docs" / "vscode-runs-view.png"
+PACKAGE = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())
+SETTINGS_SEARCH = ".settings-editor textarea[aria-label^='Search settings']"
+"""The Settings editor's search box (its label grows with the count found once it searches)."""
 TITLES = [
     "OpenLineage: Export Lineage Runs",
-    "OpenLineage: Export Lineage Runs (Dry Run)",
+    "OpenLineage: Dry Run: Build the Events, Send Nothing",
     "OpenLineage: Store API Key",
     "OpenLineage: Show Export Status",
     "OpenLineage: Open Export Report",
@@ -358,9 +364,14 @@ def exporter(
 
 @pytest.fixture
 def open_window(
-    browser: Any, code_server: CodeServer, exporter: None
+    browser: Any,
+    code_server: CodeServer,
+    exporter: None,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Callable[[Path], Workbench]]:
-    """Opens VS Code windows on folders; closes them after the test."""
+    """Opens VS Code windows on folders; closes them after the test. A failed test leaves
+    each window's last picture, its path said in the test's report."""
     windows: list[Workbench] = []
 
     def open_(folder: Path) -> Workbench:
@@ -368,6 +379,17 @@ def open_window(
         return windows[-1]
 
     yield open_
+    call = getattr(request.node, "reports", {}).get("call")
+    if call is not None and call.failed:
+        pictures = tmp_path_factory.mktemp("vscode-failed")
+        for number, window in enumerate(windows):
+            picture = pictures / f"window-{number}.png"
+            try:
+                picture.write_bytes(window.page.screenshot())
+            except Exception as error:  # the page may be gone: the failure says more
+                print(f"no picture of window {number}: {error}")
+            else:
+                print(f"the window as the test failed: {picture}")
     for window in windows:
         window.close()
 
@@ -441,7 +463,13 @@ def test_the_palette_has_the_five_commands_under_openlineage(
 ) -> None:
     window = open_window(workspace())
     shown = window.search("OpenLineage", TITLES)["rows"]
-    assert sorted(t for t in shown if t.startswith("OpenLineage:")) == sorted(TITLES), shown
+    ours = {t for t in shown if t.startswith("OpenLineage:")}
+    assert ours >= set(TITLES), shown
+    # Beside the five, only what VS Code lists for each of the extension's views (focus it):
+    # one row naming each view, none of the views' own actions (add, remove, refresh...).
+    views = [view["name"] for view in PACKAGE["contributes"]["views"]["openlineage"]]
+    named = sorted(v for t in ours - set(TITLES) for v in views if re.search(rf"\b{v}\b", t))
+    assert named == sorted(views) and len(ours) == len(TITLES) + len(views), shown
     window.page.keyboard.press("Escape")
 
 
@@ -497,7 +525,7 @@ def test_a_dry_run_shows_the_events_and_the_report_and_sends_nothing(
     root = workspace(**{"openlineage.url": fake_server.url})
     expected = dry_run_events(code_server, root, tmp_path / "events.jsonl")
     window = open_window(root)
-    window.command("OpenLineage: Export Lineage Runs (Dry Run)")
+    window.command("OpenLineage: Dry Run: Build the Events, Send Nothing")
     done = window.toast(r"OpenLineage Export: dry run: ")
     assert f"dry run: 31 runs, {len(expected)} events built; nothing was sent" in done
     # The events in an editor tab, the report in a webview beside it.
@@ -660,7 +688,7 @@ def test_a_bad_trail_line_is_a_problem_at_its_file_and_line(
     )
     segment.write_text("".join([*lines[:6], bad, *lines[6:]]))  # line 7
     window = open_window(root)
-    window.command("OpenLineage: Export Lineage Runs (Dry Run)")
+    window.command("OpenLineage: Dry Run: Build the Events, Send Nothing")
     window.toast(r"1 bad trail entry in Problems")
     window.command("View: Focus Problems (Errors, Warnings, Infos)")
     panel = ".markers-panel .monaco-list-row"
@@ -688,14 +716,17 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
     workspace: Callable[..., Path],
     code_server: CodeServer,
 ) -> None:
-    properties = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())[
-        "contributes"
-    ]["configuration"]["properties"]
+    properties = PACKAGE["contributes"]["configuration"]["properties"]
+    # The Workspace tab lists what a folder may set: the editor's own settings of the user's
+    # machine (openlineage.marquez.webUrl: what the browser opens) are the User tab's alone.
+    users_only = {k for k, v in properties.items() if v.get("scope") in ("application", "machine")}
+    assert users_only == {"openlineage.marquez.webUrl"}
+    properties = {k: v for k, v in properties.items() if k not in users_only}
     root = workspace()
     window = open_window(root)
     window.page.set_viewport_size({"width": 1400, "height": 130 * len(properties) + 600})
     window.command("Preferences: Open Workspace Settings")
-    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
+    window.page.wait_for_selector(SETTINGS_SEARCH)
     window.page.keyboard.type("@ext:openlineage-export.openlineage-export")
     window.page.wait_for_selector(
         ".settings-editor .monaco-list-row[aria-label='OpenLineage Export, group']"
@@ -708,6 +739,16 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
         arg=list(properties),
     )
     assert sorted(shown.json_value()) == sorted(properties)
+    assert "openlineage.marquez.webUrl" not in shown.json_value()
+    # In the product page's order: where events go, the key's name, the path, the namespace,
+    # a dry run; then the rest.
+    assert shown.json_value()[:5] == [
+        "openlineage.url",
+        "openlineage.apiKey.secretRef",
+        "openlineage.endpoint",
+        "openlineage.namespace",
+        "openlineage.dryRun",
+    ]
 
     settings = root / ".workspace" / "settings.json"
     vscode_settings = root / ".vscode" / "settings.json"
@@ -756,6 +797,266 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
     )
     assert json.loads(settings.read_text())["openlineage.url"] == url
 
+    # A url that already ends with the endpoint is taken, and said at once to be likely wrong.
+    box.fill(f"{url}/api/v1/lineage")
+    doubt = window.toast(r"openlineage.url already ends with the endpoint")
+    assert f"set openlineage.url to {url}" in doubt
+
+
+class ValuesSeen:
+    """Every value ``key`` of a JSON file held, in order, as read every 10 ms until stopped
+    (None: the key was missing); the file is replaced whole by each write, so each read sees
+    one whole version."""
+
+    def __init__(self, file: Path, key: str) -> None:
+        self.values: list[object] = []
+        self._file, self._key = file, key
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            stopping = self._stop.wait(0.01)
+            try:
+                value = json.loads(self._file.read_text()).get(self._key)
+            except (OSError, ValueError):
+                continue
+            if not self.values or self.values[-1] != value:
+                self.values.append(value)
+            if stopping:
+                return
+
+    def stop(self) -> list[object]:
+        self._stop.set()
+        self._thread.join()
+        return self.values
+
+
+def type_like_a_person(page: Any, text: str, pause_after: int) -> None:
+    """``text`` typed a key at a time, 150 ms apart, with a pause of 1.5 s after its first
+    ``pause_after`` characters (a person looking up the rest): the pace is the stimulus."""
+    page.keyboard.type(text[:pause_after], delay=150)
+    time.sleep(1.5)  # a person's pause mid-word, not a wait for anything
+    page.keyboard.type(text[pause_after:], delay=150)
+
+
+def settings_box(window: Workbench, tab: str, key: str) -> Any:
+    """The Settings editor's box of ``key`` in its ``tab`` ("User" or "Workspace")."""
+    window.command(f"Preferences: Open {tab} Settings")
+    search = window.page.locator(SETTINGS_SEARCH)
+    search.wait_for()
+    search.fill(key)
+    box = window.page.locator(f".settings-editor input[aria-label='{key}']")
+    box.wait_for(state="visible")
+    return box
+
+
+def held(file: Path, key: str) -> object:
+    """The value of ``key`` in the JSON file (None while the file or the key is not there)."""
+    try:
+        return json.loads(file.read_text()).get(key)
+    except FileNotFoundError:
+        return None
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_opening_changes_no_file_and_a_url_typed_in_either_tab_is_the_one_the_export_uses(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    make_fake_server: Callable[[], FakeServer],
+) -> None:
+    """The folder opened: no file changes (the git tree stays clean). A url set in the
+    Workspace tab, then another typed in the User tab (which VS Code ranks below the
+    folder's): the User tab's reaches .workspace/settings.json, and the Workspace tab follows
+    it. Typed again at a person's pace, after clearing the box: .workspace/settings.json only
+    ever holds the old url or the whole new one, never a part, never none; the next export
+    goes to the one typed."""
+    first, typed = make_fake_server(), make_fake_server()
+    root = workspace(**{"openlineage.url": first.url})
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "demo")
+    window = open_window(root)
+    window.command("OpenLineage: Show Export Status")  # runs once the settings are settled
+    window.toast(r"31 runs on the trail")
+    assert git(root, "status", "--porcelain", "--ignored") == ""
+    assert not (root / ".vscode").exists()
+
+    settings = root / ".workspace" / "settings.json"
+    folder_settings = root / ".vscode" / "settings.json"
+
+    def file_url() -> object:
+        return json.loads(settings.read_text()).get("openlineage.url")
+
+    put(
+        settings_box(window, "Workspace", "openlineage.url"),
+        first.url,
+        "VS Code to hold the url for the folder",
+        lambda: (
+            folder_settings.exists()
+            and json.loads(folder_settings.read_text()).get("openlineage.url") == first.url
+        ),
+    )
+    between = "http://127.0.0.1:9/between"
+    user_box = settings_box(window, "User", "openlineage.url")
+    put(
+        user_box,
+        between,
+        "the User tab's url in .workspace/settings.json",
+        lambda: file_url() == between,
+    )
+    wait_until(
+        "the Workspace tab to follow the url typed in the User tab",
+        lambda: json.loads(folder_settings.read_text()).get("openlineage.url") == between,
+    )
+
+    seen = ValuesSeen(settings, "openlineage.url")
+    try:
+        user_box.click()
+        window.page.keyboard.press("Control+A")
+        window.page.keyboard.press("Backspace")
+        type_like_a_person(window.page, typed.url, pause_after=len("http://127"))
+        wait_until("the typed url in .workspace/settings.json", lambda: file_url() == typed.url)
+    finally:
+        values = seen.stop()
+    assert values[0] == between and values[-1] == typed.url
+    assert set(values) == {between, typed.url}, values  # never a part, never missing
+
+    window.command("OpenLineage: Export Lineage Runs")
+    window.toast(r"OpenLineage Export: exported to .*: 31 of 31 runs sent")
+    assert typed.requests and first.requests == []
+
+
+def test_a_dry_run_by_setting_or_argument_sends_nothing_and_the_report_follows_each_export(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+) -> None:
+    """After a dry run, the export's full title then Enter runs the export (the dry run's
+    title cannot match it); the open report is then the export's. A keybinding passing
+    {"dryRun": true} and openlineage.dryRun (Settings) each make the export a dry run."""
+    root = workspace(**{"openlineage.url": fake_server.url})
+    bindings = code_server.user_data / "User" / "keybindings.json"
+    bindings.write_text(  # a person's keybinding, there before the window opens
+        json.dumps(
+            [{"key": "ctrl+alt+shift+d", "command": "openlineage.export", "args": {"dryRun": True}}]
+        )
+    )
+    try:
+        dry_run_by_argument_then_setting(open_window(root), root, code_server, fake_server)
+    finally:
+        bindings.write_text("[]")
+
+
+def dry_run_by_argument_then_setting(
+    window: Workbench, root: Path, code_server: CodeServer, fake_server: FakeServer
+) -> None:
+    window.command("OpenLineage: Dry Run: Build the Events, Send Nothing")
+    window.toast(r"OpenLineage Export: dry run: 31 runs")
+    report = window.page.frame_locator("iframe.webview").frame_locator("iframe#active-frame")
+    assert "Dry run" in report.locator("header").inner_text()
+
+    title = "OpenLineage: Export Lineage Runs"
+    state = window.search(title, [title])
+    focused = str(state["focused"] or "").split(",")[0]
+    assert focused == title, state  # the one that sends, not the recent dry run
+    assert not any(row.startswith("OpenLineage: Dry Run") for row in state["rows"]), state
+    window.page.keyboard.press("Enter")
+    window.toast(r"OpenLineage Export: exported to .*: 31 of 31 runs sent")
+    sent = len(fake_server.requests)
+    assert sent
+    wait_until(
+        "the open report to be the export's",
+        lambda: "Dry run" not in report.locator("header").inner_text(),
+    )
+
+    def dry_runs() -> int:
+        return sum(log.read_text().count(f"dry run of {root}") for log in code_server.output_logs())
+
+    before = dry_runs()
+    # The keys go to the workbench, not to the report's webview beside it: the events' editor
+    # is clicked first. A press the workbench let go by (still busy with the export's end)
+    # starts nothing: pressed again once the status bar shows no dry run began.
+    window.page.locator(".monaco-editor .view-lines").first.click()
+
+    def pressed_and_started() -> bool:
+        if dry_runs() == before and "dry run" not in window.status_bar():
+            window.page.keyboard.press("Control+Alt+Shift+D")
+            window.page.wait_for_timeout(2000)  # its time to show in the status bar
+        return dry_runs() > before
+
+    wait_until("the keybinding's dry run to start", pressed_and_started)
+    window.wait_status_bar(r"^OpenLineage$")  # it ended
+    assert len(fake_server.requests) == sent  # nothing sent (a dry run each press)
+
+    window.command("Preferences: Open Workspace Settings")
+    search = window.page.locator(SETTINGS_SEARCH)
+    search.wait_for()
+    search.fill("openlineage.dryRun")
+    checkbox = window.page.locator(
+        ".settings-editor .setting-item-contents[data-key='openlineage.dryRun'] "
+        ".setting-value-checkbox"
+    )
+    checkbox.click()
+    wait_until(
+        "VS Code to hold openlineage.dryRun for the folder",
+        lambda: held(root / ".vscode" / "settings.json", "openlineage.dryRun") is True,
+    )
+    assert "dryRun" not in (root / ".workspace" / "settings.json").read_text()
+    window.command(title)
+    said = window.toast(r"dry run: 31 runs.*openlineage.dryRun is on in Settings")
+    assert "nothing was sent" in said
+    assert len(fake_server.requests) == sent
+
+
+def test_the_secrets_view_adds_lists_and_removes_a_key_with_its_server(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    fake_server: FakeServer,
+) -> None:
+    """The SECRETS view (the product page's step 3): empty, it offers Add Secret; a key added
+    there is listed by name, used by openlineage.apiKey.secretRef, with the server it was
+    stored for; the export sends it; Remove takes it out of VS Code's secret storage."""
+    root = workspace(**{"openlineage.url": fake_server.url})
+    window = open_window(root)
+    window.page.locator(".activitybar .action-item a[aria-label^='OpenLineage']").click()
+    view = window.page.locator(".pane:has(.pane-header[aria-label^='Secrets'])")
+    view.locator(".welcome-view-content .monaco-button", has_text="Add Secret").click()
+    window.answer("marquez-view")
+    window.answer(API_KEY, password=True)
+    window.toast(r"API key stored as 'marquez-view'")
+    row = view.locator(".monaco-list-row[aria-level='1'][aria-label*='marquez-view']")
+    row.wait_for()
+    wait_until(
+        "the key listed as stored and used by the workspace",
+        lambda: "stored · used by openlineage.apiKey.secretRef" in row.inner_text(),
+    )
+    origin = urlsplit(fake_server.url).netloc
+    view.locator(f".monaco-list-row[aria-label*='{origin}']").wait_for()
+    renew(window.page, SECRETS_SCREENSHOT, window.page.screenshot(), tolerance=2000)
+
+    window.command("OpenLineage: Export Lineage Runs")
+    window.toast(r"OpenLineage Export: exported to .*: 31 of 31 runs sent")
+    assert {r.headers.get("authorization") for r in fake_server.requests} == {f"Bearer {API_KEY}"}
+
+    row.hover()
+    row.locator(".action-label[aria-label='Remove Secret']").click()
+    window.page.locator(".monaco-dialog-box").get_by_role("button", name="Remove").click()
+    window.toast(r"the key 'marquez-view' was removed")
+    wait_until(
+        "the key listed as not stored (the workspace still names it)",
+        lambda: "not stored · used by openlineage.apiKey.secretRef" in row.inner_text(),
+    )
+    assert view.locator(f".monaco-list-row[aria-label*='{origin}']").count() == 0
+
 
 def test_the_editors_http_proxy_carries_the_export(
     open_window: Callable[[Path], Workbench],
@@ -783,15 +1084,12 @@ def test_the_editors_http_proxy_carries_the_export(
     assert {r.path for r in proxy.requests} == {f"{target}/api/v1/lineage"}
 
 
-def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
-    open_window: Callable[[Path], Workbench],
-    workspace: Callable[..., Path],
-    code_server: CodeServer,
-    fake_server: FakeServer,
-    tmp_path: Path,
-) -> None:
-    root = workspace(**{"openlineage.url": fake_server.url})
-    expected = by_run(dry_run_events(code_server, root, tmp_path / "events.jsonl"))
+def refuse_one_run(
+    server: CodeServer, root: Path, fake_server: FakeServer, out: Path
+) -> list[bytes]:
+    """The fake server refuses one run of the workspace's (400, saying why) and takes the
+    rest: that run's events."""
+    expected = by_run(dry_run_events(server, root, out))
     refused = next(iter(expected))
 
     def refuse_one(request: Recorded) -> Answer:
@@ -800,6 +1098,18 @@ def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
         return Answer(201)
 
     fake_server.script(refuse_one)
+    return expected[refused]
+
+
+def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+    tmp_path: Path,
+) -> None:
+    root = workspace(**{"openlineage.url": fake_server.url})
+    refuse_one_run(code_server, root, fake_server, tmp_path / "events.jsonl")
     window = open_window(root)
     window.command("OpenLineage: Export Lineage Runs")
     done = window.toast(r"OpenLineage Export: 1 run refused by ")
@@ -823,6 +1133,85 @@ def test_a_refused_run_is_named_with_the_servers_reason_then_status_and_report(
     report = window.page.frame_locator("iframe.webview").frame_locator("iframe#active-frame")
     header = report.locator("header").inner_text()
     assert "Dry run" not in header and "31 runs on the trail" in header, header
+
+
+def test_the_runs_view_shows_each_runs_standing_and_opens_its_job_in_marquez(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+    tmp_path: Path,
+) -> None:
+    """The RUNS view after an export with one run refused: each pipeline with its counts, the
+    refused run with the server's reason; with openlineage.marquez.webUrl set (User settings),
+    a run opens its job's page in Marquez's web UI, as the export's notification offers."""
+    root = workspace(**{"openlineage.url": fake_server.url})
+    refused = refuse_one_run(code_server, root, fake_server, tmp_path / "events.jsonl")
+    pipeline = next(
+        json.loads(body)["job"]["name"]
+        for body in refused
+        if "parent" not in json.loads(body)["run"]["facets"]
+    )
+    trace_id = next(
+        tag["value"]
+        for tag in json.loads(refused[0])["run"]["facets"]["tags"]["tags"]
+        if tag["key"] == "traceId"
+    )
+    user_settings = code_server.user_data / "User" / "settings.json"
+    # Marquez's web UI on another host of the team's (a loopback address all the same): code-server
+    # sends an address on its own host (localhost, 127.0.0.1) through its port proxy instead.
+    web = "http://127.0.0.2:3000"
+    user_settings.write_text(json.dumps({**USER_SETTINGS, "openlineage.marquez.webUrl": web}))
+    try:
+        window = open_window(root)
+        window.command("OpenLineage: Export Lineage Runs")
+        done = window.toast(r"OpenLineage Export: 1 run refused by ")
+        assert "Open Report" in done and "Open in Marquez" in done
+        # The status bar item says the export and where the runs stand, on hover.
+        window.page.locator(".part.statusbar .statusbar-item", has_text="OpenLineage").hover()
+        hover = window.page.locator(".workbench-hover, .monaco-hover").filter(
+            has_text="Last export: "
+        )
+        hover.first.wait_for()
+        assert "1 refused" in hover.first.inner_text()
+
+        window.page.locator(".activitybar .action-item a[aria-label^='OpenLineage']").click()
+        view = window.page.locator(".pane:has(.pane-header[aria-label^='Runs'])")
+        header = view.locator(".monaco-list-row", has_text=pipeline).first
+        header.wait_for()
+        wait_until(
+            "the pipeline's counts",
+            lambda: "1 refused" in header.inner_text() and "exported" in header.inner_text(),
+        )
+        header.click()  # expands it
+        row = view.locator(".monaco-list-row", has_text=trace_id)
+        row.wait_for()
+        assert "refused: " in row.inner_text()
+        assert "namespace acme-analytics is closed by policy" in row.inner_text()
+        renew(window.page, RUNS_SCREENSHOT, window.page.screenshot(), tolerance=2000)
+
+        namespace = json.loads(refused[0])["job"]["namespace"]
+        wanted = f"{web}/lineage/job/{namespace}/{pipeline}"
+        asked: list[str] = []  # what a new tab asked for (loaded or not: nothing listens there)
+        tabs: list[Any] = []
+        window.page.context.on("request", lambda request: asked.append(request.url))
+        window.page.context.on("page", lambda tab: tabs.append(tab))
+        row.click()
+        # VS Code asks before it opens an address it does not trust yet: the person says Open.
+        ask = window.page.locator(".monaco-dialog-box").get_by_role(
+            "button", name="Open", exact=True
+        )
+
+        def opened() -> bool:
+            if ask.count() and ask.first.is_visible():
+                ask.first.click()
+            return wanted in asked
+
+        wait_until(f"a tab asking for {wanted}", opened)
+        for tab in tabs:
+            tab.close()
+    finally:
+        user_settings.write_text(json.dumps(USER_SETTINGS))
 
 
 AUTO_RUNS = 50
@@ -909,7 +1298,7 @@ def turn_auto_export_on(window: Workbench) -> Path:
     VS Code holds it for the folder. Returns the file it is held in (.vscode/settings.json)."""
     stored = Path(window.folder) / ".vscode" / "settings.json"
     window.command("Preferences: Open Workspace Settings")
-    window.page.wait_for_selector(".settings-editor textarea[aria-label='Search settings']")
+    window.page.wait_for_selector(SETTINGS_SEARCH)
     window.page.keyboard.type("openlineage.autoExport")
     box = window.page.locator(
         ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "

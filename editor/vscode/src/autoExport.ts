@@ -15,6 +15,8 @@ import { ExportStatusBar } from "./statusBar";
 import { Tool } from "./tool";
 
 export const SETTING = "openlineage.autoExport";
+/** The editor's setting that makes every export a dry run: auto-export then sends nothing. */
+export const DRY_RUN = "openlineage.dryRun";
 
 export interface AutoExportHost {
   folder: string;
@@ -29,6 +31,8 @@ export interface AutoExportHost {
   clearBadEntries(): void;
   log(line: string): void;
   status: ExportStatusBar;
+  /** A run was sent or refused (the RUNS view reads the standing again). */
+  ranOne?(): void;
 }
 
 interface Running {
@@ -48,7 +52,7 @@ export class AutoExport implements vscode.Disposable {
 
   constructor(private readonly host: AutoExportHost, secrets: vscode.SecretStorage) {
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration(SETTING)) {
+      if (event.affectsConfiguration(SETTING) || event.affectsConfiguration(DRY_RUN)) {
         void this.apply();
       }
     }));
@@ -61,10 +65,13 @@ export class AutoExport implements vscode.Disposable {
   }
 
   /** Whether the user turned it on (User settings, or this folder's in a trusted workspace:
-   * VS Code runs the extension only there). */
+   * VS Code runs the extension only there), and did not turn openlineage.dryRun on (then
+   * nothing is sent: the palette's export is a dry run, and auto-export waits). */
   enabled(): boolean {
-    return vscode.workspace.getConfiguration("openlineage", vscode.Uri.file(this.host.folder))
-      .get<boolean>("autoExport", false) === true;
+    const config = vscode.workspace.getConfiguration("openlineage",
+      vscode.Uri.file(this.host.folder));
+    return config.get<boolean>("autoExport", false) === true &&
+      config.get<boolean>("dryRun", false) !== true;
   }
 
   /** Start it if it is on and not paused, stop it if not. */
@@ -198,6 +205,7 @@ export class AutoExport implements vscode.Disposable {
       this.refused += 1;
       this.host.log(`auto-export: refused: ${line.traceId} (${line.pipeline}): ${line.reason}`);
     }
+    this.host.ranOne?.();
     this.following();
   }
 

@@ -7,9 +7,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { AutoExport, SETTING as AUTO_EXPORT } from "./autoExport";
+import { AutoExport, SETTING as AUTO_EXPORT, DRY_RUN } from "./autoExport";
 import { cliError, Finished, ProgressLine, runTool } from "./child";
 import { SettingsMirror, Property } from "./settingsMirror";
+import { RunsStanding, RunsView } from "./runsView";
+import { KeyRing, SecretsView } from "./secretsView";
 import { ExportStatusBar } from "./statusBar";
 import { ensureTool, Tool, ToolMissing } from "./tool";
 
@@ -20,12 +22,13 @@ const SECRET_REFS: Record<string, string> = {
 };
 const SECRET_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 const LAST_REPORT = "openlineage.lastReport";
-/** The servers each stored key's owner approved it for (the user's, in VS Code's global state,
- * never the workspace's): a workspace's settings say where events go, not where a key goes. */
-const KEY_ORIGINS = "openlineage.keyOrigins";
 const SEND_THERE = "Send it there";
+/** The final notification's offer: this export's report, in the report pane. */
+const OPEN_REPORT = "Open Report";
+/** Its offer of the export's jobs in Marquez's web UI (openlineage.marquez.webUrl set). */
+const OPEN_IN_MARQUEZ = "Open in Marquez";
 /** The editor's own settings: not the tool's, never in .workspace/settings.json. */
-const EDITOR_ONLY = new Set([AUTO_EXPORT]);
+const EDITOR_ONLY = new Set([AUTO_EXPORT, DRY_RUN, "openlineage.marquez.webUrl"]);
 
 /** The runs not sent because the destination has them, as the CLI's summary says it. */
 function kept(runs: ExportResult["runs"]): string {
@@ -59,7 +62,9 @@ export function activate(context: vscode.ExtensionContext): void {
       Record<string, Property>).filter(([key]) => !EDITOR_ONLY.has(key)));
   const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
   const status = new ExportStatusBar();
-  context.subscriptions.push(output, problems, status);
+  /** The keys' names and the servers each is approved for: the user's, never the workspace's. */
+  const ring = new KeyRing(context);
+  context.subscriptions.push(output, problems, status, ring);
 
   const tool = async (): Promise<Tool | undefined> => {
     try {
@@ -71,8 +76,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   };
 
-  /** `settings set KEY VALUE` (or `settings unset KEY`) by the CLI: its checks, its file. */
-  const writeSetting = async (key: string, value: string | undefined): Promise<void> => {
+  /** `settings set KEY VALUE` (or `settings unset KEY`) by the CLI: its checks, its file;
+   * resolves to its warnings (a url that ends with the endpoint...). */
+  const writeSetting = async (key: string, value: string | undefined): Promise<string[]> => {
     const found = await tool();
     if (!found || !root) {
       throw new Error("the exporter is not available");
@@ -82,9 +88,12 @@ export function activate(context: vscode.ExtensionContext): void {
     if (done.code !== 0) {
       throw new Error(cliError(done));
     }
+    return done.messages.filter((line) => line.startsWith("warning: "))
+      .map((line) => line.slice("warning: ".length));
   };
 
   const mirror = root ? new SettingsMirror(root, properties, writeSetting, log) : undefined;
+  settle = mirror && (() => mirror.settled());
   if (mirror) {
     context.subscriptions.push(mirror);
     void mirror.enqueue(() => mirror.pullFromFile());
@@ -114,7 +123,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }
     const url = urlInForce(settings, properties);
     const ref = String(settings["openlineage.apiKey.secretRef"]);
-    const verdict = await checkKey(found, folder, ref, url, approvedOrigins(context, ref));
+    const verdict = await checkKey(found, folder, ref, url, ring.approved(ref));
     if (typeof verdict === "string" || (!verdict.may && verdict.reason !== "not approved")) {
       const why = typeof verdict === "string" ? verdict : verdict.message;
       log(`export not started: ${why}`);
@@ -126,7 +135,7 @@ export function activate(context: vscode.ExtensionContext): void {
         log(`export not started: the key '${ref}' is not approved for ${verdict.origin}`);
         return undefined;
       }
-      await approve(context, ref, verdict.origin);
+      await ring.approve(ref, verdict.origin);
     }
     env.OPENLINEAGE_URL = url;
     return env;
@@ -139,6 +148,26 @@ export function activate(context: vscode.ExtensionContext): void {
     await vscode.window.showWarningMessage(question(ref, origin), { modal: true },
       SEND_THERE) === SEND_THERE;
 
+  const runs = new RunsView({
+    standing: async () => {
+      const found = root && await tool();
+      if (!root || !found) {
+        return { error: root ? "the exporter is not available" : "open a workspace folder" };
+      }
+      await mirror?.settled();
+      const done = await runTool(found, ["status", "--runs", "--json", "-w", root], {
+        cwd: root, env: baseEnvironment(),
+      });
+      try {
+        return JSON.parse(done.stdout) as RunsStanding;
+      } catch {
+        return { error: cliError(done) };
+      }
+    },
+    log,
+  });
+  context.subscriptions.push(runs);
+
   const auto = root ? new AutoExport({
     folder: root,
     tool,
@@ -150,7 +179,7 @@ export function activate(context: vscode.ExtensionContext): void {
         void vscode.window.showWarningMessage(question(ref, origin), SEND_THERE)
           .then(async (choice) => {
             if (choice === SEND_THERE) {
-              await approve(context, ref, origin);
+              await ring.approve(ref, origin);
               await auto?.apply();
             }
           });
@@ -168,6 +197,7 @@ export function activate(context: vscode.ExtensionContext): void {
     clearBadEntries: () => problems.clear(),
     log,
     status,
+    ranOne: () => runs.refreshSoon(),
   }, context.secrets) : undefined;
   if (auto) {
     context.subscriptions.push(auto);
@@ -175,14 +205,16 @@ export function activate(context: vscode.ExtensionContext): void {
     void auto.apply();
   }
 
-  const exportRuns = async (dryRun: boolean): Promise<void> => {
+  /** `bySetting`: openlineage.dryRun decided it (said in the outcome, so a person who forgot
+   * it is on knows why nothing was sent). */
+  const exportRuns = async (dryRun: boolean, bySetting: boolean): Promise<void> => {
     if (!dryRun && auto?.enabled()) {
-      return auto.paused(() => exportOnce(false));  // both would take the ledger's lock
+      return auto.paused(() => exportOnce(false, false));  // both would take the ledger's lock
     }
-    return exportOnce(dryRun);
+    return exportOnce(dryRun, bySetting);
   };
 
-  const exportOnce = async (dryRun: boolean): Promise<void> => {
+  const exportOnce = async (dryRun: boolean, bySetting: boolean): Promise<void> => {
     const folder = needRoot();
     const found = folder && await tool();
     if (!folder || !found) {
@@ -200,6 +232,7 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!env) {
       return;
     }
+    fs.rmSync(report, { force: true });  // an export that writes none never shows an older one
     const bad = new Map<string, vscode.Diagnostic[]>();
     let error: string | undefined;
     problems.clear();
@@ -269,6 +302,8 @@ export function activate(context: vscode.ExtensionContext): void {
       const document = await vscode.workspace.openTextDocument(vscode.Uri.file(events));
       await vscode.window.showTextDocument(document, { preview: false });
       showReport(report);
+    } else if (reportPanel) {
+      showReport(report);  // an open report is this export's, never an earlier one's
     }
     for (const failed of result.failedRuns) {
       log(`refused: ${failed.traceId} (${failed.pipeline}): ${failed.reason}`);
@@ -276,23 +311,38 @@ export function activate(context: vscode.ExtensionContext): void {
     const badCount = [...bad.values()].reduce((n, list) => n + list.length, 0);
     const problemsNote = !badCount ? "" :
       `; ${badCount === 1 ? "1 bad trail entry" : `${badCount} bad trail entries`} in Problems`;
-    const [shown, said] = outcome(result, dryRun, problemsNote);
-    status.idle(said);
-    void shown(`${NAME}: ${said}`);
+    const [shown, said] = outcome(result, dryRun, problemsNote +
+      (bySetting && dryRun ? ` (${DRY_RUN} is on in Settings)` : ""));
+    const standing = await runs.refresh().catch((failure) => log(`runs: ${failure}`));
+    status.idle(said, standing ? runs.summary(standing) : undefined);
+    const marquez = dryRun ? undefined : runs.marquezPage();
+    const offers = [...(fs.existsSync(report) ? [OPEN_REPORT] : []),
+      ...(marquez ? [OPEN_IN_MARQUEZ] : [])];
+    void shown(`${NAME}: ${said}`, ...offers).then((choice) => {
+      if (choice === OPEN_REPORT) {
+        showReport(report);
+      } else if (choice === OPEN_IN_MARQUEZ && marquez) {
+        void vscode.env.openExternal(marquez);
+      }
+    });
   };
 
-  const storeApiKey = async (): Promise<void> => {
+  /** `askName`: the SECRETS view's +, which asks for the name even when the workspace names
+   * one (offered first). */
+  const storeApiKey = async (askName = false): Promise<void> => {
     const folder = needRoot();
     if (!folder || !mirror) {
       return;
     }
     await mirror.settled();
-    let name = mirror.readFile()["openlineage.apiKey.secretRef"];
-    if (typeof name !== "string" || !name) {
+    const named = mirror.readFile()["openlineage.apiKey.secretRef"];
+    let name: unknown = named;
+    if (askName || typeof name !== "string" || !name) {
       name = await vscode.window.showInputBox({
         title: "OpenLineage: Store API Key",
         prompt: "A name for the key, saying what it is for (e.g. marquez-prod): " +
           "openlineage.apiKey.secretRef will hold this name, never the key",
+        value: typeof named === "string" ? named : undefined,
         ignoreFocusOut: true,
         validateInput: (text) => SECRET_NAME.test(text) ? undefined :
           "1 to 128 letters, digits, '.', '_' or '-'",
@@ -300,6 +350,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!name) {
         return;
       }
+    }
+    if (typeof named !== "string" || !named) {
       try {
         await writeSetting("openlineage.apiKey.secretRef", name as string);
       } catch (error) {
@@ -326,9 +378,9 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!key) {
       return;
     }
-    await context.secrets.store(name as string, key);
+    await ring.store(name as string, key);
     if (origin) {
-      await approve(context, name as string, origin);  // the server it was stored for
+      await ring.approve(name as string, origin);  // the server it was stored for
     }
     log(`API key stored in VS Code's secret storage as '${name}'` +
       (origin ? `, for ${origin}` : ""));
@@ -361,27 +413,61 @@ export function activate(context: vscode.ExtensionContext): void {
     const report = context.workspaceState.get<string>(LAST_REPORT);
     if (!report || !fs.existsSync(report)) {
       void vscode.window.showInformationMessage(`${NAME}: no report yet: run OpenLineage: ` +
-        "Export Lineage Runs (or its Dry Run) first");
+        "Export Lineage Runs (or OpenLineage: Dry Run) first");
       return;
     }
     showReport(report);
   };
 
+  const secrets = new SecretsView(ring, {
+    inUse: () => {
+      const settings = mirror?.readFile() ?? {};
+      return new Map(Object.keys(SECRET_REFS).flatMap((setting) => {
+        const name = settings[setting];
+        return typeof name === "string" && name ? [[name, setting] as [string, string]] : [];
+      }));
+    },
+    destinationOrigin: async (name) => {
+      const found = root && await tool();
+      if (!root || !found) {
+        return { error: "the exporter is not available" };
+      }
+      await mirror?.settled();
+      const verdict = await checkKey(found, root, name, urlInForce(mirror?.readFile() ?? {},
+        properties), []);
+      return typeof verdict === "string" ? { error: verdict } : verdict.origin;
+    },
+    add: () => storeApiKey(true),
+  });
+  if (mirror) {  // the names the workspace uses, as its settings change
+    const watcher = vscode.workspace.createFileSystemWatcher(
+      new vscode.RelativePattern(vscode.Uri.file(path.dirname(mirror.file)), "settings.json"));
+    [watcher.onDidChange, watcher.onDidCreate, watcher.onDidDelete].forEach((on) =>
+      on(() => secrets.refresh()));
+    context.subscriptions.push(watcher);
+  }
+
   context.subscriptions.push(
-    vscode.commands.registerCommand("openlineage.export", () => exportRuns(false)),
-    vscode.commands.registerCommand("openlineage.exportDryRun", () => exportRuns(true)),
-    vscode.commands.registerCommand("openlineage.storeApiKey", storeApiKey),
+    // A keybinding or task may pass {"dryRun": true} (or false); else openlineage.dryRun says.
+    vscode.commands.registerCommand("openlineage.export", (args?: unknown) => exportRuns(
+      asked(args, "dryRun") ?? vscode.workspace.getConfiguration().get<boolean>(DRY_RUN, false),
+      asked(args, "dryRun") === undefined)),
+    vscode.commands.registerCommand("openlineage.exportDryRun", () => exportRuns(true, false)),
+    vscode.commands.registerCommand("openlineage.storeApiKey", () => storeApiKey()),
+    secrets,
     vscode.commands.registerCommand("openlineage.showStatus", showStatus),
     vscode.commands.registerCommand("openlineage.openReport", openReport),
   );
 }
 
 let shutdown: (() => Promise<void>) | undefined;
+let settle: (() => Promise<void>) | undefined;
 
-/** Auto-export's watch stopped as Ctrl-C stops it, and waited for; everything else is
- * disposed through the context's subscriptions. */
-export function deactivate(): Promise<void> | undefined {
-  return shutdown?.();
+/** What was typed in Settings and not written yet, written; auto-export's watch stopped as
+ * Ctrl-C stops it, and waited for; everything else is disposed through the context's
+ * subscriptions. */
+export async function deactivate(): Promise<void> {
+  await Promise.all([settle?.(), shutdown?.()]);
 }
 
 /** The first workspace folder holding .workspace/, else the first folder. */
@@ -445,11 +531,13 @@ function addBadEntry(bad: Map<string, vscode.Diagnostic[]>, root: string, line: 
 }
 
 /** How an export ended, in one sentence, and how loud to say it. */
-function outcome(result: ExportResult, dryRun: boolean, problemsNote: string):
-  [(message: string) => Thenable<unknown>, string] {
-  const error = (message: string) => vscode.window.showErrorMessage(message);
-  const warning = (message: string) => vscode.window.showWarningMessage(message);
-  const information = (message: string) => vscode.window.showInformationMessage(message);
+type Say = (message: string, ...offers: string[]) => Thenable<string | undefined>;
+
+function outcome(result: ExportResult, dryRun: boolean, problemsNote: string): [Say, string] {
+  const error: Say = (message, ...offers) => vscode.window.showErrorMessage(message, ...offers);
+  const warning: Say = (message, ...offers) => vscode.window.showWarningMessage(message, ...offers);
+  const information: Say = (message, ...offers) =>
+    vscode.window.showInformationMessage(message, ...offers);
   if (result.cancelled) {
     return [warning, `cancelled after ${result.runs.sent} of ${result.runs.total} runs; what ` +
       "was accepted is kept, the next export sends the rest"];
@@ -489,8 +577,16 @@ function showReport(file: string): void {
       "OpenLineage Export Report", vscode.ViewColumn.Beside, { enableScripts: true });
     reportPanel.onDidDispose(() => { reportPanel = undefined; });
   }
-  reportPanel.webview.html = fs.readFileSync(file, "utf8");
-  reportPanel.reveal();
+  reportPanel.webview.html = fs.existsSync(file) ? fs.readFileSync(file, "utf8") :
+    "<!DOCTYPE html><html><body><h1>No report</h1><p>The last export ended before it wrote " +
+    "its report: the output channel \"OpenLineage Export\" says why.</p></body></html>";
+  reportPanel.reveal(undefined, true);
+}
+
+/** `args[name]` when a keybinding or task passed it as a boolean. */
+function asked(args: unknown, name: string): boolean | undefined {
+  const value = args && typeof args === "object" ? (args as Record<string, unknown>)[name] : undefined;
+  return typeof value === "boolean" ? value : undefined;
 }
 
 /** Progress lines -> the notification's text (phase, runs done, ETA) and percentage. */
@@ -564,17 +660,5 @@ async function checkKey(found: Tool, cwd: string, name: string, url: string,
     return JSON.parse(done.stdout) as KeyVerdict;
   } catch {
     return cliError(done);
-  }
-}
-
-function approvedOrigins(context: vscode.ExtensionContext, name: string): string[] {
-  return context.globalState.get<Record<string, string[]>>(KEY_ORIGINS, {})[name] ?? [];
-}
-
-async function approve(context: vscode.ExtensionContext, name: string, origin: string): Promise<void> {
-  const all = context.globalState.get<Record<string, string[]>>(KEY_ORIGINS, {});
-  const origins = all[name] ?? [];
-  if (!origins.includes(origin)) {
-    await context.globalState.update(KEY_ORIGINS, { ...all, [name]: [...origins, origin] });
   }
 }

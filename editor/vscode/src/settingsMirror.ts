@@ -1,26 +1,61 @@
 // One source of truth for the settings: the workspace's .workspace/settings.json, which the CLI
-// reads (and a CI job running the CLI on the same workspace reads). VS Code's own settings
-// ("OpenLineage Export" in the Settings UI) are a view of it:
+// reads (and a CI job running the CLI on the same workspace reads). VS Code's settings of the
+// section "OpenLineage Export" are a way to change it:
 //
-// - a value changed in VS Code (Settings UI, settings.json, either scope) is written there by the
-//   CLI itself, `openlineage-export settings set KEY VALUE` (or `settings unset KEY` for an empty
-//   or default value), so the CLI's checks are the ones: a value it refuses (a key typed where a
-//   secret's name belongs, a bad URL...) is refused with its message, and VS Code's value goes
-//   back to the one in force;
-// - when .workspace/settings.json changes (opened, edited, pulled from git, `settings set` in a
-//   terminal), its values are copied into VS Code's workspace settings so the Settings UI shows
-//   them.
+// - a value typed in VS Code (the Settings UI's User or Workspace tab, a settings.json of VS
+//   Code) is written there by the CLI itself, `openlineage-export settings set KEY VALUE` (or
+//   `settings unset KEY` for an empty value), so the CLI's checks are the ones: a value it
+//   refuses is refused with its message, and the scope it was typed in goes back to what it
+//   held. The last value typed wins, in whichever tab: a User-tab value is written through even
+//   when the folder's file holds another one (VS Code would rank that one higher and ignore
+//   the typed value).
+// - a value reaches the file when the person leaves what they typed it in (another tab, another
+//   window), once typing has ended (SETTLE_MS without another change to it), or before an
+//   export reads the file: never a half-typed one. The Settings editor stores what is being
+//   typed a second after each key (so a pause inside a word reaches us as a change), and not
+//   at all while keys keep coming: the quiet that ends typing must outlast a person's pause
+//   plus the rest of the word.
+// - nothing is written on opening a folder: .vscode/settings.json is created only by VS Code
+//   when the person sets something in the Workspace tab. When .workspace/settings.json changes
+//   (edited, pulled from git, `settings set` in a terminal), the values the folder's VS Code
+//   settings already hold are brought in line with it, so the Workspace tab never shows a value
+//   nothing uses; no other file of the user's is touched.
 
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 
 export type Property = { default: unknown; type: string };
-export type WriteSetting = (key: string, value: string | undefined) => Promise<void>;
+/** Writes one setting through the CLI; resolves to the CLI's warnings about it. */
+export type WriteSetting = (key: string, value: string | undefined) => Promise<string[]>;
+
+/** How long a typed value must stay unchanged, the person still where they typed it, before
+ * it is written: a person's pause inside a word (looking up a port), then the rest of it typed
+ * (the Settings editor stores nothing until keys stop coming for a second), fit in it. */
+export const SETTLE_MS = 10_000;
+
+type Scope = "global" | "workspace";
+const TARGETS: Record<Scope, vscode.ConfigurationTarget> = {
+  global: vscode.ConfigurationTarget.Global,
+  workspace: vscode.ConfigurationTarget.Workspace,
+};
+
+/** The value of a key in each scope a person can type in. */
+interface Scopes { global: unknown; workspace: unknown }
+
+interface Typed { scope: Scope; value: unknown; before: unknown }
 
 export class SettingsMirror implements vscode.Disposable {
   private queue: Promise<void> = Promise.resolve();
   private readonly disposables: vscode.Disposable[] = [];
+  /** Each key's values by scope as last seen, so a change says which scope it came from (and
+   * the extension's own updates, recorded here first, are not taken for a person's). */
+  private readonly seen = new Map<string, Scopes>();
+  /** Typed values not written yet, by key. */
+  private readonly typed = new Map<string, Typed>();
+  private timer: NodeJS.Timeout | undefined;
+  /** The editor tab active when the last value was typed (the Settings editor, a settings.json). */
+  private typedIn: string | undefined;
 
   constructor(
     private readonly root: string,
@@ -28,12 +63,28 @@ export class SettingsMirror implements vscode.Disposable {
     private readonly write: WriteSetting,
     private readonly log: (line: string) => void,
   ) {
+    for (const key of Object.keys(properties)) {
+      this.seen.set(key, scopes(key));
+    }
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((event) => {
-      const keys = Object.keys(this.properties).filter((key) => event.affectsConfiguration(key));
-      if (keys.length) {
-        this.enqueue(() => this.pushToFile(keys));
+      for (const key of Object.keys(this.properties)) {
+        if (event.affectsConfiguration(key)) {
+          this.changed(key);
+        }
       }
     }));
+    this.disposables.push(vscode.window.onDidChangeWindowState((state) => {
+      if (!state.focused) {
+        void this.settled();  // the person went elsewhere: what they typed is done
+      }
+    }));
+    const left = () => {
+      if (this.typed.size && activeTab() !== this.typedIn) {
+        void this.settled();  // another tab: the person left the box they typed in
+      }
+    };
+    this.disposables.push(vscode.window.tabGroups.onDidChangeTabs(left),
+      vscode.window.tabGroups.onDidChangeTabGroups(left));
     const watcher = vscode.workspace.createFileSystemWatcher(
       new vscode.RelativePattern(vscode.Uri.file(path.join(root, ".workspace")), "settings.json"));
     watcher.onDidChange(() => this.enqueue(() => this.pullFromFile()));
@@ -57,8 +108,16 @@ export class SettingsMirror implements vscode.Disposable {
     }
   }
 
-  /** Settings in flight are written before anything reads the file (an export). */
+  /** Typed values written now, and every write done, before anything reads the file (an
+   * export, Store API Key). */
   settled(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.typed.size) {
+      void this.enqueue(() => this.pushTyped());
+    }
     return this.queue;
   }
 
@@ -73,56 +132,102 @@ export class SettingsMirror implements vscode.Disposable {
     return value === undefined || value === null ? this.properties[key].default : value;
   }
 
-  /** VS Code's settings <- settings.json, for every key that differs. */
-  async pullFromFile(): Promise<void> {
-    const raw = this.readFile();
-    const config = vscode.workspace.getConfiguration();
-    for (const key of Object.keys(this.properties)) {
-      const wanted = this.fileValue(raw, key);
-      if (same(config.get(key), wanted)) {
-        continue;
-      }
-      const stored = raw[key] === undefined || raw[key] === null ? undefined : raw[key];
-      await config.update(key, stored, vscode.ConfigurationTarget.Workspace);
-      if (!same(vscode.workspace.getConfiguration().get(key), wanted)) {
-        // A user-scope value shadows the default: the workspace's must say it outright.
-        await config.update(key, wanted, vscode.ConfigurationTarget.Workspace);
-      }
+  /** A change of `key` in VS Code: which scope's value changed, kept until typing ends. */
+  private changed(key: string): void {
+    const now = scopes(key);
+    const before = this.seen.get(key) ?? { global: undefined, workspace: undefined };
+    this.seen.set(key, now);
+    const scope = (["workspace", "global"] as Scope[]).find((s) => !same(now[s], before[s]));
+    if (!scope || now[scope] === undefined) {
+      return;  // nothing typed (a value reset to its default in one tab: the file keeps its own)
     }
+    this.typedIn = activeTab();
+    const earlier = this.typed.get(key);
+    this.typed.set(key, {
+      scope, value: now[scope],
+      before: earlier?.scope === scope ? earlier.before : before[scope],
+    });
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => void this.settled(), SETTLE_MS);
   }
 
-  /** settings.json <- VS Code's settings, through the CLI, for the keys that changed. */
-  private async pushToFile(keys: string[]): Promise<void> {
-    const raw = this.readFile();
-    const config = vscode.workspace.getConfiguration();
-    for (const key of keys) {
-      const value = config.get(key);
+  /** settings.json <- the values typed in VS Code, through the CLI. */
+  private async pushTyped(): Promise<void> {
+    const typed = [...this.typed];
+    this.typed.clear();
+    for (const [key, { scope, value, before }] of typed) {
+      const raw = this.readFile();
       if (same(value, this.fileValue(raw, key))) {
+        await this.alignWorkspace(key, raw);
         continue;
       }
-      const unset = value === undefined || value === null || value === "" ||
+      const unset = value === null || value === "" ||
         (same(value, this.properties[key].default) && raw[key] === undefined);
       try {
-        await this.write(key, unset ? undefined : String(value));
+        const warnings = await this.write(key, unset ? undefined : String(value));
         this.log(unset ? `${key} removed from ${this.file}` : `${key} written to ${this.file}`);
+        for (const warning of warnings) {
+          this.log(`warning: ${warning}`);
+          void vscode.window.showWarningMessage(`OpenLineage Export: ${warning}`);
+        }
+        await this.alignWorkspace(key, this.readFile());
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         void vscode.window.showErrorMessage(`OpenLineage Export: ${key} was not changed: ${reason}`);
         this.log(`${key} was not changed: ${reason}`);
-        // Back to the value in force, so the Settings UI never shows a value nothing uses.
-        const stored = raw[key] === undefined || raw[key] === null ? undefined : raw[key];
-        await config.update(key, stored, vscode.ConfigurationTarget.Workspace);
-        if (config.inspect(key)?.globalValue !== undefined &&
-          !same(vscode.workspace.getConfiguration().get(key), this.fileValue(raw, key))) {
-          await config.update(key, this.fileValue(raw, key), vscode.ConfigurationTarget.Workspace);
-        }
+        // Back to what that tab held, so the Settings UI never shows a value nothing uses.
+        await this.update(key, scope, before);
       }
     }
   }
 
+  /** The folder's VS Code value of `key`, where it has one, made the value in force: so a
+   * value typed in the User tab and written through is also what the Workspace tab shows. */
+  private async alignWorkspace(key: string, raw: Record<string, unknown>): Promise<void> {
+    const held = this.seen.get(key)?.workspace;
+    if (held !== undefined && !same(held, this.fileValue(raw, key))) {
+      await this.update(key, "workspace", raw[key] ?? undefined);
+    }
+  }
+
+  /** VS Code's settings <- settings.json: only the values the folder's VS Code settings hold
+   * already (never a new .vscode/settings.json, never the user's own settings). */
+  async pullFromFile(): Promise<void> {
+    const raw = this.readFile();
+    for (const key of Object.keys(this.properties)) {
+      if (!this.typed.has(key)) {
+        await this.alignWorkspace(key, raw);
+      }
+    }
+  }
+
+  /** The extension's own change of a scope, recorded first so it is not taken as typed. */
+  private async update(key: string, scope: Scope, value: unknown): Promise<void> {
+    const now = this.seen.get(key) ?? scopes(key);
+    this.seen.set(key, { ...now, [scope]: value });
+    await vscode.workspace.getConfiguration().update(key, value, TARGETS[scope]);
+    this.seen.set(key, scopes(key));
+  }
+
   dispose(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
     this.disposables.forEach((d) => d.dispose());
   }
+}
+
+/** The active editor tab, as its group and label (the Settings editor has no other handle). */
+function activeTab(): string {
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+  return tab ? `${tab.group.viewColumn}:${tab.label}` : "";
+}
+
+function scopes(key: string): Scopes {
+  const inspected = vscode.workspace.getConfiguration().inspect(key);
+  return { global: inspected?.globalValue, workspace: inspected?.workspaceValue };
 }
 
 function same(a: unknown, b: unknown): boolean {

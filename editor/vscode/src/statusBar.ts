@@ -18,10 +18,12 @@ export class ExportStatusBar implements vscode.Disposable {
     this.item.show();
   }
 
-  /** Nothing running: the last export's outcome, if one was seen in this window. */
-  idle(last?: string): void {
+  /** Nothing running: the last export's outcome, if one was seen in this window, and where
+   * the trail's runs stand with its server (runs still pending). */
+  idle(last?: string, standing?: string): void {
     this.set("$(cloud-upload) OpenLineage",
-      (last ? `Last export: ${last}\n\n` : "") + "Click for the export status.");
+      (last ? `Last export: ${last}\n\n` : "") + (standing ? `${standing}\n\n` : "") +
+      "Click for the export status.");
   }
 
   /** `text` with its codicon ("$(eye) OpenLineage: ..."); `tone` its background. */
