@@ -899,10 +899,7 @@ def test_opening_changes_no_file_and_a_url_typed_in_either_tab_is_the_one_the_ex
         settings_box(window, "Workspace", "openlineage.url"),
         first.url,
         "VS Code to hold the url for the folder",
-        lambda: (
-            folder_settings.exists()
-            and json.loads(folder_settings.read_text()).get("openlineage.url") == first.url
-        ),
+        lambda: held(folder_settings, "openlineage.url") == first.url,
     )
     between = "http://127.0.0.1:9/between"
     user_box = settings_box(window, "User", "openlineage.url")
@@ -914,7 +911,7 @@ def test_opening_changes_no_file_and_a_url_typed_in_either_tab_is_the_one_the_ex
     )
     wait_until(
         "the Workspace tab to follow the url typed in the User tab",
-        lambda: json.loads(folder_settings.read_text()).get("openlineage.url") == between,
+        lambda: held(folder_settings, "openlineage.url") == between,
     )
 
     seen = ValuesSeen(settings, "openlineage.url")
@@ -1266,9 +1263,9 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
         # Off, as a person editing the folder's settings.json (or git checking it out) does.
-        held = json.loads(folder_settings.read_text())
-        del held["openlineage.autoExport"]
-        folder_settings.write_text(json.dumps(held, indent=4))
+        values = json.loads(folder_settings.read_text())
+        del values["openlineage.autoExport"]
+        folder_settings.write_text(json.dumps(values, indent=4))
         window.wait_status_bar(r"^OpenLineage$")
         again = code_server.cli("export", "-w", str(ws.root), "--json")
         assert again.returncode == 0, again.stderr
@@ -1309,7 +1306,7 @@ def turn_auto_export_on(window: Workbench) -> Path:
     box.click()
     wait_until(
         "VS Code to hold openlineage.autoExport for the folder",
-        lambda: json.loads(stored.read_text()).get("openlineage.autoExport") is True,
+        lambda: held(stored, "openlineage.autoExport") is True,
     )
     return stored
 
