@@ -13,6 +13,8 @@ Runs, side by side on this machine, each measurement in its own child process:
 6. Kafka (``scripts/kafka.sh start``): ours vs openlineage-python's KafkaTransport;
 7. a trail the real Marquez already holds, exported from an empty ledger (a CI job on a fresh
    machine): asking Marquez what it holds vs sending everything (``--full``).
+8. a backfill of a million runs (about eight million events) into files and into Kafka: wall
+   time, the whole process's CPU per event, peak RSS (``--backfill-runs`` sets the size).
 
 Part 1 also runs a dry run of 20,000 runs and takes its whole process's CPU per event.
 
@@ -59,17 +61,22 @@ class Sizes:
     dry_run: int
     client_requests: int
     known: int = 1_000
+    backfill: int = 1_000_000
 
     @classmethod
-    def of(cls, quick: bool, known: int | None = None) -> Sizes:
+    def of(cls, quick: bool, known: int | None = None, backfill: int | None = None) -> Sizes:
         if quick:
-            sizes = cls(1_000, 2, 300, 60, 2_000, (2_000, 20_000), 30_000, 1, 2_000, 1_500, 100)
+            sizes = cls(
+                1_000, 2, 300, 60, 2_000, (2_000, 20_000), 30_000, 1, 2_000, 1_500, 100, 20_000
+            )
         else:
             sizes = cls(
                 5_000, 3, 2_000, 300, 100_000, (10_000, 1_000_000), 100_000, 3, 20_000, 6_000
             )
         if known is not None:
             sizes = dataclasses.replace(sizes, known=known)
+        if backfill is not None:
+            sizes = dataclasses.replace(sizes, backfill=backfill)
         return sizes
 
 
@@ -980,6 +987,78 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
     )
 
 
+# --------------------------------------------------------------------------- 8. backfill
+
+BACKFILL_RSS_MB = 150
+"""Issue 34's bound on the peak memory of a million-run backfill."""
+
+
+def part_backfill(report: Report, sizes: Sizes, bootstrap: str, scratch: Path) -> None:
+    """A whole trail of ``sizes.backfill`` runs exported once, into a file and into a fresh
+    Kafka topic: each a child process, its wall time, its whole CPU (wait4) and peak RSS."""
+    runs = sizes.backfill
+    ws, _ = harness.workspace(runs, log=say)
+    part = f"8 ({runs:,} runs)"
+    peaks: dict[str, float] = {}
+    say(f"8. backfill of {runs:,} runs into a file")
+    output = scratch / "backfill.jsonl"
+    try:
+        done = child("backfill_file", ws=str(ws), output=str(output))
+    finally:
+        output.unlink(missing_ok=True)  # gigabytes: gone before Kafka's copy is written
+    peaks["file"] = backfill_row(report, part, "ours into a file (transport file)", done)
+    say(f"8. backfill of {runs:,} runs into Kafka at {bootstrap}")
+    topic = f"bench-backfill-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    try:
+        done = child("kafka_ours", ws=str(ws), bootstrap=bootstrap, topic=topic)
+    finally:
+        drop_topics(bootstrap, topic)
+    peaks["kafka"] = backfill_row(
+        report, part, "ours into Kafka (a fresh topic of 3 partitions)", done
+    )
+    worst = max(peaks.values())
+    met, short = verdict(worst, BACKFILL_RSS_MB, above=False)
+    report.target(
+        "8",
+        f"peak RSS of a backfill of {runs:,} runs (files; Kafka)",
+        f"{peaks['file']:,.0f} MB; {peaks['kafka']:,.0f} MB",
+        "",
+        worst,
+        f"{worst:,.0f} MB",
+        f"< {BACKFILL_RSS_MB} MB",
+        met,
+        short,
+    )
+
+
+def backfill_row(report: Report, part: str, what: str, done: ChildResult) -> float:
+    """The row of one backfill, with the whole process's CPU per event; its peak RSS."""
+    r = done.result
+    if r.get("runs_failed") or r.get("outage"):
+        raise RuntimeError(f"{what}: {r.get('runs_failed')} runs failed, outage {r.get('outage')}")
+    report.measured(
+        part,
+        f"{what}: whole process (startup, reading, translating, encoding, writing, ledger)",
+        r["events"],
+        done.wall_s,
+        done.cpu_s,
+        done.max_rss_mb,
+        f"{done.load_before} -> {done.load_after}",
+        f"{r['bytes'] / r['events']:,.0f} bytes an event" if r.get("bytes") else "",
+    )
+    return done.max_rss_mb
+
+
+def drop_topics(bootstrap: str, prefix: str) -> None:
+    """Delete the topics a measurement made (named ``prefix``-PID): the broker's disk back."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    names = [t for t in admin.list_topics(timeout=30).topics if t.startswith(prefix + "-")]
+    for future in admin.delete_topics(names).values() if names else ():
+        future.result(60)
+
+
 # --------------------------------------------------------------------------- output
 
 
@@ -1104,7 +1183,14 @@ def main(argv: list[str] | None = None) -> int:
         "scripts/kafka.sh's broker)",
     )
     parser.add_argument(
-        "--parts", default="01234567", help="which parts to run, e.g. 12 (default: all)"
+        "--parts", default="012345678", help="which parts to run, e.g. 12 (default: all)"
+    )
+    parser.add_argument(
+        "--backfill-runs",
+        type=int,
+        default=None,
+        help="part 8: runs of the backfill into files and Kafka (default 1,000,000; "
+        "--quick 20,000): about 8.2 events a run, 1.4 kB an event on disk, twice",
     )
     parser.add_argument(
         "--known-runs",
@@ -1121,7 +1207,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
-    sizes = Sizes.of(args.quick, args.known_runs)
+    sizes = Sizes.of(args.quick, args.known_runs, args.backfill_runs)
     if args.concurrency is None:
         from openlineage_export.deliver.destination import DeliverySettings
 
@@ -1161,6 +1247,7 @@ def main(argv: list[str] | None = None) -> int:
                 "7": lambda: part_known(
                     report, sizes, args.marquez_concurrency, scratch, args.marquez_url
                 ),
+                "8": lambda: part_backfill(report, sizes, args.kafka, scratch),
             }
             for key, part in parts.items():
                 if key not in args.parts:
