@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import pwd
 import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo" / "acme-analytics"
+USERS_HOME = Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
+"""The HOME the suite was started with, read when the tests are collected (each test then gets
+a HOME of its own): where scripts/*.sh, run by test.sh, keep the services' state and caches
+($HOME/.cache/openlineage-export/...), whatever the passwd file says."""
 SHARED = ROOT.parent / "shared"
 
 GRAPH = {

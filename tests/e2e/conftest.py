@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pwd
 import signal
 import subprocess
 import time
@@ -16,6 +15,7 @@ import httpx
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+from helpers import USERS_HOME
 from rentgen import DataRentgen, bootstrap, rest_url
 
 MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
@@ -75,7 +75,7 @@ class MarquezProcess:
     PostgreSQL and web UI stay up (Data.Rentgen keeps its database in the same cluster)."""
 
     def __init__(self) -> None:
-        real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME may be a test's own
+        real_home = USERS_HOME  # HOME may be a test's own
         home = Path(
             os.environ.get("MARQUEZ_HOME", real_home / ".cache" / "openlineage-export" / "marquez")
         )

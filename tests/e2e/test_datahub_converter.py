@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DEMO, ROOT, SHARED, WorkspaceMaker, run_record, stage_record
+from helpers import DEMO, ROOT, SHARED, USERS_HOME, WorkspaceMaker, run_record, stage_record
 from support.synth_trail import write_workspace
 
 ACCEPTING = ("datahub-2025-10-04", "datahub-master-0014425f")
@@ -53,7 +52,7 @@ DB_SCHEMES = {
 def converters() -> dict[str, str]:
     """NAME -> classpath of each converter, built (once, cached) by scripts/datahub.sh."""
     # The user's own HOME (tests get a private one): its Maven repository and build cache.
-    home = pwd.getpwuid(os.getuid()).pw_dir
+    home = str(USERS_HOME)
     build = subprocess.run(
         ["bash", str(ROOT / "scripts" / "datahub.sh"), "build"],
         capture_output=True,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import re
 import shutil
 import sqlite3
@@ -42,7 +41,7 @@ from fakeserver import (
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from faultproxy import FaultProxy
-from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker
+from helpers import DEMO, GRAPH, ROOT, USERS_HOME, WorkspaceMaker
 from support.chromium import chromium, require
 from support.screenshot import renew
 from support.watch import write_runs_through_a_rotation_and_an_outage
@@ -122,7 +121,7 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer
     home, run_dir = base / "home", base / "run"
     (run_dir / "user-data" / "User").mkdir(parents=True)
     (run_dir / "user-data" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
-    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME is a test's own
+    real_home = USERS_HOME  # HOME is a test's own
     env = {
         k: v
         for k, v in os.environ.items()
