@@ -300,24 +300,29 @@ def dry_run_to_file(ws: str, output: str, namespace: str | None = None) -> dict[
     return {"events": report.events_sent, "wall_s": timer.wall_s, "cpu_s": timer.cpu_s}
 
 
-@measurement
-def backfill_file(ws: str, output: str) -> dict[str, Any]:
-    """run_export with the file transport (a JSON line an event into ``output``): read +
-    translate + encode + write + ledger, as a backfill into files does it."""
+def _export_to(ws: str, **settings: str) -> dict[str, Any]:
+    """run_export with these OPENLINEAGE_* settings (a fresh ledger): what it sent, timed."""
     from openlineage_export.export import ExportRequest, run_export
 
-    environ = _environ(None, None)
-    environ.update({"OPENLINEAGE_TRANSPORT": "file", "OPENLINEAGE_FILE_PATH": output})
+    environ = {**_environ(None, None), **settings}
     with Timer() as timer:
         report = run_export(ExportRequest(Path(ws), environ=environ))
     return {
         "events": report.events_sent,
         "runs": report.runs_total,
         "runs_failed": report.runs_failed,
-        "bytes": Path(output).stat().st_size,
+        "outage": report.outage,
         "wall_s": timer.wall_s,
         "cpu_s": timer.cpu_s,
     }
+
+
+@measurement
+def backfill_file(ws: str, output: str) -> dict[str, Any]:
+    """run_export with the file transport (a JSON line an event into ``output``): read +
+    translate + encode + write + ledger, as a backfill into files does it."""
+    done = _export_to(ws, OPENLINEAGE_TRANSPORT="file", OPENLINEAGE_FILE_PATH=output)
+    return {**done, "bytes": Path(output).stat().st_size}
 
 
 # --------------------------------------------------------------------------- Kafka
@@ -342,26 +347,12 @@ def _fresh_topic(bootstrap: str, prefix: str) -> str:
 @measurement
 def kafka_ours(ws: str, bootstrap: str, topic: str) -> dict[str, Any]:
     """run_export to a fresh Kafka topic: read + translate + encode + produce + ledger."""
-    from openlineage_export.export import ExportRequest, run_export
-
-    topic = _fresh_topic(bootstrap, topic)
-    environ = _environ(None, None)
-    environ.update(
-        {
-            "OPENLINEAGE_TRANSPORT": "kafka",
-            "OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
-            "OPENLINEAGE_KAFKA_TOPIC": topic,
-        }
+    return _export_to(
+        ws,
+        OPENLINEAGE_TRANSPORT="kafka",
+        OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS=bootstrap,
+        OPENLINEAGE_KAFKA_TOPIC=_fresh_topic(bootstrap, topic),
     )
-    with Timer() as timer:
-        report = run_export(ExportRequest(Path(ws), environ=environ))
-    return {
-        "events": report.events_sent,
-        "runs_failed": report.runs_failed,
-        "outage": report.outage,
-        "wall_s": timer.wall_s,
-        "cpu_s": timer.cpu_s,
-    }
 
 
 @measurement
