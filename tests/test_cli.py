@@ -1011,9 +1011,10 @@ def test_a_url_that_ends_with_the_endpoint_is_warned_about_when_it_is_set(
     cli: Run, ws: WorkspaceMaker
 ) -> None:
     ws.settings({})
-    doubtful, mended, unset = run_all(
-        cli,
-        [
+    # One after the other: each reads the settings the one before it wrote.
+    doubtful, mended, unset = [
+        cli(*args)
+        for args in (
             (
                 "settings",
                 "set",
@@ -1024,8 +1025,8 @@ def test_a_url_that_ends_with_the_endpoint_is_warned_about_when_it_is_set(
             ),
             ("settings", "set", "openlineage.url", "http://mq:5000", "-w", str(ws.root)),
             ("settings", "unset", "openlineage.url", "-w", str(ws.root)),
-        ],
-    )
+        )
+    ]
     assert doubtful.code == 0, str(doubtful)
     assert doubtful.err.startswith("warning: openlineage.url already ends with the endpoint")
     assert "set openlineage.url to http://mq:5000" in doubtful.err

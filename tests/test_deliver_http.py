@@ -34,7 +34,7 @@ from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.export import ExportRequest, run_export, run_export_async
 from openlineage_export.host.secret_files import FileStore
 from openlineage_export.report import ExportReport
-from openlineage_export.translate.events import TranslatedRun, encode
+from openlineage_export.translate.encoded import TranslatedRun, encode
 
 KEY = "olx-SECRET-0123456789abcdef"
 TERMINAL = {"COMPLETE", "FAIL", "ABORT"}

@@ -23,7 +23,7 @@ from openlineage_export.deliver.destination import RunOutcome, Tally
 from openlineage_export.deliver.engine import deliver_async
 from openlineage_export.errors import ConfigError, DestinationUnreachable
 from openlineage_export.secrecy import Redactor
-from openlineage_export.translate.events import TranslatedRun
+from openlineage_export.translate.encoded import TranslatedRun
 
 
 def run(
@@ -32,7 +32,7 @@ def run(
     def named(names: tuple[str, ...]) -> list[dict[str, Any]]:
         return [{"namespace": "ns", "name": n} for n in names]
 
-    return TranslatedRun(
+    return TranslatedRun.of(
         name,
         "p",
         name,
@@ -346,7 +346,7 @@ def pipeline_run(name: str, stages: int = 3, refused_at: int | None = None) -> T
                 }
             )
     events.append({"eventType": "COMPLETE", "n": len(events), "inputs": [], "outputs": []})
-    return TranslatedRun(name, "p", name, "succeeded", events)
+    return TranslatedRun.of(name, "p", name, "succeeded", events)
 
 
 def serial_conflicts(runs: list[TranslatedRun]) -> list[tuple[tuple[str, int], tuple[str, int]]]:
@@ -420,7 +420,7 @@ def test_in_legs_conflicting_events_keep_the_trails_order(seed: int) -> None:
         }
 
     runs = [
-        TranslatedRun(
+        TranslatedRun.of(
             f"r{i:02d}", "p", f"r{i:02d}", "succeeded", [event(n) for n in range(rng.randint(1, 6))]
         )
         for i in range(40)

@@ -19,6 +19,7 @@ from fakeserver import Answer, FakeServer, MarquezLike, Recorded
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record, stage_record
 
 from openlineage_export.deliver.held import FIRST_PAGE, Holdings, deadline_for
+from openlineage_export.translate.encoded import EventFacts
 
 NAMESPACE = "test-ws"
 
@@ -289,17 +290,13 @@ def test_the_same_instant_in_another_offset_is_held() -> None:
     held = Holdings()
     run = "01a194ba-767e-7a18-86be-c3e68ba95bee"
     held.add(run, "COMPLETED", "2026-11-01T03:30:10.43+02:00")
-    event = {
-        "run": {"runId": run},
-        "eventType": "COMPLETE",
-        "eventTime": "2026-11-01T01:30:10.430Z",
-    }
-    start = {**event, "eventType": "START", "eventTime": "2026-11-01T01:00:00Z"}
+    event = EventFacts("COMPLETE", "2026-11-01T01:30:10.430Z", run, ("ns", "job"), (), ())
+    start = event._replace(event_type="START", event_time="2026-11-01T01:00:00Z")
     assert held.holds([start, event])
     assert not held.holds([start])  # ours still running: Marquez has it ended
-    assert not held.holds([start, {**event, "eventTime": "2026-11-01T01:30:10.432Z"}])
-    assert not held.holds([start, {**event, "eventType": "FAIL"}])
-    assert held.holds([start, {**event, "eventTime": "2026-11-01T01:30:10.4300004Z"}])
+    assert not held.holds([start, event._replace(event_time="2026-11-01T01:30:10.432Z")])
+    assert not held.holds([start, event._replace(event_type="FAIL")])
+    assert held.holds([start, event._replace(event_time="2026-11-01T01:30:10.4300004Z")])
     running = Holdings()
     running.add(run, "RUNNING", None)
     assert running.holds([start]) and not running.holds([start, event])

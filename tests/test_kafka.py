@@ -40,7 +40,7 @@ from openlineage_export.errors import (
 )
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.host.settings import Settings, load_settings
-from openlineage_export.translate.events import TranslatedRun, encode
+from openlineage_export.translate.encoded import TranslatedRun, encode
 
 PASSWORD = "kafka-pw-7c1e9b"
 TOO_LARGE = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE)
@@ -142,15 +142,22 @@ def a_run(
     run_id: str = "0190b4f6-1111-7000-8000-000000000001",
     events: int = 4,
     pipeline: str = "daily-sales",
+    blob: dict[int, str] | None = None,
 ) -> TranslatedRun:
-    """A translated run whose events say which run and which place they have."""
-    return TranslatedRun(
+    """A translated run whose events say which run and which place they have (and, for the
+    events ``blob`` names, a ``blob`` of its text)."""
+    return TranslatedRun.of(
         trace_id=f"trace-{run_id}",
         pipeline=pipeline,
         run_id=run_id,
         status="succeeded",
         events=[
-            {"eventType": "START" if i == 0 else "COMPLETE", "run": {"runId": run_id}, "n": i}
+            {
+                "eventType": "START" if i == 0 else "COMPLETE",
+                "run": {"runId": run_id},
+                "n": i,
+                **({"blob": blob[i]} if blob and i in blob else {}),
+            }
             for i in range(events)
         ],
     )
@@ -329,8 +336,7 @@ def test_an_event_too_large_for_the_broker_fails_its_own_run_not_those_batched_w
     refuses the batch whole. The small runs are sent again, each event alone, and delivered;
     the large one is refused with its reason; every event written once, in its run's order."""
     small = [a_run(f"0190b4f6-3333-7000-8000-00000000000{n}") for n in range(3)]
-    large = a_run("0190b4f6-4444-7000-8000-000000000004")
-    large.events[1]["blob"] = "x" * 60_000
+    large = a_run("0190b4f6-4444-7000-8000-000000000004", blob={1: "x" * 60_000})
     runs = [small[0], large, small[1], small[2]]
     producer = BatchingProducer(limit=20_000, first_batch=sum(len(r.events) for r in runs))
     kafka = destination(producer, concurrency=4)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from openlineage_export.deliver.order import CausalOrder, Ticket, datasets
-from openlineage_export.translate.events import TranslatedRun
+from openlineage_export.translate.encoded import TranslatedRun
 
 
 def run(name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> TranslatedRun:
@@ -19,7 +20,7 @@ def run(name: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) ->
         {"eventType": "START", "inputs": named(reads), "outputs": named(writes)},
         {"eventType": "COMPLETE", "inputs": named(reads), "outputs": named(writes)},
     ]
-    return TranslatedRun(name, "p", name, "succeeded", events)
+    return TranslatedRun.of(name, "p", name, "succeeded", events)
 
 
 def waits(ticket: Ticket, tickets: dict[str, Ticket]) -> set[str]:
@@ -97,3 +98,21 @@ def test_the_first_read_of_a_dataset_makes_its_first_version_so_later_readers_wa
     order.finish(t["first"])
     t["later"] = order.admit(run("later", reads=("external",)))
     assert waits(t["later"], t) == set(), "once it has a version, reads go together"
+
+
+def test_a_finished_leg_holds_nothing_it_waited_for() -> None:
+    """Each run of a long export waits for the one before it (the same dataset, the one before
+    still in flight when the next is admitted); once a run is finished, nothing of the order
+    keeps the runs before it alive: only those in flight are held, however long the export."""
+    order = CausalOrder()
+    before = order.admit(run("r0", writes=("x",)))
+    for n in range(1, 50):
+        ticket = order.admit(run(f"r{n}", writes=("x",)))
+        assert ticket.after == [before], "the premise: each run waits for the one before it"
+        order.finish(before)
+        before = ticket
+    del ticket
+    gc.collect()
+    held = [o for o in gc.get_objects() if isinstance(o, Ticket)]
+    # The one in flight, and the one it waited for (finished: it holds nothing more).
+    assert before in held and len(held) == 2, f"{len(held)} legs held, for 1 in flight"

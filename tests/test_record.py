@@ -12,14 +12,14 @@ from openlineage_export.report import ExportReport, Progress, RunResult
 from openlineage_export.secrecy import Redactor
 from openlineage_export.state.index import RunIndex, Winner
 from openlineage_export.state.ledger import Ledger
-from openlineage_export.translate.events import TranslatedRun
+from openlineage_export.translate.encoded import TranslatedRun
 
 KEY = "k3y+S3cr/et=0123"
 WINNER = Winner("trace-1", 0, 1, b"f" * 12)
 
 
 def run(trace_id: str = "trace-1", events: int = 4) -> TranslatedRun:
-    return TranslatedRun(
+    return TranslatedRun.of(
         trace_id, "daily-sales", f"id-{trace_id}", "succeeded", [{"n": i} for i in range(events)]
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import orjson
 import pytest
 from helpers import GRAPH, run_record, stage_record
 
@@ -13,8 +14,10 @@ from openlineage_export.hub.graph import read_graph
 from openlineage_export.hub.model import Graph
 from openlineage_export.hub.records import parse_run
 from openlineage_export.translate import facets
-from openlineage_export.translate.events import TranslationConfig, Translator, encode
+from openlineage_export.translate.encoded import encode, facts
+from openlineage_export.translate.events import TranslationConfig, Translator
 from openlineage_export.translate.ids import canonical_uuid, pipeline_run_id, stage_run_id
+from openlineage_export.translate.shapes import translator_for
 
 TRACE = "3F2C5A1E-9B7D-4C8E-A1F0-2D6B9E8C7A54"
 
@@ -307,3 +310,31 @@ def test_translation_is_deterministic_byte_for_byte(graph: Graph) -> None:
     first = b"".join(encode(e) for e in translate(graph, record))
     second = b"".join(encode(e) for e in translate(graph, record))
     assert first == second
+
+
+@pytest.mark.parametrize("server", ["generic", "datahub", "data-rentgen"])
+def test_each_event_is_written_as_orjson_writes_it_as_a_dict_and_its_facts_are_its_own(
+    graph: Graph, server: str
+) -> None:
+    """Events are built straight as bytes (translate/encoded.py): each must be exactly the
+    compact JSON of the event it decodes to, control characters escaped, and the facts the
+    engine and the ledger read of it must be what it says."""
+    record = run_record(
+        "run-\x7fx",
+        status="failed",
+        trigger="push\u009b",
+        parameters={"big": 2**70, "text": "a\x1bb"},
+        stages=[
+            stage_record(status="failed", error={"message": "m\u009d"}, parameters={"n": 1}),
+            stage_record("load", status="succeeded", attempt=2),
+        ],
+    )
+    config = TranslationConfig(namespace="test-ws", server=server)
+    translated = translator_for(server)(graph, config).translate(parse_run(record))
+    assert len(translated) == len(translated.facts) == 6
+    for body, told in zip(translated.bodies, translated.facts, strict=True):
+        event = orjson.loads(body)
+        assert body == encode(event)
+        assert told == facts(event)
+        assert b"\x7f" not in body and "\u009b".encode() not in body
+    assert translated.events == [orjson.loads(b) for b in translated.bodies]

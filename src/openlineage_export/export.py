@@ -34,7 +34,7 @@ from .state.answers import Classified
 from .state.index import EVERY_RUN, RunFilter, Winner
 from .state.ledger import Ledger
 from .translate import shapes
-from .translate.events import TranslatedRun
+from .translate.encoded import TranslatedRun
 from .translate.names import JobNames, graph_claims, may_clash
 
 
@@ -232,7 +232,7 @@ def translate(
         if not item.pending:
             recorder.unchanged(events)
             continue
-        if held is not None and names.clash(run) is None and held.holds(events.events):
+        if held is not None and names.clash(run) is None and held.holds(events.facts):
             recorder.held(events, item.winner)
             continue
         if goes(opened, scan, recorder, names, run, events, item.winner):

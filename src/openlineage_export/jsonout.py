@@ -44,6 +44,15 @@ def dumps(
     return escape_controls(data)
 
 
+def fragment(value: object) -> bytes:
+    """``value`` as compact JSON, for a part of a larger JSON text that
+    :func:`escape_controls` is applied to as a whole (``translate/encoded.py``)."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return msgspec.json.encode(value)
+
+
 def escape_controls(data: bytes) -> bytes:
     """JSON text ``data`` with DEL and the C1 controls written as ``\\u00XX`` escapes (they can
     only stand inside a string there, where an escape means the same character)."""

@@ -18,7 +18,7 @@ from .report import ExportReport, FailedRun, Progress, RunResult
 from .secrecy import Redactor
 from .state.index import Winner
 from .state.ledger import Ledger
-from .translate.events import TranslatedRun
+from .translate.encoded import TranslatedRun
 
 
 class Recorder:
@@ -151,7 +151,7 @@ class Recorder:
                 run.run_id,
                 self._fingerprint,
                 delivered=True,
-                events=len(run.events),
+                events=len(run),
             )
         self.unchanged(run if self._on_run is not None else None)
 
@@ -164,10 +164,10 @@ class Recorder:
             report.runs_sent += 1
             state = "built" if report.dry_run else "sent"
             report.dataset_namespaces.update(
-                dataset["namespace"]
-                for event in run.events
-                for side in ("inputs", "outputs")
-                for dataset in event.get(side, ())
+                namespace
+                for event in run.facts
+                for side in (event.inputs, event.outputs)
+                for namespace, _ in side
             )
         elif error is not None and not self._cancel.is_set():
             report.add_failed(

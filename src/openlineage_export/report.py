@@ -7,7 +7,7 @@ from typing import Any
 
 from .hub.model import BadEntry
 from .selection import Selection
-from .translate.events import TranslatedRun
+from .translate.encoded import TranslatedRun
 
 MAX_LISTED = 200
 """How many bad entries and failed runs a report keeps by name (all are counted)."""

@@ -48,7 +48,7 @@ from .record import Recorder
 from .report import ExportReport, Progress
 from .state.index import RunIndex, Winner
 from .translate import shapes
-from .translate.events import TranslatedRun
+from .translate.encoded import TranslatedRun
 from .translate.names import JobNames
 
 LOOK_EVERY = 0.25

@@ -18,7 +18,7 @@ from typing import ClassVar, Literal, TextIO
 from ..errors import OutputError
 from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import Redactor
-from ..translate.events import TranslatedRun, encode
+from ..translate.encoded import TranslatedRun
 from .destination import Opening, RunOutcome, Tally
 
 STREAMS = ("stderr", "stdout")
@@ -81,7 +81,7 @@ class ConsoleDestination:
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """Print the run's events, one line each (a whole run, or nothing of it)."""
-        text = "".join(encode(event).decode() + "\n" for event in run.events)
+        text = "".join(body.decode() + "\n" for body in run.bodies)
         try:
             stream = self._stream()
             stream.write(text)
@@ -93,8 +93,8 @@ class ConsoleDestination:
                 getattr(exc, "errno", None),
                 reason,
             ) from None
-        tally.accepted = len(run.events)
-        return RunOutcome(accepted=len(run.events))
+        tally.accepted = len(run)
+        return RunOutcome(accepted=len(run))
 
     async def close(self) -> None:
         """Nothing to close: the stream is the process's."""

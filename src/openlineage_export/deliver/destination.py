@@ -22,7 +22,7 @@ from ..host.secrets import SecretStore
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Settings
 from ..secrecy import Redactor
-from ..translate.events import TranslatedRun
+from ..translate.encoded import TranslatedRun
 from .held import Holdings
 
 

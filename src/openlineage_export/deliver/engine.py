@@ -33,7 +33,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, TypeVar
 
 from ..errors import ExportError
-from ..translate.events import TranslatedRun
+from ..translate.encoded import TranslatedRun
 from .destination import Destination, NeverWaits, RunOutcome, Tally
 from .order import CausalOrder, Leg, Ticket
 
@@ -137,7 +137,7 @@ class _Delivery(Generic[T]):
                 legs = (
                     self.order.legs(run, split=self.split)
                     if self.concurrent
-                    else [Leg(0, len(run.events), Ticket([]))]
+                    else [Leg(0, len(run), Ticket([]))]
                 )
                 task = asyncio.create_task(self._one(run, tag, legs))
                 self.tasks.add(task)
@@ -191,17 +191,7 @@ class _Delivery(Generic[T]):
                         if accepted:
                             outcome = RunOutcome(accepted, "cancelled before every event was sent")
                         break
-                    part = (
-                        run
-                        if len(legs) == 1
-                        else TranslatedRun(
-                            run.trace_id,
-                            run.pipeline,
-                            run.run_id,
-                            run.status,
-                            run.events[leg.start : leg.end],
-                        )
-                    )
+                    part = run if len(legs) == 1 else run.part(leg.start, leg.end)
                     tally = Tally()
                     sent = await self.destination.send(part, self.stop, tally)
                 self.order.finish(leg.ticket)

@@ -27,7 +27,7 @@ from ..errors import ConfigError, DestinationError, OutputError
 from ..host.confine import Refused, open_append, open_folder
 from ..host.setting_row import SettingsGroup, setting
 from ..secrecy import Redactor
-from ..translate.events import TranslatedRun, encode
+from ..translate.encoded import TranslatedRun
 from ..trust import EXPORTS, outside_exports, workspace_output
 from .destination import Opening, RunOutcome, Tally
 
@@ -142,7 +142,7 @@ class FileDestination:
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """Write the run's events, one line each (a whole run, or nothing of it)."""
-        data = b"".join(encode(event) + b"\n" for event in run.events)
+        data = b"\n".join(run.bodies) + b"\n" if run.bodies else b""
         if self.config.stream is not None:
             try:
                 self.config.stream.write(data)
@@ -153,8 +153,8 @@ class FileDestination:
                 raise OutputError(
                     f"cannot write the events: {reason}", getattr(exc, "errno", None), reason
                 ) from None
-            tally.accepted = len(run.events)
-            return RunOutcome(accepted=len(run.events))
+            tally.accepted = len(run)
+            return RunOutcome(accepted=len(run))
         try:
             self._rotate_if_full()
             assert self._file is not None
@@ -165,8 +165,8 @@ class FileDestination:
             raise DestinationError(
                 f"cannot write the events to {self._where()}: {exc.strerror or exc}"
             ) from None
-        tally.accepted = len(run.events)
-        return RunOutcome(accepted=len(run.events))
+        tally.accepted = len(run)
+        return RunOutcome(accepted=len(run))
 
     async def close(self) -> None:
         """Flush (and, for a file of ours, write to disk and close)."""

@@ -35,14 +35,14 @@ no API key. The namespace is asked for first (``GET /api/v1/namespaces/{namespac
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from urllib.parse import quote
 
 import orjson
 
 from ..hub.times import parse_time
+from ..translate.encoded import EventFacts
 from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, NoTls, Poster, TransportFailure
 from .recall import CannotAsk, marquez_api
 
@@ -92,12 +92,12 @@ class Holdings:
         """A run as the server describes it (``ValueError``: a field we cannot read)."""
         self._runs[_uuid(run_id)] = _packed(STATES.get(state, 0), _micros(ended_at))
 
-    def holds(self, events: Iterable[Mapping[str, Any]]) -> bool:
+    def holds(self, events: Iterable[EventFacts]) -> bool:
         """Whether every run of these events (one editor run's, in order) is on the server in
         the state and with the end time the last of its events would leave."""
         last: dict[str, tuple[str, str]] = {}
         for event in events:
-            last[event["run"]["runId"]] = (event["eventType"], event["eventTime"])
+            last[event.run_id] = (event.event_type, event.event_time)
         if not last:
             return False
         for run_id, (event_type, event_time) in last.items():

@@ -31,7 +31,7 @@ from ..secrecy import (
     masked_logs,
     resolve_secret,
 )
-from ..translate.events import TranslatedRun, encode
+from ..translate.encoded import TranslatedRun
 from ..trust import check_key_destination
 from .destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
 from .held import Holdings, deadline_for, holdings
@@ -215,10 +215,9 @@ class HttpDestination:
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
-        for event in run.events:
+        for body in run.bodies:
             if stop.is_set():
                 return RunOutcome(tally.accepted, "cancelled before every event was sent")
-            body = encode(event)
             if self.config.gzip_body:
                 body = gzip.compress(body, mtime=0)
             error = await self._post(body, stop)

@@ -32,7 +32,7 @@ from confluent_kafka import Producer as _LibrdkafkaProducer
 
 from ..errors import ConfigError, DestinationError, DestinationUnreachable
 from ..secrecy import Redactor
-from ..translate.events import TranslatedRun, encode
+from ..translate.encoded import TranslatedRun
 from .destination import RunOutcome, Supplied, Tally
 from .kafka_acks import Producer, RunAcks
 from .kafka_config import KafkaConfig
@@ -120,14 +120,14 @@ class KafkaDestination:
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """Produce every event of the run, then wait until the broker acknowledged each."""
-        acks = RunAcks(len(run.events), asyncio.get_running_loop())
+        acks = RunAcks(len(run), asyncio.get_running_loop())
         key = run.run_id.encode()
         deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
         refused: str | None = None
-        for index, event in enumerate(run.events):
+        for index, value in enumerate(run.bodies):
             if stop.is_set():
                 break
-            refused = await self._produce(key, encode(event), index, acks, stop, deadline)
+            refused = await self._produce(key, value, index, acks, stop, deadline)
             if refused is not None:
                 break
         acks.stop_expecting()
@@ -140,10 +140,10 @@ class KafkaDestination:
             # Maybe only batched with a message too large: this run's events again, alone.
             return await self._send_alone(run, key, accepted, stop, tally)
         if failed is not None:
-            return RunOutcome(accepted, self._verdict(*failed, len(run.events)))
+            return RunOutcome(accepted, self._verdict(*failed, len(run)))
         if refused is not None:
             return RunOutcome(accepted, refused)
-        if accepted < len(run.events):
+        if accepted < len(run):
             return RunOutcome(accepted, "cancelled before every event was sent")
         return RunOutcome(accepted)
 
@@ -179,7 +179,7 @@ class KafkaDestination:
         """Send the run's events from ``accepted`` on again, each in a batch of its own: the
         other runs wait and the producer is drained first. An event the broker refuses alone
         is too large, and ends its run."""
-        count = len(run.events)
+        count = len(run)
         async with self._alone:
             for index in range(accepted, count):
                 deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
@@ -189,7 +189,7 @@ class KafkaDestination:
                     if time.monotonic() >= deadline:
                         return RunOutcome(index, self._unanswered("the producer did not drain"))
                     await asyncio.sleep(0.005)
-                value = encode(run.events[index])
+                value = run.bodies[index]
                 alone = RunAcks(1, asyncio.get_running_loop())
                 refused = await self._produce(key, value, 0, alone, stop, deadline, waiting=False)
                 alone.stop_expecting()

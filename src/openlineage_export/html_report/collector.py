@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from ..report import MAX_LISTED, RunResult
-from ..translate.events import TranslatedRun
+from ..translate.encoded import TranslatedRun
 
 RECENT_RUNS = 20
 """Runs of each pipeline kept in full (the most recent ones by start time)."""
@@ -269,21 +271,19 @@ class ReportCollector:
     def add(self, result: RunResult) -> None:
         """Take one exported run: its events and what became of them."""
         run = result.run
-        events = run.events
-        first = events[0] if events else None
-        pipeline: JobKey = (
-            (first["job"]["namespace"], first["job"]["name"]) if first else ("", run.pipeline)
-        )
+        pipeline: JobKey = run.facts[0].job if run.facts else ("", run.pipeline)
         delivered = result.state in DELIVERED
         self.runs += 1
-        self.events += len(events)
+        self.events += len(run)
         self.exports[result.state] += 1
         if result.state == "failed" and len(self.refused) < MAX_LISTED:
             self.refused.append(RefusedRun(pipeline, run.trace_id, run.run_id, result.reason or ""))
         if self.graph.add_pipeline(pipeline, delivered):
             self._add_to_graph(run, pipeline, delivered)
 
-        last = events[-1] if len(events) > 1 else None
+        # The run's own start and end, decoded (only they are read whole: times, error).
+        first = orjson.loads(run.bodies[0]) if run.bodies else None
+        last = orjson.loads(run.bodies[-1]) if len(run.bodies) > 1 else None
         own_end = last if last is not None and last["run"]["runId"] == run.run_id else None
         state = END_STATES.get(own_end["eventType"], "running") if own_end else "running"
         started = str(first["eventTime"]) if first else ""
@@ -302,7 +302,7 @@ class ReportCollector:
                 export_state=result.state,
                 export_reason=result.reason,
                 error=_error(own_end) if ended else None,
-                stages=_stage_runs(events, run.run_id),
+                stages=_stage_runs(run.events, run.run_id),
                 order=order,
             )
 
@@ -310,24 +310,20 @@ class ReportCollector:
         if history is None:
             history = self.histories[pipeline] = PipelineHistory(pipeline)
         day = start_utc.date().isoformat() if start_utc else started[:10]
-        history.add(order, state, result.state, day, len(events), detail)
+        history.add(order, state, result.state, day, len(run), detail)
 
     def _add_to_graph(self, run: TranslatedRun, pipeline: JobKey, delivered: bool) -> None:
         graph = self.graph
-        for event in run.events:
-            if event["eventType"] != "START" or event["run"]["runId"] == run.run_id:
+        for event in run.facts:
+            if event.event_type != "START" or event.run_id == run.run_id:
                 continue  # inputs and outputs ride on both events of a stage run: one is enough
-            job: JobKey = (event["job"]["namespace"], event["job"]["name"])
+            job: JobKey = event.job
             if not graph.add_stage(job, pipeline, delivered):
                 continue
-            for dataset in event.get("inputs") or ():
-                graph.add_access(
-                    (dataset["namespace"], dataset["name"]), job, write=False, delivered=delivered
-                )
-            for dataset in event.get("outputs") or ():
-                graph.add_access(
-                    (dataset["namespace"], dataset["name"]), job, write=True, delivered=delivered
-                )
+            for dataset in event.inputs:
+                graph.add_access(dataset, job, write=False, delivered=delivered)
+            for dataset in event.outputs:
+                graph.add_access(dataset, job, write=True, delivered=delivered)
 
     def pipelines(self) -> list[PipelineHistory]:
         """Every pipeline that ran, by namespace and name."""

@@ -54,7 +54,7 @@ class WatchDisplay(Display):
                     "runId": run.run_id,
                     "pipeline": run.pipeline,
                     "status": run.status,
-                    "events": len(run.events),
+                    "events": len(run),
                 }
                 if result.reason is not None:
                     line["reason"] = result.reason
@@ -63,7 +63,7 @@ class WatchDisplay(Display):
         said = _SAID.get(result.state)
         if not self.following or self.quiet or said is None:
             return
-        text = f"{said}: {run.pipeline} {run.trace_id} ({run.status}, {len(run.events)} events)"
+        text = f"{said}: {run.pipeline} {run.trace_id} ({run.status}, {len(run)} events)"
         if result.reason is not None:
             text += f": {result.reason}"
         self._say(text, None)

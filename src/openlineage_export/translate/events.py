@@ -3,23 +3,27 @@
 One editor run becomes one pipeline run (job ``<pipeline id>``) plus one run per executed
 stage attempt (job ``<pipeline id>.<stage id>``) filed under it with the ``parent`` facet.
 Event times are the trail's; event types follow the statuses (see docs/mapping.md).
+
+Each event is built straight as its JSON bytes: the parts every event of a job shares (the
+job, its facets, the producer and schema URLs) are encoded once, a stage run's facets and
+datasets once for both of its events, and the rest joined around them; no dict is made per
+event. Beside the bytes, :class:`EventFacts` says what the engine, the ledger and the report
+read of an event (its type, time, run, job and datasets); ``encoded.py`` holds both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..hub.model import DataAccess, Graph, Run, StageExecution
-from ..jsonout import dumps
+from ..jsonout import fragment
 from . import facets, names
 from .datasets import DatasetNamer
+from .encoded import EMPTY_LIST, NO_DATASETS, Dataset, EventFacts, TranslatedRun, body, tail
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
 
 TERMINAL_EVENT = {"succeeded": "COMPLETE", "failed": "FAIL", "cancelled": "ABORT"}
-
-Event = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,23 +38,6 @@ class TranslationConfig:
     ``datahub`` or ``data-rentgen`` (``translate/shapes.py``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TranslatedRun:
-    """The events of one editor run, in the order they must be sent."""
-
-    trace_id: str
-    pipeline: str
-    run_id: str
-    status: str
-    events: list[Event]
-
-
-def encode(event: Event) -> bytes:
-    """One event as compact JSON bytes (what the dry run writes and the transports send), its
-    control characters escaped (``jsonout.py``: a dry run's events may meet a terminal)."""
-    return dumps(event)
-
-
 class Translator:
     """Translates the runs of one workspace; caches what is the same for every run of a job."""
 
@@ -61,16 +48,13 @@ class Translator:
         self.job_namespace = config.namespace
         """The namespace the jobs are sent in (``namespace`` stays what ids are derived from)."""
         self._names = DatasetNamer(graph.workspace_name)
-        self._job_facets: dict[str, dict[str, Any]] = {}
+        self._jobs: dict[str | tuple[str, str], tuple[Dataset, bytes]] = {}
+        """Each job's (namespace, name) and JSON, by pipeline id or (pipeline id, stage id)."""
 
     def translate(self, run: Run) -> TranslatedRun:
         """All events of one editor run: pipeline START, each stage's events, pipeline end."""
         run_id = self.run_id(run)
-        pipeline_job = {
-            "namespace": self.job_namespace,
-            "name": self.pipeline_job_name(run.pipeline),
-            "facets": self._pipeline_facets(run.pipeline),
-        }
+        job, job_json = self._pipeline_job(run.pipeline)
         run_facets: dict[str, Any] = {"processing_engine": self.engine_facet(run)}
         tag_pairs = self.trace_tags(run)
         if run.trigger is not None:
@@ -80,36 +64,42 @@ class Translator:
         if run.parameters:
             run_facets["executionParameters"] = facets.execution_parameters(run.parameters)
         run_facets.update(self.server_run_facets(run, None))
+        after = tail(fragment(run_facets), job_json, EMPTY_LIST, EMPTY_LIST)
 
-        events = [self._event("START", run.started_at, run_id, run_facets, pipeline_job)]
+        bodies = [body("START", run.started_at, run_id, after)]
+        told = [EventFacts("START", run.started_at, run_id, job, NO_DATASETS, NO_DATASETS)]
         for stage in run.stages:
             if stage.status != "skipped" and stage.started_at is not None:
-                events.extend(self._stage_events(run, run_id, stage))
+                self._stage_events(run, run_id, job[1], stage, bodies, told)
         end = TERMINAL_EVENT.get(run.status)
         if end is not None and run.ended_at is not None:
-            end_facets = run_facets
             error = run.error or _last_stage_error(run.stages)
             if error is not None and run.status != "succeeded":
-                end_facets = {
-                    **run_facets,
-                    "errorMessage": facets.error_message(
-                        error, self._source(run.pipeline, error_stage(run))
-                    ),
-                }
-            events.append(self._event(end, run.ended_at, run_id, end_facets, pipeline_job))
-        return TranslatedRun(run.trace_id, run.pipeline, run_id, run.status, events)
+                run_facets["errorMessage"] = facets.error_message(
+                    error, self._source(run.pipeline, error_stage(run))
+                )
+                after = tail(fragment(run_facets), job_json, EMPTY_LIST, EMPTY_LIST)
+            bodies.append(body(end, run.ended_at, run_id, after))
+            told.append(EventFacts(end, run.ended_at, run_id, job, NO_DATASETS, NO_DATASETS))
+        return TranslatedRun(run.trace_id, run.pipeline, run_id, run.status, bodies, told)
 
-    def _stage_events(self, run: Run, parent_id: str, stage: StageExecution) -> Iterable[Event]:
+    def _stage_events(
+        self,
+        run: Run,
+        parent_id: str,
+        pipeline_job_name: str,
+        stage: StageExecution,
+        bodies: list[bytes],
+        told: list[EventFacts],
+    ) -> None:
+        """A stage attempt's START and end, appended to ``bodies`` and ``told``: all but their
+        times and types is encoded once for both."""
         assert stage.started_at is not None
         ns = self.job_namespace
         run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
-        job = {
-            "namespace": ns,
-            "name": self.stage_job_name(run.pipeline, stage.stage),
-            "facets": self._stage_facets(run.pipeline, stage.stage),
-        }
+        job, job_json = self._stage_job(run.pipeline, stage.stage)
         run_facets: dict[str, Any] = {
-            "parent": self.parent_facet(ns, self.pipeline_job_name(run.pipeline), parent_id),
+            "parent": self.parent_facet(ns, pipeline_job_name, parent_id),
             "processing_engine": self.engine_facet(run),
         }
         attempt_tags = self.attempt_tags(stage)
@@ -118,20 +108,20 @@ class Translator:
         if stage.parameters:
             run_facets["executionParameters"] = facets.execution_parameters(stage.parameters)
         run_facets.update(self.server_run_facets(run, stage))
-        inputs = [self._dataset(access, output=False) for access in stage.reads]
-        outputs = [self._dataset(access, output=True) for access in stage.writes]
-        yield self._event("START", stage.started_at, run_id, run_facets, job, inputs, outputs)
+        inputs, inputs_json = self._datasets(stage.reads, output=False)
+        outputs, outputs_json = self._datasets(stage.writes, output=True)
+        after = tail(fragment(run_facets), job_json, inputs_json, outputs_json)
+        bodies.append(body("START", stage.started_at, run_id, after))
+        told.append(EventFacts("START", stage.started_at, run_id, job, inputs, outputs))
         end = TERMINAL_EVENT.get(stage.status)
         if end is not None and stage.ended_at is not None:
-            end_facets = run_facets
             if stage.error is not None and stage.status != "succeeded":
-                end_facets = {
-                    **run_facets,
-                    "errorMessage": facets.error_message(
-                        stage.error, self._source(run.pipeline, stage.stage)
-                    ),
-                }
-            yield self._event(end, stage.ended_at, run_id, end_facets, job, inputs, outputs)
+                run_facets["errorMessage"] = facets.error_message(
+                    stage.error, self._source(run.pipeline, stage.stage)
+                )
+                after = tail(fragment(run_facets), job_json, inputs_json, outputs_json)
+            bodies.append(body(end, stage.ended_at, run_id, after))
+            told.append(EventFacts(end, stage.ended_at, run_id, job, inputs, outputs))
 
     # What a server-shaped translator (translate/datahub.py, data_rentgen.py) changes: the run
     # ids, the job names, the engine, parent, tags and dataset facets, the dataset names, and
@@ -179,66 +169,68 @@ class Translator:
         """The facets of one read or write."""
         return facets.dataset_facets(access, output=output)
 
-    def _dataset(self, access: Any, *, output: bool) -> dict[str, Any]:
-        namespace, name = self.dataset_name(access.dataset)
-        dataset: dict[str, Any] = {
-            "namespace": namespace,
-            "name": name,
-            "facets": self.dataset_facets(access, output=output),
-        }
-        if output:
-            stats = facets.output_statistics(access)
-            if stats is not None:
-                dataset["outputFacets"] = {"outputStatistics": stats}
-        return dataset
+    def _datasets(
+        self, accesses: tuple[DataAccess, ...], *, output: bool
+    ) -> tuple[tuple[Dataset, ...], bytes]:
+        """The (namespace, name) of each read or write, and all of them as the JSON list an
+        event carries."""
+        if not accesses:
+            return NO_DATASETS, EMPTY_LIST
+        named: list[Dataset] = []
+        datasets: list[dict[str, Any]] = []
+        for access in accesses:
+            namespace, name = self.dataset_name(access.dataset)
+            named.append((namespace, name))
+            dataset: dict[str, Any] = {
+                "namespace": namespace,
+                "name": name,
+                "facets": self.dataset_facets(access, output=output),
+            }
+            if output:
+                stats = facets.output_statistics(access)
+                if stats is not None:
+                    dataset["outputFacets"] = {"outputStatistics": stats}
+            datasets.append(dataset)
+        return tuple(named), fragment(datasets)
 
-    @staticmethod
-    def _event(
-        event_type: str,
-        when: str,
-        run_id: str,
-        run_facets: dict[str, Any],
-        job: dict[str, Any],
-        inputs: list[dict[str, Any]] | None = None,
-        outputs: list[dict[str, Any]] | None = None,
-    ) -> Event:
-        return {
-            "eventTime": when,
-            "producer": facets.PRODUCER,
-            "schemaURL": facets.RUN_EVENT_SCHEMA,
-            "eventType": event_type,
-            "run": {"runId": run_id, "facets": run_facets},
-            "job": job,
-            "inputs": inputs or [],
-            "outputs": outputs or [],
-        }
-
-    def _pipeline_facets(self, pipeline_id: str) -> dict[str, Any]:
-        cached = self._job_facets.get(pipeline_id)
+    def _pipeline_job(self, pipeline_id: str) -> tuple[Dataset, bytes]:
+        """A pipeline's job, as (namespace, name) and as the JSON an event carries (once)."""
+        cached = self._jobs.get(pipeline_id)
         if cached is None:
-            cached = {"jobType": facets.job_type("DAG")}
+            job_facets: dict[str, Any] = {"jobType": facets.job_type("DAG")}
             pipeline = self.graph.pipeline(pipeline_id)
             if pipeline is not None and pipeline.description:
-                cached["documentation"] = facets.documentation(pipeline.description)
-            self._job_facets[pipeline_id] = cached
+                job_facets["documentation"] = facets.documentation(pipeline.description)
+            cached = self._jobs[pipeline_id] = self._job(
+                self.pipeline_job_name(pipeline_id), job_facets
+            )
         return cached
 
-    def _stage_facets(self, pipeline_id: str, stage_id: str) -> dict[str, Any]:
-        key = f"{pipeline_id}\x00{stage_id}"
-        cached = self._job_facets.get(key)
+    def _stage_job(self, pipeline_id: str, stage_id: str) -> tuple[Dataset, bytes]:
+        """A stage's job, as (namespace, name) and as the JSON an event carries (once)."""
+        key = (pipeline_id, stage_id)
+        cached = self._jobs.get(key)
         if cached is None:
-            cached = {"jobType": facets.job_type("TASK")}
+            job_facets: dict[str, Any] = {"jobType": facets.job_type("TASK")}
             pipeline = self.graph.pipeline(pipeline_id)
             stage = pipeline.stage(stage_id) if pipeline is not None else None
             if stage is not None and stage.description:
-                cached["documentation"] = facets.documentation(stage.description)
+                job_facets["documentation"] = facets.documentation(stage.description)
             repo = self.config.source_repository_url
             if stage is not None and stage.source and repo:
-                cached["sourceCodeLocation"] = facets.source_code_location(
+                job_facets["sourceCodeLocation"] = facets.source_code_location(
                     repo, stage.source, self.config.source_repository_version
                 )
-            self._job_facets[key] = cached
+            cached = self._jobs[key] = self._job(
+                self.stage_job_name(pipeline_id, stage_id), job_facets
+            )
         return cached
+
+    def _job(self, name: str, job_facets: dict[str, Any]) -> tuple[Dataset, bytes]:
+        namespace = self.job_namespace
+        return (namespace, name), fragment(
+            {"namespace": namespace, "name": name, "facets": job_facets}
+        )
 
     def _source(self, pipeline_id: str, stage_id: str | None) -> str | None:
         pipeline = self.graph.pipeline(pipeline_id)
