@@ -864,10 +864,11 @@ def settings_box(window: Workbench, tab: str, key: str) -> Any:
 
 
 def held(file: Path, key: str) -> object:
-    """The value of ``key`` in the JSON file (None while the file or the key is not there)."""
+    """The value of ``key`` in the JSON file (None while the file or the key is not there, or
+    while VS Code is writing it: it empties the file, then writes it whole)."""
     try:
         return json.loads(file.read_text()).get(key)
-    except FileNotFoundError:
+    except (FileNotFoundError, json.JSONDecodeError):
         return None
 
 

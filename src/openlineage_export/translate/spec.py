@@ -46,23 +46,25 @@ SOURCE_CODE_LOCATION = (
 )
 TAGS = f"{_SPEC}/facets/1-0-0/TagsRunFacet.json#/$defs/TagsRunFacet"
 
-_NODE = (1 << 80) - 1
-_VERSION_MASK = ~(0xF000 << 64)
-_VARIANT_MASK = ~(0xC000 << 48)
-
 
 def static_uuid(instant: datetime, data: bytes) -> str:
     """openlineage-python's ``generate_static_uuid(instant, data)``, as a string: a UUIDv7
-    whose time part is ``instant`` and whose other bits are a SHA-1 of it and ``data``."""
+    whose time part is ``instant`` and whose other bits are a SHA-1 of it and ``data``.
+
+    Its 128 bits are the time in milliseconds (48), the version 7 (4), then the first 76 bits
+    of the digest with the variant ``10`` written over the two at bit 64: as text, the time's
+    12 hex digits, ``7``, and the digest's first 19 hex digits, the fourth of them with its top
+    two bits replaced (no arithmetic on 128-bit integers: a third of the time)."""
     utc = instant.astimezone(UTC)
-    timestamp_ms = int(utc.timestamp() * 1000)
-    digest = sha1(utc.isoformat().encode("utf-8") + data).digest()
-    node = int.from_bytes(digest, "big") >> 84
-    value = ((timestamp_ms & 0xFFFFFFFFFFFF) << 80) | (node & _NODE)
-    value = (value & _VERSION_MASK) | (7 << 76)
-    value = (value & _VARIANT_MASK) | (0x8000 << 48)
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    timestamp_ms = int(utc.timestamp() * 1000) & 0xFFFFFFFFFFFF
+    digest = sha1(utc.isoformat().encode("utf-8") + data).hexdigest()
+    t = f"{timestamp_ms:012x}"
+    variant = _VARIANT_DIGITS[digest[3]]
+    return f"{t[:8]}-{t[8:]}-7{digest[:3]}-{variant}{digest[4:7]}-{digest[7:19]}"
+
+
+_VARIANT_DIGITS = {f"{n:x}": f"{0x8 | (n & 0x3):x}" for n in range(16)}
+"""A hex digit with its top two bits set to the variant ``10``."""
 
 
 # -- the dataset naming conventions, as openlineage.client.naming.dataset's helpers build them:
