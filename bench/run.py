@@ -902,6 +902,12 @@ def part_memory(report: Report, sizes: Sizes) -> None:
 # --------------------------------------------------------------------------- 6. Kafka
 
 
+KAFKA_RATE_TARGET = 5.0
+"""Issue 34: at least five times KafkaTransport's rate..."""
+KAFKA_CPU_TARGET = 1 / 6
+"""...at no more than a sixth of its CPU per event."""
+
+
 def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
     from confluent_kafka.admin import AdminClient
 
@@ -917,7 +923,7 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
             "`scripts/kafka.sh start`"
         )
         say(f"    {message}")
-        report.target("6", "Kafka: ours vs KafkaTransport", "", "", None, message, ">= 2x", None)
+        report.target("6", "Kafka: ours vs KafkaTransport", "", "", None, message, ">= 5x", None)
         return
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
     counter = iter(range(1_000))
@@ -963,27 +969,22 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
         )
     (ours_rate, ours_cpu), (their_rate, their_cpu) = rates["ours"], rates["theirs"]
     ratio = ours_rate / their_rate if their_rate else None
-    met = bool(ratio and ratio >= 2 and ours_cpu <= their_cpu)
-    short = (
-        ""
-        if met
-        else (
-            f"{ratio:.2f}x"
-            if ratio and ratio < 2
-            else f"CPU {ours_cpu:.0f} vs {their_cpu:.0f} µs/event"
-        )
-    )
+    cpu_share = ours_cpu / their_cpu if their_cpu else None
+    misses = []
+    if not ratio or ratio < KAFKA_RATE_TARGET:
+        misses.append(f"{ratio:.2f}x the rate" if ratio else "no rate")
+    if not cpu_share or cpu_share > KAFKA_CPU_TARGET:
+        misses.append(f"{cpu_share:.2f} of the CPU" if cpu_share else "no CPU")
     report.target(
         "6",
-        "Kafka: ours vs KafkaTransport (flush=False, its fastest), events/s, "
-        "at no more CPU per event",
-        f"{ours_rate:,.0f}/s, {ours_cpu:.0f} µs/event",
-        f"{their_rate:,.0f}/s, {their_cpu:.0f} µs/event",
+        "Kafka: ours vs KafkaTransport (flush=False, its fastest), events/s and CPU per event",
+        f"{ours_rate:,.0f}/s, {ours_cpu:.1f} µs/event",
+        f"{their_rate:,.0f}/s, {their_cpu:.1f} µs/event",
         ratio,
-        f"{ratio:.1f}x" if ratio else "n/a",
-        ">= 2x, CPU <=",
-        met,
-        short,
+        f"{ratio:.1f}x at {cpu_share:.2f} of the CPU" if ratio and cpu_share else "n/a",
+        f">= {KAFKA_RATE_TARGET:g}x, CPU <= 1/{1 / KAFKA_CPU_TARGET:g}",
+        not misses,
+        ", ".join(misses),
     )
 
 

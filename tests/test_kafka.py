@@ -143,9 +143,10 @@ def a_run(
     events: int = 4,
     pipeline: str = "daily-sales",
     blob: dict[int, str] | None = None,
+    writes: str | None = None,
 ) -> TranslatedRun:
     """A translated run whose events say which run and which place they have (and, for the
-    events ``blob`` names, a ``blob`` of its text)."""
+    events ``blob`` names, a ``blob`` of its text); each event writes the dataset ``writes``."""
     return TranslatedRun.of(
         trace_id=f"trace-{run_id}",
         pipeline=pipeline,
@@ -157,6 +158,7 @@ def a_run(
                 "run": {"runId": run_id},
                 "n": i,
                 **({"blob": blob[i]} if blob and i in blob else {}),
+                **({"outputs": [{"namespace": "s3://bucket", "name": writes}]} if writes else {}),
             }
             for i in range(events)
         ],
@@ -271,6 +273,41 @@ def test_runs_sent_from_many_threads_keep_their_own_order_and_keys() -> None:
         by_key[message.key].append(message.value)
     assert by_key == {run.run_id.encode(): [encode(e) for e in run.events] for run in runs}
     assert 1 < producer.most_runs_waiting <= 6, "runs waited for their acknowledgements at once"
+
+
+def test_runs_that_write_the_same_dataset_wait_for_no_other_runs_acknowledgements() -> None:
+    """A partition's log is in produce order and Kafka orders nothing across partitions, so a
+    run is produced without waiting for the acknowledgements of an earlier run it shares a
+    dataset with (the engine keeps no causal order for Kafka)."""
+    producer = FakeProducer()
+    producer.held.clear()  # no acknowledgement until every run was produced
+    kafka = destination(producer, concurrency=4)
+    runs = [a_run(f"0190b4f6-0000-7000-8000-{n:012d}", events=3, writes="orders") for n in range(4)]
+    when(lambda: len(producer.produced) == 12, producer.held, "every run to be produced")
+    try:
+        outcomes = deliver_all(kafka, runs)
+    finally:
+        producer.held.set()
+        kafka.close_now()
+    assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 4
+    assert producer.most_runs_waiting == 4, "each run waited for an earlier run's reports"
+
+
+def test_runs_are_produced_in_trail_order_even_while_the_queue_is_full() -> None:
+    """A run that meets a full queue is produced whole before the next run starts: later runs
+    do not overtake it while it waits."""
+    producer = FakeProducer()
+    producer.full_for = 3  # the first run's first event meets a full queue three times
+    kafka = destination(producer, concurrency=4)
+    runs = [a_run(f"0190b4f6-0000-7000-8000-{n:012d}", events=2 + n % 3) for n in range(8)]
+    try:
+        outcomes = deliver_all(kafka, runs)
+    finally:
+        kafka.close_now()
+    assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 8
+    assert [(m.key, m.value) for m in producer.produced] == [
+        (run.run_id.encode(), encode(event)) for run in runs for event in run.events
+    ]
 
 
 def test_a_refused_event_fails_its_run_with_the_brokers_reason_and_not_the_others(
@@ -766,6 +803,8 @@ def test_the_producer_is_idempotent_waits_for_all_replicas_and_times_out_when_to
     )
     config = opened(settings, Store()).config.producer_config()
     assert config["enable.idempotence"] is True and config["acks"] == "all"
+    # librdkafka keeps an idempotent producer's order with at most five requests in flight.
+    assert 1 <= config["max.in.flight.requests.per.connection"] <= 5
     assert config["message.timeout.ms"] == 12_000 and config["request.timeout.ms"] == 3_000
     assert config["compression.type"] == "lz4"
     assert "ssl.ca.location" not in config and "sasl.username" not in config

@@ -7,7 +7,8 @@ time. ``deliver/registry.py`` lists the kinds.
 
 What only some destinations can do is a Protocol of its own, checked with ``isinstance``:
 :class:`Recalling` (it can be asked what the server forgot), :class:`Holding` (it can be asked
-what the server already holds) and :class:`NeverWaits` (its ``send`` writes and returns).
+what the server already holds), :class:`NeverWaits` (its ``send`` writes and returns) and
+:class:`KeepsSendOrder` (it files events in the order they are sent).
 """
 
 from __future__ import annotations
@@ -119,6 +120,16 @@ class NeverWaits(Protocol):
     destination has it or has not: there is no ``never_waits = False``."""
 
     never_waits: Literal[True]
+
+
+@runtime_checkable
+class KeepsSendOrder(Protocol):
+    """A destination that files events in the order its sends start, whatever comes back
+    when (Kafka: a partition's log is in the order messages were produced, retries included,
+    and a key's messages share a partition): the engine keeps no causal order of its own for
+    it, and starts each run's send in trail order without waiting for another run's answer."""
+
+    keeps_send_order: Literal[True]
 
 
 @dataclass(frozen=True, slots=True)

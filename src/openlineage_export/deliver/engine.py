@@ -11,7 +11,10 @@ that takes runs whole (``event_legs`` false: Kafka, files), or a concurrency of 
 run one leg, waiting for every earlier run it shares a dataset with.
 
 A destination whose ``send`` never waits (:class:`~.destination.NeverWaits`: a file, the dry
-run's stream) is handed the runs one after the other, without a task each.
+run's stream) is handed the runs one after the other, without a task each. One that files
+events in the order its sends start (:class:`~.destination.KeepsSendOrder`: Kafka) needs no
+causal order from the engine: each run is one leg that waits for nothing, its send started in
+trail order.
 
 A cancel (the host's ``threading.Event``) stops new runs and new events at once; requests
 still in flight get :data:`CANCEL_GRACE` seconds to be answered, then they are abandoned, so
@@ -34,7 +37,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import ExportError
 from ..translate.encoded import TranslatedRun
-from .destination import Destination, NeverWaits, RunOutcome, Tally
+from .destination import Destination, KeepsSendOrder, NeverWaits, RunOutcome, Tally
 from .order import CausalOrder, Leg, Ticket
 
 T = TypeVar("T")
@@ -113,7 +116,11 @@ class _Delivery(Generic[T]):
         self.stop = asyncio.Event()
         self.slots = asyncio.Semaphore(max(1, destination.concurrency))
         self.order = CausalOrder()
-        self.concurrent = destination.concurrency > 1
+        self.concurrent = destination.concurrency > 1 and not isinstance(
+            destination, KeepsSendOrder
+        )
+        """Whether the engine keeps the causal order: runs overlap, and the destination files
+        events in the order they arrive, not in the order they were sent."""
         self.split = destination.event_legs and self.concurrent
         """Send runs in legs; with one run at a time there is nothing to gain."""
         self.tasks: set[asyncio.Task[None]] = set()
@@ -133,7 +140,8 @@ class _Delivery(Generic[T]):
             for run, tag in runs:  # translation happens here, between sends
                 if self._stopping():
                     break
-                # One run at a time is in trail order already: no dataset to keep track of.
+                # One run at a time is in trail order already, and a destination that keeps
+                # the order of its sends keeps it: no dataset to keep track of.
                 legs = (
                     self.order.legs(run, split=self.split)
                     if self.concurrent

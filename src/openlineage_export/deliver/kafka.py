@@ -4,8 +4,16 @@ One idempotent producer (``enable.idempotence``, ``acks=all``) is shared by ever
 engine sends at once. Each event of an editor run is one message: the key is the pipeline run
 id, so all of a run's events land on one partition in the order they were produced, and the
 value is the event's JSON, byte for byte what the dry run writes. A run's coroutine produces all
-of its events, then awaits the broker's acknowledgement of each one (delivery reports, served
-by one polling thread and handed to the event loop); only then is the run delivered.
+of its events, then awaits the broker's acknowledgement of each one (delivery reports, served on
+the event loop: after each run is produced, and every few milliseconds while runs wait); only
+then is the run delivered.
+
+Runs are produced in the order their sends start, the trail's (one run at a time, even while the
+producer's queue is full), and a partition's log is in produce order (the idempotent producer
+keeps it through retries): so the engine keeps no causal order for Kafka
+(:class:`~.destination.KeepsSendOrder`), and a run never waits for another run's
+acknowledgements. Kafka orders nothing across partitions; waiting for a run's acknowledgements
+before producing the next would have promised a consumer nothing more, and cost the rate.
 librdkafka retries on its own until ``message.timeout.ms`` (``openlineage.retry.maxTime``); a
 message it gives up on ends its run, and when nothing at all
 was acknowledged for that whole time the destination is declared unreachable, as for HTTP.
@@ -26,6 +34,8 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Sequence
+from typing import Literal
 
 from confluent_kafka import KafkaError, KafkaException, Message
 from confluent_kafka import Producer as _LibrdkafkaProducer
@@ -34,7 +44,7 @@ from ..errors import ConfigError, DestinationError, DestinationUnreachable
 from ..secrecy import Redactor
 from ..translate.encoded import TranslatedRun
 from .destination import RunOutcome, Supplied, Tally
-from .kafka_acks import Producer, RunAcks
+from .kafka_acks import Producer, ReportServer, RunAcks, Waiting
 from .kafka_config import KafkaConfig
 
 ACK_GRACE = 5.0
@@ -86,6 +96,7 @@ class KafkaDestination:
         # Whole runs: each send waits for the broker's acknowledgements, and the run id is the
         # message key, so a run's events share a partition and keep their order.
         self.event_legs = False
+        self.keeps_send_order: Literal[True] = True
         self.redact = Redactor(config.sasl_password)
         self._owned = producer is None
         self._last_ack = time.monotonic()
@@ -95,11 +106,9 @@ class KafkaDestination:
         self._producer: Producer = producer if producer is not None else self._new_producer()
         self._alone = asyncio.Lock()
         """Held while a run refused for size is sent again event by event, alone."""
-        self._closing = threading.Event()
-        self._poller = threading.Thread(
-            target=self._serve_reports, daemon=True, name="kafka-delivery-reports"
-        )
-        self._poller.start()
+        self._turn = asyncio.Lock()
+        """Held while a run's events are produced: runs are produced one after the other."""
+        self._reports_served = ReportServer(self._producer, self._has_failed, self._serving_failed)
 
     def _new_producer(self) -> Producer:
         try:
@@ -123,14 +132,10 @@ class KafkaDestination:
         acks = RunAcks(len(run), asyncio.get_running_loop())
         key = run.run_id.encode()
         deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
-        refused: str | None = None
-        for index, value in enumerate(run.bodies):
-            if stop.is_set():
-                break
-            refused = await self._produce(key, value, index, acks, stop, deadline)
-            if refused is not None:
-                break
+        async with self._turn:
+            refused = await self._produce(key, run.bodies, 0, acks, stop, deadline)
         acks.stop_expecting()
+        self._producer.poll(0)  # the reports already there, at no wait
         unreported = await self._reports(acks, stop, tally)
         if unreported is not None:
             return unreported
@@ -151,27 +156,42 @@ class KafkaDestination:
         """Wait for the delivery report of every message produced: None, or the run's outcome
         when it was cancelled or not answered in time."""
         # After the last produce, librdkafka has delivery_timeout to report each message.
-        deadline = time.monotonic() + self.config.delivery_timeout + ACK_GRACE
-        while True:
-            try:
-                async with asyncio.timeout(0.05):
-                    await asyncio.shield(acks.all_reported)
-                break
-            except TimeoutError:
-                pass
-            tally.accepted = acks.acknowledged()
-            self._raise_if_fatal()
-            if stop.is_set():
-                return RunOutcome(
-                    acks.acknowledged(),
-                    "cancelled before every event was acknowledged by the broker",
-                )
-            if time.monotonic() >= deadline:
-                return RunOutcome(
-                    acks.acknowledged(), self._unanswered("no delivery report from the producer")
-                )
+        waiting = Waiting(
+            acks, stop, tally, time.monotonic() + self.config.delivery_timeout + ACK_GRACE
+        )
+        self._reports_served.add(waiting)
+        try:
+            while not acks.complete:
+                await acks.all_reported  # woken by the last report, or to look again
+                acks.all_reported = asyncio.get_running_loop().create_future()
+                self._raise_if_fatal()
+                if acks.complete:
+                    break
+                if stop.is_set():
+                    return RunOutcome(
+                        acks.acknowledged(),
+                        "cancelled before every event was acknowledged by the broker",
+                    )
+                if time.monotonic() >= waiting.deadline:
+                    return RunOutcome(
+                        acks.acknowledged(),
+                        self._unanswered("no delivery report from the producer"),
+                    )
+        finally:
+            self._reports_served.discard(waiting)
         self._raise_if_fatal()
         return None
+
+    def _has_failed(self) -> bool:
+        """Whether the producer failed for good."""
+        with self._state_lock:
+            return self._fatal is not None
+
+    def _serving_failed(self, exc: Exception) -> None:
+        """A delivery report could not be taken in (a bug of ours): no report can be trusted
+        any more, so the producer counts as failed for good and the export stops."""
+        with self._state_lock:
+            self._fatal = self._fatal or f"serving its delivery reports failed: {exc!r}"
 
     async def _send_alone(
         self, run: TranslatedRun, key: bytes, accepted: int, stop: asyncio.Event, tally: Tally
@@ -188,13 +208,16 @@ class KafkaDestination:
                         return RunOutcome(index, "cancelled before every event was sent")
                     if time.monotonic() >= deadline:
                         return RunOutcome(index, self._unanswered("the producer did not drain"))
+                    self._producer.poll(0)
                     await asyncio.sleep(0.005)
                 value = run.bodies[index]
                 alone = RunAcks(1, asyncio.get_running_loop())
-                refused = await self._produce(key, value, 0, alone, stop, deadline, waiting=False)
+                refused = await self._produce(
+                    key, run.bodies, index, alone, stop, deadline, alone=True
+                )
                 alone.stop_expecting()
                 if refused is not None:
-                    return RunOutcome(index, refused.replace("event 1", f"event {index + 1}"))
+                    return RunOutcome(index, refused)
                 unreported = await self._reports(alone, stop, Tally())
                 if unreported is not None:
                     return RunOutcome(index, unreported.error)
@@ -219,8 +242,6 @@ class KafkaDestination:
 
     def close_now(self) -> None:
         """:meth:`close`, outside an event loop."""
-        self._closing.set()
-        self._poller.join()
         if self._owned:
             if len(self._producer):
                 self._producer.purge()
@@ -229,47 +250,68 @@ class KafkaDestination:
     async def _produce(
         self,
         key: bytes,
-        value: bytes,
-        index: int,
+        bodies: Sequence[bytes],
+        first: int,
         acks: RunAcks,
         stop: asyncio.Event,
         deadline: float,
         *,
-        waiting: bool = True,
+        alone: bool = False,
     ) -> str | None:
-        """Queue one message (waiting while the producer's queue is full, or while a run is
-        being sent alone); None, or why not."""
-        if waiting and self._alone.locked():
-            async with self._alone:
-                pass
-        on_delivery = functools.partial(self._delivered, acks, index)
-        while True:
-            acks.expect()
-            try:
-                self._producer.produce(
-                    self.config.topic, value=value, key=key, on_delivery=on_delivery
-                )
-            except BufferError:
-                acks.withdraw()
-                # The local queue is full: the polling thread is draining it.
-                if time.monotonic() >= deadline:
-                    return self._unanswered("the producer's queue stayed full")
-                await asyncio.sleep(0.01)
+        """Queue the events ``bodies[first:]`` (only ``bodies[first]`` when ``alone``), each
+        reported to ``acks`` at its place from ``first``, waiting while the producer's queue is
+        full or a run is being sent alone; None, or why not all."""
+        produce = self._producer.produce
+        topic = self.config.topic
+        delivered = self._delivered
+        end = first + 1 if alone else len(bodies)
+        index = first
+        acks.expect(end - first)
+        refused: str | None = None
+        try:
+            if not alone and self._alone.locked():
+                async with self._alone:
+                    pass
+            while index < end:
                 if stop.is_set():
-                    return "cancelled before every event was sent"
-                continue
-            except KafkaException as exc:
-                acks.withdraw()
-                return self.redact(f"the producer refused event {index + 1}: {_describe(exc)}")
-            return None
+                    break
+                try:
+                    produce(
+                        topic,
+                        value=bodies[index],
+                        key=key,
+                        on_delivery=functools.partial(delivered, acks, index - first),
+                    )
+                except BufferError:
+                    # The local queue is full: reports drain it.
+                    if time.monotonic() >= deadline:
+                        refused = self._unanswered("the producer's queue stayed full")
+                        break
+                    self._producer.poll(0)
+                    await asyncio.sleep(0.01)
+                    if stop.is_set():
+                        refused = "cancelled before every event was sent"
+                        break
+                    if not alone and self._alone.locked():
+                        async with self._alone:
+                            pass
+                    continue
+                except KafkaException as exc:
+                    refused = self.redact(
+                        f"the producer refused event {index + 1}: {_describe(exc)}"
+                    )
+                    break
+                index += 1
+        finally:
+            acks.withdraw(end - index)
+        return refused
 
     def _delivered(
         self, acks: RunAcks, index: int, error: KafkaError | None, _message: Message
     ) -> None:
-        """A delivery report (called by librdkafka from poll(), on the polling thread)."""
+        """A delivery report (called by librdkafka from poll())."""
         if error is None:
-            with self._state_lock:
-                self._last_ack = time.monotonic()
+            self._last_ack = time.monotonic()  # one float, written whole
         acks.report(index, error)
 
     def _verdict(self, index: int, error: KafkaError, count: int) -> str:
@@ -314,11 +356,6 @@ class KafkaDestination:
                     "nothing more was sent"
                 )
             )
-
-    def _serve_reports(self) -> None:
-        """The polling thread: delivery reports, errors and logs are served here."""
-        while not self._closing.is_set():
-            self._producer.poll(0.1)
 
     def _on_error(self, error: KafkaError) -> None:
         """librdkafka's client-level errors (all brokers down, authentication failed...)."""

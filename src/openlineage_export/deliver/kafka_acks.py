@@ -1,15 +1,25 @@
 """What the ``kafka`` destination asks of a producer (the part of ``confluent_kafka.Producer``
-it uses, so a test can hand in a stand-in), and the delivery reports of one run's messages as
-librdkafka's polling thread hands them over to the event loop."""
+it uses, so a test can hand in a stand-in); the delivery reports of one run's messages as the
+producer's ``poll`` hands them over (on the event loop, or on a host's thread polling its own
+producer); and the polling of the producer on the event loop while runs wait."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from typing import Protocol
 
 from confluent_kafka import KafkaError, Message
+
+from .destination import Tally
+
+SERVE_EVERY = 0.002
+"""Seconds between two polls of the producer while runs wait for their delivery reports."""
+LOOK_EVERY = 0.05
+"""Seconds between two looks at what may end a run's wait early (a cancel, its deadline, a
+fatal error)."""
 
 DeliveryCallback = Callable[[KafkaError | None, Message], None]
 
@@ -41,7 +51,7 @@ class Producer(Protocol):
 
 
 class RunAcks:
-    """The delivery reports of one run's messages, filled in by the polling thread."""
+    """The delivery reports of one run's messages, filled in by whoever polls the producer."""
 
     def __init__(self, count: int, loop: asyncio.AbstractEventLoop) -> None:
         self.errors: list[KafkaError | None] = [None] * count
@@ -49,37 +59,55 @@ class RunAcks:
         self.produced = 0
         self.all_reported: asyncio.Future[None] = loop.create_future()
         self._loop = loop
+        self._loop_thread = threading.get_ident()
         self._left = 0
         self._done_producing = False
         self._lock = threading.Lock()
 
-    def expect(self) -> None:
-        """One more message is about to be produced (its report may come at once)."""
+    def expect(self, count: int = 1) -> None:
+        """``count`` more messages are about to be produced (a report may come at once)."""
         with self._lock:
-            self.produced += 1
-            self._left += 1
+            self.produced += count
+            self._left += count
 
-    def withdraw(self) -> None:
-        """The message just expected was not produced after all."""
-        with self._lock:
-            self.produced -= 1
-            self._left -= 1
+    def withdraw(self, count: int = 1) -> None:
+        """The last ``count`` messages expected were not produced after all."""
+        if count:
+            with self._lock:
+                self.produced -= count
+                self._left -= count
 
     def report(self, index: int, error: KafkaError | None) -> None:
-        """The delivery report of message ``index``."""
+        """The delivery report of message ``index`` (from whichever thread polls)."""
         with self._lock:
             self.errors[index] = error
             self.reported[index] = True
             self._left -= 1
-            if self._left == 0 and self._done_producing:
-                self._loop.call_soon_threadsafe(_resolve, self.all_reported)
+            done = self._left == 0 and self._done_producing
+        if done:
+            self.wake()
 
     def stop_expecting(self) -> None:
         """No more messages will be produced."""
         with self._lock:
             self._done_producing = True
-            if self._left == 0:
-                self._loop.call_soon_threadsafe(_resolve, self.all_reported)
+            done = self._left == 0
+        if done:
+            self.wake()
+
+    def wake(self) -> None:
+        """Wake the run waiting on :attr:`all_reported` (every report came, or it must look
+        again: a cancel, a deadline, a fatal error)."""
+        if threading.get_ident() == self._loop_thread:
+            _resolve(self.all_reported)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(_resolve, self.all_reported)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every message produced has its report and no more will be produced."""
+        with self._lock:
+            return self._done_producing and self._left == 0
 
     def acknowledged(self) -> int:
         """How many messages, from the first on, the broker acknowledged."""
@@ -104,6 +132,67 @@ class RunAcks:
                 if error is not None:
                     return index, error
             return None
+
+
+class Waiting:
+    """A run waiting for its delivery reports, and what may end the wait early."""
+
+    __slots__ = ("acks", "deadline", "stop", "tally")
+
+    def __init__(self, acks: RunAcks, stop: asyncio.Event, tally: Tally, deadline: float) -> None:
+        self.acks = acks
+        self.stop = stop
+        self.tally = tally
+        """Kept up to date with what the broker acknowledged (the engine reads it when it
+        abandons a run)."""
+        self.deadline = deadline
+
+
+class ReportServer:
+    """Polls the producer on the event loop (delivery reports, errors, librdkafka's log) while
+    runs wait for their reports: no thread of its own, so a report costs no hand-over between
+    threads. Every :data:`LOOK_EVERY` seconds it wakes each waiting run that must stop
+    (``stop``), whose time is up, or whose producer ``failed()``."""
+
+    def __init__(
+        self,
+        producer: Producer,
+        failed: Callable[[], bool],
+        on_error: Callable[[Exception], None],
+    ) -> None:
+        self._producer = producer
+        self._failed = failed
+        self._on_error = on_error
+        self._waiting: set[Waiting] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, waiting: Waiting) -> None:
+        """A run waits (on this loop) until ``discard``: the producer is polled meanwhile."""
+        self._waiting.add(waiting)
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._task = loop.create_task(self._serve())
+
+    def discard(self, waiting: Waiting) -> None:
+        self._waiting.discard(waiting)
+
+    async def _serve(self) -> None:
+        poll = self._producer.poll
+        look_at = 0.0
+        while self._waiting:
+            try:
+                poll(0)
+            except Exception as exc:  # a report callback failed: say so to every run
+                self._on_error(exc)
+            now = time.monotonic()
+            if now >= look_at:
+                look_at = now + LOOK_EVERY
+                failed = self._failed()
+                for waiting in list(self._waiting):
+                    waiting.tally.accepted = waiting.acks.acknowledged()
+                    if failed or waiting.stop.is_set() or now >= waiting.deadline:
+                        waiting.acks.wake()
+            await asyncio.sleep(SERVE_EVERY)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
