@@ -281,17 +281,17 @@ class ReportCollector:
         if self.graph.add_pipeline(pipeline, delivered):
             self._add_to_graph(run, pipeline, delivered)
 
-        # The run's own start and end, decoded (only they are read whole: times, error).
-        first = orjson.loads(run.bodies[0]) if run.bodies else None
-        last = orjson.loads(run.bodies[-1]) if len(run.bodies) > 1 else None
-        own_end = last if last is not None and last["run"]["runId"] == run.run_id else None
-        state = END_STATES.get(own_end["eventType"], "running") if own_end else "running"
-        started = str(first["eventTime"]) if first else ""
+        # The run's own start and end (their facts: nothing is decoded but for a run's detail).
+        first = run.facts[0] if run.facts else None
+        last = run.facts[-1] if len(run.facts) > 1 else None
+        own_end = last if last is not None and last.run_id == run.run_id else None
+        state = END_STATES.get(own_end.event_type, "running") if own_end else "running"
+        started = first.event_time if first else ""
         start_utc = utc(started)
         order = (start_utc.timestamp() if start_utc else 0.0, run.trace_id, run.run_id)
 
         def detail() -> RunDetail:
-            ended = str(own_end["eventTime"]) if own_end and state != "running" else None
+            ended = own_end.event_time if own_end and state != "running" else None
             return RunDetail(
                 trace_id=run.trace_id,
                 run_id=run.run_id,
@@ -301,7 +301,7 @@ class ReportCollector:
                 seconds=_seconds(start_utc, ended),
                 export_state=result.state,
                 export_reason=result.reason,
-                error=_error(own_end) if ended else None,
+                error=_error(orjson.loads(run.bodies[-1])) if ended else None,
                 stages=_stage_runs(run.events, run.run_id),
                 order=order,
             )

@@ -18,7 +18,9 @@ from ..jsonout import dumps, escape_controls
 from . import facets
 
 Event = dict[str, Any]
-Dataset = tuple[str, str]
+Named = tuple[str, str]
+"""A job's or a dataset's (namespace, name)."""
+Dataset = Named
 """A dataset's (namespace, name)."""
 NO_DATASETS: tuple[Dataset, ...] = ()
 
@@ -31,7 +33,7 @@ class EventFacts(NamedTuple):
     event_type: str
     event_time: str
     run_id: str
-    job: Dataset
+    job: Named
     """The job's (namespace, name)."""
     inputs: tuple[Dataset, ...]
     outputs: tuple[Dataset, ...]
