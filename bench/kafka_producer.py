@@ -116,6 +116,9 @@ def main() -> int:
                 check=True,
             )
             results[in_flight].append(json.loads(done.stdout.splitlines()[-1]))
+    from bench.run import drop_topics
+
+    drop_topics(args.kafka, "bench-producer")  # the broker's disk back
     print(
         f"| in flight | messages/s | CPU µs/message | of it, broker thread | "
         f"every round's CPU ({args.repeats}, median shown) |"
