@@ -26,6 +26,13 @@ IN_FLIGHT = 2
 """Produce requests in flight to one broker: librdkafka's idempotent producer at three or more
 spends ~2.5x the CPU per message in its broker thread (bench/kafka_producer.py)."""
 
+LINGER_MS = 2
+"""Milliseconds a message waits for others to share its batch (librdkafka's default is 5). A
+run is delivered once every one of its messages is acknowledged, so each run waits this long at
+least; whole runs are produced at once, so batches still fill. Measured (2,000 and 10,000 runs,
+loopback broker): 2 ms sent 20 to 27 % more events per second than 5 ms at the same CPU per
+event; 1 ms no faster than 2, at up to 15 % more CPU."""
+
 PASSWORD_ENV = "OPENLINEAGE_KAFKA_SASL_PASSWORD"
 """The environment variable that hands the SASL password over directly (never a setting)."""
 
@@ -258,6 +265,7 @@ class KafkaConfig:
             # (idempotent, in order), and its broker thread spends about 4 µs per message
             # instead of 11 (at three or more in flight; bench/kafka_producer.py).
             "max.in.flight.requests.per.connection": IN_FLIGHT,
+            "linger.ms": LINGER_MS,
             "compression.type": self.compression,
             "message.timeout.ms": round(self.delivery_timeout * 1000),
             "request.timeout.ms": round(min(self.request_timeout, self.delivery_timeout) * 1000),
