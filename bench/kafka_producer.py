@@ -6,9 +6,10 @@ Produces the dry run's events of a synthetic trail (keyed eight to a key, as run
 producer's settings (idempotent, ``acks=all``) but for ``max.in.flight.requests.per.connection``
 from 1 to 5, each in a child process of its own, the values interleaved, and flushes. Prints
 messages per second, the child's CPU per message and its librdkafka broker thread's share (read
-from ``/proc``). Measured on 2026-12-05 (loopback broker, 82,616 messages, three rounds):
-1 and 2 in flight 3.6 to 6.3 µs per message, 3 to 5 in flight 10.7 to 12.6, nearly all of the
-difference in the broker thread: hence ``IN_FLIGHT = 2``.
+from ``/proc``). Measured on 2026-12-05 (bench/results/2026-12-05-kafka-producer.md): 2 in
+flight 4.2 µs per message, 3 to 5 in flight 6.2 to 7.8 (10.7 to 12.6 at librdkafka's default
+``linger.ms``, against 3.6 to 6.3 at 1 and 2), the difference nearly all in the broker thread:
+hence ``IN_FLIGHT = 2``.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 IN_FLIGHT = 2
 """Produce requests in flight to one broker: librdkafka's idempotent producer at three or more
-spends ~2.5x the CPU per message in its broker thread (bench/kafka_producer.py)."""
+spends 1.5 to 2.5 times the CPU per message, nearly all in its broker thread
+(bench/kafka_producer.py, bench/results/2026-12-05-kafka-producer.md)."""
 
 LINGER_MS = 2
 """Milliseconds a message waits for others to share its batch (librdkafka's default is 5). A
@@ -262,8 +263,7 @@ class KafkaConfig:
             "enable.idempotence": True,
             "acks": "all",
             # Two requests in flight to a broker, not librdkafka's five: the same guarantees
-            # (idempotent, in order), and its broker thread spends about 4 µs per message
-            # instead of 11 (at three or more in flight; bench/kafka_producer.py).
+            # (idempotent, in order) at about 4 µs per message instead of 6 to 12 (IN_FLIGHT).
             "max.in.flight.requests.per.connection": IN_FLIGHT,
             "linger.ms": LINGER_MS,
             "compression.type": self.compression,
