@@ -207,24 +207,22 @@ def causal_chain(ws: str) -> dict[str, Any]:
     earlier events it waits for. Whatever the concurrency, an export takes at least that many
     answers one after the other: with answers taking ``t`` seconds, at most events / (chain x
     t) events per second."""
-    from openlineage_export.deliver.order import CausalOrder
+    from openlineage_export.deliver.order import CausalOrder, Ticket
     from openlineage_export.translate.events import TranslationConfig, Translator
 
     graph, runs, namespace = _read_runs(Path(ws))
     translator = Translator(graph, TranslationConfig(namespace=namespace))
     order = CausalOrder()  # nothing finishes: every dependency stays known
-    ends: dict[int, int] = {}  # a leg's ticket -> the round trip its last event ends
-    alive = []  # the tickets, so that no id is reused
+    ends: dict[Ticket, int] = {}  # a leg's ticket -> the round trip its last event ends
     events = longest = 0
     for run in runs:
         translated = translator.translate(run)
         events += len(translated)
         ended = 0
         for leg in order.legs(translated, split=True):
-            start = max([ended, *(ends[id(ticket)] for ticket in leg.ticket.after)])
+            start = max([ended, *(ends[ticket] for ticket in leg.ticket.after)])
             ended = start + leg.end - leg.start
-            ends[id(leg.ticket)] = ended
-            alive.append(leg.ticket)
+            ends[leg.ticket] = ended
         longest = max(longest, ended)
     return {"events": events, "runs": len(runs), "chain": longest}
 

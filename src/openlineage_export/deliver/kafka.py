@@ -162,8 +162,7 @@ class KafkaDestination:
         self._reports_served.add(waiting)
         try:
             while not acks.complete:
-                await acks.all_reported  # woken by the last report, or to look again
-                acks.all_reported = asyncio.get_running_loop().create_future()
+                await acks.woken()  # by the last report, or to look again
                 self._raise_if_fatal()
                 if acks.complete:
                     break
@@ -269,9 +268,8 @@ class KafkaDestination:
         acks.expect(end - first)
         refused: str | None = None
         try:
-            if not alone and self._alone.locked():
-                async with self._alone:
-                    pass
+            if not alone:
+                await self._after_alone()
             while index < end:
                 if stop.is_set():
                     break
@@ -292,9 +290,8 @@ class KafkaDestination:
                     if stop.is_set():
                         refused = "cancelled before every event was sent"
                         break
-                    if not alone and self._alone.locked():
-                        async with self._alone:
-                            pass
+                    if not alone:
+                        await self._after_alone()
                     continue
                 except KafkaException as exc:
                     refused = self.redact(
@@ -305,6 +302,12 @@ class KafkaDestination:
         finally:
             acks.withdraw(end - index)
         return refused
+
+    async def _after_alone(self) -> None:
+        """Wait while a run refused for size is being sent again alone."""
+        if self._alone.locked():
+            async with self._alone:
+                pass
 
     def _delivered(
         self, acks: RunAcks, index: int, error: KafkaError | None, _message: Message

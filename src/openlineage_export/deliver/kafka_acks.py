@@ -95,6 +95,12 @@ class RunAcks:
         if done:
             self.wake()
 
+    async def woken(self) -> None:
+        """Wait until :meth:`wake` (every report came, or the run must look again); the next
+        call waits for the next wake."""
+        await self.all_reported
+        self.all_reported = self._loop.create_future()
+
     def wake(self) -> None:
         """Wake the run waiting on :attr:`all_reported` (every report came, or it must look
         again: a cancel, a deadline, a fatal error)."""
