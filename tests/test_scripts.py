@@ -28,6 +28,7 @@ from helpers import DEMO, ROOT, SHARED
         "datahub.sh",
         "vscode.sh",
         "data-rentgen.sh",
+        "feast.sh",
         "services.sh",
     ],
 )
