@@ -494,8 +494,7 @@ def write(root: Path, layout: Layout) -> WorkspaceMaker:
         data = b"".join(line.data + b"\n" for line in lines)
         if name == names[-1]:
             data += layout.torn
-        path = maker.audit / name
-        path.write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+        maker.segment_bytes(name, data)
     return maker
 
 

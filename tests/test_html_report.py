@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from fakeserver import Answer, FakeServer
 from helpers import DEMO, ROOT, WorkspaceMaker, run_record, stage_record
+from hubwriter.synth import write_workspace
 from support import chromium
-from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport, RunResult

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hubwriter.synth import write_workspace
 from support.holds import DEADLINE, wait_until
-from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 

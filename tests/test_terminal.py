@@ -22,8 +22,8 @@ import pyte
 import pytest
 from fakeserver import Answer, FakeServer, refused_port_fixture  # noqa: F401 - refused_port
 from helpers import DEMO, GRAPH, WorkspaceMaker, run_record
+from hubwriter.synth import write_workspace
 from support.holds import DEADLINE, BuildingHold, hold_reading, holding, segments, wait_until
-from support.synth_trail import write_workspace
 
 COLUMNS, ROWS = 400, 50
 SECRET = "sk-cli-7d1e9a0c44b2"

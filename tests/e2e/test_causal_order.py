@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pytest
 from conftest import wipe
 from helpers import DEMO
-from support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 pytestmark = pytest.mark.e2e
 

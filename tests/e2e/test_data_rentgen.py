@@ -33,8 +33,8 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 from helpers import DEMO, WorkspaceMaker, run_record
+from hubwriter.synth import write_workspace
 from rentgen import DataRentgen, Held, bootstrap, malformed_with, sent, settle, shared_topic
-from support.synth_trail import write_workspace
 
 pytestmark = pytest.mark.e2e
 

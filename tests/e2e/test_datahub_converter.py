@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from helpers import DEMO, ROOT, SHARED, USERS_HOME, WorkspaceMaker, run_record, stage_record
-from support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 ACCEPTING = ("datahub-2025-10-04", "datahub-master-0014425f")
 REFUSING = "datahub-2025-07-21"

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import pytest
 from faultproxy import NO_FAULTS, FaultProxy, Faults
-from support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport

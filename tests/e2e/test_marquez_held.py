@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from faultproxy import FaultProxy
-from support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 pytestmark = pytest.mark.e2e
 
