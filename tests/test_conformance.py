@@ -1,7 +1,7 @@
 """Our events against the field's own references: openlineage-python's classes and the spec.
 
 1. Every event of the demo equals ``Serde.to_dict`` of the same event built with
-   openlineage-python's classes (tests/support/ol_plain.py): same fields, same schema URLs.
+   openlineage-python's classes (bench/ol_plain.py): same fields, same schema URLs.
 2. Every event of the demo is valid against the official JSON schemas (ol-validate).
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.ol_plain import build_events
 from helpers import DEMO, SHARED
 from openlineage.client.serde import Serde
-from support.ol_plain import build_events
 
 from openlineage_export.hub.graph import read_graph
 from openlineage_export.hub.trail import AuditTrail
