@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from hubwriter import Workspace
@@ -52,6 +54,21 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def cli_command(*args: str) -> list[str]:
     """The command line of a real ``openlineage-export`` process."""
     return [sys.executable, "-m", "openlineage_export", *args]
+
+
+def run_cli(
+    *args: str,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """A real ``openlineage-export`` process run to its end in ``env`` (see :func:`cli_env`),
+    its output as text; whatever it says, never a traceback."""
+    done = subprocess.run(
+        cli_command(*args), capture_output=True, text=True, env=dict(env), cwd=cwd, timeout=timeout
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
 
 
 def read_position(pid: int, path: Path) -> int | None:

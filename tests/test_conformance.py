@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from bench.ol_plain import build_events
-from helpers import DEMO, SHARED
+from helpers import DEMO, SHARED, cli_command
 from openlineage.client.serde import Serde
 
 from openlineage_export.hub.graph import read_graph
@@ -62,10 +62,7 @@ def test_demo_dry_run_is_valid_against_the_official_schemas(tmp_path: Path) -> N
         pytest.skip(f"{validator} is absent: the official schemas live in ../shared (CI has it)")
     out = tmp_path / "events.jsonl"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "--workspace",
@@ -73,7 +70,7 @@ def test_demo_dry_run_is_valid_against_the_official_schemas(tmp_path: Path) -> N
             "--output",
             str(out),
             "--quiet",
-        ],
+        ),
         check=True,
     )
     result = subprocess.run(
