@@ -9,6 +9,7 @@ import os
 import platform
 import subprocess
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
@@ -144,6 +145,30 @@ def default_concurrency() -> int:
     from openlineage_export.deliver.destination import DeliverySettings
 
     return int(DeliverySettings.rows()[2].default)  # type: ignore[call-overload]
+
+
+def stamp() -> str:
+    """This run's mark on what it makes on a server (namespaces, topics): the time and the pid,
+    so that nothing collides with another run's."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+
+
+def skipped(report: Report, key: str, what: str, bound: str, message: str) -> None:
+    """A part that cannot run here: said, and its target shown unmeasured, with why."""
+    say(f"    {message}")
+    report.target(key, what, "", "", None, message, bound, None)
+
+
+def marquez_missing(report: Report, base: str, key: str, what: str, bound: str) -> bool:
+    """True, the part skipped and why said, when Marquez does not answer at ``base``."""
+    if harness.marquez_up(base):
+        return False
+    message = (
+        f"skipped: Marquez does not answer at {base}; start it with "
+        "`scripts/marquez.sh start` and run again"
+    )
+    skipped(report, key, what, bound, message)
+    return True
 
 
 def say(text: str) -> None:

@@ -3,13 +3,11 @@ Kafka: wall time, the whole process's CPU per event, peak RSS."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import harness
 from bench.harness import ChildResult
-from bench.report import Report, Sizes, child, say, verdict
+from bench.report import Report, Sizes, child, say, stamp, verdict
 
 BACKFILL_RSS_MB = 150
 """Issue 34's bound on the peak memory of a million-run backfill."""
@@ -30,7 +28,7 @@ def part_backfill(report: Report, sizes: Sizes, bootstrap: str, scratch: Path) -
         output.unlink(missing_ok=True)  # gigabytes: gone before Kafka's copy is written
     peaks["file"] = backfill_row(report, part, "ours into a file (transport file)", done)
     say(f"8. backfill of {runs:,} runs into Kafka at {bootstrap}")
-    topic = f"bench-backfill-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    topic = f"bench-backfill-{stamp()}"
     try:
         done = child("kafka_ours", ws=str(ws), bootstrap=bootstrap, topic=topic)
     finally:

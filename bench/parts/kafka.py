@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
-
 from bench import harness
-from bench.report import Report, Sizes, child, median_child, say
+from bench.report import Report, Sizes, child, median_child, say, skipped, stamp
 
 KAFKA_RATE_TARGET = 5.0
 """Issue 34: at least five times KafkaTransport's rate..."""
@@ -28,14 +25,13 @@ def part_kafka(report: Report, sizes: Sizes, bootstrap: str) -> None:
             f"skipped: no Kafka broker at {bootstrap} ({exc}); start one with "
             "`scripts/kafka.sh start`"
         )
-        say(f"    {message}")
-        report.target("6", "Kafka: ours vs KafkaTransport", "", "", None, message, ">= 5x", None)
+        skipped(report, "6", "Kafka: ours vs KafkaTransport", ">= 5x", message)
         return
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    mark = stamp()
     counter = iter(range(1_000))
 
     def topic() -> str:
-        return f"bench-{stamp}-{next(counter)}"
+        return f"bench-{mark}-{next(counter)}"
 
     ours = median_child(sizes.repeats, "kafka_ours", ws=str(ws), bootstrap=bootstrap, topic=topic())
     theirs = median_child(

@@ -3,12 +3,10 @@ fresh machine): asking Marquez what it holds vs sending everything (``--full``).
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import harness
-from bench.report import Report, Sizes, child, say, verdict
+from bench.report import Report, Sizes, child, marquez_missing, say, stamp, verdict
 
 
 def part_known(report: Report, sizes: Sizes, concurrency: int, scratch: Path, base: str) -> None:
@@ -22,18 +20,12 @@ def part_known(report: Report, sizes: Sizes, concurrency: int, scratch: Path, ba
 
     runs = sizes.known
     say(f"7. a trail Marquez already holds, from an empty ledger: {runs:,} runs at {base}")
-    if not harness.marquez_up(base):
-        message = (
-            f"skipped: Marquez does not answer at {base}; start it with "
-            "`scripts/marquez.sh start` and run again"
-        )
-        say(f"    {message}")
-        report.target("7", "already held: asking vs --full", "", "", None, message, ">= 20x", None)
+    if marquez_missing(report, base, "7", "already held: asking vs --full", ">= 20x"):
         return
     source, _ = harness.workspace(runs, gzip_closed=False, log=say)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
-    ws = harness.rekeyed_copy(source, scratch / "known", f"{stamp}-known")
-    namespace = f"bench-known-{stamp}"
+    mark = stamp()
+    ws = harness.rekeyed_copy(source, scratch / "known", f"{mark}-known")
+    namespace = f"bench-known-{mark}"
     part = f"7 ({runs:,} runs)"
     walls: dict[str, tuple[float, float]] = {}
     with FaultProxy(base, seed=0) as proxy:

@@ -3,13 +3,11 @@ generator, the same events at the same concurrency."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import harness
 from bench.harness import run_loadgen
-from bench.report import Report, Sizes, child, say, verdict
+from bench.report import Report, Sizes, child, marquez_missing, say, stamp, verdict
 
 
 def part_marquez(
@@ -17,23 +15,15 @@ def part_marquez(
 ) -> None:
     runs = sizes.marquez
     say(f"3. delivery into Marquez at {base}: {runs:,} runs")
-    if not harness.marquez_up(base):
-        message = (
-            f"skipped: Marquez does not answer at {base}; start it with "
-            "`scripts/marquez.sh start` and run again"
-        )
-        say(f"    {message}")
-        report.target(
-            "3", "into Marquez: ours vs Go load generator", "", "", None, message, ">= 90%", None
-        )
+    if marquez_missing(report, base, "3", "into Marquez: ours vs Go load generator", ">= 90%"):
         return
     source, _ = harness.workspace(runs, gzip_closed=False, log=say)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    mark = stamp()
     part = f"3 ({runs:,} runs)"
     # Fresh run ids and a fresh namespace per measurement, so nothing collides in Marquez.
-    lg_ws = harness.rekeyed_copy(source, scratch / "marquez-loadgen", f"{stamp}-loadgen")
+    lg_ws = harness.rekeyed_copy(source, scratch / "marquez-loadgen", f"{mark}-loadgen")
     events_file = scratch / "marquez-events.jsonl"
-    lg_namespace = f"bench-loadgen-{stamp}"
+    lg_namespace = f"bench-loadgen-{mark}"
     child("dry_run_to_file", ws=str(lg_ws), output=str(events_file), namespace=lg_namespace)
     result = run_loadgen(
         tools["loadgen"], base.rstrip("/") + "/api/v1/lineage", events_file, concurrency
@@ -53,8 +43,8 @@ def part_marquez(
         load=f"{result['load_before']} -> {result['load_after']}",
         note=note,
     )
-    ours_ws = harness.rekeyed_copy(source, scratch / "marquez-ours", f"{stamp}-ours")
-    ours_namespace = f"bench-ours-{stamp}"
+    ours_ws = harness.rekeyed_copy(source, scratch / "marquez-ours", f"{mark}-ours")
+    ours_namespace = f"bench-ours-{mark}"
     done = child(
         "deliver_ours",
         ws=str(ours_ws),
