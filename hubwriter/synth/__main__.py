@@ -15,7 +15,9 @@ from .workspace import write_workspace
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; returns the exit code."""
-    parser = argparse.ArgumentParser(description=(about or "").split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m hubwriter.synth", description=(about or "").split("\n\n")[0]
+    )
     parser.add_argument("root", type=Path, help="workspace directory to create")
     parser.add_argument("--runs", type=int, required=True, help="number of runs")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
