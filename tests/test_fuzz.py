@@ -19,7 +19,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +27,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import GRAPH, WorkspaceMaker, reason_between, run_record, stage_record
+from helpers import GRAPH, WorkspaceMaker, cli_command, reason_between, run_record, stage_record
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -494,8 +493,7 @@ def write(root: Path, layout: Layout) -> WorkspaceMaker:
         data = b"".join(line.data + b"\n" for line in lines)
         if name == names[-1]:
             data += layout.torn
-        path = maker.audit / name
-        path.write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+        maker.segment_bytes(name, data)
     return maker
 
 
@@ -728,15 +726,12 @@ def test_cli_dry_run_names_every_bad_entry_without_a_traceback(tmp_path: Path) -
     layout.torn = b'{"kind":"run","traceId":"half'
     write(tmp_path / "ws", layout)
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "-w",
             str(tmp_path / "ws"),
-        ],
+        ),
         capture_output=True,
         env=_env(tmp_path),
         timeout=300,
@@ -859,17 +854,14 @@ def test_unreadable_segment_file_is_named(ws: WorkspaceMaker, tmp_path: Path) ->
     ws.segment("000001.jsonl", [run_record("r1")])
     locked = ws.segment("000002.jsonl", [run_record("r2")])
     locked.chmod(0)
-    command = [
-        sys.executable,
-        "-m",
-        "openlineage_export",
+    command = cli_command(
         "export",
         "--dry-run",
         "-w",
         str(ws.root),
         "-o",
         str(tmp_path / "events.jsonl"),
-    ]
+    )
     if os.geteuid() == 0:  # root reads any file: run the export without the power to
         command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     try:

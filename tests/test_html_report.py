@@ -9,21 +9,19 @@ The browser tests skip, saying why, where Chromium is missing; ``scripts/test.sh
 from __future__ import annotations
 
 import io
-import os
 import random
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakeserver import Answer, FakeServer
-from helpers import DEMO, ROOT, WorkspaceMaker, run_record, stage_record
+from helpers import DEMO, ROOT, WorkspaceMaker, cli_env, run_cli, run_record, stage_record
+from hubwriter.synth import write_workspace
 from support import chromium
-from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport, RunResult
@@ -68,24 +66,7 @@ def cli(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """The CLI as users run it, in a clean environment (ledger and HOME under ``cwd``)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
-    clean.update(
-        {
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(cwd / "state"),
-            "HOME": str(cwd),
-            "OPENLINEAGE_EXPORT_SECRETS": "file",
-        }
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env={**clean, **(env or {})},
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    return run_cli(*map(str, args), env=cli_env(cwd, **(env or {})), cwd=cwd, timeout=timeout)
 
 
 def demo_copy(tmp_path: Path) -> Path:

@@ -212,8 +212,8 @@ def test_a_stalled_export_holds_up_neither_status_nor_another_export(tmp_path: P
 
     from fakeserver import Answer, FakeServer
     from helpers import cli_command, cli_env, delivered_runs
+    from hubwriter.synth import write_workspace
     from support.holds import wait_until
-    from support.synth_trail import write_workspace
 
     stalled, other = tmp_path / "stalled", tmp_path / "other"
     write_workspace(stalled, 40, seed=1)
@@ -306,8 +306,8 @@ def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledge
 
     from fakeserver import Answer, FakeServer
     from helpers import can_mount, cli_command, cli_env
+    from hubwriter.synth import write_workspace
     from support.holds import DEADLINE, wait_until
-    from support.synth_trail import write_workspace
 
     if (why := can_mount()) is not None:
         pytest.skip(why)

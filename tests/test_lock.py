@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fakeserver import Answer, FakeServer
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
-from support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 from openlineage_export.errors import ExportBusy
 from openlineage_export.state import lock as lock_module

@@ -24,8 +24,9 @@ from fakeserver import (
     refusing_socket,
 )
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+from hubwriter import append, gzip_segment
 from support.holds import DEADLINE
-from support.watch import Watch, append, gzip_segment, pipeline_run
+from support.watch import Watch, pipeline_run
 
 
 @pytest.fixture

@@ -22,8 +22,6 @@ from .echo import echo
 from .exit_codes import EXIT_READER_GONE
 from .host_words import host_words
 
-PROG = "openlineage-export"
-
 
 class Command(click.Command):
     """A command whose help ends with its examples (and sections built only when asked)."""

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .. import DISTRIBUTION as PROG
 from ..errors import ExportError, OutputError
 from ..host import secrets as secrets_mod
 from ..terminal.signals import held_signals
 from ..terminal.text import shown
-from .base import PROG, Command
+from .base import Command
 from .echo import echo
 from .ending import say_how_it_ended, write_report
 from .exit_codes import EXIT_CODES
@@ -37,8 +38,8 @@ if TYPE_CHECKING:  # the export stack is imported when the command runs
     from ..terminal.signals import Interruption
 
 OTHER_ENVIRONMENT = {
-    "OPENLINEAGE_EXPORT_STATE_DIR": "folder of the ledger [~/.local/state/openlineage-export]",
-    "OPENLINEAGE_EXPORT_CONFIG_DIR": "folder of the secrets file [~/.config/openlineage-export]",
+    "OPENLINEAGE_EXPORT_STATE_DIR": f"folder of the ledger [~/.local/state/{PROG}]",
+    "OPENLINEAGE_EXPORT_CONFIG_DIR": f"folder of the secrets file [~/.config/{PROG}]",
     "OPENLINEAGE_EXPORT_SECRETS": "file or keyring: force a secrets store",
     "OPENLINEAGE__TRANSPORT__*": "openlineage-python's configuration (URL, ENDPOINT, TYPE, "
     "AUTH__API_KEY...)",

@@ -8,9 +8,10 @@ import sys
 
 import click
 
+from .. import DISTRIBUTION as PROG
 from ..errors import ConfigError
 from ..host import secrets as secrets_mod
-from .base import PROG, Commands
+from .base import Commands
 from .echo import echo, echo_json
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from click.shell_completion import CompletionItem
 
+from .. import DISTRIBUTION as PROG
 from ..deliver.registry import doubts
 from ..errors import ExportError
 from ..host import secrets as secrets_mod
@@ -17,7 +18,7 @@ from ..host import settings as settings_mod
 from ..host import settings_file
 from ..host.workspace import Workspace
 from ..terminal.signals import held_signals
-from .base import PROG, Commands
+from .base import Commands
 from .echo import echo, echo_json, show
 from .workspace import catalogue, current_workspace, workspace_option
 

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .. import DISTRIBUTION as PROG
 from ..errors import ConfigError
 from ..terminal.signals import held_signals
-from .base import PROG, Command
+from .base import Command
 from .echo import echo, echo_json
 from .workspace import current_workspace, load_settings, settings_with_url, workspace_option
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..translate.encoded import Dataset, EventFacts, TranslatedRun
 
@@ -46,6 +47,19 @@ class Leg:
     start: int
     end: int
     ticket: Ticket
+
+
+class Ordering(Protocol):
+    """What the engine asks of the order between runs (:class:`CausalOrder`, the one an export
+    keeps; another is handed in only to measure what it costs, in bench/)."""
+
+    def legs(self, run: TranslatedRun, *, split: bool = True) -> list[Leg]:
+        """The next run on the trail, in legs, each with the ticket it waits on."""
+        ...
+
+    def finish(self, ticket: Ticket) -> None:
+        """The leg of ``ticket`` is done (or will never be sent): those waiting for it may go."""
+        ...
 
 
 class CausalOrder:

@@ -86,7 +86,8 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
                 held=held,
             )
             try:
-                await deliver_async(runs, destination, recorder.outcome, cancel)
+                order = request.order() if request.order is not None else None
+                await deliver_async(runs, destination, recorder.outcome, cancel, order)
             except DestinationUnreachable as exc:
                 recorder.outage(str(exc), explained=exc.explained)
             recorder.finish(cancelled=cancel.is_set())

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError, KeyNotApproved
 from ..host.secrets import SecretStore
 from ..host.setting_values import parse_text
@@ -36,8 +37,6 @@ from .addresses import canonical_host
 from .keys import KeySettings
 from .proxy import environment_proxy
 from .secrecy import Secret, check_key_transport
-
-PROG = "openlineage-export"
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -158,8 +157,8 @@ def check_key_destination(
             source = "--url" if source == "given" else source
             raise KeyNotApproved(
                 f"the secret '{secret.name}' is not approved for {origin} ({setting}, from "
-                f"{source}): nothing was sent. If that server should have it: {PROG} secrets "
-                f"allow {secret.name} {origin}",
+                f"{source}): nothing was sent. If that server should have it: "
+                f"{DISTRIBUTION} secrets allow {secret.name} {origin}",
                 secret.name,
                 origin,
                 f"{setting}, from {source}",
@@ -208,7 +207,7 @@ def key_verdict(
             False,
             "not approved",
             f"the secret '{name}' is not approved for {origin}; if that server "
-            f"should have it: {PROG} secrets allow {name} {origin}",
+            f"should have it: {DISTRIBUTION} secrets allow {name} {origin}",
         )
     return KeyVerdict(
         name, origin, True, "approved", f"the secret '{name}' may be sent to {origin}"

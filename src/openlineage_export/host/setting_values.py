@@ -11,6 +11,7 @@ import math
 import re
 from pathlib import Path
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError, value_kind
 from .credentials import credential_error, looks_like_credential
 from .setting_row import Setting
@@ -137,7 +138,7 @@ def _check_url(value: str, subject: str) -> None:
     if parts.username is not None or parts.password is not None:
         raise ConfigError(
             f"{subject} carries credentials (user or password before '@'). Keys never go in "
-            "settings: store the key with `openlineage-export secrets set NAME` and set "
+            f"settings: store the key with `{DISTRIBUTION} secrets set NAME` and set "
             "openlineage.apiKey.secretRef to NAME."
         )
     if parts.query or parts.fragment:

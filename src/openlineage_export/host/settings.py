@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError
 from .credentials import PREFIX, at, looks_like_secret_key, secret_key_error
 from .ecosystem import given_by, read_ecosystem
@@ -80,7 +81,7 @@ class Catalogue:
         hint = f"; did you mean '{known[close[0]]}'?" if close else ""
         raise ConfigError(
             f"{at(where)}unknown setting '{key}'{hint} "
-            "(openlineage-export settings list shows them all)"
+            f"({DISTRIBUTION} settings list shows them all)"
         )
 
 
@@ -322,7 +323,7 @@ def user_only_error(row: Setting, what: str, *, present: bool = True) -> ConfigE
     the user sets it."""
     how = f"set {row.env} in your environment" if row.env else "it has no other source"
     remove = (
-        f" (and remove it from settings.json: openlineage-export settings unset {row.key})"
+        f" (and remove it from settings.json: {DISTRIBUTION} settings unset {row.key})"
         if present
         else ""
     )

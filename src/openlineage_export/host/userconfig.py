@@ -12,10 +12,11 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError
 from ..files.userdirs import xdg_dir
 
-SERVICE = "openlineage-export"
+SERVICE = DISTRIBUTION
 """The name of the user's folder (and of the keyring service)."""
 
 CONFIG_DIR_ENV = "OPENLINEAGE_EXPORT_CONFIG_DIR"

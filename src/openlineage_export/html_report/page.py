@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from .. import __version__
+from .. import DISTRIBUTION, __version__
 from ..errors import ConfigError, ExportError
 from ..export.report import ExportReport
 from .chart import bucket_name, chart, duration, when
@@ -134,6 +134,7 @@ def render_report(
         csp=Markup(CSP),
         style=Markup(STYLE),
         script=Markup(SCRIPT),
+        program=DISTRIBUTION,
         version=__version__,
         namespace=report.namespace,
         dry_run=report.dry_run,

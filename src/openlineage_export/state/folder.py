@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from .. import DISTRIBUTION
 from ..errors import StateError
 from ..files.userdirs import xdg_dir
 
@@ -25,7 +26,7 @@ def state_dir(environ: Mapping[str, str]) -> Path:
             "relative) and the user database names no home folder; set HOME, "
             f"XDG_STATE_HOME or {STATE_DIR_ENV} to an absolute folder"
         )
-    return base / "openlineage-export"
+    return base / DISTRIBUTION
 
 
 ADVICE = "check that {folder} is a folder you can write to, or set {env} to another one"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import orjson
 
+from ... import DISTRIBUTION
 from ...errors import ConfigError, DestinationUnreachable
 from ...guards.keys import KeySettings
 from ...guards.proxy import environment_proxy
@@ -46,7 +47,7 @@ from .recall import forgotten
 from .settings import API_KEY_ENV, HttpSettings, ecosystem_api_key
 from .signs import FirstSigns, describe_answer, no_tls
 
-USER_AGENT_PREFIX = "openlineage-export"
+USER_AGENT_PREFIX = DISTRIBUTION
 
 KIND = "http"
 """The name ``openlineage.transport`` gives this kind (its row in ``registry.py``)."""
@@ -91,7 +92,7 @@ class HttpConfig:
         if url is None:
             raise ConfigError(
                 "openlineage.url is not set: set it with "
-                "'openlineage-export settings set openlineage.url "
+                f"'{DISTRIBUTION} settings set openlineage.url "
                 "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run"
             )
         key = None if opening.environ.get(API_KEY_ENV) else ecosystem_api_key(opening)
@@ -314,7 +315,7 @@ class HttpDestination:
             return
         if self.config.key_origin is None:
             fix = (
-                "it asks for an API key: store it with 'openlineage-export secrets set NAME' "
+                f"it asks for an API key: store it with '{DISTRIBUTION} secrets set NAME' "
                 "and set openlineage.apiKey.secretRef to NAME"
             )
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ... import DISTRIBUTION
 from ...guards.secrecy import Secret
 from ...host.setting_row import SettingsGroup, setting
 from ..destination import Opening
@@ -52,7 +53,7 @@ class HttpSettings(SettingsGroup):
         "string",
         None,
         "NAME of the entry in the secrets store that holds the API key (never the key "
-        "itself); store it with: openlineage-export secrets set NAME.",
+        f"itself); store it with: {DISTRIBUTION} secrets set NAME.",
         pattern=r"[A-Za-z0-9._-]{1,128}",
     )
     compression: str = setting(
