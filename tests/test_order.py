@@ -172,3 +172,22 @@ def test_one_run_of_many_stages_is_admitted_in_work_linear_in_its_stages(
         last[0].ticket.after
     )
     assert _CountedTicket.compared <= 4 * stages, _CountedTicket.compared
+
+
+def test_the_datasets_seen_are_remembered_up_to_a_bound_then_a_read_counts_as_a_write(
+    monkeypatch: Any,
+) -> None:
+    """A trail that writes a new partition each run (``sales/2026-11-02``...) names as many
+    datasets as it has runs: what is remembered of them is bounded, and a dataset forgotten
+    is ordered as one never seen (its read waits as a write does: more waiting, never less)."""
+    import openlineage_export.deliver.order as order_module
+
+    monkeypatch.setattr(order_module, "SEEN_AT_MOST", 100, raising=False)
+    order = CausalOrder()
+    for n in range(1000):
+        order.finish(order.admit(run(f"r{n}", reads=(f"in/{n}",), writes=(f"out/{n}",))))
+        assert len(order._seen) <= 100 + 2  # and one event's datasets beyond
+    # Forgotten: a read of in/0 counts as its first version again, so a reader waits for it.
+    first = order.admit(run("again", reads=("in/0",)))
+    reader = order.admit(run("reader", reads=("in/0",)))
+    assert reader.after == [first]

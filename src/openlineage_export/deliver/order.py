@@ -13,9 +13,9 @@ as the earlier run's events that touch the same datasets are accepted, not when 
 earlier run is: a trail is mostly the same few pipelines again and again, and waiting run by
 run would send each pipeline's runs one at a time. A run's own events are in order anyway, so
 a leg waits only for other runs' legs.
-Besides the names of the datasets seen (as many as the graph has, whatever the number of
-runs), the bookkeeping holds only legs still in flight, so it stays as small as the engine's
-window.
+Besides the names of the datasets seen (at most :data:`SEEN_AT_MOST`: a trail that writes a
+new partition each run names as many as it has runs), the bookkeeping holds only legs still in
+flight, so it stays as small as the engine's window.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ import asyncio
 from dataclasses import dataclass
 
 from ..translate.encoded import Dataset, EventFacts, TranslatedRun
+
+SEEN_AT_MOST = 65_536
+"""Datasets remembered as seen, at most; then they are forgotten, and the next read of one
+counts as its first version again (it waits as a write does: more waiting, never less)."""
 
 
 class Ticket:
@@ -82,6 +86,8 @@ class CausalOrder:
                 continue
             same = touched == last
             last = (set(reads), set(writes))
+            if len(self._seen) >= SEEN_AT_MOST:
+                self._seen.clear()
             first = reads - self._seen
             if first:  # the first read of a dataset makes its first version: a write, in effect
                 writes |= first
