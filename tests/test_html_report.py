@@ -28,6 +28,7 @@ from openlineage_export.export.report import ExportReport, RunResult
 from openlineage_export.html_report import ReportCollector, render_report, write_report
 from openlineage_export.html_report import collector as collector_mod
 from openlineage_export.html_report.chart import count
+from openlineage_export.html_report.drawing import LAYOUT_BUDGET, Box, layout_size
 from openlineage_export.html_report.lineage import Sharing, views
 
 SCREENSHOT = ROOT / "docs" / "report-screenshot.png"
@@ -315,6 +316,75 @@ def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) 
     assert 'id="graph-note"' in page and "dot program was not found" in page
     assert "<svg" not in page.split('id="history"')[0]
     assert "daily-sales.extract" in page and "sales.public.orders" in page  # listed instead
+
+
+def chain(stages: int, *, shared: bool) -> tuple[list[Box], list[tuple[Box, Box]]]:
+    """A drawing of ``stages`` stages in a row, each reading what the one before wrote (and,
+    when ``shared``, one dataset every stage reads)."""
+    nodes: list[Box] = [("d", ("ns", "d0")), *([("d", ("ns", "shared"))] if shared else [])]
+    edges: list[tuple[Box, Box]] = []
+    for n in range(stages):
+        job, read, written = (
+            ("j", ("ns", f"s{n}")),
+            ("d", ("ns", f"d{n}")),
+            ("d", ("ns", f"d{n + 1}")),
+        )
+        nodes += [job, written]
+        edges += [(read, job), (job, written)]
+        if shared:
+            edges.append((("d", ("ns", "shared")), job))
+    return nodes, edges
+
+
+def test_the_size_of_a_layout_counts_the_ranks_its_edges_pass() -> None:
+    """A chain is as many boxes as it has nodes; a dataset every stage of it reads adds one
+    box per rank each of those edges passes (what made dot take minutes, then hours)."""
+    assert layout_size(*chain(100, shared=False)) == 201
+    assert layout_size(*chain(100, shared=True)) == 202 + sum(2 * n for n in range(100))
+    # A stage that reads back what it writes: a cycle, turned round as dot turns it.
+    job, data = ("j", ("ns", "s")), ("d", ("ns", "d"))
+    assert layout_size([job, data], [(data, job), (job, data), (job, job)]) == 2
+
+
+def test_a_graph_too_large_to_lay_out_is_listed_not_drawn(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """120 stages in a row, each reading one shared dataset: dot would take minutes on it (and
+    every export from the editor writes a report). It is not asked; the page and one warning
+    say why, and the jobs and datasets are listed."""
+    stages = [
+        stage_record(
+            f"s{n:03d}",
+            reads=[{"dataset": f"data/d{n}.csv"}, {"dataset": "data/shared.csv"}],
+            writes=[{"dataset": f"data/d{n + 1}.csv"}],
+        )
+        for n in range(120)
+    ]
+    ws.segment("000001.jsonl", [run_record("r1", stages=stages)])
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    (programs / "dot").write_text(f"#!/bin/sh\ncat > {tmp_path / 'dot-was-run'}\nexit 1\n")
+    (programs / "dot").chmod(0o755)
+    out = tmp_path / "report.html"
+    proc = cli(
+        "export",
+        "--dry-run",
+        "-w",
+        ws.root,
+        "-o",
+        tmp_path / "events.jsonl",
+        "--report",
+        out,
+        cwd=tmp_path,
+        env={"PATH": f"{programs}:{os.environ['PATH']}"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "dot-was-run").exists(), "dot was given the graph"
+    [warning] = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert "not drawn" in warning and f"{LAYOUT_BUDGET:,}" in warning, warning
+    page = out.read_text()
+    assert 'id="graph-note"' in page and "boxes to lay out" in page
+    assert "daily-sales.s119" in page and "data/shared.csv" in page  # listed instead
 
 
 def test_a_report_that_cannot_be_written_stops_before_anything_is_sent(tmp_path: Path) -> None:

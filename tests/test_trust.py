@@ -194,6 +194,69 @@ def test_a_key_from_the_environment_goes_only_to_a_url_the_user_named(
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
 
 
+WORKSPACE_TRANSPORTS = {
+    "console": {"openlineage.transport": "console"},
+    "file": {
+        "openlineage.transport": "file",
+        "openlineage.file.path": ".workspace/exports/e.jsonl",
+    },
+}
+
+
+@pytest.mark.parametrize("transport", sorted(WORKSPACE_TRANSPORTS))
+@pytest.mark.parametrize("named", ["OPENLINEAGE_URL", "--url", "the user's openlineage.yml"])
+def test_the_server_the_user_named_is_where_events_go(
+    ws: WorkspaceMaker, cli: Cli, server: FakeServer, tmp_path: Path, transport: str, named: str
+) -> None:
+    """Issue 43, 9: a CI job names its server and key; the checked-out settings.json switches
+    the transport to console or a file. Not "1 of 1 runs sent", exit 0, with nothing at the
+    server: one line naming the setting and how the user allows it, exit 2, nothing anywhere."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings(WORKSPACE_TRANSPORTS[transport])
+    args, env = ["export", "-w", str(ws.root)], {"OPENLINEAGE_API_KEY": KEY}
+    if named == "OPENLINEAGE_URL":
+        env["OPENLINEAGE_URL"] = server.url
+    elif named == "--url":
+        args += ["--url", server.url]
+    else:
+        own = tmp_path / "mine" / "openlineage.yml"
+        own.parent.mkdir()
+        own.write_text(f"transport:\n  url: {server.url}\n")
+        env["OPENLINEAGE_CONFIG"] = str(own)
+    refused = cli(*args, code=2, **env)
+    line = one_line(refused)
+    assert "openlineage.transport" in line and "settings.json" in line, line
+    assert f"OPENLINEAGE_TRANSPORT={transport}" in line, line
+    assert "openlineage.url" in line and server.url not in line, line
+    assert refused.stdout == "" and server.requests == []
+    assert not (ws.root / ".workspace" / "exports").exists()
+    # The user decides: their own transport (--url names the http server: it goes without),
+    # or no server of theirs at all.
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_TRANSPORT=transport, **env)
+    cli("export", "-w", str(ws.root), "--full", code=0)
+    assert server.requests == []
+
+
+def test_the_brokers_the_user_named_are_where_events_go(
+    ws: WorkspaceMaker, cli: Cli, other: FakeServer
+) -> None:
+    """Kafka's brokers named by the user, the workspace's transport http to a url of its own."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.transport": "http", "openlineage.url": other.url})
+    line = one_line(
+        cli(
+            "export",
+            "-w",
+            str(ws.root),
+            code=2,
+            OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:9",
+            OPENLINEAGE_KAFKA_TOPIC="lineage",
+        )
+    )
+    assert "OPENLINEAGE_TRANSPORT=http" in line and "openlineage.kafka.bootstrapServers" in line
+    assert other.requests == []
+
+
 def test_a_stored_key_goes_only_to_the_servers_approved_for_it(
     ws: WorkspaceMaker, cli: Cli, server: FakeServer, other: FakeServer
 ) -> None:

@@ -86,8 +86,10 @@ def settings_with_url(root: Path, url: str | None) -> Settings | None:
     if url is None:
         return None
     with held_signals():
-        from ..deliver.registry import KINDS, kind_of
+        from ..deliver.registry import KINDS, check_transport, kind_of
     settings = load_settings(root)
+    given = settings.with_values({URL_SETTING: url}, base=root, subjects={URL_SETTING: "--url"})
+    check_transport(given)  # the workspace's transport: the rule the environment's url meets
     if kind_of(settings).address != URL_SETTING:
         takes = " or ".join(k.name for k in KINDS.values() if k.address == URL_SETTING)
         raise ConfigError(
@@ -95,4 +97,4 @@ def settings_with_url(root: Path, url: str | None) -> Settings | None:
             f"{settings.value('openlineage.transport')} (from "
             f"{settings.source('openlineage.transport')})"
         )
-    return settings.with_values({URL_SETTING: url}, base=root, subjects={URL_SETTING: "--url"})
+    return given

@@ -71,9 +71,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             )
             held = None
             if not full:
-                held = await server_holds(
-                    destination, recorder, scan, opened.graph, opened.translation, cancel
-                )
+                held = await server_holds(destination, recorder, scan, opened, only, cancel)
             ledger_id = recorder.destination_id
             plan = classify(scan, ledger, ledger_id, opened.fingerprint, full=full, only=only)
             runs = translate(

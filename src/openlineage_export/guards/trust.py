@@ -57,6 +57,34 @@ def check_user_only(settings: Settings) -> None:
             raise user_only_error(row, "in the workspace's settings.json is not used")
 
 
+def check_named_destination(
+    settings: Settings, transport: str, kind: str, addresses: Mapping[str, str]
+) -> None:
+    """The server the user named is where events go: when the user named where events go (the
+    address setting of a kind, ``addresses``: kind -> setting, from the environment, the
+    command line or the user's own openlineage.yml), the workspace's ``transport`` setting
+    cannot switch to a kind whose address the user did not name; ``kind`` is the one in force.
+    A transport the user set themselves, or a workspace's with no address of the user's,
+    stands."""
+    if not from_workspace(settings, transport):
+        return
+    named = {
+        other: setting
+        for other, setting in addresses.items()
+        if settings.source(setting) not in (WORKSPACE_SOURCE, "default")
+    }
+    if not named or kind in named:
+        return
+    setting = next(iter(named.values()))
+    source = settings.source(setting)
+    env = settings.catalogue.declared(transport, None).env
+    raise ConfigError(
+        f"{transport} in the workspace's settings.json sends the events to {kind}, not where "
+        f"you named ({setting}, from {'--url' if source == 'given' else source}): nothing "
+        f"was sent. If they should go to {kind}, set {env}={kind} yourself"
+    )
+
+
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of ``url``, as keys are approved for: the host in the one
     spelling every address of it shares (``hosts.canonical_host``: case, a trailing dot,

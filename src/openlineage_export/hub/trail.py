@@ -218,12 +218,14 @@ class AuditTrail:
         last = len(scan.segments) - 1
         sizes = [segment_size(path) for path in scan.segments] if on_read is not None else []
         total = sum(sizes)
+        passed = 0  # the sizes of the segments before this one: a running total, not a sum each
         for index, path in enumerate(scan.segments):
             display = self.display(path)
             end = 0
             number = 0
-            before = sum(sizes[:index])
+            before = passed
             if on_read is not None:
+                passed += sizes[index]
                 on_read(before, total)
             try:
                 with Segment.open(path) as segment:

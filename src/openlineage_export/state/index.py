@@ -23,7 +23,9 @@ from pathlib import Path
 from . import state_errors
 
 _BATCH = 5000
-_STAGES_IN_MEMORY = 65536
+STAGES_IN_MEMORY = 65536
+"""Stage names held in memory at most, by the lists seen and by the pairs not written yet:
+a trail's runs name as many as their lines hold, and none of them sizes what we keep."""
 _PREFIX = "olx-index-"
 _ADVICE = "point TMPDIR at a folder you can write to"
 _FULL = "free some space there, or point TMPDIR at a folder with room"
@@ -114,6 +116,7 @@ class RunIndex:
         self._pending: list[tuple[str, str, int, int, bytes, int, int | None]] = []
         self._new_stages: list[tuple[str, str]] = []
         self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
+        self._names_seen = 0  # the stage names the lists in _stages_seen hold
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
@@ -140,10 +143,15 @@ class RunIndex:
         seen = self._stages_seen
         if (pipeline, stages) in seen:  # most records run what the last one of theirs ran
             return
-        if len(seen) >= _STAGES_IN_MEMORY:
+        if self._names_seen + len(stages) > STAGES_IN_MEMORY:
             seen.clear()  # the table keeps each pair once anyway
-        seen.add((pipeline, stages))
+            self._names_seen = 0
+        if len(stages) <= STAGES_IN_MEMORY:
+            seen.add((pipeline, stages))
+            self._names_seen += len(stages)
         self._new_stages.extend((pipeline, stage) for stage in stages)
+        if len(self._new_stages) >= STAGES_IN_MEMORY:
+            self._flush()
 
     def _flush(self) -> None:
         if self._pending or self._new_stages:

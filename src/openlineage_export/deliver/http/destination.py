@@ -17,7 +17,7 @@ import contextlib
 import gzip
 import random
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,7 @@ from ..destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied
 from ..retry import RetryPolicy, retry_after_seconds
 from .address import url_doubts
 from .client import poster_for
-from .held import Holdings, deadline_for, holdings
+from .held import Holdings, Wanted, deadline_for, holdings
 from .poster import Answer, BadCertificate, NoAnswer, NoTls, Refused, TransportFailure
 from .recall import forgotten
 from .settings import API_KEY_ENV, HttpSettings, ecosystem_api_key
@@ -198,8 +198,8 @@ class HttpDestination:
             self._poster, self.url, namespace, run_ids, deadline=self.config.timeout
         )
 
-    async def holdings(self, namespace: str, jobs: Collection[str], runs: int) -> Holdings | None:
-        """The runs of these jobs the server already holds (``held.py``: Marquez can be
+    async def holdings(self, namespace: str, wanted: Wanted, runs: int) -> Holdings | None:
+        """The runs of ``wanted`` the server already holds (``held.py``: Marquez can be
         asked), or None; ``recall.CannotAsk`` when it could not be asked. All the pages
         together have ``openlineage.retry.maxTime`` (at least ``openlineage.timeout``), and
         ``openlineage.timeout`` more for every 500 runs of the trail (the pages grow with it)."""
@@ -208,7 +208,7 @@ class HttpDestination:
             self._poster,
             self.url,
             namespace,
-            jobs,
+            wanted,
             deadline=deadline_for(self.config.timeout, self.retry.max_time, runs),
             concurrency=self.concurrency,
         )
