@@ -9,6 +9,7 @@ The browser tests skip, saying why, where Chromium is missing; ``scripts/test.sh
 from __future__ import annotations
 
 import io
+import os
 import random
 import re
 import shutil
