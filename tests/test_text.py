@@ -87,3 +87,25 @@ def test_no_output_of_an_export_or_status_carries_them_raw(
     assert any(b"denied x\\u202e" in out for out in outputs)
     for out in outputs:
         assert not any(char.encode() in out for char in UNSEEN), out
+
+
+def test_a_line_longer_than_a_person_reads_is_cut_saying_how_much_more_it_held() -> None:
+    assert shown("x" * 10_000) == "x" * 10_000
+    assert shown("x" * 12_345) == "x" * 10_000 + "... (2,345 more characters)"
+    assert shown("\x1b" * 20_000).startswith("\\x1b" * 2_500 + "... (10,000 more")
+
+
+def test_a_two_megabyte_pipeline_id_floods_no_terminal(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """Before: ``never run: `` and the two megabytes of the graph's id, on one line; the same
+    for a trace id in the failed runs' list."""
+    ws.graph({**GRAPH, "pipelines": [*GRAPH["pipelines"], {"id": "n" * 2_000_000}]})
+    ws.segment("000001.jsonl", [run_record("r1")])
+    done = subprocess.run(
+        cli_command("export", "--dry-run", "-o", str(tmp_path / "e.jsonl"), "-w", str(ws.root)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert b"never run: nnn" in done.stderr and b"more characters)" in done.stderr
+    assert len(done.stderr) < 30_000

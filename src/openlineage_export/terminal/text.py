@@ -8,7 +8,8 @@ forges a line of our own (``exported to https://prod...: 9 of 9 runs sent``).
 The rule: every line the command prints for a person goes through :func:`shown` as a whole, one
 line at a time (the command never puts a line break inside a message; a text of several lines
 is a list of lines joined after each was shown). So a line break, carriage return or escape
-inside a value is printed as ``\\n``, ``\\r``, ``\\x1b`` and cannot act on the terminal.
+inside a value is printed as ``\\n``, ``\\r``, ``\\x1b`` and cannot act on the terminal, and a
+line longer than :data:`LINE_LIMIT` is cut there, saying how much more it held.
 
 Escaped the same way, as ``\\u202e``: what would change how the rest of the line shows without
 being seen (the bidirectional controls: U+202E RIGHT-TO-LEFT OVERRIDE makes ``refused`` read
@@ -32,8 +33,17 @@ surrogates."""
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
+LINE_LIMIT = 10_000
+"""The most characters of one line shown to a person: a pipeline id of two megabytes (the
+trail and the graph allow it) floods no terminal; the JSON outputs keep every character."""
+
+
 def shown(text: str) -> str:
-    """``text`` with each control character escaped (``\\x1b``, ``\\n``): one inert line."""
+    """``text`` with each control character escaped (``\\x1b``, ``\\n``): one inert line, cut
+    at :data:`LINE_LIMIT` characters."""
+    if len(text) > LINE_LIMIT:
+        head = shown(text[:LINE_LIMIT])[:LINE_LIMIT]
+        return f"{head}... ({len(text) - LINE_LIMIT:,} more characters)"
     if _CONTROL.search(text) is None:
         return text
     return _CONTROL.sub(_escape, text)
