@@ -935,3 +935,12 @@ def test_a_megabyte_address_is_listed_at_once(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     values = {row["key"]: row["value"] for row in json.loads(done.stdout)}
     assert values["openlineage.url"] == "http://" + ":" * 1_000_000
+
+
+def test_settings_set_keeps_a_file_names_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    """``settings set openlineage.file.path $'.workspace/exports/\\xff.jsonl'``: the argument's
+    byte reaches Python as U+DCFF, and writing it as settings.json's UTF-8 raised."""
+    write_settings(tmp_path, {"openlineage.transport": "file"})
+    set_setting(tmp_path, "openlineage.file.path", ".workspace/exports/\udcff.jsonl")
+    assert '"openlineage.file.path": ".workspace/exports/\\udcff.jsonl"' in settings_text(tmp_path)
+    assert str(load_settings(tmp_path).path).endswith(".workspace/exports/\udcff.jsonl")
