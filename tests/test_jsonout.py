@@ -186,3 +186,24 @@ def test_c1_from_a_workspace_reaches_no_output_raw(ws: WorkspaceMaker, tmp_path:
         e["job"]["name"] == pipeline for e in map(json.loads, events.read_text().splitlines())
     )
     assert "\\x9b" in outputs["export (text)"].stderr.decode()  # the text outputs: shown()
+
+
+def test_the_error_boundary_writes_a_message_with_a_lone_surrogate_as_json(
+    tmp_path: Path,
+) -> None:
+    """Attacker B's f05: the editor runs ``export -w FOLDER --json --progress json``; a folder
+    below it whose name is not UTF-8 is named in the error (the workspaces below), and the one
+    error boundary's own JSON line raised: a traceback, exit 1 instead of 3."""
+    clone = tmp_path / "clone"
+    (clone / "team-\udce9" / ".workspace").mkdir(parents=True)  # the name's byte: 0xe9
+    done = subprocess.run(
+        cli_command("export", "-w", str(clone), "--json", "--progress", "json"),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 3 and b"Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.splitlines()
+    error = json.loads(line)
+    assert error["event"] == "error" and error["exitCode"] == 3
+    assert "team-\udce9" in error["message"] and b"team-\\udce9" in line

@@ -9,13 +9,16 @@ SASL_AUTHENTICATION_FAILED and the message we choose.
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
+import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from helpers import reason_between
+from helpers import WorkspaceMaker, cli_command, cli_env, reason_between, run_record
 from test_kafka import a_run, send
 
 from openlineage_export.deliver.kafka.config import KafkaConfig
@@ -144,3 +147,47 @@ def test_said_reads_an_error_in_its_own_words() -> None:
     error = KafkaError(KafkaError._AUTHENTICATION, "bad credentials")
     assert said(error) == "bad credentials"
     assert said(KafkaError(KafkaError._AUTHENTICATION, "x" * 2000)) == "x" * SAID_LIMIT + "..."
+
+
+@pytest.mark.parametrize("broker", [b"bad credentials \xff"], indirect=True)
+def test_the_export_stops_as_an_outage_and_the_ledger_says_so(
+    broker: SaslRefusingBroker, tmp_path: Path
+) -> None:
+    """Through the CLI, as attacker B saw it: exit 4 within a second, the export left "started
+    ... and not finished" in the ledger and a run recorded refused by an internal error. Now the
+    broker's bytes decide nothing: the outage it is (exit 4), every run pending, and the export
+    recorded as stopped."""
+    ws = WorkspaceMaker(tmp_path / "ws")
+    ws.segment("000001.jsonl", [run_record(f"run-{i}") for i in range(3)])
+    ws.settings(
+        {
+            "openlineage.transport": "kafka",
+            "openlineage.kafka.topic": "lineage",
+            "openlineage.kafka.securityProtocol": "SASL_PLAINTEXT",
+            "openlineage.kafka.sasl.username": "u",
+            "openlineage.retry.maxTime": 2,
+        }
+    )
+    env = cli_env(
+        tmp_path,
+        OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{broker.port}",
+        OPENLINEAGE_KAFKA_SASL_PASSWORD="pw",
+    )
+    done = subprocess.run(
+        cli_command("export", "--progress", "none", "-w", str(ws.root)),
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
+    assert broker.refused.is_set()
+    assert done.returncode == 4 and b"Traceback" not in done.stderr, done.stderr
+    assert b"UnicodeDecodeError" not in done.stderr
+    status = subprocess.run(
+        cli_command("status", "--json", "-w", str(ws.root)),
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    (destination,) = json.loads(status.stdout)["destinations"]
+    assert destination["pending"] == 3 and destination.get("refused", 0) == 0, destination
+    assert destination["lastExportOutcome"] != "started", destination
