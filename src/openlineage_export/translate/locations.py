@@ -28,6 +28,7 @@ fragment never reaches a name either (``datasets.py`` drops them).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import unquote
 
 _SECRET_ENDINGS = (
@@ -95,19 +96,10 @@ def is_credential_name(name: str) -> bool:
 def without_credentials(location: str) -> str:
     """``location`` with every credential in it taken out (see the module's docstring)."""
     secret = _secret_parameters(location)
-    hidden = location
-    for start, end in secret:
-        hidden = hidden[:start] + _HIDDEN * (end - start) + hidden[end:]
+    hidden = _spliced(location, secret, lambda start, end: _HIDDEN * (end - start))
     login = _login(hidden, 0)
     spans = sorted([*secret, login] if login else secret)
-    if not spans:
-        return location
-    kept, at = [], 0
-    for start, end in spans:
-        kept.append(location[at:start] if start > at else "")
-        at = max(at, end)
-    kept.append(location[at:])
-    return "".join(kept)
+    return _spliced(location, spans, lambda start, end: "") if spans else location
 
 
 def without_secret_parameters(text: str) -> str:
@@ -115,9 +107,22 @@ def without_secret_parameters(text: str) -> str:
     says it holds a secret (also a name already made of a location, whose percent-encoding is
     decoded: ``t%3Bpassword%3DPW`` is named ``t;password=PW``)."""
     spans = _secret_parameters(text)
-    for start, end in reversed(spans):
-        text = text[:start] + text[end:]
-    return text
+    return _spliced(text, spans, lambda start, end: "") if spans else text
+
+
+def _spliced(text: str, spans: list[Span], instead: Callable[[int, int], str]) -> str:
+    """``text`` with each of the sorted ``spans`` (which may overlap) replaced by what
+    ``instead`` gives for it; one pass, however many spans."""
+    kept: list[str] = []
+    at = 0
+    for start, end in spans:
+        if end <= at:
+            continue
+        start = max(start, at)
+        kept += (text[at:start], instead(start, end))
+        at = end
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 def _secret_parameters(text: str) -> list[Span]:
