@@ -11,7 +11,7 @@ import pytest
 from helpers import GRAPH, WorkspaceMaker, cli_command, cli_env
 
 from openlineage_export.errors import WorkspaceError
-from openlineage_export.hub.graph import read_graph
+from openlineage_export.hub.graph import NOT_UNICODE, read_graph
 from openlineage_export.hub.model import BadEntry, Graph, Pipeline, Stage
 
 DISPLAY = ".workspace/lineage/graph.json"
@@ -126,3 +126,36 @@ def test_the_test_graph_is_read_whole(ws: WorkspaceMaker) -> None:
     graph, bad = read(ws)
     assert bad == [] and graph.workspace_name == GRAPH["workspace"]["name"]  # type: ignore[index]
     assert [p.id for p in graph.pipelines] == ["daily-sales", "never"]
+
+
+def test_text_that_is_not_unicode_is_a_bad_entry_of_its_pipeline_and_the_rest_is_read(
+    ws: WorkspaceMaker,
+) -> None:
+    """orjson refuses a lone surrogate (``"\\udcff"``, valid JSON) and a byte that is no UTF-8
+    anywhere in the file: the whole graph was refused (exit 3) for one pipeline's description."""
+    text = json.dumps(
+        {
+            "workspace": {"name": "w"},
+            "pipelines": [
+                {"id": "p", "description": "x\udcff"},
+                {"id": "q", "stages": [{"id": "s", "source": "RAW"}]},
+                {"id": "r", "stages": [{"id": "t", "reads": ["a", "b\ud800"]}]},
+                {"id": "kept", "description": "caf\u00e9 \u6771\u4eac"},
+            ],
+        }
+    ).encode()
+    (ws.root / DISPLAY).write_bytes(text.replace(b"RAW", b"src/\xff.py"))
+    graph, bad = read(ws)
+    assert [p.id for p in graph.pipelines] == ["kept"]
+    assert [entry.reason for entry in bad] == [
+        f"pipelines[0].description {NOT_UNICODE}",
+        f"pipelines[1].stages[0].source {NOT_UNICODE}",
+        f"pipelines[2].stages[0].reads {NOT_UNICODE}",
+    ]
+
+
+def test_a_workspace_name_that_is_not_unicode_is_one_line(ws: WorkspaceMaker) -> None:
+    with pytest.raises(WorkspaceError, match=r"'workspace.name' is not Unicode text"):
+        read(ws, json.dumps({"workspace": {"name": "w\udcff"}, "pipelines": []}))
+    with pytest.raises(WorkspaceError, match="is not JSON"):
+        read(ws, '{"workspace": {"name": "w"}, "pipelines": [}')

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from fakeserver import Answer, FakeServer
-from helpers import DEMO, ROOT, WorkspaceMaker, cli_env, run_cli, run_record, stage_record
+from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker, cli_env, run_cli, run_record, stage_record
 from hubwriter.synth import write_workspace
 from support import chromium
 
@@ -290,6 +290,48 @@ def test_every_string_from_the_trail_is_text_not_markup(ws: WorkspaceMaker, dot:
     assert "&lt;script&gt;window.__pwned=1&lt;" in drawing  # in the drawing too (two lines)
     assert "&lt;img src=x onerror=" in page
     assert page.count("<script") == 1  # ours
+
+
+UNSEEN = "\x1b[2J\x07\x00\x9b\u202e\u2066\u2028\u2029\ufeff"
+"""ESC, BEL, NUL, CSI, bidi controls, line and paragraph separators, the BOM."""
+
+
+def test_a_strangers_control_bidi_or_surrogate_reaches_the_page_escaped(
+    ws: WorkspaceMaker, tmp_path: Path, dot: None
+) -> None:
+    """Before: a pipeline id, a stage, a dataset and an error message carried them into the
+    page raw (a right-to-left override reorders the rest of a line in a browser too, and ESC
+    acts on a terminal that shows the file), and a segment whose name is not UTF-8 (its byte
+    read as U+DCFF) made the page impossible to write (UnicodeEncodeError)."""
+    ws.graph({**GRAPH, "pipelines": [*GRAPH["pipelines"], {"id": f"never{UNSEEN}"}]})
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(
+                f"run{UNSEEN}",
+                pipeline=f"p{UNSEEN}",
+                status="failed",
+                error={"message": f"boom{UNSEEN}"},
+                stages=[
+                    stage_record(
+                        f"s{UNSEEN}",
+                        reads=[{"dataset": f"s3://bucket/k{UNSEEN}"}],
+                        writes=[{"dataset": f"data/o{UNSEEN}"}],
+                    )
+                ],
+            )
+        ],
+    )
+    ws.segment("00000\udcff.jsonl", ["{not json"])  # the file's name: byte 0xff
+    collector = ReportCollector()
+    written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
+    page = written.path.read_bytes()
+    for char in UNSEEN.replace("[2J", ""):
+        assert char.encode() not in page, hex(ord(char))
+    text = page.decode("utf-8")
+    assert "never\\x1b[2J\\x07\\x00\\x9b\\u202e" in text  # shown as the terminal shows it
+    assert "00000\\udcff.jsonl" in text
+    assert "<svg" in text
 
 
 def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) -> None:

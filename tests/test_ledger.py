@@ -53,7 +53,9 @@ def export(ws: WorkspaceMaker, server: Server, tmp_path: Path, **options: Any) -
         ExportRequest(
             workspace=ws.root,
             http=httpx.MockTransport(server),
-            environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")},
+            environ=options.pop(
+                "environ", {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+            ),
             **options,
         )
     )
@@ -91,6 +93,21 @@ def test_only_runs_whose_record_changed_are_sent_again(ws: WorkspaceMaker, tmp_p
     report = export(ws, server, tmp_path)
     assert (report.runs_sent, report.runs_unchanged) == (1, 1)
     assert [e["eventType"] for e in server.events] == ["START", "START", "COMPLETE", "COMPLETE"]
+
+
+def test_a_state_folder_whose_name_is_not_utf8_keeps_the_ledger(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """OPENLINEAGE_EXPORT_STATE_DIR=/.../state$'\\xff': Python reads the byte as U+DCFF, and the
+    run index attached the ledger by that name, which SQLite takes as UTF-8: a traceback."""
+    ws.segment("000001.jsonl", [run_record("r1"), run_record("r2")])
+    state = tmp_path / "state\udcff"  # the file system's name: b"state\xff"
+    server = Server()
+    first = export(ws, server, tmp_path, environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(state)})
+    assert first.exit_code == 0 and first.runs_sent == 2
+    again = export(ws, server, tmp_path, environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(state)})
+    assert again.exit_code == 0 and again.runs_sent == 0  # the ledger there was read
+    assert (tmp_path / "state\udcff" / "ledger.sqlite").exists()
 
 
 def test_full_sends_everything_again(ws: WorkspaceMaker, tmp_path: Path) -> None:

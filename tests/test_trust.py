@@ -855,6 +855,16 @@ def test_secrets_check_takes_the_origins_a_host_keeps_for_its_own_keys(tmp_path:
     assert check(tmp_path, "editor-key", "kafka://sasl_plaintext")[0] == 2
 
 
+def test_a_host_kept_for_a_key_is_never_matched_by_a_non_ascii_spelling(tmp_path: Path) -> None:
+    """Attacker B's f09, as a host that keeps its own keys asks: approved for k8s.example.com,
+    the Kelvin sign's spelling was "may" (the same origin once lower-cased)."""
+    kept = "https://k8s.example.com:57103"
+    assert check(tmp_path, "editor-key", "https://k8s.example.com:57103/api", kept)[0] == 0
+    for url in ("https://%E2%84%AA8s.example.com:57103/api", "https://\u212a8s.example.com:57103"):
+        code, said = check(tmp_path, "editor-key", url, kept)
+        assert code == 2 and isinstance(said, str) and said.startswith("error: not a URL"), said
+
+
 # -- an openlineage.yml in the repository is the workspace's, not the user's --------------------
 
 

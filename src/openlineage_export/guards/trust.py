@@ -97,7 +97,10 @@ def origin_of(url: str) -> str:
         raise ConfigError("not a URL: a server is given as scheme://host[:port]") from None
     scheme = parts.scheme.lower()
     try:
-        if not scheme or not host or any(c.isspace() or not c.isprintable() for c in host):
+        # urlsplit gives the host in lower case: U+212A KELVIN SIGN would read as 'k' (addresses.py)
+        if not scheme or not host or not parts.netloc.isascii():
+            raise ValueError("no ASCII host")
+        if any(c.isspace() or not c.isprintable() for c in host):
             raise ValueError("no host")
         host = canonical_host(host)
     except ValueError:

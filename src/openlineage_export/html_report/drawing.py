@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import graphviz  # type: ignore[import-untyped]
 
+from ..terminal.text import shown
 from .collector import JobKey
 from .lineage import LineageViews, Overview, PipelineView, Sharing
 
@@ -46,7 +47,6 @@ INSTALL_HINT = "install Graphviz (Debian/Ubuntu: apt-get install graphviz)"
 REFUSED_COLOUR = "#7b3fa0"
 """Refused by the server, across the page (a failed run on the trail is red)."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
 _TITLE = re.compile(r"<title>[^<]*</title>\n?")
@@ -357,7 +357,7 @@ def wrap(text: str, width: int = WRAP) -> list[str]:
     """``text`` in lines of at most ``width`` characters, broken after a separator (a space,
     ``/``, ``.``, ``_``, ...) where there is one in the second half of the line; never cut
     short."""
-    text = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text) or " "
+    text = shown(text) or " "  # as the page and the terminal show it: no control, no surrogate
     lines = []
     while len(text) > width:
         cut = width

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from .. import DISTRIBUTION, __version__
 from ..errors import ConfigError, ExportError
 from ..export.report import ExportReport
+from ..terminal.text import shown
 from .chart import bucket_name, chart, duration, when
 from .collector import (
     MAX_EDGES,
@@ -47,6 +48,16 @@ EXPORT_LABELS = {
     "interrupted": "interrupted",
 }
 
+
+def _as_shown(value: object) -> object:
+    """Every string the page shows, as the terminal shows it (``terminal/text.py``): a pipeline
+    id, a file name or a server's words holding ESC, C1, a bidi override or a lone surrogate
+    (which no UTF-8 page could hold) is written escaped; autoescape then makes it HTML."""
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return shown(value)
+
+
 _USES_JOBNAME = "{% from 'jobname' import jobname with context %}"
 _ENV = jinja2.Environment(
     loader=jinja2.DictLoader(
@@ -59,6 +70,7 @@ _ENV = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
+    finalize=_as_shown,
 )
 _ENV.filters["num"] = "{:,}".format
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()

@@ -53,8 +53,11 @@ class Ledger:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
-        self._attach_as = str(path)
-        """How the run index attaches this file: as it was opened (read only: a URI)."""
+        self._attach_as = path.absolute().as_uri()
+        """How the run index attaches this file: as a URI, whose percent-escapes carry any
+        byte of its name (SQLite takes a name as UTF-8: a state folder the environment names
+        with a byte that is not, read by Python as a lone surrogate, had none); read only: the
+        URI it was opened with."""
         with self._errors():
             if read_only:
                 self.db = self._read_only(path)

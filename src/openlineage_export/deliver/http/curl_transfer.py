@@ -86,16 +86,16 @@ class Transfer:
             if line.startswith(b"HTTP/"):
                 # A new answer (after a 100 Continue, or a proxy's): forget the last one's.
                 parts = line.split(None, 2)
-                reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
+                reason = parts[2].decode("utf-8", "replace").strip() if len(parts) > 2 else ""
                 retry_after = location = None
                 continue
             name, sep, value = line.partition(b":")
             if sep:
                 lowered = name.strip().lower()
                 if lowered == b"retry-after":
-                    retry_after = value.decode("latin-1").strip()
+                    retry_after = value.decode("utf-8", "replace").strip()
                 elif lowered == b"location":
-                    location = value.decode("latin-1").strip()
+                    location = value.decode("utf-8", "replace").strip()
         return Answer(status, reason, retry_after, location, body)
 
 

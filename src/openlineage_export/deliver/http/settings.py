@@ -34,6 +34,7 @@ class HttpSettings(SettingsGroup):
         "E.g. http://localhost:5000 for a local Marquez.",
         env="OPENLINEAGE_URL",
         ecosystem="transport.url",
+        ascii=True,
     )
     endpoint: str = setting(
         "openlineage.endpoint",
@@ -45,6 +46,7 @@ class HttpSettings(SettingsGroup):
         env="OPENLINEAGE_ENDPOINT",
         ecosystem="transport.endpoint",
         pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
+        ascii=True,
         pattern_help="a path: no query (?...) or fragment (#...), no spaces; an API key goes "
         "in the secrets store, not in the address",
     )

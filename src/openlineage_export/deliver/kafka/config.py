@@ -58,6 +58,7 @@ class KafkaSettings(SettingsGroup):
         ecosystem="transport.config.bootstrap.servers",
         pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
         pattern_help="host:port, several separated by commas, no spaces",
+        ascii=True,
     )
     topic: str | None = setting(
         "openlineage.kafka.topic",
