@@ -34,7 +34,7 @@ def test_a_link_to_a_folder_on_the_way_is_refused_naming_it(tree: WorkspaceTree)
     for attempt in (
         lambda: tree.read((".workspace", "lineage", "graph.json"), limit=1000),
         lambda: tree.names((".workspace", "lineage", "audit")),
-        lambda: tree.open((".workspace", "lineage", "audit", "000001.jsonl")),
+        lambda: tree.stream((".workspace", "lineage", "audit", "000001.jsonl")),
     ):
         with pytest.raises(Refused) as caught:
             attempt()
@@ -51,8 +51,8 @@ def test_a_file_that_is_a_link_is_refused_even_inside_the_tree(tree: WorkspaceTr
     (audit / "000004.jsonl").symlink_to("000003.jsonl")
     for name in ("000002.jsonl", "000004.jsonl"):
         with pytest.raises(Refused, match="a link, not a file"):
-            tree.open((".workspace", "lineage", "audit", name))
-    stream, info = tree.open((".workspace", "lineage", "audit", "000003.jsonl"))
+            tree.stream((".workspace", "lineage", "audit", name))
+    stream, info = tree.stream((".workspace", "lineage", "audit", "000003.jsonl"))
     with stream:
         assert stream.read() == b"ours\n" and info.st_size == 5
 

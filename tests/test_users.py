@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from openlineage_export.files.users import InCheckout, check_own_name, own_folder, read_own
+from openlineage_export.files.users import check_own_name, own_folder, read_own
 from openlineage_export.files.walk import Refused
-from openlineage_export.files.whose import Checkouts
+from openlineage_export.files.whose import Checkouts, InCheckout
 
 
 def test_a_folder_in_a_checkout_is_refused_before_anything_is_made(tmp_path: Path) -> None:

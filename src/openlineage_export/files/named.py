@@ -39,7 +39,7 @@ from .walk import (
     split,
     walk,
 )
-from .whose import Checkouts
+from .whose import Checkouts, InCheckout
 
 
 def absolute(path: Path | str) -> Path:
@@ -191,17 +191,37 @@ def append(path: Path | str, checkouts: Checkouts, *, create: bool = True) -> Bi
     ``create``): never through a link a checkout holds (:class:`Refused`, naming it), nor a
     file with another name elsewhere in a checkout's folder."""
     folder, name = _parent(path, checkouts, create=create)
-    return append_in(folder, name, checkouts)
+    with folder:
+        return append_in(folder, name, checkouts)
 
 
 def append_in(folder: Folder, name: str, checkouts: Checkouts) -> BinaryIO:
-    """``name`` in the user's ``folder`` to append to, as :func:`append` does (``folder`` is
-    closed: what is returned holds the file)."""
+    """``name`` in the user's ``folder`` to append to, as :func:`append` does (``folder``
+    stays open: a rotating destination opens its next file there)."""
+    folder = folder.again()
     try:
         folder, name, why = _follow(folder, name, checkouts)
         if why is not None:
             raise refused(folder.path / name, f"{why}; the events are not appended through it")
         return folder.append(name, shared=checkouts.holding(folder.path) is None)
+    finally:
+        folder.close()
+
+
+def read(path: Path | str, checkouts: Checkouts, *, limit: int) -> bytes:
+    """The bytes (at most ``limit``) of the user's file ``path`` (``OPENLINEAGE_CONFIG``, the
+    current folder's or the home folder's ``openlineage.yml``): walked as written, the user's
+    links followed, and read only when it lies where no checkout is (:class:`InCheckout`
+    naming where it lies otherwise; :class:`Refused` for a link a checkout holds)."""
+    folder, name = _parent(path, checkouts)
+    try:
+        folder, name, why = _follow(folder, name, checkouts)
+        if why is not None:
+            raise refused(folder.path / name, why)
+        where = checkouts.holding(folder.path)
+        if where is not None:
+            raise InCheckout(folder.path / name, where)
+        return folder.read(name, limit=limit)
     finally:
         folder.close()
 
@@ -252,6 +272,7 @@ __all__ = [
     "in_place",
     "kind_at",
     "null_device",
+    "read",
     "real",
     "replacing",
     "subfolders",

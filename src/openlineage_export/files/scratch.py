@@ -16,12 +16,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def temporary(parent: Path | None = None) -> Path:
+    """``parent``, or the temporary folder (``TMPDIR``, else the system's) when None."""
+    return Path(parent) if parent is not None else Path(tempfile.gettempdir())
+
+
 class Scratch:
     """A private folder of this process's, removed by :meth:`remove`."""
 
     def __init__(self, prefix: str, parent: Path | None = None) -> None:
         """Make one in ``parent`` (default: the temporary folder), named ``prefix<pid>-...``."""
-        self.parent = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+        self.parent = temporary(parent)
         self.path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=self.parent))
 
     def database(self, name: str) -> sqlite3.Connection:
@@ -42,7 +47,7 @@ class Scratch:
 def remove_abandoned(parent: Path | None, prefix: str, running: Callable[[int], bool]) -> None:
     """Remove the scratch folders ``prefix<pid>-...`` in ``parent`` (default: the temporary
     folder) whose process is no longer ``running``."""
-    where = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    where = temporary(parent)
     try:
         names = os.listdir(where)
     except OSError:

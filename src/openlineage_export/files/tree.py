@@ -56,7 +56,7 @@ class WorkspaceTree:
         with self.folder(parts[:-1]) as folder:
             return folder.read(_checked(parts)[-1], limit=limit)
 
-    def open(self, parts: Sequence[str]) -> tuple[BinaryIO, os.stat_result]:
+    def stream(self, parts: Sequence[str]) -> tuple[BinaryIO, os.stat_result]:
         """The regular file ``parts`` open to read, and what it was when opened."""
         with self.folder(parts[:-1]) as folder:
             return folder.open_read(_checked(parts)[-1])

@@ -17,17 +17,8 @@ import stat
 from pathlib import Path
 
 from .named import absolute
-from .walk import Folder, Refused, kind, refused, shown_path, walk
-from .whose import Checkouts
-
-
-class InCheckout(Refused):
-    """A folder of the user's that lies, or may lie, in a checkout: ``why`` says where
-    (``the checkout /x (it has .git)``)."""
-
-    def __init__(self, path: Path, why: str) -> None:
-        super().__init__(errno.EPERM, f"it lies in {why}", str(path))
-        self.why = why
+from .walk import Folder, kind, refused, shown_path, walk
+from .whose import Checkouts, InCheckout
 
 
 def own_folder(path: Path, checkouts: Checkouts, *, create: bool = False) -> Folder:

@@ -49,8 +49,14 @@ def kind(mode: int) -> str:
 
 class Refused(OSError):
     """A path that leads through a link not followed, or to what is not a regular file;
-    ``strerror`` says what it is (``it is a link, ...``), ``filename`` the path as far as it
+    ``strerror`` says what it is (``a link, not a file``), ``filename`` the path as far as it
     was walked."""
+
+    def what(self, path: Path | str) -> str:
+        """What was refused, said of ``path`` (the path the caller asked for): ``it is a
+        link, not a file``, or ``/x/build is a link in the checkout ...`` for a part of it."""
+        subject = "it" if self.filename in (None, str(path)) else shown_path(self.filename)
+        return f"{subject} is {self.strerror}"
 
 
 def refused(path: Path, what: str, code: int = errno.ELOOP) -> Refused:
@@ -190,6 +196,10 @@ class Folder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def again(self) -> Folder:
+        """A second descriptor of the same folder (this one stays open)."""
+        return Folder(os.open(".", FOLDER_FLAGS, dir_fd=self.fd), self.path)
 
     def names(self) -> list[str]:
         """The names in the folder, as listed (undecodable bytes as lone surrogates)."""

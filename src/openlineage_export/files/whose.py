@@ -21,13 +21,14 @@ callers walk them name by name (``walk.py``), so the path judged is the one they
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .userdirs import home_dir
-from .walk import shown_path
+from .walk import Refused, shown_path
 
 GIT = ".git"
 
@@ -115,3 +116,12 @@ class Checkouts:
 
 NOWHERE = Checkouts()
 """Only ``.git`` tells (a command with no workspace)."""
+
+
+class InCheckout(Refused):
+    """A file or folder of the user's that lies, or may lie, in a checkout: ``why`` says where
+    (``the checkout /x (it has .git)``)."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(errno.EPERM, f"in {why}", str(path))
+        self.why = why
