@@ -175,7 +175,7 @@ def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
         from ..translate.datasets import job_namespace
 
     ws = Workspace(root)
-    graph = read_graph(ws.graph_file, ws.display(ws.graph_file), lambda entry: None)
+    graph = read_graph(ws.graph_file, ws.display(ws.graph_file), lambda entry: None, root=ws.root)
     namespace = job_namespace(None, graph.workspace_name)
     changed = "" if namespace.made_from is None else f" {namespace.made_from!r}, made safe"
     return namespace.name, f"workspace name{changed} in graph.json"
