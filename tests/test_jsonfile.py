@@ -19,7 +19,6 @@ from openlineage_export.host.jsonfile import (
     raw_entries,
     read_text,
     write_entries,
-    write_file_atomically,
 )
 
 DEEP = '{"other.extension": ' + "[" * 200_000 + "]" * 200_000 + "}"
@@ -138,14 +137,6 @@ def test_settings_set_writes_atomically_in_the_workspace(
     assert stat.S_IMODE(settings.stat().st_mode) == 0o640
     assert settings.stat().st_ino != inode  # a new file renamed over the old: never half one
     assert sorted(os.listdir(settings.parent)) == ["lineage", "settings.json"]
-
-
-def test_a_link_to_a_file_not_there_yet_creates_it(tmp_path: Path) -> None:
-    target = tmp_path / "elsewhere.json"
-    link = tmp_path / "settings.json"
-    link.symlink_to(target)
-    write_file_atomically(link, b"{}\n")
-    assert link.is_symlink() and target.read_bytes() == b"{}\n"
 
 
 def test_other_keys_are_written_back_with_exactly_their_text(tmp_path: Path) -> None:
