@@ -72,7 +72,7 @@ def cli(
     clean.update(
         {
             "OPENLINEAGE_EXPORT_STATE_DIR": str(cwd / "state"),
-            "HOME": str(cwd),
+            "HOME": str(cwd / "home"),  # a folder of its own, not one the workspace lies in
             "OPENLINEAGE_EXPORT_SECRETS": "file",
         }
     )
