@@ -321,7 +321,8 @@ def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
     try:
         settings = settings or load_settings(root)
         kind = kind_of(settings)
-        opening = Opening(settings, secrets_mod.LazyStore(os.environ), os.environ, root)
+        store = secrets_mod.LazyStore(os.environ, Checkouts.around(root, os.environ))
+        opening = Opening(settings, store, os.environ, root)
         for _ in range(64):  # one question per server (a Kafka password: per broker)
             try:
                 kind.config(opening)

@@ -12,6 +12,7 @@ from click.shell_completion import CompletionItem
 
 from ..deliver.registry import doubts
 from ..errors import ExportError
+from ..files.whose import Checkouts
 from ..host import secrets as secrets_mod
 from ..host import settings as settings_mod
 from ..host import settings_file
@@ -200,7 +201,7 @@ def settings_set(key: str, value: str) -> None:
     echo(f"{key} = {show(stored)}")
     _say_doubts(root)
     if key.lower().endswith(".secretref"):
-        store = secrets_mod.default_store(os.environ)
+        store = secrets_mod.default_store(os.environ, checkouts=Checkouts.around(root, os.environ))
         if store.get(str(stored)) is None:
             echo(
                 f"warning: no secret named '{stored}' is stored yet (in "

@@ -167,7 +167,7 @@ def open_for(
     return open_destination(
         Opening(
             opened.settings,
-            request.secrets or LazyStore(environ),
+            request.secrets or LazyStore(environ, Checkouts.around(opened.workspace.root, environ)),
             environ,
             opened.workspace.root,
             Supplied(
