@@ -4,10 +4,12 @@ on the way or at the name, is never written through; the user's own links are th
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 
 from openlineage_export.files import named
 from openlineage_export.files.walk import Refused
@@ -139,3 +141,91 @@ def test_a_folder_of_the_users_is_reached_and_its_subfolders_listed(tmp_path: Pa
     assert named.real(tmp_path / "a" / "link", Checkouts()) == tmp_path / "a" / "ws"
     assert named.kind_at(tmp_path / "a" / "link") == "folder"
     assert named.kind_at(tmp_path / "none") is None
+
+
+# -- end to end: the paths a person names on the command line and in the environment ----------
+
+
+def _clone(tmp_path: Path) -> WorkspaceMaker:
+    """A clone (its .git) whose root is the workspace, and the user's own virtualenv in it."""
+    ws = WorkspaceMaker(tmp_path / "clone")
+    (ws.root / ".git").mkdir()
+    ws.segment("000001.jsonl", [run_record("r1", pipeline="x$(touch /tmp/owned)")])
+    activate = ws.root / ".venv" / "bin" / "activate"
+    activate.parent.mkdir(parents=True)
+    activate.write_text("# the user's own activate\n")
+    return ws
+
+
+def _export(cwd: Path, tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        cli_command("export", *args),
+        cwd=cwd,
+        env=cli_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_a_dry_run_at_a_clones_root_never_writes_through_its_committed_link(
+    tmp_path: Path,
+) -> None:
+    """Issue 43, 1: ``events.jsonl -> .venv/bin/activate`` committed; ``export --dry-run -o
+    events.jsonl`` (the first example of ``export --help``) replaced the user's activate
+    script with the events, and a relative OPENLINEAGE_FILE_PATH appended through it."""
+    ws = _clone(tmp_path)
+    activate = ws.root / ".venv" / "bin" / "activate"
+    (ws.root / "events.jsonl").symlink_to(".venv/bin/activate")
+    done = _export(ws.root, tmp_path, "--dry-run", "-o", "events.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert activate.read_text() == "# the user's own activate\n"
+    assert not (ws.root / "events.jsonl").is_symlink()
+    assert len((ws.root / "events.jsonl").read_text().splitlines()) == 4
+    (ws.root / "lineage.jsonl").symlink_to(".venv/bin/activate")
+    done = _export(
+        ws.root,
+        tmp_path,
+        OPENLINEAGE_TRANSPORT="file",
+        OPENLINEAGE_FILE_PATH="lineage.jsonl",
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        f"error: openlineage.file.path: cannot write to {ws.root / 'lineage.jsonl'}: it is a "
+        f"link in the checkout {ws.root} (it has .git): not followed; the events are not "
+        "appended through it"
+    ), done.stderr
+    assert activate.read_text() == "# the user's own activate\n"
+
+
+def test_a_folder_link_the_checkout_holds_on_the_way_is_refused(tmp_path: Path) -> None:
+    """Attack A, 8: ``build -> ../other-project/build`` committed; -o, --report and
+    OPENLINEAGE_FILE_PATH each wrote over the user's own files of those names."""
+    other = tmp_path / "home" / "work" / "other-project" / "build"
+    other.mkdir(parents=True)
+    for name in ("events.jsonl", "report.html", "lineage.jsonl"):
+        (other / name).write_text(f"the user's own {name}\n")
+    ws = WorkspaceMaker(tmp_path / "home" / "work" / "clone")
+    (ws.root / ".git").mkdir()
+    ws.segment("000001.jsonl", [run_record("r1")])
+    (ws.root / "build").symlink_to("../other-project/build")
+    refused = f"{ws.root / 'build'} is a link in the checkout {ws.root} (it has .git): not followed"
+    done = _export(
+        ws.root, tmp_path, "--dry-run", "-o", "build/events.jsonl", "--report", "build/r.html"
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert refused in done.stderr
+    done = _export(ws.root, tmp_path, "--dry-run", "-o", "e.jsonl", "--report", "build/report.html")
+    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    done = _export(
+        ws.root,
+        tmp_path,
+        OPENLINEAGE_TRANSPORT="file",
+        OPENLINEAGE_FILE_PATH=str(ws.root / "build" / "lineage.jsonl"),
+    )
+    assert done.returncode == 2 and refused in done.stderr, done.stderr
+    for name in ("events.jsonl", "report.html", "lineage.jsonl"):
+        assert (other / name).read_text() == f"the user's own {name}\n"
+    assert sorted(os.listdir(other)) == ["events.jsonl", "lineage.jsonl", "report.html"]
