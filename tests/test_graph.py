@@ -11,7 +11,7 @@ import pytest
 from helpers import GRAPH, WorkspaceMaker, cli_command, cli_env
 
 from openlineage_export.errors import WorkspaceError
-from openlineage_export.hub.graph import read_graph
+from openlineage_export.hub.graph import MAX_BYTES, read_graph
 from openlineage_export.hub.model import BadEntry, Graph, Pipeline, Stage
 
 DISPLAY = ".workspace/lineage/graph.json"
@@ -126,3 +126,24 @@ def test_the_test_graph_is_read_whole(ws: WorkspaceMaker) -> None:
     graph, bad = read(ws)
     assert bad == [] and graph.workspace_name == GRAPH["workspace"]["name"]  # type: ignore[index]
     assert [p.id for p in graph.pipelines] == ["daily-sales", "never"]
+
+
+def test_a_graph_larger_than_the_limit_is_one_line_never_read(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """Attack A, 9: a 1 GiB graph.json of blanks (a megabyte of git objects) took 2.1 GB and
+    ended in SIGSEGV under a memory cap: a size from outside sizes no memory of ours."""
+    graph = ws.root / DISPLAY
+    with graph.open("r+b") as stream:  # sparse: no disk, and never read
+        stream.truncate(MAX_BYTES + 1)
+    done = subprocess.run(
+        cli_command("export", "--dry-run", "-w", str(ws.root), "-o", "/dev/null"),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == (
+        f"error: cannot read {DISPLAY} (it is larger than {MAX_BYTES:,} bytes)\n"
+    )

@@ -15,6 +15,7 @@ from helpers import DEMO, WorkspaceMaker, cli_command, cli_env
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.host.jsonfile import (
+    MAX_BYTES,
     parse_object,
     raw_entries,
     read_text,
@@ -265,3 +266,24 @@ def test_a_deep_or_huge_value_is_shown_or_refused_in_one_line_never_a_traceback(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"error: openlineage.concurrency in {settings} ")
+
+
+@pytest.mark.parametrize("command", [("settings", "list"), ("export", "--dry-run")])
+def test_a_settings_file_larger_than_the_limit_is_one_line(
+    ws: WorkspaceMaker, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Attack A, 9: ``settings list`` (which the editor runs) took 2.1 GB and 32 s on a 1 GiB
+    settings.json of blanks."""
+    settings = ws.root / ".workspace" / "settings.json"
+    settings.write_bytes(b" " * MAX_BYTES + b"{}")
+    done = subprocess.run(
+        cli_command(*command, "-w", str(ws.root)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"error: cannot read {settings}: it is larger than {MAX_BYTES:,} bytes\n"
+    ), done.stderr

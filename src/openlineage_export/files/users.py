@@ -47,8 +47,8 @@ def read_own(folder: Folder, name: str, *, limit: int) -> tuple[bytes, os.stat_r
     fd = folder.open_file(name)
     with os.fdopen(fd, "rb") as stream:
         info = os.fstat(fd)
-        data = stream.read(limit + 1)
-    if len(data) > limit:
+        data = b"" if info.st_size > limit else stream.read(limit + 1)
+    if info.st_size > limit or len(data) > limit:
         raise OSError(
             errno.EFBIG, f"it is larger than {limit:,} bytes", shown_path(folder.path / name)
         )

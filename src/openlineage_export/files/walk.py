@@ -274,8 +274,11 @@ class Folder:
         """The bytes of the regular file ``name``; more than ``limit`` of them is an
         ``OSError`` (``EFBIG``) saying so: a size from outside never sizes our memory."""
         with os.fdopen(self.open_file(name), "rb") as stream:
-            data = stream.read(limit + 1)
-        if len(data) > limit:
+            # Said before a byte is read when the file says so; the read is bounded anyway
+            # (a file may grow while it is read).
+            big = os.fstat(stream.fileno()).st_size > limit
+            data = b"" if big else stream.read(limit + 1)
+        if big or len(data) > limit:
             raise OSError(errno.EFBIG, f"it is larger than {limit:,} bytes", str(self.path / name))
         return data
 
