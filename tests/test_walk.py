@@ -4,13 +4,17 @@ regular files, never waited on, never through a link."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fakeserver import FakeServer, fake_server_fixture  # noqa: F401 (the fixture)
+from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 
 from openlineage_export.files.walk import (
     Folder,
@@ -175,3 +179,77 @@ def test_undecodable_names_are_listed_opened_and_shown_escaped(tmp_path: Path) -
         assert folder.read(name, limit=100) == b"line\n"
     assert shown_path(name) == "seg\\xff\x1b.jsonl"  # control characters are the shower's
     assert shown_path("plain/ünïcode") == "plain/ünïcode"
+
+
+# -- end to end: names that are not UTF-8, or hold control characters (issue 43, 7; attack A, 10)
+
+
+def _undecodable(folder: Path, name: bytes, data: bytes = b"not json\n") -> None:
+    with open(os.fsencode(folder) + b"/" + name, "wb") as stream:  # no str spells it in UTF-8
+        stream.write(data)
+
+
+def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    done = subprocess.run(
+        cli_command(*args), env=cli_env(tmp_path, **env), capture_output=True, timeout=120
+    )
+    assert b"Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_a_segment_name_that_is_not_utf8_is_shown_escaped_in_every_output(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    ws.segment("000001.jsonl", [run_record("a")])
+    _undecodable(ws.audit, b"000002\xff\x1b\x07\xc2\x9b.jsonl")
+    shown = ".workspace/lineage/audit/000002\\xff\\x1b\\x07\\x9b.jsonl"  # as text shows it
+    # JSON escapes the controls itself (read back, they are the characters); the byte that was
+    # no UTF-8 is the text \xff in both.
+    in_json = ".workspace/lineage/audit/000002\\xff\x1b\x07\x9b.jsonl"
+    out = tmp_path / "events.jsonl"
+    done = _cli(tmp_path, "export", "--dry-run", "-w", str(ws.root), "-o", str(out), "--json")
+    assert done.returncode == 1, done.stderr
+    summary = json.loads(done.stdout)
+    assert [entry["file"] for entry in summary["badEntries"]["listed"]] == [in_json], summary
+    assert not any(c in done.stdout for c in (b"\x1b", b"\x07", b"\xc2\x9b")), done.stdout
+    done = _cli(
+        tmp_path, "export", "--dry-run", "-w", str(ws.root), "-o", str(out), "--progress", "json"
+    )
+    assert done.returncode == 1, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines()]  # each one JSON
+    said = [v for line in lines for v in line.values() if isinstance(v, str)]
+    assert any(in_json in value or shown in value for value in said), lines
+    report = tmp_path / "report.html"
+    done = _cli(
+        tmp_path, "export", "--dry-run", "-w", str(ws.root), "-o", str(out), "--report", str(report)
+    )
+    assert done.returncode == 1, done.stderr
+    page = report.read_bytes()
+    assert shown.encode() in page
+    assert not any(c in page for c in (b"\x1b", b"\x07", b"\xc2\x9b")), "raw controls on the page"
+
+
+def test_a_folder_below_that_is_not_utf8_is_named_escaped(tmp_path: Path) -> None:
+    folder = tmp_path / "b"
+    folder.mkdir()
+    os.mkdir(os.fsencode(folder) + b"/team\xff")
+    os.mkdir(os.fsencode(folder) + b"/team\xff/.workspace")
+    done = _cli(tmp_path, "-w", str(folder), "export", "--dry-run", "--progress", "json")
+    assert done.returncode == 3, done.stderr
+    (line,) = [json.loads(line) for line in done.stderr.splitlines()]
+    assert f"{folder}/team\\xff" in line["message"], line
+
+
+def test_a_workspace_whose_own_path_is_not_utf8_exports(
+    tmp_path: Path, fake_server: FakeServer
+) -> None:
+    root = os.fsdecode(os.fsencode(tmp_path) + b"/ws\xff")
+    ws = WorkspaceMaker(Path(root))
+    ws.segment("000001.jsonl", [run_record("a")])
+    ws.settings({"openlineage.url": fake_server.url})
+    done = _cli(tmp_path, "export", "-w", root, "--progress", "json")
+    assert done.returncode == 0, done.stderr
+    assert len(fake_server.requests) == 4
+    done = _cli(tmp_path, "-w", root, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["destinations"][0]["exported"] == 1

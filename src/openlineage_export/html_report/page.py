@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,20 @@ EXPORT_LABELS = {
     "interrupted": "interrupted",
 }
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 but tab and line feed (white space on a page), DEL and C1 (CSI 0x9b, OSC 0x9d...)."""
+
+
+def _inert(value: object) -> object:
+    """Each value the page prints, a control character in it written ``\\x1b`` (as the text
+    and JSON outputs write it): a segment's or pipeline's name from a stranger carries no ESC,
+    BEL or C1 into the page (nor into a terminal it is printed to). Markup (the drawing) is
+    ours, and left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup) and _CONTROL.search(value):
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    return value
+
+
 _USES_JOBNAME = "{% from 'jobname' import jobname with context %}"
 _ENV = jinja2.Environment(
     loader=jinja2.DictLoader(
@@ -57,6 +72,7 @@ _ENV = jinja2.Environment(
         }
     ),
     autoescape=True,
+    finalize=_inert,
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
 )
