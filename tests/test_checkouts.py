@@ -230,3 +230,29 @@ def test_a_state_folder_in_the_checkout_is_refused_before_anything_is_sent(
     assert victim.read_text() == "precious\n"
     done = run(project, env, "-w", "analytics", "status")
     assert done.returncode == 2 and "is not used: it lies in the checkout" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "variable, below",
+    [
+        ("OPENLINEAGE_EXPORT_CONFIG_DIR", "cfg"),
+        ("XDG_CONFIG_HOME", "xdg-config"),
+        ("OPENLINEAGE_EXPORT_STATE_DIR", "state"),
+        ("XDG_STATE_HOME", "xdg-state"),
+    ],
+)
+def test_the_users_folders_named_into_a_checkout_are_not_the_users(
+    tmp_path: Path, fake_server: FakeServer, variable: str, below: str
+) -> None:
+    """Whatever names the user's folder (the environment too), it must lie outside every
+    checkout: the environment says where to look, not whose a file is."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    ws = workspace(project / "analytics")
+    if "CONFIG" in variable:  # the secrets are read for a secretRef; the state for any export
+        ws.settings({"openlineage.apiKey.secretRef": "prod"})
+    env = env_for(tmp_path / "home", OPENLINEAGE_URL=fake_server.url)
+    env[variable] = str(project / below)
+    done = run(project, env, "export", "-w", "analytics")
+    assert done.returncode == 2 and fake_server.requests == [], done.stderr
+    assert f"lies in the checkout {project} (it has .git)" in done.stderr, done.stderr

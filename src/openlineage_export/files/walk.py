@@ -243,6 +243,10 @@ class Folder:
         following a link and without waiting (then made blocking). :class:`Refused` names
         what else is there."""
         flags |= NOFOLLOW | CLOEXEC
+        found = self.look(name)
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            # Refused unopened: opening some devices acts (a tape rewinds, a modem hangs up).
+            raise refused(self.path / name, f"{kind(found.st_mode)}, not a file", errno.EINVAL)
         try:
             try:
                 fd = os.open(name, flags | NONBLOCK, mode, dir_fd=self.fd)
