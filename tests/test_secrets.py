@@ -288,7 +288,7 @@ def test_the_lazy_store_finds_the_store_only_when_a_secret_is_asked_for(
     real = default_store
     monkeypatch.setattr(
         "openlineage_export.host.secrets.default_store",
-        lambda environ: found.append(environ) or real(environ),
+        lambda environ, **given: found.append(environ) or real(environ, **given),
     )
     environ = {"OPENLINEAGE_EXPORT_SECRETS": "file", "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
     lazy = LazyStore(environ)
