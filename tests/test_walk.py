@@ -253,3 +253,15 @@ def test_a_workspace_whose_own_path_is_not_utf8_exports(
     done = _cli(tmp_path, "-w", root, "status", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["destinations"][0]["exported"] == 1
+
+
+def test_an_error_naming_a_path_that_is_not_utf8_is_one_json_line(tmp_path: Path) -> None:
+    root = os.fsdecode(os.fsencode(tmp_path) + b"/ws\xff")
+    ws = WorkspaceMaker(Path(root))
+    (ws.root / ".workspace" / "settings.json").write_text("{bad")
+    done = _cli(tmp_path, "-w", root, "export", "--dry-run", "--progress", "json")
+    assert done.returncode == 2, done.stderr
+    (line,) = [json.loads(line) for line in done.stderr.splitlines()]
+    assert line["message"].startswith(f"{tmp_path}/ws\\xff/.workspace/settings.json is not"), line
+    done = _cli(tmp_path, "-w", root, "export", "--dry-run")
+    assert done.stderr.startswith(f"error: {tmp_path}/ws\\xff/".encode()), done.stderr
