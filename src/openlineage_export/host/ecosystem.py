@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..files import named
+from ..files.walk import shown_path
 from ..files.whose import Checkouts
 from .setting_row import Setting
 
@@ -108,7 +109,8 @@ def _config_file(
     def users(path: Path, named_by: bool = False) -> bool:
         why = checkouts.of_file(path)
         if why is not None:
-            what = f"{CONFIG_ENV} names {path}, which" if named_by else str(path)
+            shown = shown_path(path)
+            what = f"{CONFIG_ENV} names {shown}, which" if named_by else shown
             warnings.append(
                 f"{what} lies in {why}, so it travels with it (whoever pushed last wrote "
                 "it) and is not read as your openlineage-python configuration (the "
