@@ -10,8 +10,9 @@ is ``os.open``; a name the module does not bind is a builtin (``open``). Forbidd
 - ``os`` and ``os.path``: everything but what touches no file by name (:data:`OS_ALLOWED`,
   :data:`OS_PATH_ALLOWED`: descriptors the seam handed out, the environment, pure path text);
 - every function of ``shutil``, ``tempfile``, ``glob``, ``fcntl``, ``fileinput``, ``zipfile``,
-  ``tarfile``, ``dbm``, ``shelve``, ``mmap``; ``io.open``/``FileIO``, ``codecs.open``,
-  ``gzip.open``, ``gzip.GzipFile`` but with ``fileobj=`` alone, ``bz2``/``lzma`` files;
+  ``tarfile``, ``dbm``, ``shelve``, ``mmap``, ``ctypes`` (libc's ``open`` by another name);
+  ``io.open``/``FileIO``, ``codecs.open``, ``gzip.open``, ``gzip.GzipFile`` but with
+  ``fileobj=`` alone, ``bz2``/``lzma`` files;
   ``sqlite3.connect`` (and a ``Connection`` made), ``importlib.import_module``;
 - on any object, the methods of ``pathlib.Path`` that touch the file system
   (:data:`PATH_METHODS`), and of SQLite that open one (``backup``, ``load_extension``);
@@ -59,7 +60,7 @@ OS_PATH_ALLOWED = frozenset(
 )  # fmt: skip
 WHOLLY = frozenset(
     {"shutil", "tempfile", "glob", "fcntl", "fileinput", "zipfile", "tarfile", "dbm", "shelve",
-     "mmap", "pathlib.Path.open"}
+     "mmap", "ctypes", "pathlib.Path.open"}
 )  # fmt: skip
 FORBIDDEN = frozenset(
     {
@@ -311,6 +312,7 @@ PLANTED = [
     ("import importlib\nimportlib.import_module('os')", "importlib.import_module"),
     ("from os import *", "import *"),
     ("import codecs\ncodecs.open('x')", "codecs.open"),
+    ("import ctypes\nctypes.CDLL(None).open(b'x', 0)", "import ctypes"),
 ]
 
 
