@@ -488,7 +488,9 @@ def test_the_progress_over_many_segments_adds_each_size_once(
     for n in range(count):
         ws.segment(f"{n:06d}.jsonl", [])
     sizes = trail_module.segment_size
-    monkeypatch.setattr(trail_module, "segment_size", lambda path: _CountedSize(sizes(path)))
+    monkeypatch.setattr(
+        trail_module, "segment_size", lambda tree, parts: _CountedSize(sizes(tree, parts))
+    )
     reported: list[tuple[int, int]] = []
     _CountedSize.added = 0
     AuditTrail(ws.audit).scan(
