@@ -135,14 +135,17 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
     """Whether the secret NAME may be sent to URL, as an export decides it: plain http only to
     this machine (and through a proxy on it), and only to a server approved for NAME. Exit 0
     when it may, 1 when it may not; the secret's value is never read."""
+    from ..host.host_secrets import held_keys
     from ..host.secret_files import KeyOrigins
     from ..host.userconfig import config_dir
     from ..trust import key_verdict
 
     secrets_mod.check_secret_name(name)
-    # Both stores keep the approvals in key-origins.json of the config folder: read there,
-    # without looking for a keyring (the value is never needed).
-    kept = KeyOrigins(config_dir(os.environ)).of(name)
+    # A key the host keeps (host_secrets.py) goes where its user approved it there, as an
+    # export decides. Both of our stores keep the approvals in key-origins.json of the config
+    # folder: read there, without looking for a keyring (the value is never needed).
+    held = (held_keys(os.environ) or {}).get(name)
+    kept = list(held.origins) if held is not None else KeyOrigins(config_dir(os.environ)).of(name)
     verdict = key_verdict(name, url, [*kept, *approved], os.environ)
     if as_json:
         echo_json(

@@ -15,6 +15,7 @@ from ..errors import ExportError
 from ..host import secrets as secrets_mod
 from ..host import settings as settings_mod
 from ..host import settings_file
+from ..host.host_secrets import missing_key_warning
 from ..host.workspace import Workspace
 from ..terminal.signals import held_signals
 from .base import PROG, Commands
@@ -200,13 +201,10 @@ def settings_set(key: str, value: str) -> None:
     echo(f"{key} = {show(stored)}")
     _say_doubts(root)
     if key.lower().endswith(".secretref"):
-        store = secrets_mod.default_store(os.environ)
-        if store.get(str(stored)) is None:
-            echo(
-                f"warning: no secret named '{stored}' is stored yet (in "
-                f"{store.description}); store it with: {PROG} secrets set {stored}",
-                err=True,
-            )
+        # Where the user keeps keys: the CLI's store, or the editor's (host_secrets.py).
+        missing = missing_key_warning(secrets_mod.default_store(os.environ), str(stored), PROG)
+        if missing is not None:
+            echo(f"warning: {missing}", err=True)
 
 
 @settings.command(
