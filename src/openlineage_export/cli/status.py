@@ -18,7 +18,7 @@ from .workspace import current_workspace, load_settings, settings_with_url, work
 
 if TYPE_CHECKING:
     from ..host.settings import Settings
-    from ..status import DestinationState
+    from ..status import DestinationState, RunTimes
 
 
 @click.command(
@@ -199,6 +199,7 @@ def _runs(root: Path, url: str | None, as_json: bool) -> None:
                         "state": run.state,
                         "reason": run.reason,
                         "runId": run.run_id,
+                        **_times(standing.times.get(run.trace_id)),
                     }
                     for run in standing.runs
                 ],
@@ -209,6 +210,13 @@ def _runs(root: Path, url: str | None, as_json: bool) -> None:
     for run in standing.runs:
         why = f": {run.reason}" if run.reason else ""
         echo(f"  {run.state:<8}  {run.pipeline}  {run.trace_id}{why}")
+
+
+def _times(times: RunTimes | None) -> dict[str, str | None]:
+    """A run's outcome in the editor and its times, as ``status --runs --json`` says them."""
+    if times is None:
+        return {"status": None, "startedAt": None, "endedAt": None}
+    return {"status": times.status, "startedAt": times.started_at, "endedAt": times.ended_at}
 
 
 def _forget(root: Path, destination: str) -> None:
