@@ -8,7 +8,6 @@
 // ledger kept); its standard input is a pipe it is told to end with (--until-stdin-closes),
 // so a window closed or an editor killed without a word ends the watch too.
 
-import * as path from "node:path";
 import * as vscode from "vscode";
 import { cliError, Finished, ProgressLine, runTool } from "./child";
 import { ExportStatusBar } from "./statusBar";
@@ -50,18 +49,16 @@ export class AutoExport implements vscode.Disposable {
   private last = "";
   private restartTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly host: AutoExportHost, secrets: vscode.SecretStorage) {
+  /** `settingsChanged`: .workspace/settings.json changed (the watch read it once). */
+  constructor(private readonly host: AutoExportHost, secrets: vscode.SecretStorage,
+    settingsChanged: vscode.Event<void>) {
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(SETTING) || event.affectsConfiguration(DRY_RUN)) {
         void this.apply();
       }
     }));
-    const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(
-      vscode.Uri.file(path.join(host.folder, ".workspace")), "settings.json"));
-    for (const changed of [watcher.onDidChange, watcher.onDidCreate, watcher.onDidDelete]) {
-      changed(() => this.restartSoon(), undefined, this.disposables);
-    }
-    this.disposables.push(watcher, secrets.onDidChange(() => this.restartSoon()));
+    this.disposables.push(settingsChanged(() => this.restartSoon()),
+      secrets.onDidChange(() => this.restartSoon()));
   }
 
   /** Whether the user turned it on (User settings, or this folder's in a trusted workspace:

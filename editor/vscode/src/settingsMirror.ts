@@ -21,9 +21,8 @@
 //   settings already hold are brought in line with it, so the Workspace tab never shows a value
 //   nothing uses; no other file of the user's is touched.
 
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as vscode from "vscode";
+import { SettingsFile } from "./settingsFile";
 
 export type Property = { default: unknown; type: string };
 /** Writes one setting through the CLI; resolves to the CLI's warnings about it. */
@@ -58,7 +57,7 @@ export class SettingsMirror implements vscode.Disposable {
   private typedIn: string | undefined;
 
   constructor(
-    private readonly root: string,
+    private readonly settings: SettingsFile,
     private readonly properties: Record<string, Property>,
     private readonly write: WriteSetting,
     private readonly log: (line: string) => void,
@@ -85,27 +84,16 @@ export class SettingsMirror implements vscode.Disposable {
     };
     this.disposables.push(vscode.window.tabGroups.onDidChangeTabs(left),
       vscode.window.tabGroups.onDidChangeTabGroups(left));
-    const watcher = vscode.workspace.createFileSystemWatcher(
-      new vscode.RelativePattern(vscode.Uri.file(path.join(root, ".workspace")), "settings.json"));
-    watcher.onDidChange(() => this.enqueue(() => this.pullFromFile()));
-    watcher.onDidCreate(() => this.enqueue(() => this.pullFromFile()));
-    watcher.onDidDelete(() => this.enqueue(() => this.pullFromFile()));
-    this.disposables.push(watcher);
+    this.disposables.push(settings.onDidChange(() => this.enqueue(() => this.pullFromFile())));
   }
 
   get file(): string {
-    return path.join(this.root, ".workspace", "settings.json");
+    return this.settings.path;
   }
 
   /** What settings.json holds now ({} when it is missing or not a JSON object). */
   readFile(): Record<string, unknown> {
-    try {
-      const parsed: unknown = JSON.parse(fs.readFileSync(this.file, "utf8"));
-      return parsed && typeof parsed === "object" && !Array.isArray(parsed)
-        ? parsed as Record<string, unknown> : {};
-    } catch {
-      return {};
-    }
+    return this.settings.read();
   }
 
   /** Typed values written now, and every write done, before anything reads the file (an
