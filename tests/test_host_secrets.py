@@ -150,6 +150,18 @@ def test_naming_a_key_warns_in_the_editors_words_only_when_the_editor_has_none(
     assert "secrets set" not in done.stderr
 
 
+def test_a_key_the_settings_name_and_nobody_stored_is_said_in_the_editors_words(
+    tmp_path: Path, ws: WorkspaceMaker, fake_server: FakeServer
+) -> None:
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.url": fake_server.url, "openlineage.apiKey.secretRef": "nobody"})
+    done = run(tmp_path, "export", "-w", str(ws.root), **{HOST_SECRETS_ENV: held("other")})
+    assert done.returncode == 2, done.stderr
+    assert "the secret 'nobody' named by openlineage.apiKey.secretRef is not" in done.stderr
+    assert "add it in the SECRETS view of OpenLineage (+)" in done.stderr
+    assert "secrets set" not in done.stderr and fake_server.requests == []
+
+
 def test_secrets_check_takes_the_editors_approvals_for_its_key(
     tmp_path: Path, fake_server: FakeServer
 ) -> None:

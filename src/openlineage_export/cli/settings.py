@@ -202,7 +202,8 @@ def settings_set(key: str, value: str) -> None:
     _say_doubts(root)
     if key.lower().endswith(".secretref"):
         # Where the user keeps keys: the CLI's store, or the editor's (host_secrets.py).
-        missing = missing_key_warning(secrets_mod.default_store(os.environ), str(stored), PROG)
+        store = secrets_mod.default_store(os.environ)
+        missing = missing_key_warning(store, str(stored), os.environ)
         if missing is not None:
             echo(f"warning: {missing}", err=True)
 

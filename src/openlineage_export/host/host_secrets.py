@@ -23,6 +23,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError
 from .secret_store import SecretStore, check_secret_name
 
@@ -134,19 +135,23 @@ def with_host_secrets(environ: Mapping[str, str], own: SecretStore) -> SecretSto
     return own if held is None else HostSecrets(held, own)
 
 
-def missing_key_warning(store: SecretStore, name: str, prog: str) -> str | None:
+def how_to_store(environ: Mapping[str, str], name: str) -> str:
+    """How the user stores the secret ``name``: in the host's storage when a host hands its
+    keys over (the SECRETS view), else with the CLI."""
+    if environ.get(HOST_SECRETS_ENV) is not None:
+        return "add it in the SECRETS view of OpenLineage (+), or with OpenLineage: Store API Key"
+    return f"store it with: {DISTRIBUTION} secrets set {name}"
+
+
+def missing_key_warning(store: SecretStore, name: str, environ: Mapping[str, str]) -> str | None:
     """What to say when the settings name the secret ``name`` and no store holds it (None:
     one does), worded for where the user keeps keys: the host's storage, or the CLI's."""
-    if isinstance(store, HostSecrets):
-        if store.holds(name) or store.get(name) is not None:
-            return None
-        return (
-            f"no key named '{name}' is in {EDITOR_STORAGE} yet: add it in the SECRETS view "
-            "of OpenLineage (+), or with OpenLineage: Store API Key"
-        )
+    if isinstance(store, HostSecrets) and store.holds(name):
+        return None
     if store.get(name) is not None:
         return None
-    return (
-        f"no secret named '{name}' is stored yet (in {store.description}); store it with: "
-        f"{prog} secrets set {name}"
+    if environ.get(HOST_SECRETS_ENV) is not None:
+        return f"no key named '{name}' is in {EDITOR_STORAGE} yet: {how_to_store(environ, name)}"
+    return f"no secret named '{name}' is stored yet (in {store.description}); " + how_to_store(
+        environ, name
     )
