@@ -11,7 +11,8 @@ Every setting of ``openlineage-export settings list`` becomes one property of th
 "OpenLineage Export": its type, default, allowed values, bounds and description. A setting with
 no default (``None``) is a string whose empty value means "not set", as the Settings UI shows it.
 Every kind with a secret (``Kind.secret`` in deliver/registry.py) becomes one row of
-``KIND_SECRETS``: the setting that names the secret, the variable that hands it over, what it is.
+``KIND_SECRETS``: the setting that names the secret, the variable that hands it over, what it is,
+where it goes; every kind's address setting is in ``KIND_ADDRESSES``.
 """
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ a JSON web token, or a run of letters and digits of 32 or more with both, or of 
 switches between them three times. tests/test_vscode_settings.py checks that they agree."""
 
 
+IN_FORCE_SHOWN = frozenset(
+    (
+        "openlineage.url",
+        "openlineage.apiKey.secretRef",
+        "openlineage.endpoint",
+        "openlineage.namespace",
+    )
+)
+"""The settings whose value in force the extension's IN FORCE view shows (with the transport,
+its address and its secret's name)."""
+
+
 def property_of(row: Setting, order: int) -> dict[str, Any]:
     """The JSON-schema property VS Code shows for one setting."""
     kind = _JSON_TYPES[row.type]
@@ -75,6 +88,12 @@ def property_of(row: Setting, order: int) -> dict[str, Any]:
         )
     if row.env:
         description += f" The environment variable {row.env} overrides it."
+    if row.key in IN_FORCE_SHOWN:
+        # The Settings editor shows VS Code's values, not the one in force (the workspace's
+        # file's, the environment's): the IN FORCE view does.
+        description += (
+            " The value in force, and where it comes from, is in the OpenLineage view's IN FORCE."
+        )
     prop["description"] = description
     if row.choices is not None:
         prop["enum"] = list(row.choices)
@@ -116,13 +135,16 @@ EDITOR_ONLY: dict[str, dict[str, Any]] = {
     "openlineage.autoExport": {
         "type": "boolean",
         "default": False,
-        "scope": "resource",
+        # It starts sending on its own: the user's alone, never a folder's (whose settings
+        # travel with the workspace: a committed .vscode/settings.json could turn it on).
+        "scope": "application",
         "description": (
-            "While this folder is open, send each run once it ends, as "
+            "While a folder is open, send each run once it ends, as "
             "`openlineage-export export --watch` does (what is pending first); the status bar "
-            "says what it does. The editor's own setting, never in .workspace/settings.json: "
-            "yours to turn on, in User settings or for this folder (VS Code runs the extension "
-            "only in a trusted workspace). An API key goes only to a server you approved for it."
+            "says what it does. The editor's own setting, in your User settings only: a "
+            "folder's settings (which travel with the workspace) cannot turn it on, and it is "
+            "never in .workspace/settings.json. An API key goes only to a server you approved "
+            "for it."
         ),
     },
     "openlineage.marquez.webUrl": {
@@ -181,13 +203,15 @@ def rendered(package: dict[str, Any]) -> str:
 
 def kind_secrets() -> list[dict[str, str]]:
     """Each destination kind's secret, as the extension reads it: its kind, the setting that
-    names it, the environment variable that hands it over, what it is."""
+    names it, the environment variable that hands it over, what it is, and the setting that
+    says where it goes."""
     return [
         {
             "kind": kind.name,
             "setting": kind.secret.setting,
             "env": kind.secret.env,
             "what": kind.secret.what,
+            "address": kind.address or "",
         }
         for kind in KINDS.values()
         if kind.secret is not None
@@ -212,12 +236,23 @@ def kind_secrets_ts() -> str:
         "  env: string;\n"
         '  /** What it is, for a person: "the API key". */\n'
         "  what: string;\n"
+        "  /** The setting that says where the kind's events (and so its secret) go. */\n"
+        "  address: string;\n"
         "}\n"
         "\n"
         "export const KIND_SECRETS: readonly KindSecret[] = [\n"
         f"{rows},\n"
         "];\n"
+        "\n"
+        "/** The setting that says where each kind's events go, by kind. */\n"
+        "export const KIND_ADDRESSES: Readonly<Record<string, string>> = "
+        f"{json.dumps(kind_addresses(), ensure_ascii=False)};\n"
     )
+
+
+def kind_addresses() -> dict[str, str]:
+    """Each destination kind's address setting (where its events go), by kind."""
+    return {kind.name: kind.address for kind in KINDS.values() if kind.address}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,3 +39,26 @@ def test_activate_wires_the_concerns_and_holds_none() -> None:
         "Commands(",
     ):
         assert re.search(rf"new {re.escape(concern)}", body), concern
+
+
+def test_notifications_and_dialogs_go_through_say_only() -> None:
+    """say.ts makes every message plain (no "[label](command:...)" link made of a server's or a
+    workspace's text): it is the one way to a notification or a dialog."""
+    calls = re.compile(r"\bshow(Information|Warning|Error)Message\(")
+    saying = {source.name for source in SOURCES.glob("*.ts") if calls.search(source.read_text())}
+    assert saying == {"say.ts"}
+
+
+def test_the_tool_runs_isolated_and_outside_the_workspace() -> None:
+    """`python -m` puts the folder it runs in first on sys.path: the tool runs with -I, in a
+    folder of the extension's (a workspace that holds an openlineage_export/ of its own runs
+    nothing: tests/e2e/test_vscode_hostile.py)."""
+    child = (SOURCES / "child.ts").read_text()
+    assert '["-I", "-m", "openlineage_export", ...args]' in child
+    callers = {
+        source.name
+        for source in SOURCES.glob("*.ts")
+        if re.search(r"(?<!function )runTool\(", source.read_text())
+    }
+    assert callers == {"cli.ts"}
+    assert "runTool(found, args, { cwd: this.cwd()," in (SOURCES / "cli.ts").read_text()

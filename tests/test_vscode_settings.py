@@ -40,20 +40,24 @@ def test_the_extension_knows_each_kinds_secret_as_its_registry_row_declares_it()
     """KIND_SECRETS, which the extension reads to hand a kind's secret over, is each row's
     ``secret`` (its setting, its variable, what it is), and no other source of the extension
     spells a secret's variable by hand."""
-    rows = [
-        json.loads(row)
-        for row in re.findall(r"^  (\{.*\}),$", KIND_SECRETS_TS.read_text(), re.MULTILINE)
-    ]
+    text = KIND_SECRETS_TS.read_text()
+    rows = [json.loads(row) for row in re.findall(r"^  (\{.*\}),$", text, re.MULTILINE)]
     assert rows == [
         {
             "kind": kind.name,
             "setting": kind.secret.setting,
             "env": kind.secret.env,
             "what": kind.secret.what,
+            "address": kind.address or "",
         }
         for kind in KINDS.values()
         if kind.secret is not None
     ]
+    addresses = re.search(r"^export const KIND_ADDRESSES[^=]*= (\{.*\});$", text, re.MULTILINE)
+    assert addresses is not None
+    assert json.loads(addresses.group(1)) == {
+        kind.name: kind.address for kind in KINDS.values() if kind.address
+    }
     variables = [row["env"] for row in rows]
     for source in EXTENSION_SOURCES.glob("*.ts"):
         if source != KIND_SECRETS_TS:

@@ -337,9 +337,10 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
 ) -> None:
     properties = PACKAGE["contributes"]["configuration"]["properties"]
     # The Workspace tab lists what a folder may set: the editor's own settings of the user's
-    # machine (openlineage.marquez.webUrl: what the browser opens) are the User tab's alone.
+    # machine (openlineage.marquez.webUrl: what the browser opens; openlineage.autoExport: it
+    # starts sending on its own) are the User tab's alone.
     users_only = {k for k, v in properties.items() if v.get("scope") in ("application", "machine")}
-    assert users_only == {"openlineage.marquez.webUrl"}
+    assert users_only == {"openlineage.autoExport", "openlineage.marquez.webUrl"}
     properties = {k: v for k, v in properties.items() if k not in users_only}
     root = workspace()
     window = open_window(root)
@@ -784,10 +785,10 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     marquez: Any,
     tmp_path: Path,
 ) -> None:
-    """openlineage.autoExport, turned on in the folder's Settings editor: the status bar says
-    it follows the trail; 50 runs appended over a minute, a rotation (a new segment, the old one
-    gzipped) and the server gone and back in the middle, and Marquez holds every run exactly
-    once, each event passed to it once; turned off (the folder's settings.json edited), the
+    """openlineage.autoExport, turned on in the User Settings editor (its only place): the status
+    bar says it follows the trail; 50 runs appended over a minute, a rotation (a new segment,
+    the old one gzipped) and the server gone and back in the middle, and Marquez holds every run
+    exactly once, each event passed to it once; turned off (the User settings.json edited), the
     watch ends with the ledger true (a CLI export then takes the lock and finds nothing to
     send). The delay from a run's line to
     Marquez holding all its events is reported (``-s``), never asserted."""
@@ -800,7 +801,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         ws.segment("000001.jsonl", [])
         window = open_window(ws.root)
         window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
-        folder_settings = turn_auto_export_on(window)
+        user_settings = turn_auto_export_on(window)
         window.wait_status_bar(r"following · 0 sent")
         assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
 
@@ -821,10 +822,10 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
             accepted.stop()
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
-        # Off, as a person editing the folder's settings.json (or git checking it out) does.
-        values = json.loads(folder_settings.read_text())
+        # Off, as a person editing their settings.json does.
+        values = json.loads(user_settings.read_text())
         del values["openlineage.autoExport"]
-        folder_settings.write_text(json.dumps(values, indent=4))
+        user_settings.write_text(json.dumps(values, indent=4))
         window.wait_status_bar(r"^OpenLineage$")
         again = code_server.cli("export", "-w", str(ws.root), "--json")
         assert again.returncode == 0, again.stderr
@@ -849,11 +850,11 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
 
 
 def turn_auto_export_on(window: Workbench) -> Path:
-    """openlineage.autoExport's checkbox in the folder's Settings (its Workspace tab), as a
-    person finds it (the Settings editor, its name typed in the search box), clicked; once
-    VS Code holds it for the folder. Returns the file it is held in (.vscode/settings.json)."""
-    stored = Path(window.folder) / ".vscode" / "settings.json"
-    window.command("Preferences: Open Workspace Settings")
+    """openlineage.autoExport's checkbox in the User settings (a folder's cannot turn it on),
+    as a person finds it (the Settings editor, its name typed in the search box), clicked; once
+    VS Code holds it. Returns the file it is held in (the User settings.json)."""
+    stored = window.server.user_data / "User" / "settings.json"
+    window.command("Preferences: Open User Settings")
     window.page.wait_for_selector(SETTINGS_SEARCH)
     window.page.keyboard.type("openlineage.autoExport")
     box = window.page.locator(
@@ -864,7 +865,7 @@ def turn_auto_export_on(window: Workbench) -> Path:
     assert box.get_attribute("aria-checked") == "false"  # off by default
     box.click()
     wait_until(
-        "VS Code to hold openlineage.autoExport for the folder",
+        "VS Code to hold openlineage.autoExport in the User settings",
         lambda: held(stored, "openlineage.autoExport") is True,
     )
     return stored

@@ -2,9 +2,11 @@
 // child with the editor's environment (child.ts), its answers read. One object per window,
 // on the workspace folder (the one holding .workspace/).
 
+import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { cliError, Finished, ProgressLine, runTool } from "./child";
 import { ensureTool, Tool, ToolMissing } from "./tool";
+import * as say from "./say";
 
 export const NAME = "OpenLineage Export";
 
@@ -26,12 +28,31 @@ export interface RunOptions {
   stdin?: "pipe";
 }
 
+/** The keys of VS Code's secret storage, as the CLI is told of them: names and approved
+ * servers, and the value of those an export may send. */
+export type HeldKeys = Record<string, { origins: string[]; value?: string }>;
+
+/** The environment variable the CLI reads the editor's keys from (host/host_secrets.py). */
+export const HOST_SECRETS = "OPENLINEAGE_EXPORT_HOST_SECRETS";
+
+/** A setting's value in force and where it comes from, as `settings list --json` says. */
+export interface InForce { value: unknown; source: string }
+
 export class Cli {
+  /** `held`: the keys the editor keeps (names and approvals), told to every run of the CLI. */
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly root: string | undefined,
     readonly log: (line: string) => void,
+    private readonly held: () => Promise<HeldKeys>,
   ) {}
+
+  /** The environment of a run of the CLI: the editor's (baseEnvironment), and the names of
+   * the keys the editor keeps with their approved servers, never a key (an export adds the
+   * keys it may send: keys.ts). */
+  async environment(): Promise<NodeJS.ProcessEnv> {
+    return { ...baseEnvironment(), [HOST_SECRETS]: JSON.stringify(await this.held()) };
+  }
 
   /** The tool, installed on first use; undefined (said in a notification) when it cannot be. */
   async tool(): Promise<Tool | undefined> {
@@ -39,7 +60,7 @@ export class Cli {
       return await ensureTool(this.context, this.log);
     } catch (error) {
       const message = error instanceof ToolMissing ? error.message : `${NAME}: ${error}`;
-      void vscode.window.showErrorMessage(message);
+      void say.error(message);
       return undefined;
     }
   }
@@ -49,8 +70,17 @@ export class Cli {
     if (!this.root) {
       throw new Error("no workspace folder is open");
     }
-    return runTool(found, args, { cwd: this.root, env: options.env ?? baseEnvironment(),
+    return runTool(found, args, { cwd: this.cwd(), env: options.env ?? await this.environment(),
       onLine: options.onLine, token: options.token, stdin: options.stdin });
+  }
+
+  /** Where the tool runs: a folder of the extension's, never the workspace (whose files are
+   * untrusted: an openlineage.yml there is not the user's, whatever the tool can tell of the
+   * repository's edge). The workspace is named with -w. */
+  private cwd(): string {
+    const folder = this.context.globalStorageUri.fsPath;
+    fs.mkdirSync(folder, { recursive: true });
+    return folder;
   }
 
   /** `ARGS --json`'s answer, or why there is none. */
@@ -76,6 +106,7 @@ export class Cli {
     }
     const args = value === undefined ? ["settings", "unset", key] : ["settings", "set", key, value];
     const done = await this.run(found, [...args, "-w", this.root]);
+    this.forget();
     if (done.code !== 0) {
       throw new Error(cliError(done));
     }
@@ -83,13 +114,43 @@ export class Cli {
       .map((line) => line.slice("warning: ".length));
   }
 
+  /** The value in force of each of the tool's settings, and where it comes from (the
+   * workspace's settings.json, the environment, a default...): `settings list --json`. The
+   * views take the last answer until the settings change (`forget`); `fresh`: read now (what
+   * decides where a key goes). */
+  inForce(fresh = false): Promise<Record<string, InForce> | { error: string }> {
+    if (fresh || !this.lastInForce) {
+      this.lastInForce = this.readInForce();
+    }
+    return this.lastInForce;
+  }
+
+  /** The settings changed: the next `inForce` reads them again. */
+  forget(): void {
+    this.lastInForce = undefined;
+  }
+
+  private lastInForce: Promise<Record<string, InForce> | { error: string }> | undefined;
+
+  private async readInForce(): Promise<Record<string, InForce> | { error: string }> {
+    if (!this.root) {
+      return { error: "open a workspace folder" };
+    }
+    const rows = await this.json<{ key: string; value: unknown; source: string }[]>(
+      ["settings", "list", "--json", "-w", this.root]);
+    if (!Array.isArray(rows)) {
+      return rows;
+    }
+    return Object.fromEntries(rows.map((row) => [row.key, { value: row.value,
+      source: row.source }]));
+  }
+
   /** May the key `name` go to `url`? The CLI decides, with its own trust model and the servers
-   * approved for the key here (`approved`); a string: why it could not say (not a URL...). */
-  async checkKey(found: Tool, name: string, url: string, approved: string[]):
+   * approved for the key here (told in its environment); a string: why it could not say (not
+   * a URL...). */
+  async checkKey(found: Tool, name: string, url: string, env?: NodeJS.ProcessEnv):
     Promise<KeyVerdict | string> {
-    const args = ["secrets", "check", name, url, "--json",
-      ...approved.flatMap((origin) => ["--approved", origin])];
-    const done = await this.run(found, args);
+    const done = await this.run(found, ["secrets", "check", name, url, "--json"], { env });
     try {
       return JSON.parse(done.stdout) as KeyVerdict;
     } catch {

@@ -7,12 +7,13 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { AutoExport, DRY_RUN } from "./autoExport";
 import { cliError, Finished, ProgressLine } from "./child";
-import { baseEnvironment, Cli, NAME } from "./cli";
+import { Cli, NAME } from "./cli";
 import { Keys } from "./keys";
 import { ReportPanel } from "./report";
 import { RunsView } from "./runsView";
 import { SettingsMirror } from "./settingsMirror";
 import { ExportStatusBar } from "./statusBar";
+import * as say from "./say";
 
 /** The final notification's offer: this export's report, in the report pane. */
 const OPEN_REPORT = "Open Report";
@@ -66,7 +67,7 @@ export class Commands implements vscode.Disposable {
   private needRoot(): string | undefined {
     const root = this.host.cli.root;
     if (!root) {
-      void vscode.window.showErrorMessage(`${NAME}: open a workspace folder (the one holding ` +
+      void say.error(`${NAME}: open a workspace folder (the one holding ` +
         ".workspace/) first");
     }
     return root;
@@ -98,7 +99,7 @@ export class Commands implements vscode.Disposable {
     if (dryRun) {
       args.push("--dry-run", "-o", events);
     }
-    const env = await keys.environment(found, baseEnvironment(), dryRun, keys.askModal);
+    const env = await keys.environment(found, dryRun, keys.askModal);
     if (!env) {
       return;
     }
@@ -164,7 +165,7 @@ export class Commands implements vscode.Disposable {
     if (!result) {
       const why = error ?? cliError(done);
       status.idle(`failed: ${why}`);
-      void vscode.window.showErrorMessage(`${NAME}: ${why}`);
+      void say.error(`${NAME}: ${why}`);
       return;
     }
     if (dryRun && !result.cancelled && fs.existsSync(events)) {
@@ -207,19 +208,19 @@ export class Commands implements vscode.Disposable {
     await this.host.mirror?.settled();
     const done = await cli.run(found, ["status", "-w", folder]);
     if (done.code !== 0) {
-      void vscode.window.showErrorMessage(`${NAME}: ${cliError(done)}`);
+      void say.error(`${NAME}: ${cliError(done)}`);
       return;
     }
     const text = done.stdout.trim();
     cli.log(`status of ${folder}:`);
     cli.log(text);
     this.host.output.show(true);
-    void vscode.window.showInformationMessage(`${NAME}: ${text.split("\n").slice(0, 3).join("; ")}`);
+    void say.info(`${NAME}: ${text.split("\n").slice(0, 3).join("; ")}`);
   }
 
   private async openReport(): Promise<void> {
     if (!this.host.report.showLast()) {
-      void vscode.window.showInformationMessage(`${NAME}: no report yet: run OpenLineage: ` +
+      void say.info(`${NAME}: no report yet: run OpenLineage: ` +
         "Export Lineage Runs (or OpenLineage: Dry Run) first");
     }
   }
@@ -252,10 +253,9 @@ export function addBadEntry(bad: Map<string, vscode.Diagnostic[]>, root: string,
 type Say = (message: string, ...offers: string[]) => Thenable<string | undefined>;
 
 function outcome(result: ExportResult, dryRun: boolean, problemsNote: string): [Say, string] {
-  const error: Say = (message, ...offers) => vscode.window.showErrorMessage(message, ...offers);
-  const warning: Say = (message, ...offers) => vscode.window.showWarningMessage(message, ...offers);
-  const information: Say = (message, ...offers) =>
-    vscode.window.showInformationMessage(message, ...offers);
+  const error: Say = say.error;
+  const warning: Say = say.warn;
+  const information: Say = say.info;
   if (result.cancelled) {
     return [warning, `cancelled after ${result.runs.sent} of ${result.runs.total} runs; what ` +
       "was accepted is kept, the next export sends the rest"];

@@ -6,7 +6,7 @@
 //   settingsFile.ts   .workspace/settings.json, watched once; the others take its event
 //   settingsMirror.ts VS Code's settings -> that file, through the CLI
 //   keys.ts           the keys (VS Code's secret storage, the SECRETS view) and where they go
-//   runsView.ts       the RUNS view
+//   runsView.ts       the RUNS view; inForceView.ts the IN FORCE view
 //   autoExport.ts     the watch that exports each run once it ends
 //   commands.ts       the palette's commands: export, dry run, status, report
 //   report.ts         the report's webview; statusBar.ts the status bar item
@@ -15,14 +15,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { AutoExport, SETTING as AUTO_EXPORT, DRY_RUN } from "./autoExport";
-import { baseEnvironment, Cli, NAME } from "./cli";
+import { Cli, NAME } from "./cli";
 import { addBadEntry, Commands } from "./commands";
 import { Keys } from "./keys";
 import { ReportPanel } from "./report";
 import { RunsStanding, RunsView, WEB_URL } from "./runsView";
+import { KeyRing } from "./secretsView";
 import { SettingsFile } from "./settingsFile";
 import { Property, SettingsMirror } from "./settingsMirror";
 import { ExportStatusBar } from "./statusBar";
+import { InForceView } from "./inForceView";
 
 /** The editor's own settings: not the tool's, never in .workspace/settings.json. */
 const EDITOR_ONLY = new Set([AUTO_EXPORT, DRY_RUN, WEB_URL]);
@@ -39,12 +41,16 @@ export function activate(context: vscode.ExtensionContext): void {
   const properties = Object.fromEntries(Object.entries(
     (context.extension.packageJSON.contributes.configuration.properties ?? {}) as
       Record<string, Property>).filter(([key]) => !EDITOR_ONLY.has(key)));
-  const status = new ExportStatusBar();
+  startJsonSettingsMachinery();
+  const status = new ExportStatusBar(context.workspaceState);
   const report = new ReportPanel(context);
-  const cli = new Cli(context, root, log);
-  context.subscriptions.push(output, problems, status, report);
+  const ring = new KeyRing(context);
+  const cli = new Cli(context, root, log, () => ring.held());
+  context.subscriptions.push(output, problems, status, report, ring);
 
   const settings = root ? new SettingsFile(root) : undefined;
+  // First of its listeners: what the others read next is the changed file.
+  settings?.onDidChange(() => cli.forget(), undefined, context.subscriptions);
   const mirror = settings &&
     new SettingsMirror(settings, properties, (key, value) => cli.writeSetting(key, value), log);
   settle = mirror && (() => mirror.settled());
@@ -53,24 +59,25 @@ export function activate(context: vscode.ExtensionContext): void {
     void mirror.enqueue(() => mirror.pullFromFile());
   }
 
-  const keys = new Keys(context, cli, settings, mirror, properties);
+  const keys = new Keys(ring, cli, settings, mirror);
   const runs = new RunsView({
-    standing: async () => {
-      await mirror?.settled();
-      return root ? cli.json<RunsStanding>(["status", "--runs", "--json", "-w", root]) :
-        { error: "open a workspace folder" };
-    },
+    // The file as it is: a view being drawn never writes what is being typed.
+    standing: async () => root ? cli.json<RunsStanding>(["status", "--runs", "--json", "-w", root]) :
+      { error: "open a workspace folder" },
     log,
   });
-  context.subscriptions.push(keys, runs);
+  const inForce = new InForceView(cli);
+  settings?.onDidChange(() => inForce.refresh(), undefined, context.subscriptions);
+  context.subscriptions.push(keys, runs, inForce);
 
   const auto = root && settings ? new AutoExport({
     folder: root,
     tool: () => cli.tool(),
+    run: (found, args, options) => cli.run(found, args, options),
     settled: () => mirror?.settled() ?? Promise.resolve(),
     environment: async () => {
       const found = await cli.tool();
-      return found && keys.environment(found, baseEnvironment(), false,
+      return found && keys.environment(found, false,
         keys.askLater(async () => { await auto?.apply(); }));
     },
     badEntry: (line) => {
@@ -91,6 +98,15 @@ export function activate(context: vscode.ExtensionContext): void {
     shutdown = () => auto.shutdown();
     void auto.apply();
   }
+  // Where the runs stand, read at start (installing the exporter on first use): the status
+  // bar's tooltip says it from the first minute, not only after an export in this window.
+  if (root) {
+    void runs.refresh().then((standing) => {
+      if (standing) {
+        status.standingIs(runs.summary(standing), !auto?.enabled());
+      }
+    });
+  }
 
   context.subscriptions.push(new Commands({
     context, cli, mirror, keys, runs, status, report, problems, output, auto,
@@ -102,6 +118,16 @@ export function activate(context: vscode.ExtensionContext): void {
  * subscriptions. */
 export async function deactivate(): Promise<void> {
   await Promise.all([settle?.(), shutdown?.()]);
+}
+
+/** VS Code's JSON settings machinery (the JSON language features) started now, at
+ * activation, rather than by the first settings write of a fresh profile: started then, about
+ * 2 s later the Settings editor draws its rows again, and the keys a person is typing at that
+ * moment land in the next box (issue 44: "http://local" kept as the url, the rest of it in
+ * the secret's name). A JSON-with-comments document (untitled, empty, never shown) is opened
+ * for it; VS Code's own settings files are JSON with comments. */
+function startJsonSettingsMachinery(): void {
+  void vscode.workspace.openTextDocument({ language: "jsonc", content: "" });
 }
 
 /** The first workspace folder holding .workspace/, else the first folder. */

@@ -12,9 +12,14 @@ export interface KindSecret {
   env: string;
   /** What it is, for a person: "the API key". */
   what: string;
+  /** The setting that says where the kind's events (and so its secret) go. */
+  address: string;
 }
 
 export const KIND_SECRETS: readonly KindSecret[] = [
-  {"kind": "http", "setting": "openlineage.apiKey.secretRef", "env": "OPENLINEAGE_API_KEY", "what": "the API key"},
-  {"kind": "kafka", "setting": "openlineage.kafka.sasl.password.secretRef", "env": "OPENLINEAGE_KAFKA_SASL_PASSWORD", "what": "the Kafka SASL password"},
+  {"kind": "http", "setting": "openlineage.apiKey.secretRef", "env": "OPENLINEAGE_API_KEY", "what": "the API key", "address": "openlineage.url"},
+  {"kind": "kafka", "setting": "openlineage.kafka.sasl.password.secretRef", "env": "OPENLINEAGE_KAFKA_SASL_PASSWORD", "what": "the Kafka SASL password", "address": "openlineage.kafka.bootstrapServers"},
 ];
+
+/** The setting that says where each kind's events go, by kind. */
+export const KIND_ADDRESSES: Readonly<Record<string, string>> = {"http": "openlineage.url", "kafka": "openlineage.kafka.bootstrapServers", "file": "openlineage.file.path", "console": "openlineage.console.stream"};

@@ -25,10 +25,14 @@ export class SettingsFile implements vscode.Disposable {
     return path.join(this.root, ".workspace", "settings.json");
   }
 
-  /** What settings.json holds now ({} when it is missing or not a JSON object). */
+  /** What settings.json holds now ({} when it is missing, not a JSON object, or not a file of
+   * the workspace: a link, or a file larger than the CLI reads). What decides anything (the
+   * values in force, where a key goes) is the CLI's reading, `settings list`; this one only
+   * tells a value typed from the one already there. */
   read(): Record<string, unknown> {
+    const text = readInside(this.root, [".workspace", "settings.json"]);
     try {
-      const parsed: unknown = JSON.parse(fs.readFileSync(this.path, "utf8"));
+      const parsed: unknown = text === undefined ? {} : JSON.parse(text);
       return parsed && typeof parsed === "object" && !Array.isArray(parsed)
         ? parsed as Record<string, unknown> : {};
     } catch {
@@ -39,5 +43,33 @@ export class SettingsFile implements vscode.Disposable {
   dispose(): void {
     this.watcher.dispose();
     this.changed.dispose();
+  }
+}
+
+const MAX_BYTES = 1 << 20;
+
+/** The text of `root/parts...`, walked one name at a time without following a link, a regular
+ * file of at most MAX_BYTES opened without blocking; undefined for anything else. */
+function readInside(root: string, parts: string[]): string | undefined {
+  let at = root;
+  try {
+    for (const [index, part] of parts.entries()) {
+      at = path.join(at, part);
+      const stat = fs.lstatSync(at);
+      const last = index === parts.length - 1;
+      if (stat.isSymbolicLink() || (last ? !stat.isFile() : !stat.isDirectory())) {
+        return undefined;
+      }
+    }
+    const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+    const fd = fs.openSync(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    try {
+      const stat = fs.fstatSync(fd);
+      return stat.isFile() && stat.size <= MAX_BYTES ? fs.readFileSync(fd, "utf8") : undefined;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return undefined;
   }
 }
