@@ -741,7 +741,9 @@ def test_the_runs_view_shows_each_runs_standing_and_opens_its_job_in_marquez(
             lambda: "1 refused" in header.inner_text() and "exported" in header.inner_text(),
         )
         header.click()  # expands it
-        row = view.locator(".monaco-list-row", has_text=trace_id)
+        # Its row: by its start time (its trace id is in its tooltip).
+        started = runs_standing(code_server, root)[trace_id]["startedAt"]
+        row = view.locator(".monaco-list-row", has_text=start_time(started))
         row.wait_for()
         assert "refused: " in row.inner_text()
         assert "namespace acme-analytics is closed by policy" in row.inner_text()

@@ -325,10 +325,20 @@ class Workbench:
         self.wait_status_bar(r"OpenLineage")
 
     def hover_text(self, target: Any, wanted: str) -> str:
-        """The text of the hover ``target`` shows once it holds ``wanted``."""
-        target.hover()
+        """The text of the hover ``target`` shows once it holds ``wanted`` (hovered again while
+        it does not: a hover shows what its target said when it opened)."""
         hover = self.page.locator(".workbench-hover, .monaco-hover").filter(has_text=wanted)
-        hover.first.wait_for()
+
+        def shown() -> bool:
+            self.page.mouse.move(0, 0)
+            target.hover()
+            try:
+                hover.first.wait_for(timeout=5_000)
+            except Exception:
+                return False
+            return True
+
+        wait_until(f"a hover saying {wanted!r}", shown)
         return str(hover.first.inner_text())
 
     def open_view(self, name: str) -> Any:
