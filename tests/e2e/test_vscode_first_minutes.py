@@ -51,16 +51,24 @@ def add_secret(window: Workbench, name: str | None, deadline_ms: float = DEADLIN
     view = window.open_view("Secrets")
     view.locator(".pane-header").hover()
     view.locator(".pane-header .action-label[aria-label='Add Secret']").click()
-    window.page.wait_for_selector(
-        ".quick-input-widget .quick-input-box input[type=text]", timeout=deadline_ms
-    )
+    asked(window, "text", deadline_ms)
     if name is not None:
         window.page.keyboard.press("Control+A")
         window.page.keyboard.type(name, delay=150)
     window.page.keyboard.press("Enter")
-    window.page.wait_for_selector(".quick-input-widget .quick-input-box input[type=password]")
+    asked(window, "password", DEADLINE_MS)
     window.page.keyboard.type(API_KEY, delay=150)
     window.page.keyboard.press("Enter")
+
+
+def asked(window: Workbench, kind: str, deadline_ms: float) -> None:
+    """Until the extension's input box (``kind``: text, password) is shown with the keyboard's
+    focus in it: where a person starts typing."""
+    box = f".quick-input-widget .quick-input-box input[type={kind}]"
+    window.page.wait_for_selector(box, timeout=deadline_ms)
+    window.page.wait_for_function(
+        "box => document.activeElement && document.activeElement.matches(box)", arg=box
+    )
 
 
 def show_status(window: Workbench, server: CodeServer, root: Path) -> None:

@@ -447,6 +447,12 @@ def settings_box(window: Workbench, tab: str, key: str) -> Any:
     window.command(f"Preferences: Open {tab} Settings")
     search = window.page.locator(SETTINGS_SEARCH)
     search.wait_for()
+    # Another query first: the list drawn for this one is then new, never the last one's.
+    search.fill("no such setting, none at all")
+    window.page.wait_for_function(
+        """() => !/^1 Setting Found/.test((document.querySelector(
+             '.settings-editor .settings-count-widget') || {}).textContent || '')"""
+    )
     search.fill(key)
     window.page.wait_for_function(
         """key => { const rows = [...document.querySelectorAll(

@@ -21,21 +21,54 @@ export class InForceView implements vscode.TreeDataProvider<Row>, vscode.Disposa
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly tree: vscode.TreeView<Row>;
+  /** The last answer; undefined until the first. */
+  private last: Record<string, InForce> | { error: string } | undefined;
+  private reading = false;
+  private again = false;
 
   constructor(private readonly host: InForceHost) {
     this.tree = vscode.window.createTreeView("openlineage.inForce", { treeDataProvider: this });
   }
 
-  /** Read again (the settings changed: the file, the editor's settings). */
+  /** Read again (the settings changed: the file, the editor's settings); the rows shown stay
+   * until the answer comes. */
   refresh(): void {
-    this.changed.fire();
+    this.read();
+  }
+
+  /** The CLI asked in the background: the tree is drawn at once, never waiting for the tool
+   * (its first install takes a minute), so that VS Code does not give it the keyboard's focus
+   * late, when a person already types elsewhere (a view opened is focused once drawn). */
+  private read(): void {
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    void this.host.inForce().then((answer) => {
+      this.last = answer;
+    }, (failure: unknown) => {
+      this.last = { error: String(failure) };
+    }).finally(() => {
+      this.reading = false;
+      this.changed.fire();
+      if (this.again) {
+        this.again = false;
+        this.read();
+      }
+    });
   }
 
   async getChildren(row?: Row): Promise<Row[]> {
     if (row) {
       return [];
     }
-    const inForce = await this.host.inForce();
+    const inForce = this.last;
+    if (inForce === undefined) {
+      this.tree.message = "Reading the settings in force...";
+      this.read();
+      return [];
+    }
     if ("error" in inForce) {
       this.tree.message = `Cannot read the settings: ${inForce.error}`;
       return [];

@@ -31,13 +31,7 @@ export class Keys implements vscode.Disposable {
     private readonly mirror: SettingsMirror | undefined,
   ) {
     const view = new SecretsView(this.ring, {
-      inUse: async () => {
-        const inForce = await cli.inForce();
-        return new Map("error" in inForce ? [] : KIND_SECRETS.flatMap(({ setting }) => {
-          const name = inForce[setting]?.value;
-          return typeof name === "string" && name ? [[name, setting] as [string, string]] : [];
-        }));
-      },
+      inUse: () => this.used,
       destinationOrigin: async (name) => {
         await mirror?.settled();
         const url = await this.urlInForce();
@@ -51,10 +45,23 @@ export class Keys implements vscode.Disposable {
       add: () => this.store(true),
     });
     this.disposables.push(view);
-    if (settings) {  // the names the workspace uses, as its settings change
-      this.disposables.push(settings.onDidChange(() => view.refresh()));
+    // The names the settings use, read in the background (the view is drawn at once, never
+    // waiting for the tool), again as the settings change.
+    const readUsed = () => void cli.inForce().then((inForce) => {
+      this.used = new Map("error" in inForce ? [] : KIND_SECRETS.flatMap(({ setting }) => {
+        const name = inForce[setting]?.value;
+        return typeof name === "string" && name ? [[name, setting] as [string, string]] : [];
+      }));
+      view.refresh();
+    });
+    readUsed();
+    if (settings) {
+      this.disposables.push(settings.onDidChange(readUsed));
     }
   }
+
+  /** The key names the settings in force use, with the setting naming each, as last read. */
+  private used = new Map<string, string>();
 
   /** openlineage.url in force, as the CLI reads it (the workspace's settings.json, the
    * environment VS Code was started in...); undefined when it has none. */

@@ -96,8 +96,9 @@ export class KeyRing {
 
 /** What the view needs of the rest of the extension. */
 export interface SecretsHost {
-  /** The names the settings in force use, with the setting naming each. */
-  inUse(): Promise<Map<string, string>>;
+  /** The names the settings in force use, with the setting naming each (as last read: never
+   * waited for). */
+  inUse(): Map<string, string>;
   /** The origin (as the CLI spells it) of the server the workspace sends to, or why not. */
   destinationOrigin(name: string): Promise<string | { error: string }>;
   /** Store a key, as OpenLineage: Store API Key does (its name asked first). */
@@ -136,7 +137,7 @@ export class SecretsView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     if (node) {
       return [];
     }
-    const used = await this.host.inUse();
+    const used = this.host.inUse();
     const names = [...new Set([...this.ring.names(), ...used.keys()])].sort();
     return Promise.all(names.map(async (name) => ({
       kind: "secret" as const, name, stored: await this.ring.has(name), usedBy: used.get(name),
