@@ -19,12 +19,15 @@
 #   DATA_RENTGEN_PORT its port when DATA_RENTGEN_URL is not set [58000]
 #   DATA_RENTGEN_UI_URL  its web UI the browser test opens [http://127.0.0.1:$DATA_RENTGEN_UI_PORT]
 #   DATA_RENTGEN_UI_PORT its port when DATA_RENTGEN_UI_URL is not set [53000]
+#   FEAST_URL         the Feast (its OpenLineage consumer) the end-to-end tests use
+#                     [http://127.0.0.1:$FEAST_PORT]
+#   FEAST_PORT        its port when FEAST_URL is not set [56580]
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
 #   OLX_TEST_SEED  the seed of the test order [a new one each run]: the tests run shuffled
 #                  (modules, and the tests within each), the seed printed on the first line;
 #                  give it again to run them in that same order
 #   and those of scripts/marquez.sh, scripts/kafka.sh, scripts/data-rentgen.sh,
-#   scripts/datahub.sh and scripts/vscode.sh (see their --help)
+#   scripts/datahub.sh, scripts/feast.sh and scripts/vscode.sh (see their --help)
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -34,18 +37,19 @@ cd "$(dirname "$0")/.."
 OLX_TEST_SEED=${OLX_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "test.sh: test order seed $OLX_TEST_SEED (the same order again: OLX_TEST_SEED=$OLX_TEST_SEED" \
   "scripts/test.sh)"
-# The services' ports (Kafka's three, Data.Rentgen's two and its UI's, PostgreSQL's) lie in the
-# range the kernel hands out to outgoing connections (net.ipv4.ip_local_port_range, 32768-60999
-# by default): a test's client, or pip's, could be given one of them just before its service
-# binds it (seen on a cold run: Kafka's 59094, "Address already in use"). As root, they are
-# taken out of that range (net.ipv4.ip_local_reserved_ports, added to what is there, until the
-# machine restarts), first thing, before anything here connects anywhere.
+# The services' ports (Kafka's three, Data.Rentgen's two and its UI's, PostgreSQL's, Feast's)
+# lie in the range the kernel hands out to outgoing connections (net.ipv4.ip_local_port_range,
+# 32768-60999 by default): a test's client, or pip's, could be given one of them just before
+# its service binds it (seen on a cold run: Kafka's 59094, "Address already in use"). As root,
+# they are taken out of that range (net.ipv4.ip_local_reserved_ports, added to what is there,
+# until the machine restarts), first thing, before anything here connects anywhere.
 reserved_ports=/proc/sys/net/ipv4/ip_local_reserved_ports
 if [ "$(id -u)" = 0 ] && [ -w "$reserved_ports" ]; then
   ports="${KAFKA_PORT:-59092},${KAFKA_CONTROLLER_PORT:-59093},${KAFKA_SASL_PORT:-59094}"
   ports="$ports,${DATA_RENTGEN_PORT:-58000},${DATA_RENTGEN_CONSUMER_PORT:-58001}"
   ports="$ports,${DATA_RENTGEN_UI_PORT:-53000},${MARQUEZ_PG_PORT:-55432}"
   ports="$ports,${MARQUEZ_PORT:-5000},${MARQUEZ_ADMIN_PORT:-5001},${MARQUEZ_WEB_PORT:-3000}"
+  ports="$ports,${FEAST_PORT:-56580}"
   before=$(cat "$reserved_ports")
   if ! echo "${before:+$before,}$ports" 2>/dev/null >"$reserved_ports"; then
     echo "test.sh: could not keep the services' ports ($ports) from outgoing connections" >&2
@@ -89,6 +93,7 @@ export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3
 export KAFKA_BOOTSTRAP_SERVERS=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:${KAFKA_PORT:-59092}}
 export DATA_RENTGEN_URL=${DATA_RENTGEN_URL:-http://127.0.0.1:${DATA_RENTGEN_PORT:-58000}}
 export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:${DATA_RENTGEN_UI_PORT:-53000}}
+export FEAST_URL=${FEAST_URL:-http://127.0.0.1:${FEAST_PORT:-56580}}
 # What the end-to-end and browser tests need is prepared by scripts/services.sh in the
 # background, while the tests that need none of it run; those that do wait for it
 # (tests/conftest.py's `services`), and this script waits for it after pytest. Its --help is
@@ -96,7 +101,7 @@ export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:${DATA_RENTGE
 # a fresh machine, that is several minutes of builds from the sources in ../shared/third_party:
 # Marquez's API with Maven (~1 min) and its web UI with npm (~4 min), DataHub's converters
 # (~1 min), code-server from npm (~1.5 min), the extension's .vsix, Data.Rentgen from PyPI
-# (~1 min) and its web UI with npm (~3 min); later runs reuse them.
+# (~1 min) and its web UI with npm (~3 min), Feast from PyPI (~2 min); later runs reuse them.
 # In CI a skipped test is a missing proof: it fails the run (tests/conftest.py).
 if [ "${CI:-}" = true ]; then
   export OLX_NO_SKIPS=1

@@ -3,7 +3,8 @@ two cannot drift apart: its settings (editor/vscode/package.json, contributes.co
 from the settings catalogue) and the destination kinds' secrets
 (editor/vscode/src/kindSecrets.ts, from the kinds' registry rows).
 
-Usage: python scripts/vscode_settings.py [--check]
+Usage: python scripts/vscode_settings.py [--check]   (the project's Python: .venv/bin/python,
+                                                    where scripts/setup.sh installed the package)
 
     --check   change nothing; exit 1 (saying so) when a file is not what it would write
 
@@ -23,16 +24,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openlineage_export.deliver.registry import CATALOGUE, KINDS
+from openlineage_export.host.credentials import KEY_PREFIXES
+from openlineage_export.host.setting_row import Setting
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_JSON = ROOT / "editor" / "vscode" / "package.json"
 KIND_SECRETS_TS = ROOT / "editor" / "vscode" / "src" / "kindSecrets.ts"
 TITLE = "OpenLineage Export"
-
-sys.path.insert(0, str(ROOT / "src"))
-
-from openlineage_export.deliver.registry import CATALOGUE, KINDS  # noqa: E402
-from openlineage_export.host.credentials import KEY_PREFIXES  # noqa: E402
-from openlineage_export.host.setting_row import Setting  # noqa: E402
 
 _JSON_TYPES = {
     "string": "string",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakeserver import refused_port
-from helpers import DEMO, ROOT, SHARED
+from helpers import DEMO, ROOT, SHARED, cli_command
 
 
 @pytest.mark.parametrize(
@@ -28,6 +28,7 @@ from helpers import DEMO, ROOT, SHARED
         "datahub.sh",
         "vscode.sh",
         "data-rentgen.sh",
+        "feast.sh",
         "services.sh",
     ],
 )
@@ -152,10 +153,7 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
         pytest.skip(f"{spec} is absent: a local copy of the schemas lives in ../shared")
     good = tmp_path / "events.jsonl"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "-q",
@@ -163,7 +161,7 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
             str(DEMO),
             "-o",
             str(good),
-        ],
+        ),
         check=True,
     )
     bad = tmp_path / "bad.jsonl"
@@ -252,7 +250,8 @@ def test_validate_py_never_calls_an_event_invalid_for_a_schema_it_cannot_load(
 
 def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
     """scripts/junit_counts.py, test.sh's closing line: passed, failed (errors in a fixture
-    too) and skipped, each written even when it is zero, read from pytest's own JUnit file."""
+    too) and skipped, each written even when it is zero, read from pytest's own JUnit file; a
+    test that failed as it was marked to (xfail) is no skip, and is said on a line before."""
     (tmp_path / "test_sample.py").write_text(
         "import pytest\n"
         "def test_passes(): pass\n"
@@ -262,6 +261,8 @@ def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
         "@pytest.fixture\n"
         "def broken(): raise RuntimeError\n"
         "def test_errors(broken): pass\n"
+        "@pytest.mark.xfail(strict=True, reason='later')\n"
+        "def test_fails_as_expected(): assert False\n"
     )
     junit = tmp_path / "junit.xml"
     subprocess.run(
@@ -284,7 +285,10 @@ def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
     )
     counts = [sys.executable, str(ROOT / "scripts" / "junit_counts.py")]
     done = subprocess.run([*counts, str(junit)], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (0, "tests: 2 passed, 2 failed, 1 skipped\n")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "tests: 1 failed as expected (xfail)\ntests: 2 passed, 2 failed, 1 skipped\n",
+    )
     missing = subprocess.run(
         [*counts, str(tmp_path / "none.xml")], capture_output=True, text=True, timeout=60
     )

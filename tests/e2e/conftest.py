@@ -19,6 +19,7 @@ import httpx
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+from feast_api import Feast, feast_key, feast_url
 from helpers import DEMO, USERS_HOME
 from rentgen import DataRentgen, bootstrap, rest_url
 from support.chromium import chromium
@@ -230,6 +231,29 @@ def rentgen_kafka() -> AdminClient:
             pytest.fail(message)
         pytest.skip(message)
     return client
+
+
+# ------------------------------------------------------------------ Feast (feast_api.py)
+
+
+@pytest.fixture(scope="session")
+def feast() -> Iterator[Feast]:
+    """The running Feast (its OpenLineage consumer), with the key it requires; skipped (or
+    failed, under scripts/test.sh) when it is not up. Tests that read it back empty it first."""
+    url = feast_url()
+    try:
+        httpx.get(f"{url}/api/v1/lineage/openlineage/namespaces", timeout=30).raise_for_status()
+    except httpx.HTTPError as exc:
+        message = (
+            f"no Feast at {url} ({exc}); start it with scripts/feast.sh start, or run the "
+            "whole suite with scripts/test.sh"
+        )
+        if os.environ.get("OLX_REQUIRE_FEAST") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    server = Feast(url, feast_key())
+    yield server
+    server.http.close()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
