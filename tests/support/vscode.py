@@ -18,7 +18,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from collections import defaultdict
@@ -30,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from helpers import ROOT, USERS_HOME
+from helpers import ROOT, USERS_HOME, run_cli
 
 from support.chromium import require
 
@@ -75,13 +74,7 @@ class CodeServer:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The CLI on the same machine, as a CI job runs it (same state and secrets folders)."""
-        return subprocess.run(
-            [sys.executable, "-m", "openlineage_export", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        return run_cli(*args, env=self.env)
 
     def output_logs(self) -> list[Path]:
         """Every file VS Code wrote for the "OpenLineage Export" output channel, oldest first."""
