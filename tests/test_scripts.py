@@ -146,6 +146,27 @@ def test_wait_healthy_tells_healthy_ended_too_late_and_hopeless_apart(tmp_path: 
     )
 
 
+def test_a_build_is_pruned_only_when_nothing_runs_from_it_and_it_was_not_used_for_a_week(
+    tmp_path: Path,
+) -> None:
+    """Builds are shared by every checkout: one another checkout's server runs from, or one made
+    or used this week (it may be again, by a checkout of another branch), is kept."""
+    done = service_lib(
+        """
+        mkdir -p builds/new builds/running builds/recent builds/used builds/old
+        for build in new running recent used old; do touch "builds/$build/.complete"; done
+        touch -d '8 days ago' builds/running/.complete builds/used/.complete builds/old/.complete
+        touch builds/used/.used
+        (exec -a "server $PWD/builds/running/dist 3000" sleep 30) & pid=$!
+        until grep -q builds/running "/proc/$pid/cmdline"; do sleep 0.05; done  # exec'd
+        prune_builds "$PWD/builds/new" "$PWD"/builds/*
+        ls builds
+        kill "$pid" """,
+        tmp_path,
+    )
+    assert done.stdout.split() == ["new", "recent", "running", "used"], done.stderr
+
+
 def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
     spec = SHARED / "openlineage-spec"
     if not spec.is_dir():

@@ -32,7 +32,7 @@
 #                       process this user cannot see"
 #   prune_builds KEEP DIR...
 #                       deletes each build folder DIR (not KEEP) that no running process names
-#                       and that no script has used for 7 days (touch_build marks a use)
+#                       and that was neither made nor used for 7 days (touch_build marks a use)
 
 OLX_CACHE=${OLX_CACHE:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache/openlineage-export}
 CHECKOUT=""
@@ -200,7 +200,9 @@ prune_builds() {
   shift
   for dir; do
     [[ -d $dir && $dir != "$keep" ]] || continue
-    [[ -n $(find "$dir" -maxdepth 1 -name .used -mtime -7 2>/dev/null) ]] && continue
+    # Made or used (.complete, .used) within the week.
+    [[ -n $(find "$dir" -maxdepth 1 \( -name .used -o -name .complete \) -mtime -7 2>/dev/null) ]] &&
+      continue
     grep -qsF -- "$dir" /proc/[0-9]*/cmdline && continue
     rm -rf "$dir"
   done
