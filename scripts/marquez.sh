@@ -36,18 +36,18 @@
 #      $OLX_CACHE/marquez/fetched/<version>-<hash of the pom>.
 #
 # The web UI (start --ui, ui) is built from the source's web/ folder, once: copied (without
-# node_modules) to $OLX_CACHE/marquez/web/.unfinished, then upstream's own `npm ci`, and its
+# node_modules) to $OLX_CACHE/marquez/web/.building-<hash>, then upstream's own `npm ci`, and its
 # webpack build with upstream's production configuration as scripts/marquez/web/webpack.olx.js
 # amends it (the fonts its CSS names are emitted as the font files they are: upstream's
 # file-loader rule, under webpack 5, turns them into JavaScript modules that no browser can
 # decode), packages from the npm registry: about 10 minutes on 2 busy cores the first time (~2
 # minutes of it npm ci with an empty ~/.npm, ~700 MB of node_modules), log in
-# $OLX_CACHE/marquez/web-build.log. Only its dist/ (~40 MB) is kept, in
+# $OLX_CACHE/marquez/web/build.log. Only its dist/ (~40 MB) is kept, in
 # $OLX_CACHE/marquez/web/<version>-<hash of the web source and of the build recipe>/, and reused
 # in a second. It is served by scripts/marquez/web/server.js (node's http module only: the
 # files of dist/, and /api/v1, /api/v2beta passed on to the API, as upstream's setupProxy.js).
 # Node.js 16+ and npm are needed (as root, Debian's nodejs and npm are installed when missing).
-# A build no running process uses and no script used for 7 days is deleted when another is made.
+# A build no running process uses, neither made nor used for 7 days, is deleted when another is made.
 #
 # Environment (defaults in brackets):
 #   MARQUEZ_HOME           this checkout's Marquez state [$OLX_CHECKOUT_STATE/marquez]

@@ -12,7 +12,7 @@
 
 WEB_PID_FILE="$MARQUEZ_HOME/web.pid"
 WEB_LOG="$MARQUEZ_HOME/web.log"
-WEB_BUILD_LOG="$MARQUEZ_BUILDS/web-build.log"
+WEB_BUILD_LOG="$MARQUEZ_BUILDS/web/build.log"  # (web-build.log: the older scripts')
 WEB_SERVER="$SCRIPT_DIR/marquez/web/server.js"
 WEB_CONFIG="$SCRIPT_DIR/marquez/web/webpack.olx.js"
 WEB_URL="http://$HOST:$MARQUEZ_WEB_PORT"
