@@ -33,7 +33,8 @@
 #           lineage-hub://acme-analytics, when several locations have one), at its runs since
 #           the first month Data.Rentgen has partitions for (the page's own default is the last
 #           week, which holds none of the demo's runs); its Lineage tab then draws at once. The
-#           REST server must run. Prints the link.
+#           REST server must run. Prints the link (and, on stderr, to log in first: the login
+#           page's way back keeps the page, not its filter).
 #   stop    stop the web UI, the REST server and the consumer (not Kafka or PostgreSQL: its
 #           other services use them; scripts/kafka.sh and scripts/postgres.sh stop them).
 #   status  say what is running (exit 0 only when the consumer and the REST server answer).
@@ -483,6 +484,8 @@ cmd_link() {
   server_healthy ||
     die "Data.Rentgen's REST server does not answer at $BASE_URL (scripts/data-rentgen.sh start --ui)"
   since="$(partition_range | cut -d' ' -f1)T00:00:00.000Z"
+  log "log in first at $UI_URL (any name and password), then open the link: the login page's way" \
+    "back keeps the page, not its filter"
   python3 - "$BASE_URL" "$UI_URL" "$job" "$location" "$since" "$SCRIPT_NAME" <<'PYTHON'
 import json, sys, urllib.parse, urllib.request
 

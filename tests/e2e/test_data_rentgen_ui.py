@@ -7,7 +7,7 @@ after the demo was exported to Data.Rentgen (Data.Rentgen mode, the kafka transp
 namespace of its own, NAMESPACE. The page is read the way a person reads it, from the link
 docs/data-rentgen.md gives (``scripts/data-rentgen.sh link JOB``: the job's page at its runs since
 the first month Data.Rentgen holds; its own default, the last week, holds none of the demo's):
-the link opened in a fresh browser, logged in (any name), the runs of one pipeline, PIPELINE,
+logged in (any name) in a fresh browser, the link opened, the runs of one pipeline, PIPELINE,
 are there, each with its trace id and outcome; its Lineage tab then draws the pipeline's
 lineage at the granularity of jobs at once (no Since to move, no Build Graph to press): every job
 and dataset it shows, and every arrow (a read, a write, a stage under its pipeline), is checked
@@ -248,8 +248,11 @@ def test_the_docs_link_shows_a_jobs_runs_and_its_lineage_draws_at_once(
     assert since is not None and since <= min(when(e["eventTime"]) or since for e in events)
 
     page, outside = browser
-    page.goto(link)  # a fresh browser: the login page first, then back at the link
+    # Logged in first, as the docs say: the login page's way back keeps the link's page, not
+    # its filter (react-admin's; the page then shows its default week: "No Runs found").
+    page.goto(f"{ui}/")
     log_in(page)
+    page.goto(link)
     rows = page.locator(".RaDatagrid-tbody tr")
     page.wait_for_function(
         "n => document.querySelectorAll('.RaDatagrid-tbody tr').length === n",
