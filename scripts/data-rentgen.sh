@@ -277,7 +277,7 @@ start_process() {
   if [[ -z $pid ]]; then
     refuse_port "$port" "$port_variable"
     log "starting its $name on $HOST:$port"
-    (cd "$DATA_RENTGEN_HOME" && exec nohup setsid env -i "${DR_ENV[@]}" "$VENV/bin/python" -m "$module" \
+    (cd "$DATA_RENTGEN_HOME" && close_fds && exec nohup setsid env -i "${DR_ENV[@]}" "$VENV/bin/python" -m "$module" \
         "$@" >"$logfile" 2>&1 </dev/null 9>&-) &
     pid=$!
     echo "$pid" >"$DATA_RENTGEN_HOME/$name.pid"
@@ -453,7 +453,7 @@ start_web() {
     refuse_port "$DATA_RENTGEN_UI_PORT" DATA_RENTGEN_UI_PORT
     ensure_node
     log "starting Data.Rentgen's web UI on $UI_URL (API: $BASE_URL)"
-    (cd "$DATA_RENTGEN_HOME" && exec nohup setsid "$NODE" "${serves[@]}" >"$UI_LOG" 2>&1 </dev/null 9>&-) &
+    (cd "$DATA_RENTGEN_HOME" && close_fds && exec nohup setsid "$NODE" "${serves[@]}" >"$UI_LOG" 2>&1 </dev/null 9>&-) &
     pid=$!
     echo "$pid" >"$DATA_RENTGEN_HOME/web.pid"
   fi

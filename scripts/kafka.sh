@@ -193,7 +193,7 @@ start_kafka() {
     ensure_formatted
     log "starting Kafka $KAFKA_VERSION on $BOOTSTRAP"
     # shellcheck disable=SC2086
-    (cd "$KAFKA_HOME" && exec nohup setsid "$JAVA" $KAFKA_JAVA_OPTS -Djava.awt.headless=true \
+    (cd "$KAFKA_HOME" && close_fds && exec nohup setsid "$JAVA" $KAFKA_JAVA_OPTS -Djava.awt.headless=true \
         -Dorg.slf4j.simpleLogger.showDateTime=true \
         -Dorg.slf4j.simpleLogger.dateTimeFormat="yyyy-MM-dd'T'HH:mm:ss.SSS" \
         -cp "$CLASSPATH_DIR/*" kafka.Kafka "$CONFIG" >"$KAFKA_OUT" 2>&1 </dev/null 9>&-) &

@@ -327,7 +327,7 @@ start_marquez() {
     : >"$MARQUEZ_LOG"
     log "starting Marquez $MARQUEZ_VERSION on $BASE_URL"
     # shellcheck disable=SC2086
-    (cd "$MARQUEZ_HOME" && exec nohup setsid "$JAVA" $MARQUEZ_JAVA_OPTS -cp "$CLASSPATH_DIR/*" \
+    (cd "$MARQUEZ_HOME" && close_fds && exec nohup setsid "$JAVA" $MARQUEZ_JAVA_OPTS -cp "$CLASSPATH_DIR/*" \
         marquez.MarquezApp server "$CONFIG" >"$MARQUEZ_OUT" 2>&1 </dev/null 9>&- 7>&-) &
     pid=$!
     echo "$pid" >"$PID_FILE"

@@ -249,8 +249,9 @@ start_code_server() {
               --user-data-dir "$data" --extensions-dir "$extensions")
   [ -n "$FOLDER" ] && args+=("$FOLDER")
   : >"$run_log"
-  # setsid: its own process group, so that stop ends it with every child it started.
-  setsid "$CODE_SERVER" "${args[@]}" >"$run_log" 2>&1 </dev/null 9>&- &
+  # setsid: its own process group, so that stop ends it with every child it started; none of
+  # this script's files (close_fds).
+  (close_fds && exec setsid "$CODE_SERVER" "${args[@]}") >"$run_log" 2>&1 </dev/null &
   local pid=$! rc=0
   echo "$pid" >"$RUN_DIR/code-server.pid"
   wait_healthy "$pid" "$VSCODE_START_TIMEOUT" 0.2 answers || rc=$?

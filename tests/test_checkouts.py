@@ -175,7 +175,7 @@ for pid in $(cat ./*/kafka/kafka.pid 2>/dev/null); do kill "$pid" 2>/dev/null ||
 def brokers(run: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """PIDS's lines: clone -> (pid, up or down)."""
     lines = [line.split() for line in run["stdout"].splitlines()]
-    return {line[0]: (line[1], line[-1]) for line in lines}
+    return {line[0]: (line[1], line[-1]) for line in lines if line[0] in ("a", "b")}
 
 
 def test_a_clones_kafka_start_and_stop_never_touch_another_clones_broker(
@@ -183,13 +183,16 @@ def test_a_clones_kafka_start_and_stop_never_touch_another_clones_broker(
 ) -> None:
     a, b = clone(tmp_path, "a"), clone(tmp_path, "b")
     env = kafka_env(tmp_path)
+    lock = tmp_path / "e2e.lock"
+    held = script(a, "kafka.sh start", env)  # as the team runs it: flock LOCK scripts/...
+    held["args"] = ["flock", str(lock), *held["args"]]
     done = in_netns(
         tmp_path,
         listen=[],
         runs=[
-            script(a, "kafka.sh start", env),
+            held,
             script(b, "kafka.sh start", env),
-            shell(PIDS, env),
+            shell(PIDS + f"\nflock -n {lock} echo free", env),
             script(b, "kafka.sh start", env),  # again: its own, already running
             script(b, "kafka.sh stop", env),
             shell(PIDS, env),
@@ -209,6 +212,8 @@ def test_a_clones_kafka_start_and_stop_never_touch_another_clones_broker(
     assert (start_b["code"], start_b["stdout"]) == (0, "127.0.0.1:59102\n"), start_b["stderr"]
     (pid_a, up_a), (pid_b, up_b) = brokers(both)["a"], brokers(both)["b"]
     assert up_a == up_b == "up" and pid_a != pid_b
+    # The lock a's start ran under was let go with it: its broker holds none of its files.
+    assert both["stdout"].splitlines()[-1] == "free"
     assert again_b["code"] == 0 and "Kafka already running at 127.0.0.1:59102" in again_b["stderr"]
     assert stop_b["code"] == 0, stop_b["stderr"]
     assert brokers(after_b) == {"a": (pid_a, "up"), "b": (pid_b, "down")}

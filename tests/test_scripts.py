@@ -109,6 +109,24 @@ def test_a_pid_file_names_our_process_only_while_it_runs_what_we_started(tmp_pat
     assert said[:-1] == [f"ours: {pid}", "another program's: ", "no file: ", "ended: "], done.stderr
 
 
+def test_a_server_started_after_close_fds_holds_none_of_its_callers_files(tmp_path: Path) -> None:
+    """A lock the script (or its caller: flock LOCK scripts/...) holds is not held by the server
+    it starts, which outlives it."""
+    done = service_lib(
+        """
+        exec 7>held.lock
+        flock 7
+        (close_fds && exec sleep 30) </dev/null >/dev/null 2>&1 & pid=$!
+        until grep -q sleep "/proc/$pid/cmdline"; do sleep 0.05; done  # exec'd
+        ls "/proc/$pid/fd" | sort -n | paste -sd' '
+        exec 7>&-
+        flock -n held.lock echo "let go"
+        kill "$pid" """,
+        tmp_path,
+    )
+    assert done.stdout.splitlines() == ["0 1 2", "let go"], done.stderr
+
+
 def test_stop_pid_kills_what_ignores_sigterm_once_its_time_is_up(tmp_path: Path) -> None:
     done = service_lib(
         """

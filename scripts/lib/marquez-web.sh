@@ -152,7 +152,7 @@ start_web() {
     refuse_port "$MARQUEZ_WEB_PORT" MARQUEZ_WEB_PORT
     ensure_node
     log "starting Marquez's web UI on $WEB_URL (API: $BASE_URL)"
-    (cd "$MARQUEZ_HOME" && exec nohup setsid "$NODE" "$WEB_SERVER" "$WEB_DIST" "$MARQUEZ_WEB_PORT" \
+    (cd "$MARQUEZ_HOME" && close_fds && exec nohup setsid "$NODE" "$WEB_SERVER" "$WEB_DIST" "$MARQUEZ_WEB_PORT" \
         "$BASE_URL" >"$WEB_LOG" 2>&1 </dev/null 9>&-) &
     pid=$!
     echo "$pid" >"$WEB_PID_FILE"

@@ -89,15 +89,15 @@ locked() {
   exec 7>&-
 }
 
-# Run a command as the cluster's owner; no lock (fd 7, fd 9) is passed on: the server it starts
-# would hold it as long as it runs.
+# Run a command as the cluster's owner; none of this script's files (a lock: fd 7, fd 9, a
+# caller's) is passed on: the server it starts would hold it as long as it runs.
 as_owner() {
   if [[ $IS_ROOT == 1 ]]; then
     local pg_home
     pg_home=$(getent passwd postgres | cut -d: -f6)
-    (cd / && runuser -u postgres -- env HOME="${pg_home:-/}" "$@") 7>&- 9>&-
+    (cd / && close_fds && exec runuser -u postgres -- env HOME="${pg_home:-/}" "$@")
   else
-    "$@" 7>&- 9>&-
+    (close_fds && exec "$@")
   fi
 }
 

@@ -8,6 +8,11 @@
 #   is_root                    this script runs as root (and may install Debian's packages)
 #   take_lock DIR SECONDS      one invocation at a time per state dir DIR (DIR/.lock, on fd 9:
 #                              a child that outlives the script is started with 9>&-)
+#   close_fds                  in the (sub)shell that runs it, closes every file descriptor above
+#                              2: run before it execs a server, which then holds none of its
+#                              caller's files (a lock the caller holds, flock(1)'s
+#                              `flock /work/e2e.lock scripts/test.sh` one too: the server would
+#                              hold it as long as it runs)
 #   build_locked LOCK_FILE SECONDS COMMAND...
 #                              COMMAND in a subshell holding LOCK_FILE (fd 6): one build at a
 #                              time into a folder every checkout shares; a failure ends the script
@@ -48,6 +53,14 @@ is_root() { [[ $(id -u) == 0 ]]; }
 take_lock() {
   exec 9>"$1/.lock"
   flock -w "$2" 9 || die "another $SCRIPT_NAME holds $1/.lock"
+}
+
+close_fds() {
+  local fd
+  for fd in "/proc/$BASHPID/fd/"*; do
+    fd=${fd##*/}
+    if ((fd > 2)); then exec {fd}>&-; fi
+  done
 }
 
 build_locked() {
