@@ -44,7 +44,7 @@ def child(bootstrap: str, events: str, count: int, in_flight: int) -> dict[str, 
     from confluent_kafka import Producer
 
     from bench.measure import _fresh_topic
-    from openlineage_export.deliver.kafka_config import KafkaConfig
+    from openlineage_export.deliver.kafka.config import KafkaConfig
 
     lines = [line for line in Path(events).read_bytes().splitlines() if line]
     values = [lines[i % len(lines)] for i in range(count)]

@@ -447,12 +447,12 @@ def bare_posts(
 
             closing = http.close
         else:
-            from openlineage_export.deliver.aiohttp_client import AiohttpPoster
-            from openlineage_export.deliver.httpx_client import HttpxPoster
+            from openlineage_export.deliver.http.aiohttp_client import AiohttpPoster
+            from openlineage_export.deliver.http.httpx_client import HttpxPoster
 
             poster: Any
             if client == "curl":
-                from openlineage_export.deliver.curl_client import CurlPoster
+                from openlineage_export.deliver.http.curl_client import CurlPoster
 
                 poster = CurlPoster(
                     verify=True, concurrency=concurrency, timeout=30, user_agent="bench/1"

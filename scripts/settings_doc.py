@@ -92,11 +92,15 @@ def row_of(row: Setting) -> str:
 def rendered() -> str:
     """The whole page."""
     parts = [HEAD]
+    # Groups of one title (declared in two rooms: delivery's own, and the guards' key
+    # settings) are one table, as a person reads them.
+    titles: dict[str, list[Setting]] = {}
     for group in CATALOGUE.groups:
-        rows = group.rows()
+        titles.setdefault(group.title, []).extend(group.rows())
+    for title, rows in titles.items():
         if not rows:
             continue
-        parts.append(f"## {group.title.capitalize()}\n")
+        parts.append(f"## {title.capitalize()}\n")
         parts.append(
             "| key | type | default | env | openlineage-python | what |\n"
             "|---|---|---|---|---|---|\n" + "\n".join(row_of(r) for r in rows) + "\n"

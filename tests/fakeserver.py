@@ -13,8 +13,8 @@ An answer can delay, or reset the connection instead of answering.
         ... export to fake_server.url ...
         fake_server.requests                              # every Recorded, in arrival order
 
-Reads (GETs) are what an export asks before it sends (deliver/held.py before a first export,
-deliver/recall.py before a later one). By default the server answers them as a server that is
+Reads (GETs) are what an export asks before it sends (deliver/http/held.py before a first export,
+deliver/http/recall.py before a later one). By default the server answers them as a server that is
 not Marquez would (a 404 page), keeps them in ``reads`` and never shows them to the script or
 in ``requests``: a test of the events sees the events. ``FakeServer(reads=True)`` (or setting
 ``answers_reads``) hands them to the script and records them in ``requests`` like the rest.

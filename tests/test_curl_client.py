@@ -19,7 +19,8 @@ from fakeserver import (
 from test_deliver_http import configure, dry_lines, export, export_bounded
 from test_secret_hygiene import Server, self_signed  # noqa: F401 - self_signed: the fixture
 
-from openlineage_export.deliver import curl_client, http_client
+from openlineage_export.deliver.http import client as http_client
+from openlineage_export.deliver.http import curl_client
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.opening import open_workspace
-from openlineage_export.translate import data_rentgen, shapes
+from openlineage_export.export.opening import open_workspace
+from openlineage_export.translate import data_rentgen, modes
 from openlineage_export.translate.ids import canonical_uuid
 
 MODE = {"OPENLINEAGE_SERVER": "data-rentgen"}
@@ -61,7 +61,7 @@ def start_ms(when: str) -> int:
 def test_the_setting_offers_every_shape() -> None:
     row = CATALOGUE.get("openlineage.server")
     assert row is not None and row.choices is not None
-    assert set(row.choices) == {"auto", *shapes.SERVERS}
+    assert set(row.choices) == {"auto", *modes.MODES}
 
 
 @pytest.mark.parametrize("transport", ["http", "kafka", "file"])

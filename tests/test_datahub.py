@@ -16,7 +16,7 @@ import pytest
 from helpers import DEMO, GRAPH, WorkspaceMaker, run_record, stage_record
 
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.opening import open_workspace
+from openlineage_export.export.opening import open_workspace
 from openlineage_export.translate import datahub
 
 ENDPOINT = "openapi/openlineage/api/v1/lineage"

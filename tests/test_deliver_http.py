@@ -29,11 +29,11 @@ from fakeserver import (
 )
 from helpers import DEMO, WorkspaceMaker, run_record
 
-from openlineage_export.deliver.http import DATAHUB_REFUSAL
 from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.export import ExportRequest, run_export, run_export_async
+from openlineage_export.export.report import ExportReport
 from openlineage_export.host.secret_files import FileStore
-from openlineage_export.report import ExportReport
+from openlineage_export.translate.datahub import REFUSAL as DATAHUB_REFUSAL
 from openlineage_export.translate.encoded import TranslatedRun, encode
 
 KEY = "olx-SECRET-0123456789abcdef"
@@ -280,7 +280,7 @@ def test_missing_secret_stops_before_any_request(
 
 def recording_transport() -> tuple[httpx.MockTransport, list[httpx.Request]]:
     """A host's transport that records the events posted; what an export asks before it sends
-    (a GET: deliver/held.py) is answered as a server that is not Marquez answers, unrecorded."""
+    (a GET: deliver/http/held.py) is answered as a server that is not Marquez answers, unrecorded."""
     seen: list[httpx.Request] = []
     lock = threading.Lock()
 

@@ -22,7 +22,7 @@ from support.virtual_clock import run_on_virtual_clock
 from openlineage_export.deliver.destination import RunOutcome, Tally
 from openlineage_export.deliver.engine import deliver_async
 from openlineage_export.errors import ConfigError, DestinationUnreachable
-from openlineage_export.secrecy import Redactor
+from openlineage_export.guards.secrecy import Redactor
 from openlineage_export.translate.encoded import TranslatedRun
 
 

@@ -15,7 +15,7 @@ from helpers import DEMO, WorkspaceMaker, run_record
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.report import ExportReport
+from openlineage_export.export.report import ExportReport
 
 
 @pytest.fixture

@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 
 from openlineage_export.cli import main
 from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.export.report import ExportReport
 from openlineage_export.hub.model import BadEntry
-from openlineage_export.report import ExportReport
 
 AUDIT = ".workspace/lineage/audit"
 NAMESPACE = GRAPH["workspace"]["name"]

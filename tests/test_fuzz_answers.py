@@ -25,21 +25,21 @@ from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openlineage_export.deliver import recall
-from openlineage_export.deliver.curl_client import CurlPoster
-from openlineage_export.deliver.http import (
+from openlineage_export.deliver.http import recall
+from openlineage_export.deliver.http.curl_client import CurlPoster
+from openlineage_export.deliver.http.destination import (
     HttpConfig,
     HttpDestination,
     _says_client_error,
 )
-from openlineage_export.deliver.http_signs import REASON_LIMIT
-from openlineage_export.deliver.poster import (
+from openlineage_export.deliver.http.poster import (
     BODY_LIMIT,
     Answer,
     BadCertificate,
     NoAnswer,
     TransportFailure,
 )
+from openlineage_export.deliver.http.signs import REASON_LIMIT
 from openlineage_export.deliver.retry import retry_after_seconds
 
 KEY = "olx-SECRET-answers-0123456789"

@@ -24,6 +24,7 @@ from test_fuzz import good_runs
 
 from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.errors import ConfigError, ExportError
+from openlineage_export.guards.trust import origin_of
 from openlineage_export.host.ecosystem import read_ecosystem
 from openlineage_export.host.jsonfile import raw_entries
 from openlineage_export.host.settings import describe, load_settings, shown
@@ -32,7 +33,6 @@ from openlineage_export.hub.model import BadRecord
 from openlineage_export.hub.records import parse_run, parse_trusted
 from openlineage_export.hub.times import normalise_time, parse_time, trusted_time
 from openlineage_export.jsonout import dumps
-from openlineage_export.trust import origin_of
 
 FUZZ = settings(
     max_examples=80,

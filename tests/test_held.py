@@ -1,4 +1,4 @@
-"""A first export asks what the server already holds (deliver/held.py): with an empty ledger for
+"""A first export asks what the server already holds (deliver/http/held.py): with an empty ledger for
 the destination, a Marquez is read (its namespace, each job's runs, paged) and the runs it holds
 as our events would leave them are recorded as accepted, not sent. Anything else sends every run.
 
@@ -18,7 +18,7 @@ import pytest
 from fakeserver import Answer, FakeServer, MarquezLike, Recorded
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record, stage_record
 
-from openlineage_export.deliver.held import FIRST_PAGE, Holdings, deadline_for
+from openlineage_export.deliver.http.held import FIRST_PAGE, Holdings, deadline_for
 from openlineage_export.translate.encoded import EventFacts
 
 NAMESPACE = "test-ws"

@@ -1,4 +1,4 @@
-"""A URL's host as the client reads it (hosts.py), and the origins keys are approved for
+"""A URL's host as the client reads it (guards/addresses.py), and the origins keys are approved for
 (trust.origin_of): every spelling of one host compares equal, no two hosts do.
 
 The spellings are drawn knowing which host they spell; where a real reader exists it is asked
@@ -17,10 +17,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from openlineage_export.deliver.registry import approvable
 from openlineage_export.errors import ConfigError
-from openlineage_export.hosts import canonical_host
-from openlineage_export.secrecy import is_loopback
-from openlineage_export.trust import approvable_origin, origin_of
+from openlineage_export.guards.addresses import canonical_host
+from openlineage_export.guards.secrecy import is_loopback
+from openlineage_export.guards.trust import approvable_origin, origin_of
 
 FUZZ = settings(max_examples=200, deadline=None, database=None)
 
@@ -246,7 +247,7 @@ def test_what_no_client_reads_as_a_host_is_no_url(text: str) -> None:
 
 
 def test_approvals_are_given_and_compared_in_one_spelling() -> None:
-    assert approvable_origin("HTTP://0x7F.1.:80/x") == "http://127.0.0.1"
-    assert approvable_origin("kafka://0177.0.0.1:9094") == "kafka://127.0.0.1:9094"
-    assert approvable_origin("https://[::FFFF:127.0.0.1]:443") == "https://127.0.0.1"
+    assert approvable_origin("HTTP://0x7F.1.:80/x", approvable()) == "http://127.0.0.1"
+    assert approvable_origin("kafka://0177.0.0.1:9094", approvable()) == "kafka://127.0.0.1:9094"
+    assert approvable_origin("https://[::FFFF:127.0.0.1]:443", approvable()) == "https://127.0.0.1"
     assert quote("é") and origin_of("https://%C3%A9.example") == "https://é.example"

@@ -26,11 +26,11 @@ from support import chromium
 from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.export.report import ExportReport, RunResult
 from openlineage_export.html_report import ReportCollector, render_report, write_report
 from openlineage_export.html_report import collector as collector_mod
 from openlineage_export.html_report.chart import count
 from openlineage_export.html_report.lineage import Sharing, views
-from openlineage_export.report import ExportReport, RunResult
 
 SCREENSHOT = ROOT / "docs" / "report-screenshot.png"
 FAILED_DEMO_RUN = "ced4662d-90fa-4e27-840f-13c79058ada7"  # daily-sales, extract retried, failed

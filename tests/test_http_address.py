@@ -1,6 +1,6 @@
 """A url that already ends with the endpoint (``http://localhost:5000/api/v1/lineage``) posts
 to ``.../api/v1/lineage/api/v1/lineage``, where every event is refused with 404: the export
-says so first, in one warning naming the url to set (deliver/http_address.py)."""
+says so first, in one warning naming the url to set (deliver/http/address.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from fakeserver import Answer, FakeServer
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 
-from openlineage_export.deliver.http_address import url_doubts
+from openlineage_export.deliver.http.address import url_doubts
 from openlineage_export.deliver.registry import CATALOGUE
 
 

@@ -1,4 +1,4 @@
-"""A wrong address said in one line at its first sign (``deliver/http_signs.py``): every event
+"""A wrong address said in one line at its first sign (``deliver/http/signs.py``): every event
 refused with 404, nothing listening, https:// to a plain http server; and a server's HTML page
 never shown as a run's reason. Through run_export, with each client, against loopback servers."""
 
@@ -21,11 +21,11 @@ from fakeserver import (
 from helpers import WorkspaceMaker, run_record
 
 from openlineage_export.deliver.destination import Retry
-from openlineage_export.deliver.http_signs import describe_answer, host_port
-from openlineage_export.deliver.poster import Answer as Got
+from openlineage_export.deliver.http.poster import Answer as Got
+from openlineage_export.deliver.http.signs import describe_answer, host_port
 from openlineage_export.export import ExportRequest, run_export, run_export_async
-from openlineage_export.report import ExportReport
-from openlineage_export.secrecy import Redactor
+from openlineage_export.export.report import ExportReport
+from openlineage_export.guards.secrecy import Redactor
 
 PAGE = (
     "<!DOCTYPE html>\n<html><head><title>Error 404 &amp; Not Found</title></head>\n"

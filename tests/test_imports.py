@@ -1,6 +1,8 @@
 """The package's layout holds: no module over 400 lines, no import circles in ``src/`` (each
 module's imports, those inside functions included, only ``if TYPE_CHECKING:`` blocks left out
-as they never run, draw a graph with no cycle), and the CLI runs without the test extra.
+as they never run, draw a graph with no cycle), the rooms stand on their floors (a room never
+imports a room above it, ``TYPE_CHECKING`` blocks included), the package's top holds only what
+docs/development.md says, and the CLI runs without the test extra.
 
 A circle is a seam in the wrong place: two modules that each need the other are one idea (or
 the idea they share wants a module of its own). A package's ``__init__`` is not counted as
@@ -39,11 +41,15 @@ def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
         yield from _runtime_nodes(node)
 
 
-def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The package's modules that module ``name`` imports."""
+def imported(
+    name: str, path: Path, known: dict[str, Path], *, typing_too: bool = False
+) -> set[str]:
+    """The package's modules that module ``name`` imports (``typing_too``: those imported
+    only for type checking too)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree) if typing_too else _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -109,6 +115,68 @@ def test_no_module_of_the_package_imports_itself_through_others() -> None:
     graph = {name: imported(name, path, known) for name, path in known.items()}
     circles = cycles(graph)
     assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
+
+
+FLOORS = (
+    (f"{PACKAGE}", f"{PACKAGE}.errors", f"{PACKAGE}.jsonout"),
+    (f"{PACKAGE}.files",),
+    (f"{PACKAGE}.host",),
+    (f"{PACKAGE}.guards",),
+    (f"{PACKAGE}.state",),
+    (f"{PACKAGE}.hub",),
+    (f"{PACKAGE}.translate",),
+    (f"{PACKAGE}.deliver",),
+    (f"{PACKAGE}.export",),
+    (f"{PACKAGE}.terminal", f"{PACKAGE}.html_report"),
+    (f"{PACKAGE}.cli",),
+    (f"{PACKAGE}.__main__",),
+)
+"""The rooms from the ground up (docs/development.md, "The code"): data flows one way, hub ->
+translate -> deliver, with what the editor provides (``host``) and its guards below and the
+hosts of the library (``terminal``, ``cli``) above. A room may import its own floor's rooms
+and those below, never one above."""
+
+
+def floor(module: str) -> int:
+    """The floor of the room ``module`` lives in."""
+    parts = module.split(".")
+    room = ".".join(parts[:2]) if len(parts) > 1 else parts[0]
+    for level, rooms in enumerate(FLOORS):
+        if room in rooms:
+            return level
+    raise AssertionError(f"{module}: in no room of FLOORS (add its room there)")
+
+
+def test_every_room_imports_only_its_own_floor_and_those_below() -> None:
+    known = modules()
+    upward = sorted(
+        f"{name} ({floor(name)}) imports {target} ({floor(target)})"
+        for name, path in known.items()
+        for target in imported(name, path, known, typing_too=True)
+        if floor(target) > floor(name)
+    )
+    assert not upward, "imports up the floors:\n" + "\n".join(upward)
+
+
+def test_no_module_imports_itself_through_others_even_for_type_checking() -> None:
+    known = modules()
+    graph = {name: imported(name, path, known, typing_too=True) for name, path in known.items()}
+    circles = cycles(graph)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
+
+
+TOP = {"__init__.py", "__main__.py", "errors.py", "jsonout.py", "py.typed"}
+"""What the package's top holds besides its rooms: its name and version, how it runs, the one
+exception tree and the one JSON-output seam."""
+
+
+def test_the_package_top_holds_only_its_entry_points_and_its_two_leaves() -> None:
+    top = SRC / PACKAGE
+    loose = sorted(p.name for p in top.iterdir() if p.is_file() and p.name not in TOP)
+    assert not loose, f"modules loose at the package's top, each belongs in a room: {loose}"
+    for room in (p for p in top.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        assert floor(f"{PACKAGE}.{room.name}") >= 0
+        assert (room / "__init__.py").exists(), f"{room.name}/ is not a package"
 
 
 WITHOUT_TEST_EXTRA = """

@@ -28,8 +28,8 @@ from support.holds import DEADLINE, wait_until
 
 from openlineage_export.deliver.destination import Opening, RunOutcome, Tally
 from openlineage_export.deliver.engine import blocking, deliver_async
-from openlineage_export.deliver.kafka import KafkaDestination
-from openlineage_export.deliver.kafka_config import COMPRESSIONS, KafkaConfig, KafkaSettings
+from openlineage_export.deliver.kafka.config import COMPRESSIONS, KafkaConfig, KafkaSettings
+from openlineage_export.deliver.kafka.destination import KafkaDestination
 from openlineage_export.deliver.registry import CATALOGUE, TransportSettings, open_destination
 from openlineage_export.errors import (
     ConfigError,

@@ -1,4 +1,4 @@
-"""The bootstrap servers as librdkafka reads them (deliver/kafka_brokers.py).
+"""The bootstrap servers as librdkafka reads them (deliver/kafka/brokers.py).
 
 Three layers: the model of librdkafka's reading (``librdkafka_reading``) against the real
 librdkafka, asked in a process of its own without a network (its debug log names each broker
@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openlineage_export.deliver.kafka_brokers import (
+from openlineage_export.deliver.kafka.brokers import (
     PROTOCOLS,
     Broker,
     librdkafka_reading,
     parse_bootstrap,
 )
 from openlineage_export.errors import ConfigError
-from openlineage_export.trust import origin_of
+from openlineage_export.guards.trust import origin_of
 
 FUZZ = settings(max_examples=300, deadline=None, database=None)
 

@@ -14,7 +14,7 @@ import pytest
 from helpers import WorkspaceMaker, reason_between, run_record, stage_record
 
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.report import ExportReport
+from openlineage_export.export.report import ExportReport
 from openlineage_export.state.ledger import Ledger
 
 

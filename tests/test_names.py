@@ -8,7 +8,7 @@ import json
 from helpers import WorkspaceMaker, run_record, stage_record
 
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.report import ExportReport
+from openlineage_export.export.report import ExportReport
 from openlineage_export.translate.names import JobNames
 
 GRAPH = {

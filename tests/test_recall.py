@@ -1,4 +1,4 @@
-"""A server that forgot (deliver/recall.py): before sending, Marquez is asked for the
+"""A server that forgot (deliver/http/recall.py): before sending, Marquez is asked for the
 namespace and a few of the runs the ledger says it accepted; what it no longer has is said in
 one line, and every run is sent again. Anything that is not Marquez's answer changes nothing.
 
@@ -19,7 +19,7 @@ import pytest
 from fakeserver import Answer, FakeServer, Recorded
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 
-from openlineage_export.deliver.recall import SAMPLE, marquez_api
+from openlineage_export.deliver.http.recall import SAMPLE, marquez_api
 
 NAMESPACE = "test-ws"
 

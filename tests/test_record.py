@@ -6,10 +6,10 @@ import threading
 from pathlib import Path
 
 from openlineage_export.deliver.destination import Retry, RunOutcome
+from openlineage_export.export.recording import Recorder
+from openlineage_export.export.report import ExportReport, Progress, RunResult
+from openlineage_export.guards.secrecy import Redactor
 from openlineage_export.hub.model import BadEntry
-from openlineage_export.record import Recorder
-from openlineage_export.report import ExportReport, Progress, RunResult
-from openlineage_export.secrecy import Redactor
 from openlineage_export.state.index import RunIndex, Winner
 from openlineage_export.state.ledger import Ledger
 from openlineage_export.translate.encoded import TranslatedRun

@@ -9,8 +9,8 @@ from helpers import WorkspaceMaker
 
 from openlineage_export.deliver.destination import Opening
 from openlineage_export.deliver.file import FileDestination
-from openlineage_export.deliver.http import HttpDestination
-from openlineage_export.deliver.kafka import KafkaDestination
+from openlineage_export.deliver.http.destination import HttpDestination
+from openlineage_export.deliver.kafka.destination import KafkaDestination
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, open_destination
 from openlineage_export.host.secret_files import FileStore
 from openlineage_export.host.settings import describe

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from openlineage_export.export.report import MAX_LISTED, ExportReport, FailedRun
 from openlineage_export.hub.model import BadEntry
-from openlineage_export.report import MAX_LISTED, ExportReport, FailedRun
 
 
 def report(**fields: object) -> ExportReport:

@@ -12,8 +12,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from openlineage_export.errors import ConfigError, MissingSecret
-from openlineage_export.host.secret_files import FileStore
-from openlineage_export.secrecy import (
+from openlineage_export.guards.secrecy import (
     Redactor,
     Secret,
     check_header_safe,
@@ -22,6 +21,7 @@ from openlineage_export.secrecy import (
     masked_logs,
     resolve_secret,
 )
+from openlineage_export.host.secret_files import FileStore
 
 SECRET = "sk-live-4f9a1c2e7b"
 OTHER = "pat-0b8e3d7a55"

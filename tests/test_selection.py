@@ -13,11 +13,12 @@ import pytest
 from helpers import WorkspaceMaker, run_record
 
 from openlineage_export.errors import ConfigError
-from openlineage_export.export import ExportRequest, run_export, scan_trail
+from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.export.opening import open_workspace
+from openlineage_export.export.scanning import scan_trail
+from openlineage_export.export.selection import WHEN_FORMS, Selection, instant_text, parse_when
+from openlineage_export.export.status import export_status
 from openlineage_export.hub.times import microseconds, start_microseconds
-from openlineage_export.opening import open_workspace
-from openlineage_export.selection import WHEN_FORMS, Selection, instant_text, parse_when
-from openlineage_export.status import export_status
 
 NOW = datetime(2026, 11, 10, 12, 0, 0, tzinfo=UTC)
 CET = timezone(timedelta(hours=1))

@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from openlineage_export.deliver.console import ConsoleSettings
 from openlineage_export.deliver.destination import DeliverySettings
 from openlineage_export.deliver.file import FileSettings
-from openlineage_export.deliver.http_settings import HttpSettings
-from openlineage_export.deliver.kafka_config import KafkaSettings
+from openlineage_export.deliver.http.settings import HttpSettings
+from openlineage_export.deliver.kafka.config import KafkaSettings
 from openlineage_export.deliver.registry import CATALOGUE, KINDS, TransportSettings
 from openlineage_export.errors import ConfigError, WorkspaceError
+from openlineage_export.guards.keys import KeySettings
 from openlineage_export.host import setting_values, settings_file
 from openlineage_export.host import settings as settings_mod
 from openlineage_export.host.setting_row import Setting
@@ -30,6 +31,7 @@ from openlineage_export.host.settings import (
     SettingsGroup,
     read_raw,
 )
+from openlineage_export.translate.modes import ServerSettings
 
 SECRET = "sk-live-4f9a1c2e7b"
 
@@ -92,13 +94,15 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
             "openlineage.namespace",
             "openlineage.sourceRepository.url",
             "openlineage.sourceRepository.version",
-            "openlineage.server",
         ],
+        ServerSettings: ["openlineage.server"],
         TransportSettings: ["openlineage.transport"],
         DeliverySettings: [
             "openlineage.timeout",
             "openlineage.retry.maxTime",
             "openlineage.concurrency",
+        ],
+        KeySettings: [
             "openlineage.tls.caBundle",
             "openlineage.tls.verify",
             "openlineage.allowInsecureKey",
@@ -165,12 +169,10 @@ def test_no_settings_file_means_every_default(tmp_path: Path) -> None:
         url=None, endpoint="api/v1/lineage", api_key_secret_ref=None, compression="none"
     )
     assert settings.of(DeliverySettings) == DeliverySettings(
-        timeout=10.0,
-        retry_max_time=30.0,
-        concurrency=32,
-        tls_ca_bundle=None,
-        tls_verify=True,
-        allow_insecure_key=False,
+        timeout=10.0, retry_max_time=30.0, concurrency=32
+    )
+    assert settings.of(KeySettings) == KeySettings(
+        tls_ca_bundle=None, tls_verify=True, allow_insecure_key=False
     )
     assert settings.of(EventSettings) == EventSettings(None, None, None)
     assert settings.of(TransportSettings).transport == "http"

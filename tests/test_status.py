@@ -26,7 +26,7 @@ from helpers import (
 from support.holds import wait_until
 from test_ledger import Server, dry_run_ids, export, trail
 
-from openlineage_export.status import export_status
+from openlineage_export.export.status import export_status
 
 
 def test_status_counts_exported_pending_and_failed(ws: WorkspaceMaker, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from openlineage_export.translate import facets
 from openlineage_export.translate.encoded import encode, facts
 from openlineage_export.translate.events import TranslationConfig, Translator
 from openlineage_export.translate.ids import canonical_uuid, pipeline_run_id, stage_run_id
-from openlineage_export.translate.shapes import translator_for
+from openlineage_export.translate.modes import translator_for
 
 TRACE = "3F2C5A1E-9B7D-4C8E-A1F0-2D6B9E8C7A54"
 
@@ -330,7 +330,7 @@ def test_each_event_is_written_as_orjson_writes_it_as_a_dict_and_its_facts_are_i
         ],
     )
     config = TranslationConfig(namespace="test-ws", server=server)
-    translated = translator_for(server)(graph, config).translate(parse_run(record))
+    translated = translator_for(config)(graph, config).translate(parse_run(record))
     assert len(translated) == len(translated.facts) == 6
     for body, told in zip(translated.bodies, translated.facts, strict=True):
         event = orjson.loads(body)

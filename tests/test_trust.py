@@ -25,7 +25,7 @@ from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 from support.netns import OTHER_MACHINE, in_netns
 
 from openlineage_export.cli import main
-from openlineage_export.deliver.proxy import environment_proxy
+from openlineage_export.guards.proxy import environment_proxy
 
 KEY = "olx-Tr0st-9Qz4v7Wm2Hx8rB5"
 NAME = "marquez-prod"

@@ -418,7 +418,7 @@ def test_datahub_of_2025_07_refuses_every_event_from_an_unknown_producer(
 ) -> None:
     """What its endpoint turns into an empty 500, and the export explains
     (tests/test_deliver_http.py::test_datahub_empty_500_is_explained_and_kept_pending)."""
-    from openlineage_export.deliver.http import DATAHUB_REFUSAL
+    from openlineage_export.translate.datahub import REFUSAL as DATAHUB_REFUSAL
 
     file, events, _ = sent["demo"]
     results = convert(file, REFUSING)
@@ -444,7 +444,7 @@ def test_generic_events_lose_runs_and_datasets_in_datahub(
     assert stages and not any(r["ok"] for r in stages)
     # Some for the reason DataHub mode answers (the one DATAHUB_REFUSAL quotes), in whatever
     # words the converter's exception has.
-    from openlineage_export.deliver.http import DATAHUB_REFUSAL
+    from openlineage_export.translate.datahub import REFUSAL as DATAHUB_REFUSAL
 
     assert any(r["error"].split(": ", 1)[-1] in DATAHUB_REFUSAL for r in stages), stages[:3]
     new = convert(plain, ACCEPTING[1])

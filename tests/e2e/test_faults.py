@@ -33,7 +33,7 @@ from faultproxy import NO_FAULTS, FaultProxy, Faults
 from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
-from openlineage_export.report import ExportReport
+from openlineage_export.export.report import ExportReport
 
 pytestmark = pytest.mark.e2e
 

@@ -27,9 +27,9 @@ from helpers import DEMO, ROOT, reason_between
 
 from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.export import ExportRequest, run_export
+from openlineage_export.export.report import RunResult
 from openlineage_export.host.secret_files import FileStore
 from openlineage_export.host.settings import load_settings
-from openlineage_export.report import RunResult
 from openlineage_export.terminal.summary import summary
 
 pytestmark = pytest.mark.e2e

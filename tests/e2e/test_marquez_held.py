@@ -1,5 +1,5 @@
 """End to end against the real Marquez: a first export (an empty ledger, as on a CI job's fresh
-machine) asks Marquez what it already holds and sends only the rest (deliver/held.py).
+machine) asks Marquez what it already holds and sends only the rest (deliver/http/held.py).
 
 A proxy in front of Marquez (faultproxy.py, no faults) counts what reached it: the POSTs (the
 events) and the reads (the questions)."""

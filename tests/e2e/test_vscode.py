@@ -670,7 +670,7 @@ def test_cancel_stops_as_ctrl_c_does_and_the_next_export_sends_exactly_the_rest(
     again = window.toast(r"OpenLineage Export: exported to ")
     assert f"{31 - len(kept)} of 31 runs sent" in again and f"{len(kept)} unchanged" in again
     # The events posted (a later export first asks a Marquez-shaped server what it still holds,
-    # with GETs: deliver/recall.py).
+    # with GETs: deliver/http/recall.py).
     rest = by_run([r.raw for r in fake_server.requests[first_count:] if r.method == "POST"])
     assert set(rest) == set(expected) - set(kept)
     assert all(rest[run_id] == expected[run_id] for run_id in rest)

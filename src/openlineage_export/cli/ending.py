@@ -14,8 +14,8 @@ from .host_words import host_words
 from .workspace import URL_SETTING, load_settings
 
 if TYPE_CHECKING:
+    from ..export.report import ExportReport
     from ..host.settings import Settings
-    from ..report import ExportReport
     from ..terminal.display import Display
     from ..terminal.signals import Interruption
 

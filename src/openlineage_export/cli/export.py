@@ -30,9 +30,9 @@ from .workspace import (
 )
 
 if TYPE_CHECKING:  # the export stack is imported when the command runs
+    from ..export.report import ExportReport
+    from ..export.selection import Selection
     from ..host.settings import Settings
-    from ..report import ExportReport
-    from ..selection import Selection
     from ..terminal.display import Display
     from ..terminal.signals import Interruption
 

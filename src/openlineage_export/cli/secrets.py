@@ -50,10 +50,11 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 
     It is sent only to the servers approved for it (--for here, or later with secrets allow).
     """
-    from ..trust import approvable_origin
+    from ..deliver.registry import approvable
+    from ..guards.trust import approvable_origin
 
     secrets_mod.check_secret_name(name)  # before asking for the value
-    origins = [approvable_origin(server) for server in servers]
+    origins = [approvable_origin(server, approvable()) for server in servers]
     store = secrets_mod.default_store(os.environ)
     if sys.stdin.isatty():
         value = click.prompt(
@@ -91,10 +92,11 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 def secrets_allow(name: str, server: str) -> None:
     """Approve sending the secret NAME to ORIGIN (scheme://host[:port]; for Kafka,
     kafka://host:port for each broker). A stored secret goes to no server not approved."""
-    from ..trust import approvable_origin
+    from ..deliver.registry import approvable
+    from ..guards.trust import approvable_origin
 
     secrets_mod.check_secret_name(name)
-    origin = approvable_origin(server)
+    origin = approvable_origin(server, approvable())
     store = secrets_mod.default_store(os.environ)
     if store.get(name) is None:
         raise ConfigError(
@@ -135,15 +137,16 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
     """Whether the secret NAME may be sent to URL, as an export decides it: plain http only to
     this machine (and through a proxy on it), and only to a server approved for NAME. Exit 0
     when it may, 1 when it may not; the secret's value is never read."""
+    from ..deliver.registry import approvable
+    from ..guards.trust import key_verdict
     from ..host.secret_files import KeyOrigins
     from ..host.userconfig import config_dir
-    from ..trust import key_verdict
 
     secrets_mod.check_secret_name(name)
     # Both stores keep the approvals in key-origins.json of the config folder: read there,
     # without looking for a keyring (the value is never needed).
     kept = KeyOrigins(config_dir(os.environ)).of(name)
-    verdict = key_verdict(name, url, [*kept, *approved], os.environ)
+    verdict = key_verdict(name, url, [*kept, *approved], os.environ, approvable())
     if as_json:
         echo_json(
             {

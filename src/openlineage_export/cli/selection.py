@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from ..terminal.signals import held_signals
 
 if TYPE_CHECKING:
-    from ..selection import Selection
+    from ..export.selection import Selection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,7 +63,7 @@ def selection_of(
     if not pipelines and since is None and until is None:
         return None
     with held_signals():
-        from ..selection import Selection, instant_text, parse_when
+        from ..export.selection import Selection, instant_text, parse_when
     now = datetime.now(UTC).replace(microsecond=0)
     start = None if since is None else _when("--since", since, now, parse_when)
     end = None if until is None else _when("--until", until, now, parse_when)

@@ -17,8 +17,8 @@ from .echo import echo, echo_json
 from .workspace import current_workspace, load_settings, settings_with_url, workspace_option
 
 if TYPE_CHECKING:
+    from ..export.status import DestinationState
     from ..host.settings import Settings
-    from ..status import DestinationState
 
 
 @click.command(
@@ -63,7 +63,7 @@ def status(as_json: bool, url: str | None, each_run: bool, forget: str | None) -
         _runs(root, url, as_json)
         return
     with held_signals():
-        from ..status import export_status
+        from ..export.status import export_status
 
     settings = settings_with_url(root, url)
     standing = export_status(root, os.environ, settings=settings)
@@ -107,7 +107,7 @@ def _listed(
     every one the ledger knows, and the one the settings name (its kind's row says how) even
     before anything went to it."""
     from ..deliver.registry import kind_of
-    from ..status import DestinationState
+    from ..export.status import DestinationState
 
     never = DestinationState("", runs, 0, runs, 0, None, None, None)
     if given is not None:
@@ -164,7 +164,7 @@ def _runs(root: Path, url: str | None, as_json: bool) -> None:
     """``status --runs``: each run and where it stands with the destination in force."""
     with held_signals():
         from ..deliver.registry import kind_of
-        from ..status import runs_standing
+        from ..export.status import runs_standing
         from ..translate.names import pipeline_job
 
     settings = settings_with_url(root, url)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, TextIO
 
 from ..errors import OutputError
+from ..guards.secrecy import Redactor
 from ..host.setting_row import SettingsGroup, setting
-from ..secrecy import Redactor
 from ..translate.encoded import TranslatedRun
 from .destination import Opening, RunOutcome, Tally
 

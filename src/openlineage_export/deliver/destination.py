@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from ..guards.secrecy import Redactor
 from ..host.secrets import SecretStore
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Settings
-from ..secrecy import Redactor
 from ..translate.encoded import TranslatedRun
-from .held import Holdings
+from .http.held import Holdings
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,11 +151,10 @@ class Retry:
 class Supplied:
     """What the host hands in for the destinations, besides settings and secrets."""
 
-    http: Any = None
-    """The host's HTTP client for the ``http`` kind: an ``aiohttp.ClientSession`` (used on the
-    engine's loop), or an httpx client or transport (the slower path; see ``http_client.py``)."""
-    kafka_producer: Any = None
-    """A Kafka producer of the host's own for the ``kafka`` kind (it closes it)."""
+    clients: Mapping[str, Any] = field(default_factory=dict)
+    """The clients of the host's own, by the kind that takes one (what each may be is its
+    registry row's ``client``): ``http``, an ``aiohttp.ClientSession`` (used on the engine's
+    loop) or an httpx client or transport; ``kafka``, a producer (the host closes it)."""
     on_retry: Callable[[Retry], None] | None = None
     """Told each time an event is about to be tried again (the host says so as it happens)."""
     on_warning: Callable[[str], None] | None = None
@@ -164,6 +163,10 @@ class Supplied:
     on_notice: Callable[[str], None] | None = None
     """Told what the first answers say may be wrong for now (nothing listens at the address:
     a server may be starting): the host says so at once; the summary says what came of it."""
+
+    def client(self, kind: str) -> Any:
+        """The host's own client for the destination kind ``kind``, or None."""
+        return self.clients.get(kind)
 
 
 @dataclass(frozen=True)
@@ -218,32 +221,4 @@ class DeliverySettings(SettingsGroup):
         "Editor runs sending at once, each one event at a time.",
         minimum=1,
         maximum=64,
-    )
-    # Who may set the three below: the user only, never the workspace (docs/security.md).
-    tls_ca_bundle: Path | None = setting(
-        "openlineage.tls.caBundle",
-        "path",
-        None,
-        "CA bundle file to verify the server's certificate with (relative paths start at the "
-        "workspace folder). Yours to set, never the workspace's.",
-        env="OPENLINEAGE_TLS_CA_BUNDLE",
-        user_only=True,
-    )
-    tls_verify: bool = setting(
-        "openlineage.tls.verify",
-        "boolean",
-        True,
-        "Verify the server's TLS certificate. Yours to set, never the workspace's.",
-        env="OPENLINEAGE_TLS_VERIFY",
-        user_only=True,
-        ecosystem="transport.verify",
-    )
-    allow_insecure_key: bool = setting(
-        "openlineage.allowInsecureKey",
-        "boolean",
-        False,
-        "Allow sending a key or password in clear text to a host that is not this machine. "
-        "Yours to set, never the workspace's.",
-        env="OPENLINEAGE_ALLOW_INSECURE_KEY",
-        user_only=True,
     )

@@ -10,7 +10,7 @@ The ledger applies as for a server: each export appends only the runs that are n
 The path is the user's to choose (``OPENLINEAGE_FILE_PATH``, openlineage-python's
 configuration): anywhere, links followed. From the workspace's settings.json it is confined to
 ``.workspace/exports/`` (``trust.workspace_output``), walked from the workspace root without
-following a link (``host/confine.py``). Either way only a regular file is written, opened
+following a link (``files/confine.py``). Either way only a regular file is written, opened
 without blocking: a FIFO, a device or a socket is refused, never waited on.
 """
 
@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import IO, BinaryIO, ClassVar, Literal
 
 from ..errors import ConfigError, DestinationError, OutputError
-from ..host.confine import Refused, open_append, open_folder
+from ..files.confine import Refused, open_append, open_folder
+from ..guards.secrecy import Redactor
+from ..guards.trust import EXPORTS, outside_exports, workspace_output
 from ..host.setting_row import SettingsGroup, setting
-from ..secrecy import Redactor
 from ..translate.encoded import TranslatedRun
-from ..trust import EXPORTS, outside_exports, workspace_output
 from .destination import Opening, RunOutcome, Tally
 
 _ROTATED = re.compile(r"events-(\d{6,})\.jsonl")

@@ -15,17 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..guards.keys import KeySettings
+from ..guards.trust import Approvable, check_user_only
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Catalogue, EventSettings, Settings
-from ..trust import check_user_only
+from ..translate.modes import ServerSettings
 from .console import ConsoleConfig, ConsoleDestination, ConsoleSettings
 from .destination import DeliverySettings, Destination, Opening
 from .file import FileConfig, FileDestination, FileSettings
-from .http import HttpConfig, HttpDestination
-from .http_address import url_doubts
-from .http_settings import API_KEY_ENV, HttpSettings
-from .kafka import KafkaDestination
-from .kafka_config import PASSWORD_ENV, KafkaConfig, KafkaSettings
+from .http.address import url_doubts
+from .http.destination import HttpConfig, HttpDestination
+from .http.settings import API_KEY_ENV, HttpSettings
+from .kafka.config import PASSWORD_ENV, KafkaConfig, KafkaSettings
+from .kafka.destination import KafkaDestination
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Secret:
     env: str
     what: str
     """What it is, for a person: ``the API key``."""
+    approvable: Approvable
+    """The servers it may be approved for (``secrets set --for``, ``secrets allow``)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ class Kind:
     """Its name from the settings alone, so that ``status`` lists it before anything went to
     it; None: ``status`` lists it once it was exported to."""
     secret: Secret | None = None
+    client: str | None = None
+    """What a host may hand in as its own client for this kind (``ExportRequest.clients``);
+    None: it takes none."""
     doubts: Callable[[Settings], list[str]] | None = None
     """What in its settings is likely a mistake (warnings, said before sending); None: none."""
 
@@ -83,7 +90,14 @@ KINDS: dict[str, Kind] = {
             unreachable="is the server running",
             planned=_events_url,
             doubts=url_doubts,
-            secret=Secret("openlineage.apiKey.secretRef", API_KEY_ENV, "the API key"),
+            secret=Secret(
+                "openlineage.apiKey.secretRef",
+                API_KEY_ENV,
+                "the API key",
+                Approvable(("http", "https"), "an http:// or https:// server"),
+            ),
+            client="an aiohttp.ClientSession (used on the export's loop), or an httpx client "
+            "or transport",
         ),
         Kind(
             "kafka",
@@ -95,8 +109,16 @@ KINDS: dict[str, Kind] = {
             transport_type="kafka",
             unreachable="are the brokers running",
             secret=Secret(
-                "openlineage.kafka.sasl.password.secretRef", PASSWORD_ENV, "the Kafka SASL password"
+                "openlineage.kafka.sasl.password.secretRef",
+                PASSWORD_ENV,
+                "the Kafka SASL password",
+                Approvable(
+                    ("kafka",),
+                    "a Kafka broker",
+                    port_required="one for each broker of openlineage.kafka.bootstrapServers",
+                ),
             ),
+            client="a confluent_kafka.Producer of the host's own (the host closes it)",
         ),
         Kind(
             "file",
@@ -143,8 +165,10 @@ class TransportSettings(SettingsGroup):
 CATALOGUE = Catalogue(
     (
         EventSettings,
+        ServerSettings,
         TransportSettings,
         DeliverySettings,
+        KeySettings,
         *(kind.settings for kind in KINDS.values()),
     )
 )
@@ -164,8 +188,13 @@ def doubts(settings: Settings) -> list[str]:
 
 def open_destination(opening: Opening) -> Destination:
     """The destination ``openlineage.transport`` names, configured from the settings; what the
-    workspace may not decide is refused first (``trust.py``)."""
+    workspace may not decide is refused first (``guards/trust.py``)."""
     check_user_only(opening.settings)
     kind = kind_of(opening.settings)
     config = kind.config(opening)
     return kind.destination(config, opening.supplied)
+
+
+def approvable() -> list[Approvable]:
+    """The servers a stored secret may be approved for, those of every kind with a secret."""
+    return [kind.secret.approvable for kind in KINDS.values() if kind.secret is not None]

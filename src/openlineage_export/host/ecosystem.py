@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .confine import repository, travels
+from ..files.confine import read_file, repository, travels
 from .setting_row import Setting
-from .workspace import read_file
 
 ENV_PREFIX = "OPENLINEAGE__"
 CONFIG_ENV = "OPENLINEAGE_CONFIG"

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError, value_kind
-from .confine import Refused, open_folder, replace_file
-from .workspace import read_file
+from ..files.confine import Refused, open_folder, read_file, replace_file
 
 
 def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..files.userdirs import make_private_folder
 from .jsonfile import loads, too_deep, write_file_atomically
 from .secret_store import Place, check_secret_name, check_secret_value
 from .userconfig import check_users_file, check_users_folder
-from .userdirs import make_private_folder
 
 
 def _private_folder(folder: Path) -> None:

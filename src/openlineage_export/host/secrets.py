@@ -8,7 +8,7 @@ real one runs, else a private file in the user's config folder (:class:`FileStor
 finds the one to send.
 
 A store also keeps, per secret, the servers (origins) its owner approved it for
-(``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``): ``trust.py`` sends a
+(``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``): ``guards/trust.py`` sends a
 stored key nowhere else. They are kept in ``key-origins.json`` beside the secrets, in the
 user's folder, never in a workspace.
 

@@ -42,7 +42,7 @@ class Setting:
     pattern_help: str = "letters, digits, '.', '_', '-'; at most 128"
     user_only: bool = False
     """Only the user may set it (environment, command line), never the workspace: it weakens
-    how keys travel or which servers are trusted (``trust.py`` enforces it)."""
+    how keys travel or which servers are trusted (``guards/trust.py`` enforces it)."""
     ecosystem: str | None = None
     """The key of openlineage-python's configuration that stands for it (``transport.url``:
     ``OPENLINEAGE__TRANSPORT__URL``, or ``transport: url:`` in ``openlineage.yml``)."""

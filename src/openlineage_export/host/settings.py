@@ -12,7 +12,7 @@ could be one. openlineage-python's own configuration (``OPENLINEAGE__TRANSPORT__
 ``openlineage.yml``) is read too, as the user's (each row's ``ecosystem`` key names its key
 there; ``host/ecosystem.py`` reads it). Each value in force knows its source
 (:meth:`Settings.source`): a setting declared ``user_only`` (it weakens how keys travel) is the
-user's alone, and ``trust.py`` refuses it from the workspace (see docs/security.md).
+user's alone, and ``guards/trust.py`` refuses it from the workspace (see docs/security.md).
 """
 
 from __future__ import annotations
@@ -171,19 +171,6 @@ class EventSettings(SettingsGroup):
         "string",
         None,
         "Branch, tag or commit of openlineage.sourceRepository.url.",
-    )
-    server: str = setting(
-        "openlineage.server",
-        "string",
-        "auto",
-        "Whose OpenLineage converter the events are shaped for, whatever the transport. "
-        "datahub: DataHub's, so that it keeps every run and dataset (docs/datahub.md); "
-        "data-rentgen: Data.Rentgen's, which takes only UUIDv7 run ids (docs/data-rentgen.md); "
-        "generic: any other server (Marquez...); auto: datahub when openlineage.endpoint is "
-        "DataHub's (openapi/openlineage/api/v1/lineage), else generic. Set it for a proxy in "
-        "front of DataHub, and for Data.Rentgen.",
-        env="OPENLINEAGE_SERVER",
-        choices=("auto", "datahub", "data-rentgen", "generic"),
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError
-from .userdirs import xdg_dir
+from ..files.userdirs import xdg_dir
 
 SERVICE = "openlineage-export"
 """The name of the user's folder (and of the keyring service)."""

@@ -9,9 +9,7 @@ The one place that knows the layout::
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,15 +99,6 @@ class Workspace:
             return str(path)
 
 
-_KINDS = {
-    stat.S_IFIFO: "a named pipe (FIFO)",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFDIR: "a folder",
-    stat.S_IFSOCK: "a socket",
-}
-
-
 _LISTED = 5
 _DEPTH = 3
 _VISITS = 2000
@@ -139,28 +128,3 @@ def workspaces_below(folder: Path) -> list[Path]:
         level = deeper
     cwd = Path.cwd()
     return sorted(p.relative_to(cwd) if p.is_relative_to(cwd) else p for p in found)
-
-
-def file_kind(mode: int) -> str:
-    """What a file of ``st_mode`` is, in words: ``a named pipe (FIFO)``, ``a folder``..."""
-    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-
-
-def read_file(path: Path, *, limit: int | None = None) -> bytes:
-    """The bytes of a workspace file, which must be a regular file (or a link to one).
-
-    A FIFO would make a plain read wait forever and a link to ``/dev/zero`` fill the memory:
-    anything but a regular file is an :class:`OSError` whose ``strerror`` says what it is, and
-    so is a file of more than ``limit`` bytes.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with open(fd, "rb") as stream:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a file", str(path))
-        if limit is None:
-            return stream.read()
-        data = stream.read(limit + 1)
-        if len(data) > limit:
-            raise OSError(errno.EFBIG, f"it is larger than {limit:,} bytes", str(path))
-        return data

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..report import MAX_LISTED, RunResult
+from ..export.report import MAX_LISTED, RunResult
 from ..translate.encoded import TranslatedRun
 
 RECENT_RUNS = 20
@@ -266,7 +266,8 @@ class ReportCollector:
         self.events = 0
         self.exports: Counter[str] = Counter()
         self.refused: list[RefusedRun] = []
-        """The first :data:`~openlineage_export.report.MAX_LISTED` runs refused (all counted)."""
+        """The first :data:`~openlineage_export.export.report.MAX_LISTED` runs refused (all
+        counted)."""
 
     def add(self, result: RunResult) -> None:
         """Take one exported run: its events and what became of them."""

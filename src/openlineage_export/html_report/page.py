@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..errors import ConfigError, ExportError
-from ..report import ExportReport
+from ..export.report import ExportReport
 from .chart import bucket_name, chart, duration, when
 from .collector import (
     MAX_EDGES,

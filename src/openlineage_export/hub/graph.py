@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from ..errors import WorkspaceError
-from ..host.workspace import read_file
+from ..files.confine import read_file
 from .model import BadEntry, Graph, Pipeline, Stage
 
 GRAPH_FORMAT = "lineage-hub/graph@1"

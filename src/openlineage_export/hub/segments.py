@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import WorkspaceError
-from ..host.workspace import file_kind
+from ..files.confine import file_kind
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is one bad entry, skipped without ever being held in memory whole."""

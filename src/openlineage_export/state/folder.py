@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import StateError
-from ..host.userdirs import xdg_dir
+from ..files.userdirs import xdg_dir
 
 STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 

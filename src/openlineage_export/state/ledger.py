@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..errors import StateError
-from ..host.userdirs import make_private_folder
+from ..files.userdirs import make_private_folder
 from . import state_errors
 from .answers import Classified, DestinationStatus
 from .folder import ADVICE, DAMAGED, FULL, STATE_DIR_ENV, state_dir

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..errors import ExportBusy
-from ..host.userdirs import make_private_folder
+from ..files.userdirs import make_private_folder
 from . import state_errors
 
 LOCKS = "locks"

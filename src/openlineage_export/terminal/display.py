@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from ..deliver.destination import Retry
+    from ..export.report import Progress
     from ..hub.model import BadEntry
-    from ..report import Progress
 
 Mode = Literal["bar", "json", "plain"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..report import MAX_LISTED, ExportReport, FailedRun
+from ..export.report import MAX_LISTED, ExportReport, FailedRun
 from .text import shown_lines
 
 IDS_LISTED = 10

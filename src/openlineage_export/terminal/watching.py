@@ -29,8 +29,8 @@ from .files import check_output, is_stdout
 from .signals import held_signals, interruptible
 
 if TYPE_CHECKING:
+    from ..export.report import ExportReport, RunResult
     from ..host.settings import Settings
-    from ..report import ExportReport, RunResult
     from .signals import Interruption
 
 _SAID = {"sent": "sent", "built": "built", "failed": "failed"}
@@ -109,7 +109,7 @@ def watch_export(
     display = WatchDisplay("plain" if mode == "bar" else mode, quiet=quiet)
     with held_signals():
         from ..export import ExportRequest
-        from ..watch import WatchRequest, run_watch
+        from ..export.watch import WatchRequest, run_watch
     cancel = threading.Event()
     stopping = (
         "stopping after the run being built" if dry_run else "finishing the requests in flight"

@@ -42,6 +42,20 @@ from .events import Translator
 ENDPOINT = "openapi/openlineage/api/v1/lineage"
 """The path of DataHub's OpenLineage endpoint (under its server's address)."""
 
+REFUSAL = (
+    "HTTP 500 with an empty answer, which is how DataHub before 2025-10 (1.2 and older) refuses "
+    "events from a producer it does not know (its converter: 'Unable to determine "
+    "orchestrator'): upgrade DataHub, or on a newer DataHub set the server's "
+    "DATAHUB_OPENLINEAGE_ORCHESTRATOR; the run stays pending"
+)
+"""The reason of a run that DataHub's endpoint answered with an empty 500 (docs/datahub.md)."""
+
+
+def refusal(status: int, body: bytes) -> str | None:
+    """The reason of a run DataHub refused in its own way: an empty 500 (None: any other)."""
+    return REFUSAL if status == 500 and not body.strip() else None
+
+
 PARENT_PRODUCER = spec.LIBRARY_PRODUCER
 """The ``_producer`` of the parent facet in DataHub mode: openlineage-python's own, the library
 that defines the facet (DataHub 2025-10 takes the parent's orchestrator from it and knows only

@@ -35,7 +35,7 @@ class TranslationConfig:
     source_repository_version: str | None = None
     server: str = "generic"
     """Whose converter the events are shaped for: ``generic`` (any OpenLineage server),
-    ``datahub`` or ``data-rentgen`` (``translate/shapes.py``)."""
+    ``datahub`` or ``data-rentgen`` (``translate/modes.py``)."""
 
 
 class Translator:

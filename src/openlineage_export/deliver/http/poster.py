@@ -1,0 +1,144 @@
+"""The seam between the ``http`` destination and an HTTP client: what a request gives back.
+
+A :class:`Poster` sends one request and returns its :class:`Answer`, or raises one of three
+errors of ours (each client translates its own into these, once, in its module):
+
+    NoAnswer           no answer at all: refused, reset, closed before an answer
+    └── Refused        nothing listens at the address (the connection was refused)
+    BadCertificate     the server's TLS certificate was not accepted
+    NoTls              the TLS handshake failed on what was said, not on a certificate nor
+                       a broken connection: the server speaks no TLS (an https:// url to a
+                       plain http server) or none we share; no retry can change that
+    TransportFailure   anything else on the way (an answer that cannot be decoded...)
+    TimeoutError       (Python's own) the request outlasted its deadline, answer included
+
+Only a bounded prefix of an answer's body is read (:data:`BODY_LIMIT`): a server that answers
+with 100 MB costs us 64 KB. The clients: ``curl_client.py`` (ours, the default),
+``aiohttp_client.py`` and ``httpx_client.py`` (a host's own); ``http_client.py`` picks one.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ...errors import ConfigError
+
+BODY_LIMIT = 64 * 1024
+"""The most of an answer's body we read (what a refusal's reason needs, and more)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A server's answer: its status, reason phrase, the headers we use, a prefix of its body."""
+
+    status: int
+    reason: str
+    retry_after: str | None
+    location: str | None
+    body: bytes
+
+
+class NoAnswer(Exception):
+    """No answer at all: connection refused, reset or closed before an answer."""
+
+
+class Refused(NoAnswer):
+    """The connection was refused: nothing listens at the address (yet: a server may be
+    starting)."""
+
+
+class BadCertificate(Exception):
+    """The server's TLS certificate was not accepted."""
+
+
+class NoTls(Exception):
+    """The TLS handshake failed, not for the certificate and not for a broken connection: what
+    answered speaks no TLS (a plain http server addressed with https://), or none we share."""
+
+
+class TransportFailure(Exception):
+    """Some other failure on the way (an answer that cannot be decoded, a protocol error)."""
+
+
+class Poster(Protocol):
+    """Sends one request and returns the answer, or raises one of the errors above.
+
+    Each request has the poster's deadline (answer included: :class:`TimeoutError` past it),
+    reads at most :data:`BODY_LIMIT` bytes of the answer, never follows a redirect and goes
+    through the proxy :func:`~.proxy.environment_proxy` names (a host's client: its own). A
+    request whose task is cancelled is abandoned at once.
+    """
+
+    async def start(self) -> None:
+        """Open what needs the event loop (once, before the first request)."""
+        ...
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        """POST ``body`` to ``url``."""
+        ...
+
+    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
+        """GET ``url`` (to read what a server holds: ``recall.py``)."""
+        ...
+
+    async def close(self) -> None:
+        """Close what this poster opened (a host's client is the host's to close)."""
+        ...
+
+
+def ssl_context(verify: bool | Path) -> ssl.SSLContext | bool:
+    """What the clients take for TLS: the system's CAs (True), a CA bundle's, or no checks."""
+    if isinstance(verify, bool):
+        return verify
+    try:
+        return ssl.create_default_context(cafile=str(verify))
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise ConfigError(
+            f"openlineage.tls.caBundle: {verify} holds no CA certificate we can "
+            f"use ({getattr(exc, 'reason', None) or exc})"
+        ) from None
+
+
+def error_detail(exc: BaseException) -> str:
+    """A client's exception in a few words: its message, else its type."""
+    return str(exc) or type(exc).__name__
+
+
+def os_error_detail(exc: OSError) -> str:
+    """An operating system's error in a few words: ``connection refused``."""
+    if isinstance(exc, socket.gaierror):
+        return f"its host name cannot be resolved: {exc.strerror or exc}"
+    if exc.errno is not None and exc.errno > 0:
+        return os.strerror(exc.errno).lower()
+    return error_detail(exc)
+
+
+_BROKEN_HANDSHAKE = (
+    ssl.SSLCertVerificationError,  # the clients say BadCertificate for it first
+    ssl.SSLEOFError,
+    ssl.SSLSyscallError,
+    ssl.SSLZeroReturnError,
+    ssl.SSLWantReadError,
+    ssl.SSLWantWriteError,
+)
+"""Python's TLS errors that are a connection broken mid-handshake, not a handshake refused."""
+
+
+def connection_failure(exc: BaseException) -> Exception | None:
+    """What a client's failure to connect is, read from its chain of causes: :class:`NoTls`
+    for a TLS handshake that failed on what was said, :class:`Refused` for a connection
+    refused; None for neither (the client says :class:`NoAnswer` with its own words)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError) and not isinstance(cause, _BROKEN_HANDSHAKE):
+            return NoTls(str(cause.reason or cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return Refused(os_error_detail(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
