@@ -487,7 +487,7 @@ cmd_link() {
   log "log in first at $UI_URL (any name and password), then open the link: the login page's way" \
     "back keeps the page, not its filter"
   python3 - "$BASE_URL" "$UI_URL" "$job" "$location" "$since" "$SCRIPT_NAME" <<'PYTHON'
-import json, sys, urllib.parse, urllib.request
+import json, sys, urllib.error, urllib.parse, urllib.request
 
 api, ui, job, location, since, me = sys.argv[1:]
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -495,8 +495,11 @@ opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 def call(path, data=None, token=None):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    with opener.open(urllib.request.Request(api + path, data, headers), timeout=60) as answer:
-        return json.load(answer)
+    try:
+        with opener.open(urllib.request.Request(api + path, data, headers), timeout=60) as answer:
+            return json.load(answer)
+    except (OSError, ValueError) as exc:  # urllib's errors are OSErrors; JSON's ValueErrors
+        sys.exit(f"{me}: error: {api}{path.split('?')[0]}: {exc}")
 
 
 form = urllib.parse.urlencode({"username": "olx-link", "password": "-"}).encode()
