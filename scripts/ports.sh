@@ -8,7 +8,7 @@
 # Prints NAME=VALUE lines: OLX_CACHE, OLX_CHECKOUT_STATE, OLX_PORT_SLOT, every service's port
 # (MARQUEZ_PORT, MARQUEZ_ADMIN_PORT, MARQUEZ_WEB_PORT, MARQUEZ_PG_PORT, KAFKA_PORT,
 # KAFKA_CONTROLLER_PORT, KAFKA_SASL_PORT, DATA_RENTGEN_PORT, DATA_RENTGEN_CONSUMER_PORT,
-# DATA_RENTGEN_UI_PORT), and MARQUEZ_HOME, KAFKA_HOME, DATA_RENTGEN_HOME. It starts nothing; the
+# DATA_RENTGEN_UI_PORT, FEAST_PORT), and MARQUEZ_HOME, KAFKA_HOME, DATA_RENTGEN_HOME. It starts nothing; the
 # first time, it chooses the checkout's port slot (below) and keeps it.
 #
 # Each checkout's services are its own:
@@ -21,9 +21,10 @@
 #   - their ports are the defaults + 10 x the checkout's slot, OLX_PORT_SLOT (0 to 99): slot 0
 #     is Marquez on 5000 (admin 5001), its web UI on 3000, PostgreSQL on 55432, Kafka on 59092
 #     (controller 59093, SASL 59094), Data.Rentgen on 58000 (consumer 58001), its web UI on
-#     53000; slot 1 is 5010, 5011, 3010, 55442, 59102... A checkout's slot is chosen once, the
-#     first time one of its scripts needs a port, and kept in $OLX_CHECKOUT_STATE/slot: the
-#     lowest slot no other checkout holds (a checkout whose folder is gone holds none) and whose
+#     53000, Feast on 56580; slot 1 is 5010, 5011, 3010, 55442, 59102... A checkout's slot is
+#     chosen once, the first time one of its scripts needs a port, and kept in
+#     $OLX_CHECKOUT_STATE/slot: the lowest slot no other checkout holds (a checkout whose
+#     folder is gone holds none) and whose
 #     ports are all free then. While the state of the scripts from before per-checkout services
 #     is there ($OLX_CACHE/marquez/pgdata, $OLX_CACHE/kafka/data), slot 0 is theirs: stop their
 #     servers and delete those folders to free it. To move a checkout, stop its services, then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare everything the end-to-end and browser tests need, in two lanes side by side: one
 # for Java (Marquez built with Maven and started with its PostgreSQL, a Kafka broker,
-# Data.Rentgen from PyPI on that broker, DataHub's converters), one for Node and Debian's
+# Data.Rentgen from PyPI on that broker, DataHub's converters; then Feast from PyPI, whose two
+# minutes of pip fit there: the other lane is the longer), one for Node and Debian's
 # packages (Chromium and Graphviz, code-server, the extension's .vsix, Data.Rentgen's web UI,
 # Marquez's web UI). scripts/test.sh runs it in the background while the
 # tests that need none of it run; those that do wait for it (tests/conftest.py's `services`).
@@ -15,8 +16,8 @@
 #   DIR/env      KEY=VALUE lines for the tests' environment:
 #                  OLX_REQUIRE_<NAME>=1   for each service that is up: its tests must run (they
 #                                         fail, never skip). NAME: MARQUEZ, MARQUEZ_UI, KAFKA,
-#                                         DATA_RENTGEN, DATA_RENTGEN_UI, DATAHUB, BROWSER
-#                                         (Chromium and Graphviz), VSCODE
+#                                         DATA_RENTGEN, DATA_RENTGEN_UI, DATAHUB, FEAST,
+#                                         BROWSER (Chromium and Graphviz), VSCODE
 #                  OLX_VSCODE_VSIX=FILE   the extension's .vsix
 #   DIR/status   0, or 1 when a service the run requires is not up (DIR/log says why); this
 #                script exits with it
@@ -26,8 +27,8 @@
 # checkout's process (a port it holds is refused, saying so). Their addresses are not in
 # DIR/env: they follow from the checkout's ports, which the caller has before (scripts/test.sh
 # exports what scripts/ports.sh prints, then MARQUEZ_URL, MARQUEZ_WEB_URL,
-# KAFKA_BOOTSTRAP_SERVERS, DATA_RENTGEN_URL and DATA_RENTGEN_UI_URL, before pytest starts: a test
-# module may read them at import; Data.Rentgen's consumer reads the topics input.runs.*).
+# KAFKA_BOOTSTRAP_SERVERS, DATA_RENTGEN_URL, DATA_RENTGEN_UI_URL and FEAST_URL, before pytest
+# starts: a test module may read them at import; Data.Rentgen's consumer reads the topics input.runs.*).
 #
 # Who waits for what: scripts/test.sh starts this script (in a session of its own: setsid) and
 # gives pytest DIR as OLX_SERVICES and this script's pid as OLX_SERVICES_PID. tests/conftest.py's
@@ -42,11 +43,11 @@
 # A service the run requires that cannot be had fails the run; one it does not require has its
 # tests skipped, each saying why. Required: those with OLX_REQUIRE_<NAME>=1; where that is not
 # set, Marquez, its web UI, Data.Rentgen's web UI and DataHub's converters when their source is
-# in ../shared/third_party beside the repository, and always Kafka, Data.Rentgen (its source is
-# PyPI), Chromium and Graphviz, and code-server.
+# in ../shared/third_party beside the repository, and always Kafka, Data.Rentgen and Feast (their
+# source is PyPI), Chromium and Graphviz, and code-server.
 #
 # Environment: that of scripts/ports.sh, marquez.sh, kafka.sh, data-rentgen.sh, datahub.sh,
-# vscode.sh (see their --help), and OLX_REQUIRE_<NAME> (1: required; 0: not).
+# feast.sh, vscode.sh (see their --help), and OLX_REQUIRE_<NAME> (1: required; 0: not).
 set -uo pipefail
 case "${1:-}" in -h|--help|"") sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 dir=$(cd "$1" && pwd) || exit 1
@@ -134,7 +135,8 @@ java_lane() {
     bring KAFKA "Kafka could not be started" scripts/kafka.sh start &&
     bring DATA_RENTGEN "Data.Rentgen could not be installed or started" \
       scripts/data-rentgen.sh start &&
-    bring DATAHUB "DataHub's converters could not be built" scripts/datahub.sh build
+    bring DATAHUB "DataHub's converters could not be built" scripts/datahub.sh build &&
+    bring FEAST "Feast could not be installed or started" scripts/feast.sh start
 }
 
 node_lane() {

@@ -20,13 +20,16 @@
 #   DATA_RENTGEN_URL  the Data.Rentgen REST API the end-to-end tests use
 #                     [http://127.0.0.1:$DATA_RENTGEN_PORT]
 #   DATA_RENTGEN_UI_URL  its web UI the browser test opens [http://127.0.0.1:$DATA_RENTGEN_UI_PORT]
-#   OLX_PORT_SLOT, MARQUEZ_PORT, KAFKA_PORT... this checkout's ports (scripts/ports.sh --help)
+#   FEAST_URL         the Feast (its OpenLineage consumer) the end-to-end tests use
+#                     [http://127.0.0.1:$FEAST_PORT]
+#   OLX_PORT_SLOT, MARQUEZ_PORT, KAFKA_PORT, FEAST_PORT...
+#                     this checkout's ports (scripts/ports.sh --help)
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
 #   OLX_TEST_SEED  the seed of the test order [a new one each run]: the tests run shuffled
 #                  (modules, and the tests within each), the seed printed on the first line;
 #                  give it again to run them in that same order
 #   and those of scripts/marquez.sh, scripts/kafka.sh, scripts/data-rentgen.sh,
-#   scripts/datahub.sh and scripts/vscode.sh (see their --help)
+#   scripts/datahub.sh, scripts/feast.sh and scripts/vscode.sh (see their --help)
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -36,12 +39,12 @@ cd "$(dirname "$0")/.."
 OLX_TEST_SEED=${OLX_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "test.sh: test order seed $OLX_TEST_SEED (the same order again: OLX_TEST_SEED=$OLX_TEST_SEED" \
   "scripts/test.sh)"
-# The services' ports (Kafka's three, Data.Rentgen's two and its UI's, PostgreSQL's) lie in the
-# range the kernel hands out to outgoing connections (net.ipv4.ip_local_port_range, 32768-60999
-# by default): a test's client, or pip's, could be given one of them just before its service
-# binds it (seen on a cold run: Kafka's 59094, "Address already in use"). As root, they are
-# taken out of that range (net.ipv4.ip_local_reserved_ports, added to what is there, until the
-# machine restarts), first thing, before anything here connects anywhere.
+# The services' ports (Kafka's three, Data.Rentgen's two and its UI's, PostgreSQL's, Feast's)
+# lie in the range the kernel hands out to outgoing connections (net.ipv4.ip_local_port_range,
+# 32768-60999 by default): a test's client, or pip's, could be given one of them just before
+# its service binds it (seen on a cold run: Kafka's 59094, "Address already in use"). As root,
+# they are taken out of that range (net.ipv4.ip_local_reserved_ports, added to what is there,
+# until the machine restarts), first thing, before anything here connects anywhere.
 # This checkout's ports and state (scripts/ports.sh), for every script and test below.
 checkout_env=$(scripts/ports.sh)
 while IFS='=' read -r name value; do
@@ -53,6 +56,7 @@ if [ "$(id -u)" = 0 ] && [ -w "$reserved_ports" ]; then
   ports="$ports,$DATA_RENTGEN_PORT,$DATA_RENTGEN_CONSUMER_PORT"
   ports="$ports,$DATA_RENTGEN_UI_PORT,$MARQUEZ_PG_PORT"
   ports="$ports,$MARQUEZ_PORT,$MARQUEZ_ADMIN_PORT,$MARQUEZ_WEB_PORT"
+  ports="$ports,$FEAST_PORT"
   before=$(cat "$reserved_ports")
   if ! echo "${before:+$before,}$ports" 2>/dev/null >"$reserved_ports"; then
     echo "test.sh: could not keep the services' ports ($ports) from outgoing connections" >&2
@@ -96,6 +100,7 @@ export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:$MARQUEZ_WEB_PORT}
 export KAFKA_BOOTSTRAP_SERVERS=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:$KAFKA_PORT}
 export DATA_RENTGEN_URL=${DATA_RENTGEN_URL:-http://127.0.0.1:$DATA_RENTGEN_PORT}
 export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:$DATA_RENTGEN_UI_PORT}
+export FEAST_URL=${FEAST_URL:-http://127.0.0.1:$FEAST_PORT}
 # What the end-to-end and browser tests need is prepared by scripts/services.sh in the
 # background, while the tests that need none of it run; those that do wait for it
 # (tests/conftest.py's `services`), and this script waits for it after pytest. Its --help is
@@ -103,7 +108,7 @@ export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:$DATA_RENTGEN
 # a fresh machine, that is several minutes of builds from the sources in ../shared/third_party:
 # Marquez's API with Maven (~1 min) and its web UI with npm (~4 min), DataHub's converters
 # (~1 min), code-server from npm (~1.5 min), the extension's .vsix, Data.Rentgen from PyPI
-# (~1 min) and its web UI with npm (~3 min); later runs reuse them.
+# (~1 min) and its web UI with npm (~3 min), Feast from PyPI (~2 min); later runs reuse them.
 # In CI a skipped test is a missing proof: it fails the run (tests/conftest.py).
 if [ "${CI:-}" = true ]; then
   export OLX_NO_SKIPS=1

@@ -34,6 +34,7 @@ DEFAULTS = {
     "DATA_RENTGEN_PORT": 58000,
     "DATA_RENTGEN_CONSUMER_PORT": 58001,
     "DATA_RENTGEN_UI_PORT": 53000,
+    "FEAST_PORT": 56580,
 }
 """Slot 0's ports (the docs' addresses); slot N's are each + 10 N."""
 

@@ -28,6 +28,7 @@ from helpers import DEMO, ROOT, SHARED
         "datahub.sh",
         "vscode.sh",
         "data-rentgen.sh",
+        "feast.sh",
         "services.sh",
         "ports.sh",
     ],
@@ -292,7 +293,8 @@ def test_validate_py_never_calls_an_event_invalid_for_a_schema_it_cannot_load(
 
 def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
     """scripts/junit_counts.py, test.sh's closing line: passed, failed (errors in a fixture
-    too) and skipped, each written even when it is zero, read from pytest's own JUnit file."""
+    too) and skipped, each written even when it is zero, read from pytest's own JUnit file; a
+    test that failed as it was marked to (xfail) is no skip, and is said on a line before."""
     (tmp_path / "test_sample.py").write_text(
         "import pytest\n"
         "def test_passes(): pass\n"
@@ -302,6 +304,8 @@ def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
         "@pytest.fixture\n"
         "def broken(): raise RuntimeError\n"
         "def test_errors(broken): pass\n"
+        "@pytest.mark.xfail(strict=True, reason='later')\n"
+        "def test_fails_as_expected(): assert False\n"
     )
     junit = tmp_path / "junit.xml"
     subprocess.run(
@@ -324,7 +328,10 @@ def test_test_sh_closes_on_every_count_skips_included(tmp_path: Path) -> None:
     )
     counts = [sys.executable, str(ROOT / "scripts" / "junit_counts.py")]
     done = subprocess.run([*counts, str(junit)], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (0, "tests: 2 passed, 2 failed, 1 skipped\n")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "tests: 1 failed as expected (xfail)\ntests: 2 passed, 2 failed, 1 skipped\n",
+    )
     missing = subprocess.run(
         [*counts, str(tmp_path / "none.xml")], capture_output=True, text=True, timeout=60
     )

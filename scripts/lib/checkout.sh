@@ -40,6 +40,7 @@ SERVICE_PORTS=(
   MARQUEZ_PORT:5000 MARQUEZ_ADMIN_PORT:5001 MARQUEZ_WEB_PORT:3000 MARQUEZ_PG_PORT:55432
   KAFKA_PORT:59092 KAFKA_CONTROLLER_PORT:59093 KAFKA_SASL_PORT:59094
   DATA_RENTGEN_PORT:58000 DATA_RENTGEN_CONSUMER_PORT:58001 DATA_RENTGEN_UI_PORT:53000
+  FEAST_PORT:56580
 )
 
 checkout_state() {
@@ -143,11 +144,15 @@ listening_pids() {
 
 # "<service> (pid N) of ..." when pid $1 (or a process it runs under) is one a script started.
 started_by() {
-  local pid=$1 file service owner state
+  local pid=$1 file service owner state feast=()
+  # Feast keeps its pid file in its checkout (.cache/feast, scripts/feast.sh's FEAST_HOME).
+  for state in "$OLX_CACHE"/checkouts/*/checkout; do
+    feast+=("$(cat "$state" 2>/dev/null)/.cache/feast/feast.pid")
+  done
   while [[ $pid =~ ^[0-9]+$ ]] && ((pid > 1)); do
     for file in "$OLX_CACHE"/checkouts/*/{marquez,kafka,data-rentgen}/*.pid \
       "$OLX_CACHE"/checkouts/*/marquez/pgdata/postmaster.pid "$OLX_CACHE"/checkouts/*/vscode/run/code-server.pid \
-      "$OLX_CACHE"/{marquez,kafka,data-rentgen}/*.pid "$OLX_CACHE"/marquez/pgdata/postmaster.pid; do
+      "${feast[@]}" "$OLX_CACHE"/{marquez,kafka,data-rentgen}/*.pid "$OLX_CACHE"/marquez/pgdata/postmaster.pid; do
       [[ -f $file && $(head -n 1 "$file" 2>/dev/null) == "$pid" ]] || continue
       case $file in
         */marquez/marquez.pid) service="Marquez" ;;
@@ -158,11 +163,18 @@ started_by() {
         */data-rentgen/server.pid) service="Data.Rentgen's REST server" ;;
         */data-rentgen/web.pid) service="Data.Rentgen's web UI" ;;
         */code-server.pid) service="code-server" ;;
+        */feast/feast.pid) service="Feast" ;;
         *) service="a service" ;;
       esac
-      if [[ $file == "$OLX_CACHE"/checkouts/* ]]; then
+      if [[ $file == */.cache/feast/feast.pid ]]; then
+        owner=${file%/.cache/feast/feast.pid}
+      elif [[ $file == "$OLX_CACHE"/checkouts/* ]]; then
         state=${file#"$OLX_CACHE"/checkouts/}
         owner=$(cat "$OLX_CACHE/checkouts/${state%%/*}/checkout" 2>/dev/null || echo "?")
+      else
+        owner=""
+      fi
+      if [[ -n $owner ]]; then
         if [[ $owner == "$CHECKOUT" ]]; then
           echo "$service (pid $pid) of this checkout, started with other settings"
         else

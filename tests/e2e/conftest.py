@@ -15,6 +15,7 @@ import httpx
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+from feast_api import Feast, feast_key, feast_url
 from helpers import ROOT, USERS_HOME
 from rentgen import DataRentgen, bootstrap, rest_url
 
@@ -42,6 +43,7 @@ def _checkout_env() -> None:
     env.setdefault("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{env['KAFKA_PORT']}")
     env.setdefault("DATA_RENTGEN_URL", f"http://127.0.0.1:{env['DATA_RENTGEN_PORT']}")
     env.setdefault("DATA_RENTGEN_UI_URL", f"http://127.0.0.1:{env['DATA_RENTGEN_UI_PORT']}")
+    env.setdefault("FEAST_URL", f"http://127.0.0.1:{env['FEAST_PORT']}")
 
 
 _checkout_env()
@@ -243,6 +245,29 @@ def rentgen_kafka() -> AdminClient:
             pytest.fail(message)
         pytest.skip(message)
     return client
+
+
+# ------------------------------------------------------------------ Feast (feast_api.py)
+
+
+@pytest.fixture(scope="session")
+def feast() -> Iterator[Feast]:
+    """The running Feast (its OpenLineage consumer), with the key it requires; skipped (or
+    failed, under scripts/test.sh) when it is not up. Tests that read it back empty it first."""
+    url = feast_url()
+    try:
+        httpx.get(f"{url}/api/v1/lineage/openlineage/namespaces", timeout=30).raise_for_status()
+    except httpx.HTTPError as exc:
+        message = (
+            f"no Feast at {url} ({exc}); start it with scripts/feast.sh start, or run the "
+            "whole suite with scripts/test.sh"
+        )
+        if os.environ.get("OLX_REQUIRE_FEAST") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    server = Feast(url, feast_key())
+    yield server
+    server.http.close()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
