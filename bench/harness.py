@@ -1,7 +1,7 @@
 """What the benchmark's measurements share: cached trails, the Go tools, child processes.
 
 Everything here is plumbing for ``python -m bench.run``; the measurements themselves are in
-``bench/measure.py`` and run in child processes (one per measurement), so each starts from a
+``bench/measure/`` and run in child processes (one per measurement), so each starts from a
 fresh interpreter and its peak RSS and CPU time are its own (``os.wait4``).
 """
 
@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CACHE_ENV = "OPENLINEAGE_EXPORT_BENCH_CACHE"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
-SUPPORT = REPO / "tests" / "support"  # synth_trail.py and ol_plain.py, shared with the tests
+WRITER = REPO / "hubwriter"  # the synthetic trails' generator, shared with the tests
 
 
 def cache_dir() -> Path:
@@ -50,7 +50,10 @@ def load_average() -> str:
 
 def _generator_version() -> str:
     """A trail depends on the generator's code: a changed generator means a new cache entry."""
-    return hashlib.sha256((SUPPORT / "synth_trail.py").read_bytes()).hexdigest()[:8]
+    digest = hashlib.sha256()
+    for path in sorted(WRITER.rglob("*.py")):
+        digest.update(path.relative_to(WRITER).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:8]
 
 
 def workspace(

@@ -43,13 +43,13 @@ def _thread_cpu(seen: dict[str, tuple[str, float]]) -> None:
 def child(bootstrap: str, events: str, count: int, in_flight: int) -> dict[str, float]:
     from confluent_kafka import Producer
 
-    from bench.measure import _fresh_topic
+    from bench.measure.kafka import fresh_topic
     from openlineage_export.deliver.kafka.config import KafkaConfig
 
     lines = [line for line in Path(events).read_bytes().splitlines() if line]
     values = [lines[i % len(lines)] for i in range(count)]
     keys = [str(i // 8).encode() for i in range(count)]
-    topic = _fresh_topic(bootstrap, f"bench-producer-{in_flight}-{time.time_ns()}")
+    topic = fresh_topic(bootstrap, f"bench-producer-{in_flight}-{time.time_ns()}")
     config = KafkaConfig(bootstrap, topic).producer_config()
     config["max.in.flight.requests.per.connection"] = in_flight
     producer = Producer(config)
@@ -117,7 +117,7 @@ def main() -> int:
                 check=True,
             )
             results[in_flight].append(json.loads(done.stdout.splitlines()[-1]))
-    from bench.run import drop_topics
+    from bench.parts.backfill import drop_topics
 
     drop_topics(args.kafka, "bench-producer")  # the broker's disk back
     print(

@@ -10,7 +10,6 @@ calls every 0.25 s). Linux only (``/proc``). Its numbers are quoted in docs/usin
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -19,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from hubwriter import Workspace, append
+from hubwriter.records import GRAPH, run_record
 
-from helpers import WorkspaceMaker, cli_command, cli_env, run_record  # noqa: E402
+from bench.measure import export_environ
 
 PER_SEGMENT = 5000
 IDLE = 20.0
@@ -37,12 +36,14 @@ def main() -> None:
 
 
 def measure(folder: Path, runs: int) -> None:
-    ws = WorkspaceMaker(folder / "ws")
+    ws = Workspace(folder / "ws")
+    ws.graph(GRAPH)
     ws.segment("000001.jsonl", [])
     events = folder / "events.jsonl"
+    command = ["export", "-w", str(ws.root), "--watch", "--dry-run", "-o", str(events)]
     watch = subprocess.Popen(
-        cli_command("export", "-w", str(ws.root), "--watch", "--dry-run", "-o", str(events)),
-        env=cli_env(folder),
+        [sys.executable, "-m", "openlineage_export", *command],
+        env=environment(folder),
         stderr=subprocess.DEVNULL,
     )
     try:
@@ -50,8 +51,7 @@ def measure(folder: Path, runs: int) -> None:
         for checkpoint in sorted({min(1000, runs), min(5000, runs), runs}):
             while written < checkpoint:
                 segment = ws.audit / f"{written // PER_SEGMENT + 1:06d}.jsonl"
-                with segment.open("ab") as trail:
-                    trail.write(json.dumps(run_record(f"run-{written}")).encode() + b"\n")
+                append(segment, run_record(f"run-{written}"))
                 written += 1
             wait_for_lines(events, 4 * checkpoint, watch)  # 4 events per run
             print(
@@ -65,6 +65,13 @@ def measure(folder: Path, runs: int) -> None:
     finally:
         watch.send_signal(signal.SIGINT)
         watch.wait(60)
+
+
+def environment(folder: Path) -> dict[str, str]:
+    """The watch's environment: nothing of the developer's OpenLineage setup, the ledger and
+    secrets under ``folder``."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    return {**clean, **export_environ(folder), "HOME": str(folder / "home")}
 
 
 def wait_for_lines(path: Path, count: int, watch: subprocess.Popen[bytes]) -> None:

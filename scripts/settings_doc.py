@@ -1,7 +1,8 @@
 """Write docs/settings.md from the tool's own declarations (the settings catalogue), so that the
 page and the settings cannot drift apart.
 
-Usage: python scripts/settings_doc.py [--check]
+Usage: python scripts/settings_doc.py [--check]   (the project's Python: .venv/bin/python, where
+                                                 scripts/setup.sh installed the package)
 
     --check   change nothing; exit 1 (saying so) when docs/settings.md is not what it would write
 
@@ -17,14 +18,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from openlineage_export.deliver.registry import CATALOGUE
+from openlineage_export.host.setting_row import Setting
+from openlineage_export.host.setting_values import accepted_range
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "settings.md"
-
-sys.path.insert(0, str(ROOT / "src"))
-
-from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
-from openlineage_export.host.setting_row import Setting  # noqa: E402
-from openlineage_export.host.setting_values import accepted_range  # noqa: E402
 
 HEAD = """\
 # Settings

@@ -1,7 +1,8 @@
 """Write the VS Code extension's settings (editor/vscode/package.json, contributes.configuration)
 from the tool's own declarations (the settings catalogue), so the two cannot drift apart.
 
-Usage: python scripts/vscode_settings.py [--check]
+Usage: python scripts/vscode_settings.py [--check]   (the project's Python: .venv/bin/python,
+                                                    where scripts/setup.sh installed the package)
 
     --check   change nothing; exit 1 (saying so) when package.json is not what it would write
 
@@ -18,15 +19,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openlineage_export.deliver.registry import CATALOGUE
+from openlineage_export.host.credentials import KEY_PREFIXES
+from openlineage_export.host.setting_row import Setting
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_JSON = ROOT / "editor" / "vscode" / "package.json"
 TITLE = "OpenLineage Export"
-
-sys.path.insert(0, str(ROOT / "src"))
-
-from openlineage_export.deliver.registry import CATALOGUE  # noqa: E402
-from openlineage_export.host.credentials import KEY_PREFIXES  # noqa: E402
-from openlineage_export.host.setting_row import Setting  # noqa: E402
 
 _JSON_TYPES = {
     "string": "string",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import WorkspaceMaker, run_record
+from helpers import DEMO, WorkspaceMaker, run_record
 
 
 @pytest.fixture(autouse=True)
@@ -41,6 +42,14 @@ def make_workspace(tmp_path: Path) -> Callable[..., WorkspaceMaker]:
 def ws(make_workspace: Callable[..., WorkspaceMaker]) -> WorkspaceMaker:
     """One fresh workspace with the test graph and no trail yet."""
     return make_workspace()
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    """A copy of the demo workspace (31 runs, 236 events), free to reconfigure."""
+    root = tmp_path / "acme-analytics"
+    shutil.copytree(DEMO, root)
+    return root
 
 
 @pytest.fixture

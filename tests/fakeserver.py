@@ -61,6 +61,8 @@ class Answer:
     """Send the body one byte every this many seconds (a server that answers, but slowly)."""
     huge: int = 0
     """Answer with a body of this many bytes (made as it is sent, never held whole)."""
+    reason: str | None = None
+    """The status line's reason phrase, each character one byte (latin-1): any bytes."""
 
     def encoded(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -331,7 +333,7 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                     self._reset()
                     return
                 data, extra = answer.encoded()
-                self.send_response(answer.status)
+                self.send_response(answer.status, answer.reason)
                 for name, value in extra.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(answer.huge or len(data)))

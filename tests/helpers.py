@@ -1,14 +1,19 @@
-"""Test helpers: valid hub records and real workspaces on disk, written as the hub writes them."""
+"""Test helpers: real workspaces on disk (written by ``hubwriter``, the one writer of the hub's
+format, with its valid records), the CLI as a process, and what tests observe of it."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import pwd
+import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+from hubwriter import Workspace
+from hubwriter.records import GRAPH
+from hubwriter.records import run_record as run_record  # the tests' names for them
+from hubwriter.records import stage_record as stage_record
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "demo" / "acme-analytics"
@@ -18,115 +23,14 @@ a HOME of its own): where scripts/*.sh, run by test.sh, keep the services' state
 ($HOME/.cache/openlineage-export/...), whatever the passwd file says."""
 SHARED = ROOT.parent / "shared"
 
-GRAPH = {
-    "format": "lineage-hub/graph@1",
-    "workspace": {"name": "test-ws"},
-    "pipelines": [
-        {
-            "id": "daily-sales",
-            "name": "Daily sales",
-            "description": "Builds the sales mart.",
-            "stages": [
-                {
-                    "id": "extract",
-                    "description": "Pull orders",
-                    "source": "pipelines/extract.py",
-                    "reads": ["postgres://db:5432/sales.public.orders"],
-                    "writes": ["data/raw/o.parquet"],
-                },
-                {"id": "load", "source": "pipelines/load.sql"},
-            ],
-        },
-        {"id": "never", "name": "Never ran", "stages": [{"id": "only"}]},
-    ],
-}
 
-
-def run_record(
-    trace_id: str = "run-1",
-    *,
-    pipeline: str = "daily-sales",
-    status: str = "succeeded",
-    stages: list[dict[str, Any]] | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """A valid ``kind: run`` record; keyword arguments override or add fields."""
-    record: dict[str, Any] = {
-        "kind": "run",
-        "traceId": trace_id,
-        "pipeline": pipeline,
-        "status": status,
-        "startedAt": "2026-11-02T02:00:00.120Z",
-        "recordedAt": "2026-11-02T02:07:32.010Z",
-        "engine": {"name": "hub-engine", "version": "4.2.0"},
-        "stages": stages if stages is not None else [stage_record()],
-    }
-    if status != "running":
-        record["endedAt"] = "2026-11-02T02:07:31.904Z"
-    record.update(extra)
-    return record
-
-
-def stage_record(
-    stage: str = "extract", *, status: str = "succeeded", attempt: int = 1, **extra: Any
-) -> dict[str, Any]:
-    """A valid stage execution."""
-    record: dict[str, Any] = {
-        "stage": stage,
-        "attempt": attempt,
-        "status": status,
-        "startedAt": "2026-11-02T02:00:00.300Z",
-        "reads": [{"dataset": "postgres://db:5432/sales.public.orders", "digest": "sha256:aa"}],
-        "writes": [
-            {
-                "dataset": "data/raw/o.parquet",
-                "digest": "sha256:bb",
-                "rows": 3,
-                "bytes": 10,
-                "schema": [{"name": "id", "type": "BIGINT"}],
-            }
-        ],
-    }
-    if status not in ("running", "skipped"):
-        record["endedAt"] = "2026-11-02T02:03:10.000Z"
-    record.update(extra)
-    return record
-
-
-Line = dict[str, Any] | str | bytes
-
-
-class WorkspaceMaker:
-    """Writes a contract workspace: settings, graph, and audit segments from given lines."""
+class WorkspaceMaker(Workspace):
+    """A test's workspace (hubwriter's :class:`~hubwriter.Workspace`), the test graph
+    (:data:`GRAPH`) written at once; the test writes its settings and segments."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        (root / ".workspace" / "lineage" / "audit").mkdir(parents=True, exist_ok=True)
+        super().__init__(root)
         self.graph(GRAPH)
-
-    @property
-    def audit(self) -> Path:
-        return self.root / ".workspace" / "lineage" / "audit"
-
-    def graph(self, graph: dict[str, Any]) -> None:
-        (self.root / ".workspace" / "lineage" / "graph.json").write_text(json.dumps(graph))
-
-    def settings(self, settings: dict[str, Any]) -> None:
-        (self.root / ".workspace" / "settings.json").write_text(json.dumps(settings))
-
-    def segment(self, name: str, lines: list[Line], *, end_newline: bool = True) -> Path:
-        data = b"\n".join(_bytes(line) for line in lines) + (b"\n" if end_newline else b"")
-        path = self.audit / name
-        path.write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
-        return path
-
-
-def _bytes(line: Line) -> bytes:
-    if isinstance(line, bytes):
-        return line
-    if isinstance(line, str):
-        return line.encode()
-    return json.dumps(line).encode()
 
 
 def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -150,6 +54,21 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def cli_command(*args: str) -> list[str]:
     """The command line of a real ``openlineage-export`` process."""
     return [sys.executable, "-m", "openlineage_export", *args]
+
+
+def run_cli(
+    *args: str,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """A real ``openlineage-export`` process run to its end in ``env`` (see :func:`cli_env`),
+    its output as text; whatever it says, never a traceback."""
+    done = subprocess.run(
+        cli_command(*args), capture_output=True, text=True, env=dict(env), cwd=cwd, timeout=timeout
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
 
 
 def read_position(pid: int, path: Path) -> int | None:

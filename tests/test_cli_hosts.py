@@ -4,35 +4,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fakeserver import refused_port_fixture  # noqa: F401 - registers refused_port
-from helpers import WorkspaceMaker, run_record
+from helpers import WorkspaceMaker, cli_env, run_cli, run_record
 
 
 def run(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
-    env.update(
-        OPENLINEAGE_EXPORT_CONFIG_DIR=str(tmp_path / "config"),
-        OPENLINEAGE_EXPORT_SECRETS="file",
-        OPENLINEAGE_EXPORT_STATE_DIR=str(tmp_path / "state"),
-        HOME=str(tmp_path / "home"),
-        **extra,
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return run_cli(*args, env=cli_env(tmp_path, **extra), cwd=tmp_path, timeout=120)
 
 
 @pytest.mark.parametrize("host", [None, "vscode", "emacs"])

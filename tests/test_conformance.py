@@ -1,7 +1,7 @@
 """Our events against the field's own references: openlineage-python's classes and the spec.
 
 1. Every event of the demo equals ``Serde.to_dict`` of the same event built with
-   openlineage-python's classes (tests/support/ol_plain.py): same fields, same schema URLs.
+   openlineage-python's classes (bench/ol_plain.py): same fields, same schema URLs.
 2. Every event of the demo is valid against the official JSON schemas (ol-validate).
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DEMO, SHARED
+from bench.ol_plain import build_events
+from helpers import DEMO, SHARED, cli_command
 from openlineage.client.serde import Serde
-from support.ol_plain import build_events
 
 from openlineage_export.hub.graph import read_graph
 from openlineage_export.hub.trail import AuditTrail
@@ -62,10 +62,7 @@ def test_demo_dry_run_is_valid_against_the_official_schemas(tmp_path: Path) -> N
         pytest.skip(f"{validator} is absent: the official schemas live in ../shared (CI has it)")
     out = tmp_path / "events.jsonl"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "--workspace",
@@ -73,7 +70,7 @@ def test_demo_dry_run_is_valid_against_the_official_schemas(tmp_path: Path) -> N
             "--output",
             str(out),
             "--quiet",
-        ],
+        ),
         check=True,
     )
     result = subprocess.run(

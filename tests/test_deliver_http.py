@@ -10,7 +10,6 @@ import asyncio
 import gzip
 import io
 import json
-import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +26,7 @@ from fakeserver import (
     make_fake_server_fixture,  # noqa: F401
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
-from helpers import DEMO, WorkspaceMaker, run_record
+from helpers import WorkspaceMaker, run_record
 
 from openlineage_export.errors import ConfigError, MissingSecret
 from openlineage_export.export import ExportRequest, run_export, run_export_async
@@ -58,14 +57,6 @@ def environ(config_dir: Path, tmp_path: Path) -> dict[str, str]:
         "OPENLINEAGE_EXPORT_SECRETS": "file",
         "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
     }
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    """A copy of the demo workspace (31 runs, 236 events), free to reconfigure."""
-    root = tmp_path / "acme-analytics"
-    shutil.copytree(DEMO, root)
-    return root
 
 
 @pytest.fixture

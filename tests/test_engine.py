@@ -445,3 +445,31 @@ def test_in_legs_a_refused_event_ends_its_run_and_frees_those_waiting_for_it() -
     assert [n for rid, n in destination.events if rid == "r1"] == [0, 1, 2]
     assert all(outcomes[r].delivered for r in ("r0", "r2", "r3"))
     check_causal_order(destination, [r for r in runs if r.run_id != "r1"])
+
+
+def test_an_order_handed_in_is_the_one_the_engine_keeps() -> None:
+    """The benchmark measures what the causal order costs by handing the export an order that
+    keeps none (bench/measure/unordered.py, through ``ExportRequest.order``): with it, runs
+    that write the same dataset overlap, which the causal order never lets them."""
+    from bench.measure.unordered import EveryRunAtOnce
+
+    runs = [run(f"r{i}", writes=("shared",)) for i in range(6)]
+    kept = Scripted(concurrency=3, default=0.05)
+    send_all(kept, runs)
+    assert kept.most_in_flight == 1  # the causal order: one writer of "shared" at a time
+
+    destination = Scripted(concurrency=3, default=0.05)
+    outcomes: dict[str, RunOutcome] = {}
+
+    async def whole() -> None:
+        await deliver_async(
+            ((r, r.run_id) for r in runs),
+            destination,
+            lambda r, tag, o: outcomes.__setitem__(tag, o),
+            threading.Event(),
+            EveryRunAtOnce(),
+        )
+
+    run_on_virtual_clock(whole())
+    assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 6
+    assert destination.most_in_flight == 3  # every run at once, up to the concurrency

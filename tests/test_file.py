@@ -7,22 +7,14 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers import DEMO, WorkspaceMaker, run_record
+from helpers import WorkspaceMaker, run_record
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    root = tmp_path / "acme-analytics"
-    shutil.copytree(DEMO, root)
-    return root
 
 
 @pytest.fixture

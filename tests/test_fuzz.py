@@ -2,8 +2,9 @@
 (file and line), and still exports every good run, exactly as if the junk were not there.
 
 Workspaces mix known-good run records (unicode everywhere: trace ids, pipeline and stage ids,
-dataset names, times in every RFC 3339 form) with hostile lines: arbitrary bytes, JSON that is
-not an object, records with a field of the wrong type or missing, bad times, deep nesting,
+dataset names, times in every RFC 3339 form) with hostile lines: arbitrary bytes, text that is
+no Unicode where the reader reads it (a lone surrogate escape, bytes that are no UTF-8), JSON
+that is not an object, records with a field of the wrong type or missing, bad times, deep nesting,
 duplicate and conflicting records of one trace id, lines of other kinds, torn and truncated
 segments. An oracle written from the contract (not from the reader) says what each line is;
 the dry run's events must equal those of a clean workspace holding only each trace id's last
@@ -19,7 +20,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import GRAPH, WorkspaceMaker, reason_between, run_record, stage_record
+from helpers import GRAPH, WorkspaceMaker, cli_command, reason_between, run_record, stage_record
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -357,13 +357,58 @@ def spoil(record: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
     return bad
 
 
+STRAY_MARK = "STRAY-MARK"
+STRAYS = [
+    b"\\udcff",
+    b"\\ud800",
+    b"\\uDFFF",
+    b"\\ud83d",
+    b"\xff",
+    b"\x80",
+    b"\xc3",
+    b"\xed\xb3\xbf",
+]
+"""What JSON text or bytes can hold and Unicode cannot: a lone surrogate as an escape (valid JSON)
+or as the bytes UTF-8 would give it (it gives none), a byte that starts or continues nothing."""
+STRAY_FIELDS = ["pipeline", "trigger", "stage", "dataset", "error", "parameter", "engine"]
+
+
+def stray(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """``record`` with :data:`STRAY_MARK` in a text field the reader reads (a field it skips
+    is never decoded: what it holds never enters)."""
+    bad = copy.deepcopy(record)
+    if where == "pipeline":
+        bad["pipeline"] = f"p{STRAY_MARK}"
+    elif where == "trigger":
+        bad["trigger"] = STRAY_MARK
+    elif where == "stage":
+        bad["stages"] = [stage_record(f"s{STRAY_MARK}")]
+    elif where == "dataset":
+        bad["stages"] = [stage_record(reads=[{"dataset": f"s3://b/{STRAY_MARK}"}])]
+    elif where == "error":
+        bad["status"] = "failed"
+        bad.setdefault("endedAt", "2026-11-02T02:07:31Z")
+        bad["error"] = {"message": STRAY_MARK}
+    elif where == "parameter":
+        bad["parameters"] = {"k": [STRAY_MARK]}
+    else:
+        bad["engine"] = {"name": STRAY_MARK}
+    return bad
+
+
 @st.composite
 def hostile_lines(draw: st.DrawFn, fresh_trace_id: Callable[[], str]) -> Line:
     """A line that is not a good record of a known trace id (or a good one of a fresh id)."""
     choice = draw(
-        st.sampled_from(["bytes", "not-object", "spoilt", "deep", "other-kind", "blank", "big"])
+        st.sampled_from(
+            ["bytes", "not-object", "spoilt", "deep", "other-kind", "blank", "big", "stray"]
+        )
     )
     ascii_only = draw(st.booleans())
+    if choice == "stray":
+        record = draw(good_runs(fresh_trace_id()))
+        data = dumps(stray(record, draw(st.sampled_from(STRAY_FIELDS))), ascii_only)
+        return Line(data.replace(STRAY_MARK.encode(), draw(st.sampled_from(STRAYS)), 1), "bad")
     if choice == "bytes":
         data = draw(st.binary(max_size=120)).replace(b"\n", b" ")
         expect = classify(data)
@@ -494,8 +539,7 @@ def write(root: Path, layout: Layout) -> WorkspaceMaker:
         data = b"".join(line.data + b"\n" for line in lines)
         if name == names[-1]:
             data += layout.torn
-        path = maker.audit / name
-        path.write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+        maker.segment_bytes(name, data)
     return maker
 
 
@@ -701,6 +745,10 @@ CURATED = [
     dumps(
         run_record("rows", stages=[stage_record(writes=[{"dataset": "a", "rows": 2**64}])]), True
     ),
+    dumps(run_record("stray-escape", pipeline="p\udcff"), True),
+    dumps(run_record("stray-byte", pipeline=f"p{STRAY_MARK}"), False).replace(
+        STRAY_MARK.encode(), b"\xff\xed\xb3\xbf"
+    ),
 ]
 
 
@@ -728,15 +776,12 @@ def test_cli_dry_run_names_every_bad_entry_without_a_traceback(tmp_path: Path) -
     layout.torn = b'{"kind":"run","traceId":"half'
     write(tmp_path / "ws", layout)
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "-w",
             str(tmp_path / "ws"),
-        ],
+        ),
         capture_output=True,
         env=_env(tmp_path),
         timeout=300,
@@ -859,17 +904,14 @@ def test_unreadable_segment_file_is_named(ws: WorkspaceMaker, tmp_path: Path) ->
     ws.segment("000001.jsonl", [run_record("r1")])
     locked = ws.segment("000002.jsonl", [run_record("r2")])
     locked.chmod(0)
-    command = [
-        sys.executable,
-        "-m",
-        "openlineage_export",
+    command = cli_command(
         "export",
         "--dry-run",
         "-w",
         str(ws.root),
         "-o",
         str(tmp_path / "events.jsonl"),
-    ]
+    )
     if os.geteuid() == 0:  # root reads any file: run the export without the power to
         command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     try:

@@ -4,7 +4,8 @@ line with the key masked; the server-forgot check reads it as Marquez's answer o
 
 A raw TCP server on loopback writes each drawn answer byte for byte (status lines, headers,
 bodies, chunked and compressed bodies that lie, answers cut short), to the real libcurl client
-the export uses (``CurlPoster``); the parsers of what comes back (``http._describe``,
+the export uses (``CurlPoster``) and to aiohttp's (a host's session: it reads a status line's
+and headers' bytes as ``surrogateescape`` does); the parsers of what comes back (``http._describe``,
 ``http._says_client_error``, ``recall``'s readers, ``retry.retry_after_seconds``) see it as
 the export would.
 """
@@ -26,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openlineage_export.deliver.http import recall
+from openlineage_export.deliver.http.aiohttp_client import AiohttpPoster
 from openlineage_export.deliver.http.curl_client import CurlPoster
 from openlineage_export.deliver.http.destination import (
     HttpConfig,
@@ -34,12 +36,13 @@ from openlineage_export.deliver.http.destination import (
 )
 from openlineage_export.deliver.http.poster import (
     BODY_LIMIT,
+    TEXT_LIMIT,
     Answer,
     BadCertificate,
     NoAnswer,
     TransportFailure,
 )
-from openlineage_export.deliver.http.signs import REASON_LIMIT
+from openlineage_export.deliver.http.signs import PHRASE_LIMIT, REASON_LIMIT
 from openlineage_export.deliver.retry import retry_after_seconds
 
 KEY = "olx-SECRET-answers-0123456789"
@@ -108,6 +111,9 @@ token = st.sampled_from(
         b"\x00",
         b"\xff",
         b"\xc3\xa9",
+        b"\xed\xb3\xbf",  # a lone surrogate, as UTF-8 would write it (it does not)
+        b"\xe2\x80\xae",  # RIGHT-TO-LEFT OVERRIDE
+        b"\xc2\x9b",
         b"\x9b",
         b"chunked",
         b"gzip",
@@ -154,6 +160,8 @@ body = st.one_of(
 
 @st.composite
 def raw_answer(draw: st.DrawFn) -> bytes:
+    if draw(st.booleans()):
+        return draw(well_formed_answer())
     version = draw(st.sampled_from([b"HTTP/1.1", b"HTTP/1.0", b"HTTP/2", b"HTTP/1.1", b"ICY", b""]))
     status = draw(st.one_of(st.integers(0, 999).map(lambda n: str(n).encode()), text))
     reason = draw(text)
@@ -169,8 +177,27 @@ def raw_answer(draw: st.DrawFn) -> bytes:
     return whole if cut is None else whole[:cut]
 
 
-async def _ask(port: int, get: bool) -> Answer | BaseException:
-    poster = CurlPoster(verify=True, concurrency=1, timeout=5.0, user_agent="fuzz")
+@st.composite
+def well_formed_answer(draw: st.DrawFn) -> bytes:
+    """An answer every client reads whole, whose words (reason phrase, Location, Retry-After,
+    the body) are any bytes: what reaches the seam where they become our text."""
+    status = draw(st.sampled_from([400, 404, 409, 422, 500, 503, 301, 302, 429]))
+    content = draw(text | st.binary(max_size=200))
+    headers = [b"Content-Length: %d" % len(content)]
+    for name in draw(st.lists(st.sampled_from([b"Location", b"Retry-After"]), max_size=2)):
+        headers.append(name + b": " + draw(text).replace(b"\r", b"").replace(b"\n", b""))
+    reason = draw(text).replace(b"\r", b"").replace(b"\n", b"")
+    return (
+        b"HTTP/1.1 %d " % status + reason + b"\r\n" + b"\r\n".join(headers) + b"\r\n\r\n" + content
+    )
+
+
+async def _ask(port: int, get: bool, client: str = "curl") -> Answer | BaseException:
+    poster: CurlPoster | AiohttpPoster = (
+        CurlPoster(verify=True, concurrency=1, timeout=5.0, user_agent="fuzz")
+        if client == "curl"
+        else AiohttpPoster(None, verify=True, concurrency=1, timeout=5.0, user_agent="fuzz")
+    )
     await poster.start()
     try:
         url = f"http://127.0.0.1:{port}/api/v1/lineage"
@@ -184,23 +211,29 @@ async def _ask(port: int, get: bool) -> Answer | BaseException:
 
 
 @FUZZ
-@given(answer=raw_answer(), get=st.booleans())
+@given(answer=raw_answer(), get=st.booleans(), client=st.sampled_from(["curl", "aiohttp"]))
 def test_any_answer_is_an_answer_or_one_of_our_errors_and_reads_as_one_line(
-    raw: RawServer, answer: bytes, get: bool
+    raw: RawServer, answer: bytes, get: bool, client: str
 ) -> None:
     raw.answer = answer
     started = time.monotonic()
-    got = asyncio.run(_ask(raw.port, get))
+    got = asyncio.run(_ask(raw.port, get, client))
     assert time.monotonic() - started < 30
     if isinstance(got, BaseException):
         assert "\n" not in str(got)
         return
     assert isinstance(got.status, int) and len(got.body) <= BODY_LIMIT
+    # The server's words are Unicode (aiohttp reads their bytes as surrogateescape does: the
+    # seam reads those back as UTF-8) and bounded, whatever the client.
+    for words in (got.reason, got.retry_after or "", got.location or ""):
+        words.encode("utf-8")
+        assert len(words) <= TEXT_LIMIT
     destination = HttpDestination(HttpConfig("http://127.0.0.1:1/api/v1/lineage", api_key=KEY))
     reason = destination._describe(got)
+    reason.encode("utf-8")  # no lone surrogate: the ledger and every output can take it
     assert "\n" not in reason and "\r" not in reason
     assert KEY not in reason
-    assert len(reason) <= REASON_LIMIT + 3 + 600  # the body's part is cut; the status line too
+    assert len(reason) <= REASON_LIMIT + 3 + PHRASE_LIMIT + 3 + 20  # each part of it is cut
     # Each reading of an answer takes any answer, and tells only of the statuses it knows.
     assert not _says_client_error(got) or got.status == 500
     assert recall._gone(got) in {200: (False,), 404: (True, None)}.get(got.status, (None,))

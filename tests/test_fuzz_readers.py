@@ -1,15 +1,17 @@
 """What strangers write, fuzzed: settings.json, openlineage.yml, trail times and lines, urls.
 
 Each reader of untrusted input meets whatever hypothesis draws (valid documents of every
-shape, hostile ones: deep, huge, aliased, control characters, C1 included, random text) and
-must answer with its value or one of our errors, never anything else; what it shows goes out
-through the one JSON encoder with no control character raw. Bounded (``FUZZ``) so that CI stays
+shape, hostile ones: deep, huge, aliased, control characters, C1 included, lone surrogates,
+an environment's bytes that are not UTF-8, random text) and must answer with its value or one
+of our errors, never anything else; what it shows goes out through the one JSON encoder and
+the one text shower with no control character, bidi control or surrogate raw. Bounded (``FUZZ``) so that CI stays
 in time; the trail as a whole is fuzzed in test_fuzz.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -33,6 +35,7 @@ from openlineage_export.hub.model import BadRecord
 from openlineage_export.hub.records import parse_run, parse_trusted
 from openlineage_export.hub.times import normalise_time, parse_time, trusted_time
 from openlineage_export.jsonout import dumps
+from openlineage_export.terminal.text import shown as shown_text
 
 FUZZ = settings(
     max_examples=80,
@@ -47,13 +50,28 @@ FUZZ = settings(
 )
 RAW_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
 """What no JSON output may hold raw (line breaks only between lines)."""
+UNSEEN = re.compile("[\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
+"""Bidi controls, separators and the BOM: none raw in any output."""
+RAW_TEXT = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff\ud800-\udfff]"
+)
+"""What no line for a person may hold raw."""
 
 KEYS = [row.key for row in CATALOGUE]
-awkward_text = st.text(
-    alphabet=st.characters(codec="utf-8")
-    | st.sampled_from(["\x1b", "\x9b", "\x9d", "\x9c", "\x7f", "\n", "\u2028", "\ufeff", "\ud800"]),
-    max_size=12,
+TEXT_KEYS = [row.key for row in CATALOGUE if row.type in ("string", "url", "path", "output")]
+ENV_VARS = [row.env for row in CATALOGUE if row.env] + [
+    "OPENLINEAGE__TRANSPORT__URL",
+    "OPENLINEAGE__TRANSPORT__ENDPOINT",
+    "OPENLINEAGE__TRANSPORT__TOPIC",
+]
+any_character = (
+    st.characters(exclude_categories=())  # hypothesis's default leaves the surrogates out
+    | st.characters(categories=["Cs"])  # lone surrogates: "\udcff" is valid JSON
+    | st.sampled_from(["\x1b", "\x9b", "\x9d", "\x9c", "\x7f", "\n", "\u2028", "\u202e", "\ufeff"])
 )
+"""Any character a string may hold in Python: JSON's escapes and the bytes of an environment
+variable that are not UTF-8 (read as U+DC80-U+DCFF) give lone surrogates."""
+awkward_text = st.text(alphabet=any_character, max_size=12)
 scalars = (
     st.none()
     | st.booleans()
@@ -77,9 +95,14 @@ def nested(depth: int) -> str:
 @st.composite
 def settings_documents(draw: st.DrawFn) -> str:
     """A settings.json as anyone may push it: our keys and others', any value, or junk."""
-    choice = draw(st.sampled_from(["object", "object", "deep", "huge", "junk"]))
+    choice = draw(st.sampled_from(["object", "object", "deep", "huge", "junk", "stray"]))
     if choice == "junk":
-        return draw(st.text(max_size=60))
+        return draw(st.text(alphabet=any_character, max_size=60))
+    if choice == "stray":  # a value of ours that is not Unicode text, among any others
+        stray = draw(st.characters(categories=["Cs"]))
+        document = {draw(st.sampled_from(TEXT_KEYS)): f"{draw(awkward_text)}{stray}"}
+        document |= draw(st.dictionaries(st.sampled_from(KEYS), values, max_size=3))
+        return json.dumps(document)  # the surrogate as its escape: valid JSON
     keys = (
         st.sampled_from(KEYS)
         | awkward_text
@@ -131,8 +154,42 @@ def test_settings_json_reads_as_settings_or_one_error(
         return
     for indent in (False, True):
         data = dumps(rows, indent=indent, default=str)
+        # A lone surrogate is written as its escape, never raw (there is no UTF-8 for it).
+        assert UNSEEN.search(data.decode("utf-8")) is None
         assert RAW_CONTROLS.search(data.replace(b"\n", b"")) is None
         assert len(json.loads(data)) == len(KEYS)
+    for row in rows:  # the text outputs
+        line = shown_text(f"{row['key']} = {row['value']}")
+        line.encode("utf-8")
+        assert RAW_TEXT.search(line) is None
+
+
+@FUZZ
+@given(
+    values=st.dictionaries(
+        st.sampled_from(ENV_VARS),
+        awkward_text | st.binary(max_size=12).map(os.fsdecode),
+        max_size=4,
+    )
+)
+def test_any_environment_reads_as_settings_or_one_error(
+    fuzz_ws: WorkspaceMaker, values: dict[str, str]
+) -> None:
+    """The environment's bytes that are not UTF-8 reach Python as lone surrogates (os.fsdecode):
+    every value is a setting or one line naming its variable, shown with nothing raw."""
+    (fuzz_ws.root / ".workspace" / "settings.json").write_text("{}")
+    try:
+        loaded = load_settings(fuzz_ws.root, CATALOGUE, values)
+    except ExportError as exc:
+        message = shown_text(str(exc))
+        assert "\n" not in str(exc) and any(name in str(exc) for name in values), str(exc)
+        message.encode("utf-8")
+        return
+    for key, value in loaded.values.items():
+        if CATALOGUE.declared(key, None).type not in ("path", "output"):
+            str(value).encode("utf-8")  # text that enters is Unicode
+    data = dumps(describe(CATALOGUE, fuzz_ws.root, values), default=str)
+    data.decode("utf-8")
 
 
 @FUZZ
@@ -233,7 +290,8 @@ def test_openlineage_yml_reads_as_plain_data_or_one_error_naming_it(
     tmp_path_factory: pytest.TempPathFactory, text: str
 ) -> None:
     folder = tmp_path_factory.mktemp("yml")
-    config = folder / "openlineage.yml"
+    config = folder / "mine" / "openlineage.yml"  # not in a folder the workspace lies in
+    config.parent.mkdir()
     config.write_bytes(text.encode("utf-8", errors="surrogatepass"))
     try:  # (PyYAML's own parser takes seconds for the deepest: they hold no alias)
         aliased = text.count("[") < 200 and any(
@@ -243,7 +301,7 @@ def test_openlineage_yml_reads_as_plain_data_or_one_error_naming_it(
         aliased = False
     environ = {"OPENLINEAGE_CONFIG": str(config)}
     try:
-        found = read_ecosystem(environ, folder / "ws")
+        found = read_ecosystem(environ, folder / "project" / "ws")
     except ConfigError as exc:
         assert str(exc).startswith(str(config)) and "\n" not in str(exc)
         return

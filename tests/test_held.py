@@ -8,8 +8,12 @@ Marquez 0.51 shapes them); the real Marquez is in tests/e2e/test_marquez_held.py
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
+import resource
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -18,10 +22,22 @@ import pytest
 from fakeserver import Answer, FakeServer, MarquezLike, Recorded
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record, stage_record
 
-from openlineage_export.deliver.http.held import FIRST_PAGE, Holdings, deadline_for
+from openlineage_export.deliver.http.client import poster_for
+from openlineage_export.deliver.http.held import (
+    FIRST_PAGE,
+    Holdings,
+    Wanted,
+    deadline_for,
+    holdings,
+)
 from openlineage_export.translate.encoded import EventFacts
 
 NAMESPACE = "test-ws"
+
+
+def _limited() -> None:
+    # What a server says once made us allocate gigabytes: never let a test do that.
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
 def export(
@@ -34,6 +50,7 @@ def export(
         capture_output=True,
         text=True,
         timeout=300,
+        preexec_fn=_limited,
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     report: dict[str, Any] = json.loads(proc.stdout)
@@ -467,3 +484,173 @@ def test_ctrl_c_ends_the_question_at_once(ws: WorkspaceMaker, tmp_path: Path) ->
         assert posts(server) == []
     assert proc.returncode == 130, err
     assert json.loads(out)["runs"]["sent"] == 0 and "Traceback" not in err
+
+
+# -- nothing the server says sizes what we do (issue 43) ------------------------------------------
+
+
+def loaded(ws: WorkspaceMaker, tmp_path: Path, count: int) -> MarquezLike:
+    """A Marquez that holds a trail of ``count`` runs, exported to it once."""
+    trail_of(ws, count)
+    marquez = MarquezLike()
+    with FakeServer(reads=True) as server:
+        server.script(marquez)
+        export(ws, tmp_path / "load" / "state", server)
+    return marquez
+
+
+def pages_of(server: FakeServer, since: int = 0) -> dict[str, list[tuple[int, int]]]:
+    """Per job, the (offset, limit) of each page of runs asked for, in the order asked."""
+    asked: dict[str, list[tuple[int, int]]] = {}
+    for job, limit, offset in runs_asked(server, since):
+        asked.setdefault(job, []).append((offset, limit))
+    return asked
+
+
+JOBS = ("daily-sales", "daily-sales.extract", "daily-sales.load")
+
+
+@pytest.mark.parametrize("count", [10**6, 10**15])
+def test_a_count_from_the_server_sizes_nothing(
+    ws: WorkspaceMaker, tmp_path: Path, count: int
+) -> None:
+    """A page that says the job has 10**15 runs: the next page is asked for once this one came
+    back, and the short page after it ends the asking. (One task per page of the count was
+    made at once: 2 GiB in 30 s, then a crash or a hang.)"""
+    marquez = loaded(ws, tmp_path, 30)
+
+    def boasting(request: Recorded) -> Answer:
+        answer = marquez(request)
+        if isinstance(answer.body, dict) and "totalCount" in answer.body:
+            return Answer(200, body={**answer.body, "totalCount": count})
+        return answer
+
+    with FakeServer(reads=True) as server:
+        server.script(boasting)
+        report = export(ws, tmp_path / "b" / "state", server)
+        asked = pages_of(server)
+    assert report["runs"]["held"] == 30 and report["runs"]["sent"] == 0, report
+    assert report["warnings"] == []
+    for job in JOBS:
+        first, second = asked[job]  # the second page was short: the last
+        assert first == (0, FIRST_PAGE) and second[0] == FIRST_PAGE, asked
+
+
+def test_pages_without_end_are_read_one_after_the_other_until_the_deadline(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """Every page full, of runs that are none of ours, and a count without end: each job's
+    pages are asked for one at a time, each at the offset the pages before it reached, until
+    the one deadline; said in one line, and every run is sent."""
+    loaded(ws, tmp_path, 4)
+    ws.settings({"openlineage.timeout": 2, "openlineage.retry.maxTime": 0})
+    made = itertools.count()
+
+    def endless(request: Recorded) -> Answer:
+        if request.method == "POST":
+            return Answer(201)
+        parts = urlsplit(request.path)
+        if not parts.path.endswith("/runs"):
+            return Answer(200, body={"name": NAMESPACE, "isHidden": False})
+        limit = int(parse_qs(parts.query)["limit"][0])
+        runs = [
+            {"id": str(uuid.UUID(int=next(made))), "state": "COMPLETED", "endedAt": None}
+            for _ in range(limit)
+        ]
+        return Answer(200, body={"runs": runs, "totalCount": 10**15})
+
+    with FakeServer(reads=True) as server:
+        server.script(endless)
+        report = export(ws, tmp_path / "b" / "state", server)
+        asked = pages_of(server)
+        assert len(posts(server)) == 4 * 6
+    assert report["runs"]["sent"] == 4 and report["runs"]["held"] == 0
+    [warning] = report["warnings"]
+    assert "(it had not answered within 2 s (" in warning, warning
+    for pages in asked.values():
+        offset = 0
+        for at, limit in pages:
+            assert at == offset, pages  # each page where the ones before it ended
+            offset += limit
+
+
+def test_the_same_page_again_ends_the_asking(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """A server that answers the first page whatever is asked (and a count without end):
+    the page that brings nothing new is the last; what it held is held, the rest sent."""
+    marquez = loaded(ws, tmp_path, 30)
+
+    def repeating(request: Recorded) -> Answer:
+        if request.method == "GET" and "offset=" in request.path:
+            first = request.path.split("?")[0] + f"?limit={FIRST_PAGE}&offset=0"
+            answer = marquez(Recorded("GET", first, {}, b"", b"", 0.0))
+            assert isinstance(answer.body, dict)
+            return Answer(200, body={**answer.body, "totalCount": 10**15})
+        return marquez(request)
+
+    with FakeServer(reads=True) as server:
+        server.script(repeating)
+        report = export(ws, tmp_path / "b" / "state", server)
+        asked = pages_of(server)
+    assert report["runs"]["held"] == FIRST_PAGE and report["runs"]["sent"] == 30 - FIRST_PAGE
+    assert report["warnings"] == []
+    assert {job: len(pages) for job, pages in asked.items()} == dict.fromkeys(JOBS, 2)
+
+
+def test_the_asking_stops_once_every_run_of_the_trail_is_found(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """Marquez holds the trail's 12 runs of each job, the latest, and 500 older ones of other
+    exports: the first page has all of ours, and no other page is asked for."""
+    marquez = loaded(ws, tmp_path, 12)
+    for job in JOBS:
+        for n in range(500):
+            run_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{job}-{n}"))
+            marquez.runs[run_id] = {
+                "id": run_id,
+                "_namespace": NAMESPACE,
+                "_job": job,
+                "state": "COMPLETED",
+                "startedAt": f"2020-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+                "endedAt": f"2020-01-01T01:{n // 60:02d}:{n % 60:02d}Z",
+            }
+    with FakeServer(reads=True) as server:
+        server.script(marquez)
+        report = export(ws, tmp_path / "b" / "state", server)
+        asked = pages_of(server)
+    assert report["runs"]["held"] == 12 and report["runs"]["sent"] == 0, report
+    assert asked == {job: [(0, FIRST_PAGE)] for job in JOBS}
+
+
+def test_only_the_runs_of_the_trail_are_kept(tmp_path: Path) -> None:
+    """5,000 runs of a job on the server, 3 of them the trail's: those 3 are what is kept."""
+    ours = [str(uuid.uuid5(uuid.NAMESPACE_URL, f"ours-{n}")) for n in range(3)]
+    others = [str(uuid.uuid5(uuid.NAMESPACE_URL, f"other-{n}")) for n in range(5000)]
+    runs = [{"id": i, "state": "COMPLETED", "endedAt": "2026-11-01T00:00:00Z"} for i in others]
+    runs[4000:4000] = [{"id": i, "state": "RUNNING"} for i in ours]
+
+    def page(request: Recorded) -> Answer:
+        parts = urlsplit(request.path)
+        if not parts.path.endswith("/runs"):
+            return Answer(200, body={"name": NAMESPACE})
+        query = parse_qs(parts.query)
+        limit, offset = int(query["limit"][0]), int(query["offset"][0])
+        return Answer(200, body={"runs": runs[offset : offset + limit], "totalCount": len(runs)})
+
+    wanted = Wanted()
+    for run_id in ours:
+        wanted.add("job", run_id)
+
+    async def ask(url: str) -> Holdings | None:
+        poster = poster_for(None, verify=True, concurrency=4, timeout=30, user_agent="test")
+        await poster.start()
+        try:
+            return await holdings(poster, f"{url}/api/v1/lineage", NAMESPACE, wanted, deadline=60)
+        finally:
+            await poster.close()
+
+    with FakeServer(reads=True) as server:
+        server.script(page)
+        held = asyncio.run(ask(server.url))
+    assert held is not None and len(held) == len(ours)
+    start = EventFacts("START", "2026-11-01T00:00:00Z", ours[0], ("ns", "job"), (), ())
+    assert held.holds([start])

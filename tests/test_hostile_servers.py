@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import threading
 import time
 from email.utils import formatdate
@@ -24,20 +23,12 @@ from fakeserver import (
     FakeServer,
     fake_server_fixture,  # noqa: F401 - registers fake_server
 )
-from helpers import DEMO, WorkspaceMaker, run_record
+from helpers import WorkspaceMaker, run_record
 from test_deliver_http import KEY, configure, export, export_bounded
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.export import ExportRequest, run_export_async
 from openlineage_export.host.secret_files import FileStore
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    """A copy of the demo workspace (31 runs, 236 events), free to reconfigure."""
-    root = tmp_path / "acme-analytics"
-    shutil.copytree(DEMO, root)
-    return root
 
 
 def test_a_trickling_answer_is_cut_at_the_deadline(

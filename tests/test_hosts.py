@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from urllib.parse import quote
 
 import pycurl
 import pytest
@@ -250,4 +249,27 @@ def test_approvals_are_given_and_compared_in_one_spelling() -> None:
     assert approvable_origin("HTTP://0x7F.1.:80/x", approvable()) == "http://127.0.0.1"
     assert approvable_origin("kafka://0177.0.0.1:9094", approvable()) == "kafka://127.0.0.1:9094"
     assert approvable_origin("https://[::FFFF:127.0.0.1]:443", approvable()) == "https://127.0.0.1"
-    assert quote("é") and origin_of("https://%C3%A9.example") == "https://é.example"
+    # A name in another script is written xn--...; decoded to Unicode it is no origin (below).
+    assert origin_of("https://xn--9ca.example") == "https://xn--9ca.example"
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "%E2%84%AA8s.example.com",  # U+212A KELVIN SIGN, percent-encoded: lower-cases to 'k'
+        "\u212a8s.example.com",  # the same, as it is
+        "b%C3%BCcher.example",
+        "b\u00fccher.example",
+        "%FF.example",
+    ],
+)
+def test_a_host_that_is_not_ascii_is_no_origin(host: str) -> None:
+    """Found by the fourth round's attacker B (f09): the origin was compared in Unicode's lower
+    case (k8s.example.com, approved) while libcurl resolves the bytes as written: the stored key
+    went to whatever the resolver gives for the other name. A name is written xn--... ."""
+    with pytest.raises(ConfigError):
+        origin_of(f"http://{host}:57103")
+    if host.isascii():
+        with pytest.raises(ValueError):
+            canonical_host(host.lower())
+    assert origin_of("http://xn--bcher-kva.example") == "http://xn--bcher-kva.example"

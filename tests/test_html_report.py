@@ -14,22 +14,22 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakeserver import Answer, FakeServer
-from helpers import DEMO, ROOT, WorkspaceMaker, run_record, stage_record
+from helpers import DEMO, GRAPH, ROOT, WorkspaceMaker, cli_env, run_cli, run_record, stage_record
+from hubwriter.synth import write_workspace
 from support import chromium
-from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport, RunResult
 from openlineage_export.html_report import ReportCollector, render_report, write_report
 from openlineage_export.html_report import collector as collector_mod
 from openlineage_export.html_report.chart import count
+from openlineage_export.html_report.drawing import LAYOUT_BUDGET, Box, layout_size
 from openlineage_export.html_report.lineage import Sharing, views
 
 SCREENSHOT = ROOT / "docs" / "report-screenshot.png"
@@ -68,24 +68,7 @@ def cli(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """The CLI as users run it, in a clean environment (ledger and HOME under ``cwd``)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
-    clean.update(
-        {
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(cwd / "state"),
-            "HOME": str(cwd),
-            "OPENLINEAGE_EXPORT_SECRETS": "file",
-        }
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env={**clean, **(env or {})},
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    return run_cli(*map(str, args), env=cli_env(cwd, **(env or {})), cwd=cwd, timeout=timeout)
 
 
 def demo_copy(tmp_path: Path) -> Path:
@@ -309,6 +292,48 @@ def test_every_string_from_the_trail_is_text_not_markup(ws: WorkspaceMaker, dot:
     assert page.count("<script") == 1  # ours
 
 
+UNSEEN = "\x1b[2J\x07\x00\x9b\u202e\u2066\u2028\u2029\ufeff"
+"""ESC, BEL, NUL, CSI, bidi controls, line and paragraph separators, the BOM."""
+
+
+def test_a_strangers_control_bidi_or_surrogate_reaches_the_page_escaped(
+    ws: WorkspaceMaker, tmp_path: Path, dot: None
+) -> None:
+    """Before: a pipeline id, a stage, a dataset and an error message carried them into the
+    page raw (a right-to-left override reorders the rest of a line in a browser too, and ESC
+    acts on a terminal that shows the file), and a segment whose name is not UTF-8 (its byte
+    read as U+DCFF) made the page impossible to write (UnicodeEncodeError)."""
+    ws.graph({**GRAPH, "pipelines": [*GRAPH["pipelines"], {"id": f"never{UNSEEN}"}]})
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(
+                f"run{UNSEEN}",
+                pipeline=f"p{UNSEEN}",
+                status="failed",
+                error={"message": f"boom{UNSEEN}"},
+                stages=[
+                    stage_record(
+                        f"s{UNSEEN}",
+                        reads=[{"dataset": f"s3://bucket/k{UNSEEN}"}],
+                        writes=[{"dataset": f"data/o{UNSEEN}"}],
+                    )
+                ],
+            )
+        ],
+    )
+    ws.segment("00000\udcff.jsonl", ["{not json"])  # the file's name: byte 0xff
+    collector = ReportCollector()
+    written = write_report(tmp_path / "report.html", collector, dry_run(ws.root, collector))
+    page = written.path.read_bytes()
+    for char in UNSEEN.replace("[2J", ""):
+        assert char.encode() not in page, hex(ord(char))
+    text = page.decode("utf-8")
+    assert "never\\x1b[2J\\x07\\x00\\x9b\\u202e" in text  # shown as the terminal shows it
+    assert "00000\\xff.jsonl" in text  # the byte, as files/walk.py shows a name
+    assert "<svg" in text
+
+
 def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     proc = cli(
@@ -334,6 +359,75 @@ def test_report_without_graphviz_says_so_and_the_cli_warns_once(tmp_path: Path) 
     assert 'id="graph-note"' in page and "dot program was not found" in page
     assert "<svg" not in page.split('id="history"')[0]
     assert "daily-sales.extract" in page and "sales.public.orders" in page  # listed instead
+
+
+def chain(stages: int, *, shared: bool) -> tuple[list[Box], list[tuple[Box, Box]]]:
+    """A drawing of ``stages`` stages in a row, each reading what the one before wrote (and,
+    when ``shared``, one dataset every stage reads)."""
+    nodes: list[Box] = [("d", ("ns", "d0")), *([("d", ("ns", "shared"))] if shared else [])]
+    edges: list[tuple[Box, Box]] = []
+    for n in range(stages):
+        job, read, written = (
+            ("j", ("ns", f"s{n}")),
+            ("d", ("ns", f"d{n}")),
+            ("d", ("ns", f"d{n + 1}")),
+        )
+        nodes += [job, written]
+        edges += [(read, job), (job, written)]
+        if shared:
+            edges.append((("d", ("ns", "shared")), job))
+    return nodes, edges
+
+
+def test_the_size_of_a_layout_counts_the_ranks_its_edges_pass() -> None:
+    """A chain is as many boxes as it has nodes; a dataset every stage of it reads adds one
+    box per rank each of those edges passes (what made dot take minutes, then hours)."""
+    assert layout_size(*chain(100, shared=False)) == 201
+    assert layout_size(*chain(100, shared=True)) == 202 + sum(2 * n for n in range(100))
+    # A stage that reads back what it writes: a cycle, turned round as dot turns it.
+    job, data = ("j", ("ns", "s")), ("d", ("ns", "d"))
+    assert layout_size([job, data], [(data, job), (job, data), (job, job)]) == 2
+
+
+def test_a_graph_too_large_to_lay_out_is_listed_not_drawn(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """120 stages in a row, each reading one shared dataset: dot would take minutes on it (and
+    every export from the editor writes a report). It is not asked; the page and one warning
+    say why, and the jobs and datasets are listed."""
+    stages = [
+        stage_record(
+            f"s{n:03d}",
+            reads=[{"dataset": f"data/d{n}.csv"}, {"dataset": "data/shared.csv"}],
+            writes=[{"dataset": f"data/d{n + 1}.csv"}],
+        )
+        for n in range(120)
+    ]
+    ws.segment("000001.jsonl", [run_record("r1", stages=stages)])
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    (programs / "dot").write_text(f"#!/bin/sh\ncat > {tmp_path / 'dot-was-run'}\nexit 1\n")
+    (programs / "dot").chmod(0o755)
+    out = tmp_path / "report.html"
+    proc = cli(
+        "export",
+        "--dry-run",
+        "-w",
+        ws.root,
+        "-o",
+        tmp_path / "events.jsonl",
+        "--report",
+        out,
+        cwd=tmp_path,
+        env={"PATH": f"{programs}:{os.environ['PATH']}"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "dot-was-run").exists(), "dot was given the graph"
+    [warning] = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert "not drawn" in warning and f"{LAYOUT_BUDGET:,}" in warning, warning
+    page = out.read_text()
+    assert 'id="graph-note"' in page and "boxes to lay out" in page
+    assert "daily-sales.s119" in page and "data/shared.csv" in page  # listed instead
 
 
 def test_a_report_that_cannot_be_written_stops_before_anything_is_sent(tmp_path: Path) -> None:

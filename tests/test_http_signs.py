@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,12 @@ from fakeserver import (
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from helpers import WorkspaceMaker, run_record
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openlineage_export.deliver.destination import Retry
 from openlineage_export.deliver.http.poster import Answer as Got
-from openlineage_export.deliver.http.signs import describe_answer, host_port
+from openlineage_export.deliver.http.signs import describe_answer, host_port, page_title
 from openlineage_export.export import ExportRequest, run_export, run_export_async
 from openlineage_export.export.report import ExportReport
 from openlineage_export.guards.secrecy import Redactor
@@ -184,3 +187,71 @@ def test_host_port_names_the_scheme_s_port() -> None:
     assert host_port("https://user:pw@example.com/x") == "example.com:443"
     assert host_port("http://[::1]:5000/x") == "[::1]:5000"
     assert host_port("http://example.com") == "example.com:80"
+
+
+# -- a server's words: Unicode and bounded, at the seam (poster.Answer), whatever the client ---
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("Bad \xff\xfe Request", "Bad \ufffd\ufffd Request"),  # bytes that are no UTF-8
+        ("Bad \xc3\xa4 Request", "Bad \xe4 Request"),  # UTF-8, read as such
+        ("Refused \xe2\x80\xae", "Refused \u202e"),  # a bidi override: escaped when shown
+    ],
+)
+def test_a_reason_phrase_of_any_bytes_is_unicode_and_the_run_recorded(
+    fake_server: FakeServer,
+    one_run: Path,
+    environ: dict[str, str],
+    client_kind: str,
+    reason: str,
+    expected: str,
+) -> None:
+    """Before: aiohttp reads a status line's bytes as ``surrogateescape`` does, and the lone
+    surrogate in the run's reason could not be written to the ledger (a traceback)."""
+    fake_server.script(lambda req: Answer(400, body="no", reason=reason))
+    configure(one_run, url=fake_server.url)
+    report = export(one_run, environ, client_kind, [])
+    assert report.exit_code == 1 and report.runs_failed == 1
+    said = report.failed[0].reason
+    if client_kind == "httpx" and not expected.isascii():
+        assert said.startswith("HTTP 400") and said.isascii()  # httpx drops what is no ASCII
+    else:
+        assert said == f"HTTP 400 {expected}: no"
+    assert not any("\ud800" <= c <= "\udfff" for c in said)
+
+
+def test_a_reason_phrase_or_location_of_any_length_is_cut() -> None:
+    redact = Redactor(None)
+    long = Got(400, "R" * 99_000, None, None, b"")
+    assert len(long.reason) <= 2048
+    assert describe_answer(long, redact) == "HTTP 400 " + "R" * 200 + "..."
+    moved = Got(301, "Moved", None, "http://elsewhere/" + "x" * 99_000, b"")
+    assert len(describe_answer(moved, redact)) < 700
+
+
+def test_a_surrogate_a_client_decoded_is_read_as_its_bytes() -> None:
+    got = Got(400, "Bad \udcc3\udca4 \udcff", "\udcff", "http://h/\udcc3\udca4", b"")
+    assert (got.reason, got.retry_after, got.location) == (
+        "Bad \xe4 \ufffd",
+        "\ufffd",
+        "http://h/\xe4",
+    )
+
+
+OLD_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
+"""How the title was found before: quadratic in a body that repeats ``<title`` and never closes
+one (half a second of CPU for each event refused with such a 64 KB page)."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"<title", b"<TiTle x>", b">", b"</title", b"</TITLE>", b"a", b"\xe4"]),
+        max_size=12,
+    ).map(b"".join)
+)
+def test_the_title_is_found_with_plain_searches_as_the_pattern_found_it(body: bytes) -> None:
+    found = OLD_TITLE.search(body)
+    assert page_title(body) == (found.group(1) if found else None)

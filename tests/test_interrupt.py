@@ -15,7 +15,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 from collections import defaultdict
 from collections.abc import Iterator
@@ -24,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli_command
+from hubwriter.synth import write_workspace
 from support.holds import DEADLINE, wait_until
-from support.synth_trail import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 
@@ -149,7 +149,7 @@ def test_a_stop_signal_stops_soon_keeps_what_was_accepted_and_the_next_export_se
             "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
         }
     )
-    command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(root)]
+    command = cli_command("export", "-w", str(root))
 
     slow_server.whole = {run: len(events) for run, events in expected.items()}
     export = subprocess.Popen(
@@ -268,7 +268,7 @@ def test_sighup_answers_the_requests_in_flight_keeps_the_ledger_and_exits_129(
     expected = by_run(dry.getvalue().splitlines())
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
     env["OPENLINEAGE_EXPORT_STATE_DIR"] = str(tmp_path / "state")
-    command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(root)]
+    command = cli_command("export", "-w", str(root))
     release = threading.Event()
     holding = threading.Event()  # set once a request is held
     with FakeServer() as server:

@@ -7,10 +7,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import orjson
 import pytest
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record, stage_record
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from openlineage_export.jsonout import dumps
+from openlineage_export.jsonout import dumps, fragment, indented
 
 C1 = "\x9b2J\x9d0;owned\x9c"
 """CSI (clear the screen), OSC (set the title) and ST: 8-bit escape sequences."""
@@ -36,6 +39,76 @@ def test_c0_c1_and_del_are_escaped_and_read_back_the_same() -> None:
 def test_what_orjson_cannot_write_is_written_all_the_same(value: object) -> None:
     assert json.loads(dumps(value)) == value
     assert json.loads(dumps(value, indent=True)) == value
+
+
+UNSEEN = "\u202e\u2066\u2069\u200e\u200f\u061c\u2028\u2029\u200b\u2060\ufeff"
+"""What changes how a line shows without being seen: bidi controls, separators, invisibles."""
+
+
+def test_what_changes_how_a_line_shows_unseen_is_escaped_and_reads_back_the_same() -> None:
+    value = {"pipeline": f"p{UNSEEN}", "ok": "\u2014 \u2026 \u2019 é 東京 🚀 \u200d"}
+    data = dumps(value)
+    assert not any(char.encode() in data for char in UNSEEN)
+    assert b"\\u202e" in data and b"\\u2028" in data and b"\\ufeff" in data
+    assert "\u2014 \u2026 \u2019 é 東京 🚀 \u200d".encode() in data  # everything else as it is
+    assert json.loads(data) == value
+
+
+@pytest.mark.parametrize("around", ["", "\u20ac" * 3, "\u20ac" * 40, "\u0627" * 50, "\xe9" * 30])
+def test_each_of_them_is_escaped_among_any_number_of_harmless_neighbours(around: str) -> None:
+    """The check before the escaping looks at each lead byte (``€`` is 0xE2 0x82 0xAC, as a
+    bidi control's): one among many is still found."""
+    risky = "\x7f" + "".join(map(chr, range(0x80, 0xA0))) + UNSEEN + "\u202a\u202b\u202c\u202d"
+    for char in risky:
+        value = {"name": f"{around}{char}{around}"}
+        data = dumps(value)
+        assert char.encode() not in data, hex(ord(char))
+        assert json.loads(data) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"value": "v\udcff"},
+        ["\ud800", {"k": "a\udc80b", "n": 2**70}],
+        json.loads("[" * 900 + '"\\udcff"' + "]" * 900),
+        {"deep": json.loads("[" * 300 + '"x\\ud83d"' + "]" * 300), "c1": "\x9b\u202e"},
+    ],
+    ids=["lone", "with-a-big-integer", "900-deep", "300-deep-and-c1"],
+)
+def test_a_lone_surrogate_is_written_as_its_escape_and_reads_back_the_same(
+    value: object,
+) -> None:
+    """Before: orjson refused the value and msgspec raised UnicodeEncodeError, a traceback from
+    every JSON output a surrogate reached (settings list --json, status --json, an error line
+    in --progress json)."""
+    for indent in (False, True):
+        data = dumps(value, indent=indent)
+        data.decode("utf-8")  # valid UTF-8
+        assert not any(raw in data for raw in RAW)
+        assert json.loads(data) == value
+    assert json.loads(fragment(value)) == value
+
+
+def test_a_path_with_a_byte_that_is_no_utf8_is_written_through_default() -> None:
+    path = Path("/srv/exports/\udcff.jsonl")  # os.fsdecode(b"/srv/exports/\xff.jsonl")
+    data = dumps({"file": path}, default=str)
+    assert data == b'{"file":"/srv/exports/\\udcff.jsonl"}'
+    assert json.loads(data) == {"file": str(path)}
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_the_fallback_layout_is_orjsons(value: object) -> None:
+    assert indented(orjson.dumps(value)) == orjson.dumps(value, option=orjson.OPT_INDENT_2)
 
 
 def _run(tmp_path: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[bytes]:
@@ -113,3 +186,24 @@ def test_c1_from_a_workspace_reaches_no_output_raw(ws: WorkspaceMaker, tmp_path:
         e["job"]["name"] == pipeline for e in map(json.loads, events.read_text().splitlines())
     )
     assert "\\x9b" in outputs["export (text)"].stderr.decode()  # the text outputs: shown()
+
+
+def test_the_error_boundary_writes_a_message_with_a_lone_surrogate_as_json(
+    tmp_path: Path,
+) -> None:
+    """Attacker B's f05: the editor runs ``export -w FOLDER --json --progress json``; a folder
+    below it whose name is not UTF-8 is named in the error (the workspaces below), and the one
+    error boundary's own JSON line raised: a traceback, exit 1 instead of 3."""
+    clone = tmp_path / "clone"
+    (clone / "team-\udce9" / ".workspace").mkdir(parents=True)  # the name's byte: 0xe9
+    done = subprocess.run(
+        cli_command("export", "-w", str(clone), "--json", "--progress", "json"),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 3 and b"Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.splitlines()
+    error = json.loads(line)
+    assert error["event"] == "error" and error["exitCode"] == 3
+    assert "team-\udce9" in error["message"] and b"team-\\udce9" in line

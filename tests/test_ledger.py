@@ -53,7 +53,9 @@ def export(ws: WorkspaceMaker, server: Server, tmp_path: Path, **options: Any) -
         ExportRequest(
             workspace=ws.root,
             http=httpx.MockTransport(server),
-            environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")},
+            environ=options.pop(
+                "environ", {"OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state")}
+            ),
             **options,
         )
     )
@@ -91,6 +93,21 @@ def test_only_runs_whose_record_changed_are_sent_again(ws: WorkspaceMaker, tmp_p
     report = export(ws, server, tmp_path)
     assert (report.runs_sent, report.runs_unchanged) == (1, 1)
     assert [e["eventType"] for e in server.events] == ["START", "START", "COMPLETE", "COMPLETE"]
+
+
+def test_a_state_folder_whose_name_is_not_utf8_keeps_the_ledger(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """OPENLINEAGE_EXPORT_STATE_DIR=/.../state$'\\xff': Python reads the byte as U+DCFF, and the
+    run index attached the ledger by that name, which SQLite takes as UTF-8: a traceback."""
+    ws.segment("000001.jsonl", [run_record("r1"), run_record("r2")])
+    state = tmp_path / "state\udcff"  # the file system's name: b"state\xff"
+    server = Server()
+    first = export(ws, server, tmp_path, environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(state)})
+    assert first.exit_code == 0 and first.runs_sent == 2
+    again = export(ws, server, tmp_path, environ={"OPENLINEAGE_EXPORT_STATE_DIR": str(state)})
+    assert again.exit_code == 0 and again.runs_sent == 0  # the ledger there was read
+    assert (tmp_path / "state\udcff" / "ledger.sqlite").exists()
 
 
 def test_full_sends_everything_again(ws: WorkspaceMaker, tmp_path: Path) -> None:
@@ -212,8 +229,8 @@ def test_a_stalled_export_holds_up_neither_status_nor_another_export(tmp_path: P
 
     from fakeserver import Answer, FakeServer
     from helpers import cli_command, cli_env, delivered_runs
+    from hubwriter.synth import write_workspace
     from support.holds import wait_until
-    from support.synth_trail import write_workspace
 
     stalled, other = tmp_path / "stalled", tmp_path / "other"
     write_workspace(stalled, 40, seed=1)
@@ -306,8 +323,8 @@ def test_a_full_disk_under_the_state_folder_stops_the_export_and_keeps_the_ledge
 
     from fakeserver import Answer, FakeServer
     from helpers import can_mount, cli_command, cli_env
+    from hubwriter.synth import write_workspace
     from support.holds import DEADLINE, wait_until
-    from support.synth_trail import write_workspace
 
     if (why := can_mount()) is not None:
         pytest.skip(why)
@@ -569,3 +586,33 @@ def test_status_with_an_unusable_state_folder_says_it_cannot_read_the_ledger(
         f"); check that {tmp_path}/state is a folder you can write to, or set "
         "OPENLINEAGE_EXPORT_STATE_DIR to another one",
     )
+
+
+# -- the ledger is the user's own: never through a link, never a checkout's (attack A, 2) -------
+
+
+@pytest.mark.parametrize("name", ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"])
+def test_a_dangling_link_in_the_state_folder_creates_nothing(tmp_path: Path, name: str) -> None:
+    from openlineage_export.errors import StateError
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / name).symlink_to(tmp_path / "created-elsewhere")
+    with pytest.raises(StateError, match=r"cannot be used \(a link, not a file\)"):
+        Ledger(state / "ledger.sqlite")
+    assert not (tmp_path / "created-elsewhere").exists()
+
+
+def test_a_ledger_in_a_checkout_is_not_believed(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """A committed ledger that says the pusher's run was sent: refused, nothing read of it."""
+    from openlineage_export.errors import StateError
+
+    trail(ws, 2)
+    export(ws, Server(), tmp_path / "checkout")  # made where no checkout was yet
+    state = tmp_path / "checkout" / "state"
+    assert (state / "ledger.sqlite").exists()
+    (tmp_path / "checkout" / ".git").mkdir()
+    with pytest.raises(StateError, match="is not used: it lies in the checkout"):
+        Ledger(state / "ledger.sqlite")
+    with pytest.raises(StateError, match="is not used: it lies in the checkout"):
+        Ledger.open_read_only({"OPENLINEAGE_EXPORT_STATE_DIR": str(state)})

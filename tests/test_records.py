@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import WorkspaceMaker, run_record, stage_record
-from support.synth_trail import write_workspace
+from hubwriter.synth import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.hub.model import BadRecord

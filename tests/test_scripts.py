@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakeserver import refused_port
-from helpers import DEMO, ROOT, SHARED
+from helpers import DEMO, ROOT, SHARED, cli_command
 
 
 @pytest.mark.parametrize(
@@ -193,10 +193,7 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
         pytest.skip(f"{spec} is absent: a local copy of the schemas lives in ../shared")
     good = tmp_path / "events.jsonl"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "-q",
@@ -204,7 +201,7 @@ def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:
             str(DEMO),
             "-o",
             str(good),
-        ],
+        ),
         check=True,
     )
     bad = tmp_path / "bad.jsonl"

@@ -14,6 +14,7 @@ from typing import Any
 import keyring
 import keyring.errors
 import pytest
+from helpers import cli_command
 from keyring.backends import fail
 
 from openlineage_export.errors import ConfigError
@@ -288,7 +289,7 @@ def test_the_lazy_store_finds_the_store_only_when_a_secret_is_asked_for(
     real = default_store
     monkeypatch.setattr(
         "openlineage_export.host.secrets.default_store",
-        lambda environ: found.append(environ) or real(environ),
+        lambda environ, **given: found.append(environ) or real(environ, **given),
     )
     environ = {"OPENLINEAGE_EXPORT_SECRETS": "file", "OPENLINEAGE_EXPORT_CONFIG_DIR": str(tmp_path)}
     lazy = LazyStore(environ)
@@ -369,7 +370,7 @@ def test_the_cli_shows_a_broken_backend_as_one_line(tmp_path: Path) -> None:
         }
     )
     done = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", "secrets", "set", "marquez-prod"],
+        cli_command("secrets", "set", "marquez-prod"),
         input=SECRET,
         env=environ,
         capture_output=True,
@@ -425,8 +426,6 @@ def _all_at_once(commands: list[list[str]], env: dict[str, str]) -> None:
 
 
 def _listed(env: dict[str, str]) -> dict[str, Any]:
-    from helpers import cli_command
-
     proc = subprocess.run(
         cli_command("secrets", "list", "--json"),
         env=env,
@@ -443,7 +442,6 @@ def _listed(env: dict[str, str]) -> dict[str, Any]:
 def test_twelve_secrets_set_at_once_all_survive(tmp_path: Path, backend: str) -> None:
     """Issue 30 (6): twelve ``secrets set`` at once all exited 0, and 1 to 8 of the 12 were
     kept (no lock around the read-modify-write of the store, or of the keyring's index)."""
-    from helpers import cli_command
 
     env = _writers_env(tmp_path, backend)
     _all_at_once(
@@ -467,7 +465,6 @@ def test_twelve_secrets_set_at_once_all_survive(tmp_path: Path, backend: str) ->
 def test_twelve_approvals_of_one_secret_at_once_all_survive(tmp_path: Path) -> None:
     """Issue 30 (6): the same for key-origins.json: twelve servers approved for one secret at
     once (``secrets set NAME --for ORIGIN``, then ``secrets allow`` twelve times together)."""
-    from helpers import cli_command
 
     env = _writers_env(tmp_path, "file")
     _all_at_once(
@@ -525,6 +522,9 @@ def test_a_lock_file_that_is_a_link_is_never_followed(tmp_path: Path) -> None:
     (folder / "secrets.json.lock").unlink()
     target = tmp_path / "elsewhere"
     (folder / "secrets.json.lock").symlink_to(target)
-    with pytest.raises(ConfigError, match=r"^cannot lock the secrets file .*secrets\.json\.lock"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^the lock file of the secrets file .*secrets\.json\.lock is not used: it is a link",
+    ):
         store.set("b", OTHER)
     assert not target.exists() and store.names() == ["a"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -744,3 +746,201 @@ def test_any_text_for_a_number_is_taken_in_range_or_refused_in_one_line(
         return
     assert row.minimum is not None and row.maximum is not None
     assert isinstance(value, (int, float)) and row.minimum <= value <= row.maximum
+
+
+# --- text is Unicode at the seam (issue 43, finding 7) ----------------------------------------
+
+STRING_KEYS = [row.key for row in CATALOGUE if row.type in ("string", "url")]
+
+
+@pytest.mark.parametrize("key", STRING_KEYS)
+@pytest.mark.parametrize("surrogate", ["\udcff", "\ud800", "\udfff"])
+def test_a_lone_surrogate_in_any_text_setting_is_one_line_naming_it(
+    tmp_path: Path, key: str, surrogate: str
+) -> None:
+    """``"v\\udcff"`` is valid JSON, and Python reads the bytes of an environment variable that
+    are not UTF-8 as such a surrogate: no UTF-8 has it, so no request, event or output could."""
+    write_settings(tmp_path, json.dumps({key: f"v{surrogate}"}))  # ASCII: the escape itself
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    assert key in str(caught.value) and "\n" not in str(caught.value)
+    row = CATALOGUE.get(key)
+    assert row is not None
+    if row.env:
+        write_settings(tmp_path, {})
+        with pytest.raises(ConfigError) as caught:
+            load_settings(tmp_path, {row.env: f"v{surrogate}"})
+        assert row.env in str(caught.value)
+
+
+def test_a_file_name_may_hold_the_bytes_of_a_name_that_is_no_utf8(tmp_path: Path) -> None:
+    # OPENLINEAGE_FILE_PATH=/srv/$'\xff'.jsonl: Python reads the byte as U+DCFF, and gives it
+    # back when it opens the file; a surrogate that stands for no byte is no file name.
+    s = load_settings(tmp_path, {"OPENLINEAGE_FILE_PATH": "/srv/\udcff.jsonl"})
+    assert str(s.path).endswith("/srv/\udcff.jsonl")
+    with pytest.raises(ConfigError, match="OPENLINEAGE_FILE_PATH.*is no file name"):
+        load_settings(tmp_path, {"OPENLINEAGE_FILE_PATH": "/srv/\ud800.jsonl"})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("openlineage.endpoint", "api/v1/l\u00efneage", "must be ASCII"),
+        ("openlineage.url", "http://localhost:5000/pf\u00e4d", "must be ASCII"),
+        ("openlineage.url", "http://b\u00fccher.example", "must be ASCII"),
+        # The Kelvin sign, percent-encoded: compared in Unicode it lower-cases to 'k' (an
+        # origin approved for k8s.example.com), while libcurl resolves the bytes themselves.
+        ("openlineage.url", "http://%E2%84%AA8s.example.com:5000", "its host must be ASCII"),
+        ("openlineage.kafka.bootstrapServers", "broker:\u0669\u0660\u0669\u0662", "must be ASCII"),
+    ],
+)
+def test_what_goes_into_every_request_must_be_ascii(
+    tmp_path: Path, key: str, value: str, expected: str
+) -> None:
+    """Before: a non-ASCII endpoint failed every run inside the client (UnicodeEncodeError,
+    exit 1); Arabic-Indic digits passed the port pattern (\\d is Unicode) and reached
+    librdkafka."""
+    write_settings(tmp_path, {key: value})
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as caught:
+        load_settings(tmp_path)
+    assert expected in str(caught.value)
+
+
+def test_an_event_setting_may_hold_any_unicode(tmp_path: Path) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "openlineage.sourceRepository.url": "https://git.example.com/b\u00fccher.git",
+            "openlineage.sourceRepository.version": "r\u00e9sum\u00e9-\u6771\u4eac",
+            "openlineage.url": "http://xn--bcher-kva.example:5000/pf%C3%A4d",
+        },
+    )
+    s = load_settings(tmp_path)
+    assert s.source_repository_version == "r\u00e9sum\u00e9-\u6771\u4eac"
+
+
+def test_a_surrogate_in_settings_json_is_exit_2_and_shown_escaped_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """Issue 43, finding 7: export in every mode, ``settings list --json`` and ``status --json``
+    were tracebacks; a non-ASCII endpoint failed every run with exit 1."""
+    from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+
+    ws = WorkspaceMaker(tmp_path / "ws")
+    ws.segment("000001.jsonl", [run_record("r1")])
+    env = cli_env(tmp_path, PYTHONIOENCODING="utf-8:strict")  # a raw surrogate on stdout fails
+    root = str(ws.root)
+    cases: list[tuple[dict[str, object], dict[str, str]]] = [
+        ({"openlineage.sourceRepository.version": "v\udcff"}, {}),
+        ({"openlineage.url": "http://127.0.0.1:9", "openlineage.endpoint": "api/l\u00efneage"}, {}),
+        ({}, {"OPENLINEAGE_NAMESPACE": "ns\udcff"}),
+    ]
+    for values, extra in cases:
+        ws.settings(values)  # json.dumps: the surrogate as its escape, valid JSON
+        for args in (
+            ["export", "--dry-run", "-o", str(tmp_path / "e.jsonl")],
+            [
+                "export",
+                "--dry-run",
+                "-o",
+                str(tmp_path / "e.jsonl"),
+                "--json",
+                "--progress",
+                "json",
+            ],
+            ["export"],
+            ["export", "--url", "http://127.0.0.1:9"],
+            ["status", "--json"],
+        ):
+            done = subprocess.run(
+                cli_command(*args, "-w", root),
+                env={**env, **extra},
+                capture_output=True,
+                timeout=120,
+            )
+            message = done.stderr.decode()
+            assert done.returncode == 2, (values, args, message)
+            assert "Traceback" not in message and len(message.strip().splitlines()) == 1, message
+            key = next(iter(values), "OPENLINEAGE_NAMESPACE")
+            if "endpoint" in str(values):
+                key = "openlineage.endpoint"
+            assert key in message, message
+        for args in (["settings", "list", "--json"], ["settings", "list"]):
+            done = subprocess.run(
+                cli_command(*args, "-w", root),
+                env={**env, **extra},
+                capture_output=True,
+                timeout=120,
+            )
+            assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+            done.stdout.decode("utf-8")
+    listed = subprocess.run(
+        cli_command("settings", "get", "openlineage.namespace", "--json", "-w", root),
+        env={**env, "OPENLINEAGE_NAMESPACE": "ns\udcff"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["value"] == "ns\udcff"
+    assert b"ns\\udcff" in listed.stdout
+
+
+OLD_MASK = re.compile(r"^([^:/?#]*://[^/?#@]*?:)[^/?#]*@")
+"""How a url's password was masked before: a lazy group that looked for the '@' again from every
+':' (quadratic: 100 KB of them took a minute, 1 MB about two hours; attacker B, f10)."""
+
+
+@fuzz_settings(max_examples=300, deadline=None, database=None)
+@given(st.text(alphabet=":/?#@ab", max_size=24).map(lambda rest: "http://" + rest))
+def test_a_url_is_masked_in_one_pass_as_the_pattern_masked_it(url: str) -> None:
+    row = CATALOGUE.get("openlineage.url")
+    assert row is not None
+    query = re.sub(r"\?.*|#.*", lambda m: m.group(0)[0] + "***", url, flags=re.DOTALL)
+    authority = re.split(r"[/?#]", url[len("http://") :], maxsplit=1)[0]
+    if authority.count("@") <= 1:
+        assert settings_mod.shown(row, url) == OLD_MASK.sub(r"\1***@", query)
+    elif ":" in authority[: authority.rfind("@")]:  # the pattern missed a '@' in a password
+        user = authority[: authority.index(":") + 1]
+        rest = query[len("http://") + authority.rfind("@") :]
+        assert settings_mod.shown(row, url) == f"http://{user}***{rest}"
+
+
+def test_a_password_in_any_broker_entry_is_masked(tmp_path: Path) -> None:
+    write_settings(
+        tmp_path,
+        {"openlineage.kafka.bootstrapServers": f"u:{SECRET}@b1:9092,b2:9092,v:{SECRET}@b3:1"},
+    )
+    (row,) = [r for r in describe(tmp_path) if r["key"] == "openlineage.kafka.bootstrapServers"]
+    assert row["value"] == "u:***@b1:9092,b2:9092,v:***@b3:1"
+
+
+def test_a_megabyte_address_is_listed_at_once(tmp_path: Path) -> None:
+    """The hang guard (``timeout``) is 3,600 times what a linear reading takes here."""
+    from helpers import cli_command, cli_env
+
+    write_settings(
+        tmp_path,
+        {
+            "openlineage.url": "http://" + ":" * 1_000_000,
+            "openlineage.endpoint": ":" * 1_000_000,
+            "openlineage.kafka.bootstrapServers": "u:" * 500_000,
+        },
+    )
+    done = subprocess.run(
+        cli_command("settings", "list", "--json", "-w", str(tmp_path)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    values = {row["key"]: row["value"] for row in json.loads(done.stdout)}
+    assert values["openlineage.url"] == "http://" + ":" * 1_000_000
+
+
+def test_settings_set_keeps_a_file_names_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    """``settings set openlineage.file.path $'.workspace/exports/\\xff.jsonl'``: the argument's
+    byte reaches Python as U+DCFF, and writing it as settings.json's UTF-8 raised."""
+    write_settings(tmp_path, {"openlineage.transport": "file"})
+    set_setting(tmp_path, "openlineage.file.path", ".workspace/exports/\udcff.jsonl")
+    assert '"openlineage.file.path": ".workspace/exports/\\udcff.jsonl"' in settings_text(tmp_path)
+    assert str(load_settings(tmp_path).path).endswith(".workspace/exports/\udcff.jsonl")

@@ -11,7 +11,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,9 +20,9 @@ import pexpect
 import pyte
 import pytest
 from fakeserver import Answer, FakeServer, refused_port_fixture  # noqa: F401 - refused_port
-from helpers import DEMO, GRAPH, WorkspaceMaker, run_record
+from helpers import DEMO, GRAPH, WorkspaceMaker, cli_command, run_record
+from hubwriter.synth import write_workspace
 from support.holds import DEADLINE, BuildingHold, hold_reading, holding, segments, wait_until
-from support.synth_trail import write_workspace
 
 COLUMNS, ROWS = 400, 50
 SECRET = "sk-cli-7d1e9a0c44b2"
@@ -153,9 +152,10 @@ def on_terminal(
     args: list[str], env: dict[str, str], cwd: Path | None = None, columns: int = COLUMNS
 ) -> Terminal:
     screen = pyte.HistoryScreen(columns, ROWS, history=20_000)
+    program, *arguments = cli_command(*args)
     child = pexpect.spawn(
-        sys.executable,
-        ["-m", "openlineage_export", *args],
+        program,
+        arguments,
         env=env,
         cwd=str(cwd) if cwd else None,
         dimensions=(ROWS, columns),
@@ -371,17 +371,14 @@ def test_ctrl_c_at_any_moment_is_exit_130_without_a_traceback(
         reading = hold_reading(holds, big_trail) if moment == "reading" else None
         building = BuildingHold(holds, big_trail) if moment == "building" else None
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "openlineage_export",
+            cli_command(
                 "export",
                 "--dry-run",
                 "-o",
                 str(out),
                 "-w",
                 str(big_trail),
-            ],
+            ),
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -408,10 +405,7 @@ def test_progress_json_is_one_object_a_line_for_a_host(
 ) -> None:
     out = tmp_path / "events.jsonl"
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "-o",
@@ -421,7 +415,7 @@ def test_progress_json_is_one_object_a_line_for_a_host(
             "json",
             "-w",
             str(big_trail),
-        ],
+        ),
         env=env,
         capture_output=True,
         text=True,

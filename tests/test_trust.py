@@ -194,6 +194,69 @@ def test_a_key_from_the_environment_goes_only_to_a_url_the_user_named(
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
 
 
+WORKSPACE_TRANSPORTS = {
+    "console": {"openlineage.transport": "console"},
+    "file": {
+        "openlineage.transport": "file",
+        "openlineage.file.path": ".workspace/exports/e.jsonl",
+    },
+}
+
+
+@pytest.mark.parametrize("transport", sorted(WORKSPACE_TRANSPORTS))
+@pytest.mark.parametrize("named", ["OPENLINEAGE_URL", "--url", "the user's openlineage.yml"])
+def test_the_server_the_user_named_is_where_events_go(
+    ws: WorkspaceMaker, cli: Cli, server: FakeServer, tmp_path: Path, transport: str, named: str
+) -> None:
+    """Issue 43, 9: a CI job names its server and key; the checked-out settings.json switches
+    the transport to console or a file. Not "1 of 1 runs sent", exit 0, with nothing at the
+    server: one line naming the setting and how the user allows it, exit 2, nothing anywhere."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings(WORKSPACE_TRANSPORTS[transport])
+    args, env = ["export", "-w", str(ws.root)], {"OPENLINEAGE_API_KEY": KEY}
+    if named == "OPENLINEAGE_URL":
+        env["OPENLINEAGE_URL"] = server.url
+    elif named == "--url":
+        args += ["--url", server.url]
+    else:
+        own = tmp_path / "mine" / "openlineage.yml"
+        own.parent.mkdir()
+        own.write_text(f"transport:\n  url: {server.url}\n")
+        env["OPENLINEAGE_CONFIG"] = str(own)
+    refused = cli(*args, code=2, **env)
+    line = one_line(refused)
+    assert "openlineage.transport" in line and "settings.json" in line, line
+    assert f"OPENLINEAGE_TRANSPORT={transport}" in line, line
+    assert "openlineage.url" in line and server.url not in line, line
+    assert refused.stdout == "" and server.requests == []
+    assert not (ws.root / ".workspace" / "exports").exists()
+    # The user decides: their own transport (--url names the http server: it goes without),
+    # or no server of theirs at all.
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_TRANSPORT=transport, **env)
+    cli("export", "-w", str(ws.root), "--full", code=0)
+    assert server.requests == []
+
+
+def test_the_brokers_the_user_named_are_where_events_go(
+    ws: WorkspaceMaker, cli: Cli, other: FakeServer
+) -> None:
+    """Kafka's brokers named by the user, the workspace's transport http to a url of its own."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.transport": "http", "openlineage.url": other.url})
+    line = one_line(
+        cli(
+            "export",
+            "-w",
+            str(ws.root),
+            code=2,
+            OPENLINEAGE_KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:9",
+            OPENLINEAGE_KAFKA_TOPIC="lineage",
+        )
+    )
+    assert "OPENLINEAGE_TRANSPORT=http" in line and "openlineage.kafka.bootstrapServers" in line
+    assert other.requests == []
+
+
 def test_a_stored_key_goes_only_to_the_servers_approved_for_it(
     ws: WorkspaceMaker, cli: Cli, server: FakeServer, other: FakeServer
 ) -> None:
@@ -347,6 +410,11 @@ def test_a_workspace_may_write_only_in_its_exports_folder_never_through_a_link(
     victim.write_text("precious\n")
     ws.settings({"openlineage.transport": "file", "openlineage.file.path": path})
     line = one_line(cli("export", "-w", str(ws.root), code=2))
+    if how == "symlinked-.workspace":  # issue 43, 3: not even read through it
+        assert line.startswith(f"error: cannot read {ws.root}/.workspace/settings.json: "), line
+        assert f"{ws.root}/.workspace is a link, not a folder of the workspace's own" in line
+        assert victim.read_text() == "precious\n"
+        return
     assert line.startswith("error: openlineage.file.path in the workspace's settings.json "), line
     assert "OPENLINEAGE_FILE_PATH in your environment" in line
     assert victim.read_text() == "precious\n"
@@ -790,6 +858,16 @@ def test_secrets_check_takes_the_origins_a_host_keeps_for_its_own_keys(tmp_path:
         "https://marquez.example.com"
     )
     assert check(tmp_path, "editor-key", "kafka://sasl_plaintext")[0] == 2
+
+
+def test_a_host_kept_for_a_key_is_never_matched_by_a_non_ascii_spelling(tmp_path: Path) -> None:
+    """Attacker B's f09, as a host that keeps its own keys asks: approved for k8s.example.com,
+    the Kelvin sign's spelling was "may" (the same origin once lower-cased)."""
+    kept = "https://k8s.example.com:57103"
+    assert check(tmp_path, "editor-key", "https://k8s.example.com:57103/api", kept)[0] == 0
+    for url in ("https://%E2%84%AA8s.example.com:57103/api", "https://\u212a8s.example.com:57103"):
+        code, said = check(tmp_path, "editor-key", url, kept)
+        assert code == 2 and isinstance(said, str) and said.startswith("error: not a URL"), said
 
 
 # -- an openlineage.yml in the repository is the workspace's, not the user's --------------------

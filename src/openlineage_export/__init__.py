@@ -9,3 +9,5 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 DISTRIBUTION = "openlineage-export"
+"""The distribution's name, which is also the command's (and its folders' and keyring
+service's): the one spelling of the program's name that the code uses."""

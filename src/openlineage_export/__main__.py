@@ -14,8 +14,9 @@ def main() -> None:
         from openlineage_export.terminal.signals import held_signals
 
         with held_signals():
+            from openlineage_export import DISTRIBUTION
             from openlineage_export.cli import main as cli
-        cli(prog_name="openlineage-export")
+        cli(prog_name=DISTRIBUTION)
     except KeyboardInterrupt:
         # Only while importing the few pure-Python modules before the signals are held.
         os.write(2, b"\ninterrupted\n")

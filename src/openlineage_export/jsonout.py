@@ -8,26 +8,52 @@ run prints them on standard output, often a terminal). A value there may come fr
 
 - C0 control characters are escaped by orjson itself (``\\u001b``); DEL and the C1 controls
   (U+0080-U+009F: CSI ``\\u009b``, OSC ``\\u009d``, ST ``\\u009c`` start and end 8-bit escape
-  sequences on many terminals) are escaped here the same way. The text outputs escape the same
+  sequences on many terminals) are escaped here the same way, and so are the characters that
+  change how the rest of a line shows without being seen: the bidirectional controls (U+202E
+  RIGHT-TO-LEFT OVERRIDE, U+2066-U+2069, U+200E, U+200F, U+061C), the line and paragraph
+  separators U+2028 and U+2029 (a line break to some terminals, and to JavaScript before
+  ES2019) and the invisible U+200B, U+2060 and U+FEFF. The text outputs escape the same
   characters (``terminal/text.py``).
+- A lone surrogate (``"\\udcff"`` is valid JSON, and Python reads it from a settings.json, an
+  environment variable or a file name that is not UTF-8) has no UTF-8: it is written as its
+  JSON escape ``\\udcff``, so the output is valid UTF-8 and reads back as the same string.
 - A value orjson cannot write (an integer over 64 bits, lists nested more than 254 deep, both
-  valid JSON that our readers take) is written by msgspec instead: the output says what the
-  input said, never a traceback.
+  valid JSON that our readers take, or a lone surrogate) is written by msgspec instead: the
+  output says what the input said, never a traceback.
 
-The escapes change no value: a JSON reader gets the very same strings back.
+The escapes change no value: a JSON reader gets the very same strings back (a dictionary *key*
+holding a lone surrogate, which no output of ours has, is written with the escape as its text).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from typing import cast
 
 import msgspec
 import orjson
 
-_RISKY = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
-"""DEL, and the C1 controls as UTF-8 (``\\xc2`` is always a lead byte there, so no other
-character's bytes can match)."""
+_RISKY = re.compile(
+    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8b\x8e\x8f\xa8-\xae]|\xe2\x81[\xa0\xa6-\xa9]|\xef\xbb\xbf"
+)
+"""DEL, the C1 controls, U+061C, U+200B, U+200E, U+200F, U+2028-U+202E, U+2060, U+2066-U+2069
+and U+FEFF as UTF-8 (each starts with a lead byte, so no other character's bytes can match)."""
+_LEADS = (
+    (0xC2, 1, frozenset(bytes([byte]) for byte in range(0x80, 0xA0))),
+    (0xD8, 1, frozenset({b"\x9c"})),
+    (0xE2, 2, frozenset({b"\x80\x8b", b"\x80\x8e", b"\x80\x8f", b"\x81\xa0"})
+     | frozenset(b"\x80" + bytes([byte]) for byte in range(0xA8, 0xAF))
+     | frozenset(b"\x81" + bytes([byte]) for byte in range(0xA6, 0xAA))),
+    (0xEF, 2, frozenset({b"\xbb\xbf"})),
+)  # fmt: skip
+"""Each risky character's lead byte, how many bytes follow it, and which: looked for with
+``find`` (memchr), as an event's text holds a lead byte rarely (``€``, ``—``: 0xE2)."""
+_LOOKS = 16
+"""Lead bytes looked at before leaving the rest to :data:`_RISKY`: text full of them (Arabic,
+0xD8) costs no more than the regular expression alone."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(
@@ -38,9 +64,9 @@ def dumps(
     try:
         data = orjson.dumps(value, default=default, option=orjson.OPT_INDENT_2 if indent else None)
     except orjson.JSONEncodeError:
-        data = msgspec.json.encode(value, enc_hook=default)
+        data = _beyond_orjson(value, default)
         if indent:
-            data = msgspec.json.format(data, indent=2)
+            data = indented(data)
     return escape_controls(data)
 
 
@@ -50,15 +76,121 @@ def fragment(value: object) -> bytes:
     try:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return msgspec.json.encode(value)
+        return _beyond_orjson(value, None)
+
+
+def _beyond_orjson(value: object, default: Callable[[object], object] | None) -> bytes:
+    """What orjson refuses, written by msgspec: an integer over 64 bits, deep nesting, and a
+    lone surrogate (as its escape)."""
+    try:
+        return msgspec.json.encode(value, enc_hook=default)
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8 for it
+        pass
+
+    def hook(item: object) -> object:
+        if default is None:
+            raise TypeError(f"{type(item).__name__} is not JSON")
+        return _surrogates_escaped(default(item))
+
+    return msgspec.json.encode(_surrogates_escaped(value), enc_hook=hook)
+
+
+def _surrogates_escaped(value: object) -> object:
+    """``value`` with every string that holds a lone surrogate given as its JSON text (the
+    surrogate as ``\\udcff``); iterative, as a value may be nested as deep as a reader took."""
+    top: dict[object, object] = {0: None}
+    stack: list[tuple[list[object] | dict[object, object], object, object]] = [(top, 0, value)]
+    while stack:
+        parent, slot, item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item) is not None:
+                item = msgspec.Raw(_json_string(item))
+        elif isinstance(item, dict):
+            copy: dict[object, object] = {}
+            for key, child in item.items():
+                if isinstance(key, str) and _SURROGATE.search(key) is not None:
+                    key = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", key)
+                copy[key] = None
+                stack.append((copy, key, child))
+            item = copy
+        elif isinstance(item, (list, tuple)):
+            items: list[object] = [None] * len(item)
+            stack.extend((items, i, child) for i, child in enumerate(item))
+            item = items
+        if isinstance(parent, list):
+            parent[cast(int, slot)] = item
+        else:
+            parent[slot] = item
+    return top[0]
+
+
+def _json_string(text: str) -> bytes:
+    """``text`` as a JSON string, a lone surrogate written as its ``\\u`` escape (Python's
+    ``backslashreplace`` writes a surrogate just so)."""
+    return json.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace")
+
+
+def indented(data: bytes) -> bytes:
+    """Compact JSON text ``data`` laid out as orjson's ``OPT_INDENT_2`` lays it out: two spaces
+    a level, ``{}`` and ``[]`` when empty. Reads tokens only (never decodes a string), so it
+    takes what a JSON reader would refuse to decode (a lone surrogate's escape)."""
+    out = bytearray()
+    depth, i, size = 0, 0, len(data)
+    while i < size:
+        byte = data[i]
+        if byte == 0x22:  # '"': copy the string whole, escapes included
+            end = i + 1
+            while data[end] != 0x22:
+                end += 2 if data[end] == 0x5C else 1
+            out += data[i : end + 1]
+            i = end + 1
+            continue
+        if byte in b"{[":
+            if i + 1 < size and data[i + 1] in b"}]":
+                out += data[i : i + 2]
+                i += 2
+                continue
+            depth += 1
+            out += bytes([byte]) + b"\n" + b"  " * depth
+        elif byte in b"}]":
+            depth -= 1
+            out += b"\n" + b"  " * depth + bytes([byte])
+        elif byte == 0x2C:  # ','
+            out += b",\n" + b"  " * depth
+        elif byte == 0x3A:  # ':'
+            out += b": "
+        elif byte not in b" \t\r\n":
+            out.append(byte)
+        i += 1
+    return bytes(out)
 
 
 def escape_controls(data: bytes) -> bytes:
-    """JSON text ``data`` with DEL and the C1 controls written as ``\\u00XX`` escapes (they can
-    only stand inside a string there, where an escape means the same character)."""
-    if b"\x7f" not in data and b"\xc2" not in data:
-        return data  # nearly always: two scans in C
+    """JSON text ``data`` with DEL, the C1 controls and the characters that change how a line
+    shows (above) written as ``\\u`` escapes (they can only stand inside a string there, where
+    an escape means the same character)."""
+    if data.isascii():  # nearly always: a scan in C, and DEL is the only risk left
+        return data if b"\x7f" not in data else _RISKY.sub(_escape, data)
+    if not _may_be_risky(data):
+        return data
     return _RISKY.sub(_escape, data)
+
+
+def _may_be_risky(data: bytes) -> bool:
+    """Whether ``data`` may hold a character :data:`_RISKY` escapes (False: surely not)."""
+    if b"\x7f" in data:
+        return True
+    looked = 0
+    for lead, size, risky in _LEADS:
+        at = data.find(lead)
+        while at >= 0:
+            if data[at + 1 : at + 1 + size] in risky:
+                return True
+            looked += 1
+            if looked > _LOOKS:
+                return True
+            at = data.find(lead, at + 1)
+    return False
 
 
 def _escape(match: re.Match[bytes]) -> bytes:

@@ -14,15 +14,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 from conftest import wipe
-from helpers import DEMO
-from support.synth_trail import write_workspace
+from helpers import DEMO, cli_command
+from hubwriter.synth import write_workspace
 
 pytestmark = pytest.mark.e2e
 
@@ -48,16 +47,13 @@ def export(workspace: Path, marquez: Any, state: Path, concurrency: int) -> dict
         )
     )
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "-w",
             str(workspace),
             "--json",
             "-q",
-        ],
+        ),
         env=environ,
         capture_output=True,
         text=True,

@@ -23,8 +23,6 @@ import contextlib
 import gzip
 import json
 import os
-import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,9 +30,9 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
-from helpers import DEMO, WorkspaceMaker, run_record
+from helpers import DEMO, WorkspaceMaker, run_cli, run_record
+from hubwriter.synth import write_workspace
 from rentgen import DataRentgen, Held, bootstrap, malformed_with, sent, settle, shared_topic
-from support.synth_trail import write_workspace
 
 pytestmark = pytest.mark.e2e
 
@@ -65,19 +63,9 @@ def env(topic: str, job_namespace: str, tmp_path: Path) -> dict[str, str]:
     }
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-
-
 def export(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
     """Export ``workspace``; its --json summary."""
-    result = cli("export", "-w", str(workspace), "--json", env=env)
+    result = run_cli("export", "-w", str(workspace), "--json", env=env)
     assert result.returncode == 0, result.stderr + result.stdout
     summary: dict[str, Any] = json.loads(result.stdout)
     return summary
@@ -86,7 +74,7 @@ def export(workspace: Path, env: dict[str, str]) -> dict[str, Any]:
 def dry_run_lines(workspace: Path, env: dict[str, str], tmp_path: Path) -> list[bytes]:
     """The bytes of each event the export sends, as its dry run writes them."""
     out = tmp_path / f"events-{uuid.uuid4().hex[:6]}.jsonl"
-    result = cli("export", "--dry-run", "-w", str(workspace), "-o", str(out), "-q", env=env)
+    result = run_cli("export", "--dry-run", "-w", str(workspace), "-o", str(out), "-q", env=env)
     assert result.returncode == 0, result.stderr
     return out.read_bytes().splitlines()
 

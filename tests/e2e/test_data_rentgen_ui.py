@@ -25,7 +25,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
-from helpers import DEMO, ROOT, USERS_HOME
+from helpers import DEMO, ROOT, USERS_HOME, run_cli
 from rentgen import STATUS, DataRentgen, bootstrap, location, settle, shared_topic, when
 from support.chromium import chromium, require
 from support.screenshot import renew
@@ -81,16 +80,6 @@ def ui(rentgen: DataRentgen) -> str:
     return url
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def exported(
     rentgen: DataRentgen, rentgen_kafka: AdminClient, tmp_path_factory: pytest.TempPathFactory
@@ -110,9 +99,9 @@ def exported(
         "OPENLINEAGE_EXPORT_STATE_DIR": str(folder / "state"),
     }
     out = folder / "events.jsonl"
-    dry = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
+    dry = run_cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
     assert dry.returncode == 0, dry.stderr
-    sent = cli("export", "-w", str(DEMO), "-q", env=env)
+    sent = run_cli("export", "-w", str(DEMO), "-q", env=env)
     assert sent.returncode == 0, sent.stderr + sent.stdout
     settle(rentgen, rentgen_kafka, topic)
     return namespace, [json.loads(line) for line in out.read_bytes().splitlines()]

@@ -17,13 +17,21 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DEMO, ROOT, SHARED, USERS_HOME, WorkspaceMaker, run_record, stage_record
-from support.synth_trail import write_workspace
+from helpers import (
+    DEMO,
+    ROOT,
+    SHARED,
+    USERS_HOME,
+    WorkspaceMaker,
+    cli_command,
+    run_record,
+    stage_record,
+)
+from hubwriter.synth import write_workspace
 
 ACCEPTING = ("datahub-2025-10-04", "datahub-master-0014425f")
 REFUSING = "datahub-2025-07-21"
@@ -107,10 +115,7 @@ def dry_run(
     ``clashes``, it may leave out runs whose job name is ambiguous (exit code 1)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")}
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "export",
             "--dry-run",
             "-q",
@@ -118,7 +123,7 @@ def dry_run(
             str(workspace),
             "-o",
             str(out),
-        ],
+        ),
         env={**environ, **env},
         capture_output=True,
         text=True,

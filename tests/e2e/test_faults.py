@@ -21,7 +21,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,8 @@ from typing import Any
 import httpx
 import pytest
 from faultproxy import NO_FAULTS, FaultProxy, Faults
-from support.synth_trail import write_workspace
+from helpers import cli_command
+from hubwriter.synth import write_workspace
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport
@@ -298,7 +298,7 @@ def test_cli_exit_codes_when_the_server_is_gone_then_back(
     with FaultProxy(upstream, seed=5105) as proxy:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE_")}
         env.update(trail.environ(proxy.url))
-        command = [sys.executable, "-m", "openlineage_export", "export", "-w", str(trail.root)]
+        command = cli_command("export", "-w", str(trail.root))
         proxy.go_away("refuse")
         gone = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
         assert gone.returncode == 4, gone.stderr

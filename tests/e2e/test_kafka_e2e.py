@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from helpers import DEMO, ROOT, reason_between
+from helpers import DEMO, ROOT, cli_command, reason_between, run_cli
 
 from openlineage_export.deliver.registry import CATALOGUE
 from openlineage_export.export import ExportRequest, run_export
@@ -98,20 +97,10 @@ def kafka_sh(command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-
-
 def dry_run(env: dict[str, str], tmp_path: Path) -> list[bytes]:
     """The dry run's lines: the bytes each event must have on the topic."""
     out = tmp_path / "events.jsonl"
-    result = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
+    result = run_cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
     assert result.returncode == 0, result.stderr
     return out.read_bytes().splitlines()
 
@@ -202,7 +191,7 @@ def test_the_demo_lands_on_the_topic_as_the_dry_run_keyed_by_pipeline_run(
     env: dict[str, str], topic: str, tmp_path: Path
 ) -> None:
     lines = dry_run(env, tmp_path)
-    result = cli("export", "-w", str(DEMO), "--json", env=env)
+    result = run_cli("export", "-w", str(DEMO), "--json", env=env)
     assert result.returncode == 0, result.stderr + result.stdout
     report: dict[str, Any] = json.loads(result.stdout)
     assert report["destination"] == f"kafka://{BOOTSTRAP}/{topic}"
@@ -221,16 +210,16 @@ def test_exporting_again_adds_no_other_messages_and_full_resends_the_same_ones(
     env: dict[str, str], topic: str, tmp_path: Path
 ) -> None:
     lines = dry_run(env, tmp_path)
-    assert cli("export", "-w", str(DEMO), "-q", env=env).returncode == 0
+    assert run_cli("export", "-w", str(DEMO), "-q", env=env).returncode == 0
     first = consume(topic)
     pairs = {pair for messages in first.values() for pair in messages}
 
-    again = cli("export", "-w", str(DEMO), "-q", env=env)
+    again = run_cli("export", "-w", str(DEMO), "-q", env=env)
     assert again.returncode == 0, again.stderr
     second = consume(topic)
     assert {pair for messages in second.values() for pair in messages} == pairs
 
-    full = cli("export", "-w", str(DEMO), "-q", "--full", env=env)
+    full = run_cli("export", "-w", str(DEMO), "-q", "--full", env=env)
     assert full.returncode == 0, full.stderr
     third = consume(topic)
     assert {pair for messages in third.values() for pair in messages} == pairs
@@ -322,16 +311,13 @@ def test_the_sasl_password_never_goes_to_a_broker_not_approved_for_it(
     }
     user["OPENLINEAGE_ALLOW_INSECURE_KEY"] = "true"  # the user's: a trusted network; not why
     set_key = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openlineage_export",
+        cli_command(
             "secrets",
             "set",
             "kafka-pw",
             "--for",
             f"kafka://{SASL_BOOTSTRAP}",
-        ],
+        ),
         input="olx-test-password",
         capture_output=True,
         text=True,
@@ -339,7 +325,7 @@ def test_the_sasl_password_never_goes_to_a_broker_not_approved_for_it(
         timeout=120,
     )
     assert set_key.returncode == 0, set_key.stderr
-    advised = cli("secrets", "allow", "kafka-pw", "kafka://sasl_plaintext", env=user)
+    advised = run_cli("secrets", "allow", "kafka-pw", "kafka://sasl_plaintext", env=user)
     assert advised.returncode == 2 and "kafka://host:port" in advised.stderr, advised.stderr
 
     def export_listing(servers: str) -> subprocess.CompletedProcess[str]:
@@ -357,7 +343,7 @@ def test_the_sasl_password_never_goes_to_a_broker_not_approved_for_it(
                 }
             )
         )
-        return cli("export", "-w", str(workspace), "--json", env=user)
+        return run_cli("export", "-w", str(workspace), "--json", env=user)
 
     with socket.create_server(("127.0.0.1", 0)) as other:
         evil = other.getsockname()[1]
@@ -426,7 +412,7 @@ def test_a_broker_stopped_mid_export_is_an_outage_and_the_next_export_completes(
     for key in sent:  # reported delivered: every event is on the topic, in order
         assert landed[key][: len(runs[key])] == runs[key]
 
-    again = cli("export", "-w", str(DEMO), "--json", env=env)
+    again = run_cli("export", "-w", str(DEMO), "--json", env=env)
     assert again.returncode == 0, again.stderr + again.stdout
     assert json.loads(again.stdout)["runs"]["failed"] == 0
     landed = by_key(consume(topic))
@@ -464,11 +450,13 @@ def test_an_event_larger_than_the_topic_takes_fails_its_own_run_only(
     )
     env = {**env, "OPENLINEAGE_KAFKA_TOPIC": name}
     out = tmp_path / "events.jsonl"
-    assert cli("export", "--dry-run", "-o", str(out), "-w", str(ws.root), env=env).returncode == 0
+    assert (
+        run_cli("export", "--dry-run", "-o", str(out), "-w", str(ws.root), env=env).returncode == 0
+    )
     runs = runs_of(out.read_bytes().splitlines())
     large = next(key for key, events in runs.items() if len(events[0]) > 20_000)
 
-    result = cli("export", "-w", str(ws.root), "--json", env=env)
+    result = run_cli("export", "-w", str(ws.root), "--json", env=env)
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     assert report["runs"] == {"total": 4, "sent": 3, "unchanged": 0, "held": 0, "failed": 1}, report
@@ -483,5 +471,5 @@ def test_an_event_larger_than_the_topic_takes_fails_its_own_run_only(
     ), failed
     landed = by_key(consume(name))
     assert landed == {key: events for key, events in runs.items() if key != large}
-    again = cli("export", "-w", str(ws.root), "--json", env=env)
+    again = run_cli("export", "-w", str(ws.root), "--json", env=env)
     assert json.loads(again.stdout)["runs"]["unchanged"] == 3  # the ledger kept them

@@ -4,28 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DEMO
+from helpers import DEMO, run_cli
 
 pytestmark = pytest.mark.e2e
 
 STATE = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED", "START": "RUNNING"}
-
-
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
 
 
 @pytest.fixture
@@ -40,7 +28,7 @@ def env(marquez: Any, namespace: str, tmp_path: Path) -> dict[str, str]:
 
 def dry_run(env: dict[str, str], tmp_path: Path) -> list[dict[str, Any]]:
     out = tmp_path / "events.jsonl"
-    result = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
+    result = run_cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in out.read_text().splitlines()]
 
@@ -54,7 +42,7 @@ def expected_runs(events: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
 
 
 def export(env: dict[str, str], *args: str) -> dict[str, Any]:
-    result = cli("export", "-w", str(DEMO), "--json", *args, env=env)
+    result = run_cli("export", "-w", str(DEMO), "--json", *args, env=env)
     assert result.returncode == 0, result.stderr + result.stdout
     report: dict[str, Any] = json.loads(result.stdout)
     return report
@@ -186,7 +174,7 @@ def test_a_server_that_forgot_the_namespace_is_told_and_sent_every_run_again(
     }
 
     def export_json() -> dict[str, Any]:
-        result = cli("export", "-w", str(ws.root), "--json", env=env)
+        result = run_cli("export", "-w", str(ws.root), "--json", env=env)
         assert result.returncode == 0, result.stderr + result.stdout
         report: dict[str, Any] = json.loads(result.stdout)
         return report

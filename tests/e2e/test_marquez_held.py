@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from faultproxy import FaultProxy
-from support.synth_trail import write_workspace
+from helpers import run_cli
+from hubwriter.synth import write_workspace
 
 pytestmark = pytest.mark.e2e
 
@@ -24,13 +23,8 @@ NAMESPACE = "olx-held-e2e"
 
 
 def cli(env: dict[str, str], *args: str) -> dict[str, Any]:
-    result = subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    """Run the CLI to success; its ``--json`` report (or nothing without ``--json``)."""
+    result = run_cli(*args, env=env)
     assert result.returncode == 0, result.stderr + result.stdout
     if "--json" not in args:
         return {}

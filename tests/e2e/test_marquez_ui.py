@@ -23,24 +23,21 @@ errors do), and its job names are drawn in Karla.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
-from helpers import DEMO, ROOT, SHARED
+from helpers import DEMO, ROOT, SHARED, run_cli
 from support.chromium import chromium, require
+from support.screenshot import renew
 
 pytestmark = pytest.mark.e2e
 
@@ -132,16 +129,6 @@ def _utc(when: str) -> str:
     return datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(UTC).isoformat()
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "openlineage_export", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-
-
 @pytest.fixture(scope="module")
 def web(marquez: Any) -> str:
     """Marquez's web UI, answering and passing /api/v1 on to the Marquez the tests use."""
@@ -191,11 +178,11 @@ def demo(
         }
     )
     out = home / "events.jsonl"
-    dry = cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
+    dry = run_cli("export", "--dry-run", "-w", str(DEMO), "-o", str(out), "-q", env=env)
     assert dry.returncode == 0, dry.stderr
     events = [json.loads(line) for line in out.read_text().splitlines()]
     empty_marquez()
-    result = cli("export", "-w", str(DEMO), "--json", env=env)
+    result = run_cli("export", "-w", str(DEMO), "--json", env=env)
     assert result.returncode == 0, result.stderr + result.stdout
     report = json.loads(result.stdout)
     assert report["runs"]["sent"] == report["runs"]["total"] == 31
@@ -366,43 +353,6 @@ LABELS = (
     "[normalize-space(.)='JOB' or normalize-space(.)='DATASET']]"
 )
 """The nodes' name labels: the text after JOB or DATASET."""
-
-
-def renew(page: Any, path: Path, png: bytes) -> None:
-    """Writes the screenshot ``png`` to ``path`` unless the one there looks the same: a few
-    pixels at the ends of the edges differ from run to run (the zoom to fit lands a hair apart),
-    and a file rewritten on every run would always show as changed in git."""
-    if path.exists():
-        old, new = (
-            f"data:image/png;base64,{base64.b64encode(b).decode()}"
-            for b in (path.read_bytes(), png)
-        )
-        differing = page.evaluate(
-            """async images => {
-          const [a, b] = await Promise.all(images.map(async src => {
-            const image = new Image();
-            image.src = src;
-            await image.decode();
-            const canvas = new OffscreenCanvas(image.width, image.height);
-            const context = canvas.getContext('2d');
-            context.drawImage(image, 0, 0);
-            return context.getImageData(0, 0, image.width, image.height);
-          }));
-          if (a.width !== b.width || a.height !== b.height) return -1;
-          let differing = 0;
-          for (let i = 0; i < a.data.length; i += 4) {
-            const d = Math.abs(a.data[i] - b.data[i]) + Math.abs(a.data[i + 1] - b.data[i + 1]) +
-              Math.abs(a.data[i + 2] - b.data[i + 2]);
-            if (d > 48) differing++;
-          }
-          return differing;
-        }""",
-            [old, new],
-        )
-        if 0 <= differing <= 100:
-            return
-    path.parent.mkdir(exist_ok=True)
-    path.write_bytes(png)
 
 
 def drawn_edges(

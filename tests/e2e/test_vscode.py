@@ -20,7 +20,6 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -41,7 +40,7 @@ from fakeserver import (
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from faultproxy import FaultProxy
-from helpers import DEMO, GRAPH, ROOT, USERS_HOME, WorkspaceMaker
+from helpers import DEMO, GRAPH, ROOT, USERS_HOME, WorkspaceMaker, run_cli
 from support.chromium import chromium, require
 from support.screenshot import renew
 from support.watch import write_runs_through_a_rotation_and_an_outage
@@ -99,13 +98,7 @@ class CodeServer:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The CLI on the same machine, as a CI job runs it (same state and secrets folders)."""
-        return subprocess.run(
-            [sys.executable, "-m", "openlineage_export", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        return run_cli(*args, env=self.env)
 
     def output_logs(self) -> list[Path]:
         """Every file VS Code wrote for the "OpenLineage Export" output channel, oldest first."""

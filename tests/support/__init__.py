@@ -1,7 +1,7 @@
-"""What the tests and the benchmark share: the plain openlineage-python reference
-(``ol_plain``), the synthetic trail generator (``synth_trail``, also a command), a virtual
-clock, holds on a running export, network namespaces and one Chromium.
+"""What the tests share beyond ``helpers``: the plain openlineage-python reference
+(``ol_plain``, also the benchmark's), a virtual clock, holds on a running export, network
+namespaces, one Chromium, a real ``export --watch``.
 
-Imported as ``support.x`` (pytest's ``pythonpath`` puts ``tests/`` first; the benchmark, run
-as ``python -m bench.run`` from the repository, as ``tests.support.x``).
+Imported as ``support.x`` (pytest's ``pythonpath`` puts ``tests/`` first). Workspaces, large
+synthetic trails included, are written by ``hubwriter`` (beside ``src/``).
 """

@@ -1,11 +1,9 @@
-"""A real ``export --watch`` process, and the trail written as the hub writes it: what the
-watch tests (tests/test_watch.py, tests/e2e/test_watch_e2e.py) share."""
+"""A real ``export --watch`` process, and a busy hour's trail written as the hub writes it
+(``hubwriter``): what the watch tests (tests/test_watch.py, tests/e2e/test_watch_e2e.py) share."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 import signal
 import subprocess
 import threading
@@ -15,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import WorkspaceMaker, cli_command, run_record
+from hubwriter import append, gzip_segment
 
 from .holds import DEADLINE
 
@@ -109,28 +108,9 @@ class Watch:
             self.proc.wait(DEADLINE)
 
 
-def append(path: Path, *records: dict[str, Any] | bytes) -> None:
-    """Append whole lines (or raw bytes) to a segment, as the hub does: one write each."""
-    with path.open("ab") as segment:
-        for record in records:
-            segment.write(
-                record if isinstance(record, bytes) else json.dumps(record).encode() + b"\n"
-            )
-            segment.flush()
-
-
 def pipeline_run(event: dict[str, Any]) -> str:
     parent = event["run"]["facets"].get("parent")
     return str(parent["run"]["runId"] if parent else event["run"]["runId"])
-
-
-def gzip_segment(path: Path) -> None:
-    """Compress a closed segment as the hub does: the .gz written whole, then the plain one
-    removed."""
-    temp = path.with_name(path.name + ".gz.part")
-    temp.write_bytes(gzip.compress(path.read_bytes()))
-    os.replace(temp, path.with_name(path.name + ".gz"))
-    path.unlink()
 
 
 def write_runs_through_a_rotation_and_an_outage(

@@ -16,13 +16,12 @@ import click
 
 from .. import jsonout
 from ..errors import ExportError, OutputError
+from ..files.walk import shown_path
 from ..terminal.signals import exit_interrupted
 from ..terminal.streams import STDOUT, detach, write_err
 from .echo import echo
 from .exit_codes import EXIT_READER_GONE
 from .host_words import host_words
-
-PROG = "openlineage-export"
 
 
 class Command(click.Command):
@@ -79,7 +78,8 @@ class Commands(click.Group):
     @staticmethod
     def _error(ctx: click.Context, exc: ExportError) -> None:
         """One line on stderr (JSON with --progress json), and the error's exit code."""
-        message = host_words().error(exc)
+        # A path in it may hold bytes that are not UTF-8 (a workspace's folder): shown \xff.
+        message = shown_path(host_words().error(exc))
         if ctx.meta.get("json_progress"):
             write_err(
                 jsonout.dumps(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import click
 
+from .. import DISTRIBUTION as PROG
 from .. import __version__
-from .base import PROG, Commands
+from .base import Commands
 from .workspace import workspace_option
 
 

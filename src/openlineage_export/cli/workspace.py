@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ConfigError
+from ..errors import ConfigError, WorkspaceError
+from ..files.whose import Checkouts
 from ..host import settings as settings_mod
 from ..host.workspace import Workspace
 from ..terminal.signals import held_signals
@@ -62,6 +63,16 @@ def current_workspace() -> Path:
     return Workspace.find(Path.cwd()).root
 
 
+def command_checkouts() -> Checkouts:
+    """Where checkouts are, as seen from the command's workspace (-w, else the one holding the
+    current folder, else none: only a .git then tells): whose the user's files are."""
+    try:
+        root: Path | None = current_workspace()
+    except WorkspaceError:
+        root = None
+    return Checkouts.around(root, os.environ)
+
+
 def _contexts(ctx: click.Context | None) -> Iterator[click.Context]:
     while ctx is not None:
         yield ctx
@@ -86,8 +97,10 @@ def settings_with_url(root: Path, url: str | None) -> Settings | None:
     if url is None:
         return None
     with held_signals():
-        from ..deliver.registry import KINDS, kind_of
+        from ..deliver.registry import KINDS, check_transport, kind_of
     settings = load_settings(root)
+    given = settings.with_values({URL_SETTING: url}, base=root, subjects={URL_SETTING: "--url"})
+    check_transport(given)  # the workspace's transport: the rule the environment's url meets
     if kind_of(settings).address != URL_SETTING:
         takes = " or ".join(k.name for k in KINDS.values() if k.address == URL_SETTING)
         raise ConfigError(
@@ -95,4 +108,4 @@ def settings_with_url(root: Path, url: str | None) -> Settings | None:
             f"{settings.value('openlineage.transport')} (from "
             f"{settings.source('openlineage.transport')})"
         )
-    return settings.with_values({URL_SETTING: url}, base=root, subjects={URL_SETTING: "--url"})
+    return given

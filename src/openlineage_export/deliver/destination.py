@@ -14,7 +14,7 @@ what the server already holds), :class:`NeverWaits` (its ``send`` writes and ret
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -24,7 +24,7 @@ from ..host.secrets import SecretStore
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Settings
 from ..translate.encoded import TranslatedRun
-from .http.held import Holdings
+from .http.held import Holdings, Wanted
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +105,10 @@ class Holding(Protocol):
     """A destination that can be asked, before a first export (the ledger holds nothing of it),
     which runs the server already holds (``held.py``), so that only the rest is sent."""
 
-    async def holdings(self, namespace: str, jobs: Collection[str], runs: int) -> Holdings | None:
-        """The runs the server holds of these jobs (of a trail of ``runs`` editor runs: the
-        time it is given grows with them), or None: it is not a server that can be asked;
-        ``recall.CannotAsk`` (why) when it could not be asked: a refusal, an answer not
+    async def holdings(self, namespace: str, wanted: Wanted, runs: int) -> Holdings | None:
+        """The runs of ``wanted`` (by job) the server holds (of a trail of ``runs`` editor
+        runs: the time it is given grows with them), or None: it is not a server that can be
+        asked; ``recall.CannotAsk`` (why) when it could not be asked: a refusal, an answer not
         understood, no answer in time."""
         ...
 

@@ -38,7 +38,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import ExportError
 from ..translate.encoded import TranslatedRun
 from .destination import Destination, KeepsSendOrder, NeverWaits, RunOutcome, Tally
-from .order import CausalOrder, Leg, Ticket
+from .order import CausalOrder, Leg, Ordering, Ticket
 
 T = TypeVar("T")
 """What the caller attaches to each run and gets back with its outcome (e.g. its ledger key)."""
@@ -64,16 +64,18 @@ async def deliver_async(
     destination: Destination,
     on_outcome: OnOutcome[T],
     cancel: threading.Event,
+    order: Ordering | None = None,
 ) -> None:
     """Start the destination and send every run; report each outcome (on the loop) as soon as
-    it is known. The caller closes the destination.
+    it is known. The caller closes the destination. Runs that overlap keep ``order``
+    (default: a new :class:`~.order.CausalOrder`).
 
     Returns when all runs were tried or ``cancel`` was set; re-raises the first
     :class:`~openlineage_export.errors.ExportError` a destination raised (an outage, a key the
     server refuses) after the other runs stopped, so it ends the export.
     """
     await destination.start()
-    await _Delivery(destination, on_outcome, cancel).run(runs)
+    await _Delivery(destination, on_outcome, cancel, order or CausalOrder()).run(runs)
 
 
 R = TypeVar("R")
@@ -108,14 +110,18 @@ class _Delivery(Generic[T]):
     """One delivery: the runs in flight, the causal order, and the first fatal error."""
 
     def __init__(
-        self, destination: Destination, on_outcome: OnOutcome[T], cancel: threading.Event
+        self,
+        destination: Destination,
+        on_outcome: OnOutcome[T],
+        cancel: threading.Event,
+        order: Ordering,
     ) -> None:
         self.destination = destination
         self.on_outcome = on_outcome
         self.cancel = cancel
         self.stop = asyncio.Event()
         self.slots = asyncio.Semaphore(max(1, destination.concurrency))
-        self.order = CausalOrder()
+        self.order = order
         self.concurrent = destination.concurrency > 1 and not isinstance(
             destination, KeepsSendOrder
         )

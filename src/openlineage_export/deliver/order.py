@@ -13,17 +13,22 @@ as the earlier run's events that touch the same datasets are accepted, not when 
 earlier run is: a trail is mostly the same few pipelines again and again, and waiting run by
 run would send each pipeline's runs one at a time. A run's own events are in order anyway, so
 a leg waits only for other runs' legs.
-Besides the names of the datasets seen (as many as the graph has, whatever the number of
-runs), the bookkeeping holds only legs still in flight, so it stays as small as the engine's
-window.
+Besides the names of the datasets seen (at most :data:`SEEN_AT_MOST`: a trail that writes a
+new partition each run names as many as it has runs), the bookkeeping holds only legs still in
+flight, so it stays as small as the engine's window.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..translate.encoded import Dataset, EventFacts, TranslatedRun
+
+SEEN_AT_MOST = 65_536
+"""Datasets remembered as seen, at most; then they are forgotten, and the next read of one
+counts as its first version again (it waits as a write does: more waiting, never less)."""
 
 
 class Ticket:
@@ -48,6 +53,19 @@ class Leg:
     ticket: Ticket
 
 
+class Ordering(Protocol):
+    """What the engine asks of the order between runs (:class:`CausalOrder`, the one an export
+    keeps; another is handed in only to measure what it costs, in bench/)."""
+
+    def legs(self, run: TranslatedRun, *, split: bool = True) -> list[Leg]:
+        """The next run on the trail, in legs, each with the ticket it waits on."""
+        ...
+
+    def finish(self, ticket: Ticket) -> None:
+        """The leg of ``ticket`` is done (or will never be sent): those waiting for it may go."""
+        ...
+
+
 class CausalOrder:
     """Admits runs in trail order; an event waits for each earlier event still in flight that
     writes a dataset it reads or writes, or reads a dataset it writes."""
@@ -68,9 +86,12 @@ class CausalOrder:
         An event that touches the very datasets the event before it touched (a stage's end
         after its start) stays in that event's leg: everything it could wait for, that one
         waited for, and later runs wait for the run's last event on a dataset either way."""
-        own: list[Ticket] = []
+        # Sets, not lists: a run of S stages has S legs, and a dataset may have as many
+        # readers; a scan of them per event made one run cost S * S (issue 43).
+        own: set[Ticket] = set()
         legs: list[Leg] = []
         ticket = Ticket([])
+        waits: set[Ticket] = set()  # ticket.after, for look-ups
         start = 0
         last: tuple[set[Dataset], set[Dataset]] | None = None
         for index, event in enumerate(run.facts):
@@ -79,6 +100,8 @@ class CausalOrder:
                 continue
             same = touched == last
             last = (set(reads), set(writes))
+            if len(self._seen) >= SEEN_AT_MOST:
+                self._seen.clear()
             first = reads - self._seen
             if first:  # the first read of a dataset makes its first version: a write, in effect
                 writes |= first
@@ -88,26 +111,29 @@ class CausalOrder:
             if split and index > start and not same:
                 legs.append(Leg(start, index, ticket))
                 ticket = Ticket([])
+                waits = set()
                 start = index
-            if not own or own[-1] is not ticket:
-                own.append(ticket)
-            ticket.after.extend(t for t in after if t not in ticket.after)
+            own.add(ticket)
+            for earlier in after:
+                if earlier not in waits:
+                    waits.add(earlier)
+                    ticket.after.append(earlier)
             self._register(ticket, reads, writes)
         legs.append(Leg(start, len(run), ticket))
         return legs
 
     def _conflicts(
-        self, reads: set[Dataset], writes: set[Dataset], own: list[Ticket]
-    ) -> list[Ticket]:
-        after: list[Ticket] = []
+        self, reads: set[Dataset], writes: set[Dataset], own: set[Ticket]
+    ) -> dict[Ticket, None]:
+        after: dict[Ticket, None] = {}  # in the order found, each once
         for dataset in reads | writes:
             writer = self._writer.get(dataset)
-            if writer is not None and writer not in own and writer not in after:
-                after.append(writer)
+            if writer is not None and writer not in own:
+                after[writer] = None
         for dataset in writes:
             for reader in self._readers.get(dataset, ()):
-                if reader not in own and reader not in after:
-                    after.append(reader)
+                if reader not in own:
+                    after[reader] = None
         return after
 
     def _register(self, ticket: Ticket, reads: set[Dataset], writes: set[Dataset]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..guards.keys import KeySettings
-from ..guards.trust import Approvable, check_user_only
+from ..guards.trust import Approvable, check_named_destination, check_user_only
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Catalogue, EventSettings, Settings
 from ..translate.modes import ServerSettings
@@ -186,10 +186,22 @@ def doubts(settings: Settings) -> list[str]:
     return kind.doubts(settings) if kind.doubts is not None else []
 
 
+def check_transport(settings: Settings) -> None:
+    """Refuse a transport from the workspace that takes the events away from where the user
+    named (``trust.check_named_destination``): an export and ``--url`` ask the same."""
+    check_named_destination(
+        settings,
+        "openlineage.transport",
+        kind_of(settings).name,
+        {kind.name: kind.address for kind in KINDS.values() if kind.address is not None},
+    )
+
+
 def open_destination(opening: Opening) -> Destination:
     """The destination ``openlineage.transport`` names, configured from the settings; what the
     workspace may not decide is refused first (``guards/trust.py``)."""
     check_user_only(opening.settings)
+    check_transport(opening.settings)
     kind = kind_of(opening.settings)
     config = kind.config(opening)
     return kind.destination(config, opening.supplied)

@@ -3,23 +3,25 @@
 A CI job starts on a fresh machine with an empty ledger: without this step every push sends
 the whole history again. Where the ledger holds no accepted run of this workspace for the
 destination, and the destination can be asked (``deliver/http/held.py``: Marquez's read API), the
-server is asked which runs of the trail's jobs it holds; :func:`~.export.translate` then
+server is asked which of the runs the trail would send it holds, job by job, until each job's
+are found (:func:`wanted`, read from the trail first); :func:`~.export.translate` then
 records each editor run it holds whole, as it is, as accepted (``Recorder.held``) instead of
 sending it. ``--full`` skips the question.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from ..deliver.destination import Destination, Holding
 from ..deliver.engine import unless_cancelled
-from ..deliver.http.held import Holdings
+from ..deliver.http.held import Holdings, Wanted
 from ..deliver.http.recall import CannotAsk
-from ..hub.model import Graph
 from ..hub.trail import TrailScan
+from ..state.index import RunFilter
 from ..translate import modes
-from ..translate.events import TranslationConfig
+from .opening import Opened
 from .recording import Recorder
 
 
@@ -27,15 +29,16 @@ async def server_holds(
     destination: Destination,
     recorder: Recorder,
     scan: TrailScan,
-    graph: Graph,
-    translation: TranslationConfig,
+    opened: Opened,
+    only: RunFilter,
     cancel: threading.Event,
 ) -> Holdings | None:
-    """What the server already holds of the trail's jobs, asked only before a first export
-    (the ledger holds no run this destination accepted) of events in the shape every server
-    gets; None when it is not asked, or cannot say. A server that could not be asked is one
-    line; a cancel ends the asking at once."""
+    """What the server already holds of the runs of the trail (those ``only`` takes), asked
+    only before a first export (the ledger holds no run this destination accepted) of events
+    in the shape every server gets; None when it is not asked, or cannot say. A server that
+    could not be asked is one line; a cancel ends the asking at once."""
     ledger, destination_id = recorder.ledger, recorder.destination_id
+    translation = opened.translation
     if (
         not isinstance(destination, Holding)
         or ledger is None
@@ -45,12 +48,12 @@ async def server_holds(
         or ledger.accepted_any(destination_id)
     ):
         return None
+    runs = await asyncio.to_thread(wanted, opened, scan, only, cancel)
+    if cancel.is_set():
+        return None
     try:
         return await unless_cancelled(
-            destination.holdings(
-                modes.job_namespace(translation), job_names(graph, translation, scan), scan.runs
-            ),
-            cancel,
+            destination.holdings(modes.job_namespace(translation), runs, scan.runs), cancel
         )
     except CannotAsk as exc:
         recorder.add_warning(
@@ -60,12 +63,19 @@ async def server_holds(
         return None
 
 
-def job_names(graph: Graph, translation: TranslationConfig, scan: TrailScan) -> set[str]:
-    """The names of the jobs the trail's runs are sent as: each pipeline's and each stage's
-    that ran."""
-    translator = modes.translator_for(translation)(graph, translation)
-    names = {translator.pipeline_job_name(pipeline) for pipeline in scan.pipelines}
-    names.update(
-        translator.stage_job_name(pipeline, stage) for pipeline, stage in scan.index.stages_run()
-    )
-    return names
+def wanted(opened: Opened, scan: TrailScan, only: RunFilter, cancel: threading.Event) -> Wanted:
+    """The runs the trail would send (those ``only`` takes), by job: each editor run's
+    pipeline run and stage runs, read from the trail (a segment that changed meanwhile is the
+    translation's to report; its runs are not looked for)."""
+    translator = modes.translator_for(opened.translation)(opened.graph, opened.translation)
+    runs = Wanted()
+    for run, _ in opened.trail.runs(scan, scan.index.in_trail_order(only), _unsaid):
+        if cancel.is_set():
+            break
+        for job, run_id in translator.run_ids(run):
+            runs.add(job, run_id)
+    return runs
+
+
+def _unsaid(entry: object) -> None:
+    return None

@@ -71,9 +71,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             )
             held = None
             if not full:
-                held = await server_holds(
-                    destination, recorder, scan, opened.graph, opened.translation, cancel
-                )
+                held = await server_holds(destination, recorder, scan, opened, only, cancel)
             ledger_id = recorder.destination_id
             plan = classify(scan, ledger, ledger_id, opened.fingerprint, full=full, only=only)
             runs = translate(
@@ -86,7 +84,8 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
                 held=held,
             )
             try:
-                await deliver_async(runs, destination, recorder.outcome, cancel)
+                order = request.order() if request.order is not None else None
+                await deliver_async(runs, destination, recorder.outcome, cancel, order)
             except DestinationUnreachable as exc:
                 recorder.outage(str(exc), explained=exc.explained)
             recorder.finish(cancelled=cancel.is_set())

@@ -11,6 +11,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 
+from .. import DISTRIBUTION
 from ..deliver.destination import Retry, RunOutcome
 from ..errors import StateError
 from ..guards.secrecy import Redactor
@@ -84,7 +85,7 @@ class Recorder:
                     f"{self.report.destination} were sent under '{before}'. Marquez keys runs "
                     f"by run id across namespaces: runs whose trace id is a UUID stay filed "
                     f"under '{before}' while their stage runs go to '{namespace}'. To keep one "
-                    f"namespace: openlineage-export settings set openlineage.namespace {before}"
+                    f"namespace: {DISTRIBUTION} settings set openlineage.namespace {before}"
                 )
             ledger.set_namespace(self.destination_id, namespace)
         ledger.started(self.destination_id)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..deliver.destination import Retry
+from ..deliver.order import Ordering
 from ..host.secrets import SecretStore
 from ..host.settings import Settings
 from ..hub.model import BadEntry
@@ -54,6 +55,10 @@ class ExportRequest:
     """Send every run again, even those the destination already accepted."""
     ledger: Ledger | None = None
     """The export ledger; default: the user's (see ``state.ledger``). Never used by a dry run."""
+    order: Callable[[], Ordering] | None = None
+    """Makes the order between runs sent at once; default: the causal order
+    (``deliver/order.py``), which keeps every read filed under the version a one-at-a-time
+    export gives. Another only measures what that order costs (bench/)."""
     selection: Selection | None = None
     """Export only these runs (some pipelines, a window of start times); default: every run.
     The others are neither built, nor sent, nor recorded; with ``full``, the selected runs are

@@ -5,7 +5,9 @@ spellings of one host must read as one, and two hosts never as one. The host is 
 libcurl reads it (its URL parser) and as the system's resolver does (``getaddrinfo``, which
 librdkafka calls):
 
-- percent-encoding is decoded (``%31%32%37.0.0.1`` is 127.0.0.1: libcurl decodes it);
+- percent-encoding is decoded (``%31%32%37.0.0.1`` is 127.0.0.1: libcurl decodes it), and what
+  it decodes to must be ASCII (a name in another script is written ``xn--...``): a name that is
+  not would be compared in Unicode's lower case, which is not what the resolver is asked;
 - case does not count, and one trailing dot is dropped (``LocalHost.``; libcurl resolves the
   name without it; two are no host: libcurl refuses ``a..``);
 - an IPv4 address may be written as the C library's ``inet_aton`` reads one: 1 to 4 parts,
@@ -35,7 +37,13 @@ def canonical_host(host: str) -> str:
     without its trailing dot. ValueError for what is no host."""
     if ":" in host:
         return _ipv6(host)
-    name = unquote(host, errors="strict").lower()
+    name = unquote(host, errors="strict")
+    if not name.isascii():
+        # libcurl resolves the bytes themselves, while Unicode's lower case folds some into
+        # ASCII: U+212A KELVIN SIGN (%E2%84%AA) lower-cases to 'k', and an origin approved for
+        # k8s.example.com would match a host libcurl asks the resolver for as it is written.
+        raise ValueError("not an ASCII host: write it as xn--...")
+    name = name.lower()
     if not name or any(c in _FORBIDDEN for c in name):
         raise ValueError("not a host")
     if name.endswith("."):

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError, MissingSecret
 from ..host.secrets import SecretStore
 from .addresses import address_of, canonical_host
@@ -73,12 +74,12 @@ def resolve_secret(
     if not value:
         raise MissingSecret(
             f"the secret '{secret_ref}' named by {setting} is not in the secrets store "
-            f"({store.description}); store it with: openlineage-export secrets set {secret_ref}"
+            f"({store.description}); store it with: {DISTRIBUTION} secrets set {secret_ref}"
         )
     return Secret(
         value,
         f"the secret '{secret_ref}'",
-        f"store it again with: openlineage-export secrets set {secret_ref}",
+        f"store it again with: {DISTRIBUTION} secrets set {secret_ref}",
         name=secret_ref,
     )
 

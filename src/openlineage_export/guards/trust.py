@@ -10,7 +10,7 @@ key*, or what is written outside that folder:
   from the workspace they are refused (:func:`check_user_only`);
 - proxies: they are read from the environment only (``guards/proxy.py``);
 - a file written anywhere but the export's own folder of the workspace, ``.workspace/exports/``
-  (:func:`workspace_output`; opened there without following a link, ``files/confine.py``);
+  (:func:`workspace_output`; opened there without following a link, ``files/tree.py``);
 - which server a key goes to (:func:`check_key_destination`): a key from the environment goes
   only to a server the user named; a stored key only to a server its owner approved for it
   (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``). A host that keeps keys
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError, KeyNotApproved
 from ..host.secrets import SecretStore
 from ..host.setting_values import parse_text
@@ -36,8 +37,6 @@ from .addresses import canonical_host
 from .keys import KeySettings
 from .proxy import environment_proxy
 from .secrecy import Secret, check_key_transport
-
-PROG = "openlineage-export"
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -58,6 +57,34 @@ def check_user_only(settings: Settings) -> None:
             raise user_only_error(row, "in the workspace's settings.json is not used")
 
 
+def check_named_destination(
+    settings: Settings, transport: str, kind: str, addresses: Mapping[str, str]
+) -> None:
+    """The server the user named is where events go: when the user named where events go (the
+    address setting of a kind, ``addresses``: kind -> setting, from the environment, the
+    command line or the user's own openlineage.yml), the workspace's ``transport`` setting
+    cannot switch to a kind whose address the user did not name; ``kind`` is the one in force.
+    A transport the user set themselves, or a workspace's with no address of the user's,
+    stands."""
+    if not from_workspace(settings, transport):
+        return
+    named = {
+        other: setting
+        for other, setting in addresses.items()
+        if settings.source(setting) not in (WORKSPACE_SOURCE, "default")
+    }
+    if not named or kind in named:
+        return
+    setting = next(iter(named.values()))
+    source = settings.source(setting)
+    env = settings.catalogue.declared(transport, None).env
+    raise ConfigError(
+        f"{transport} in the workspace's settings.json sends the events to {kind}, not where "
+        f"you named ({setting}, from {'--url' if source == 'given' else source}): nothing "
+        f"was sent. If they should go to {kind}, set {env}={kind} yourself"
+    )
+
+
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of ``url``, as keys are approved for: the host in the one
     spelling every address of it shares (``hosts.canonical_host``: case, a trailing dot,
@@ -70,7 +97,10 @@ def origin_of(url: str) -> str:
         raise ConfigError("not a URL: a server is given as scheme://host[:port]") from None
     scheme = parts.scheme.lower()
     try:
-        if not scheme or not host or any(c.isspace() or not c.isprintable() for c in host):
+        # urlsplit gives the host in lower case: U+212A KELVIN SIGN would read as 'k' (addresses.py)
+        if not scheme or not host or not parts.netloc.isascii():
+            raise ValueError("no ASCII host")
+        if any(c.isspace() or not c.isprintable() for c in host):
             raise ValueError("no host")
         host = canonical_host(host)
     except ValueError:
@@ -158,8 +188,8 @@ def check_key_destination(
             source = "--url" if source == "given" else source
             raise KeyNotApproved(
                 f"the secret '{secret.name}' is not approved for {origin} ({setting}, from "
-                f"{source}): nothing was sent. If that server should have it: {PROG} secrets "
-                f"allow {secret.name} {origin}",
+                f"{source}): nothing was sent. If that server should have it: "
+                f"{DISTRIBUTION} secrets allow {secret.name} {origin}",
                 secret.name,
                 origin,
                 f"{setting}, from {source}",
@@ -208,7 +238,7 @@ def key_verdict(
             False,
             "not approved",
             f"the secret '{name}' is not approved for {origin}; if that server "
-            f"should have it: {PROG} secrets allow {name} {origin}",
+            f"should have it: {DISTRIBUTION} secrets allow {name} {origin}",
         )
     return KeyVerdict(
         name, origin, True, "approved", f"the secret '{name}' may be sent to {origin}"
@@ -252,7 +282,7 @@ def workspace_output(
     environment, the command line, the user's openlineage.yml: anywhere, links followed);
     when the workspace did, its parts below ``root``, which must start with
     ``.workspace/exports`` and never climb (``..``). The caller opens them without following
-    a link (``files/confine.py``). A ConfigError for anywhere else."""
+    a link (``files/tree.py``). A ConfigError for anywhere else."""
     if not from_workspace(settings, setting):
         return None
     path = Path(value)

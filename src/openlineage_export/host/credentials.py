@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError
 
 PREFIX = "openlineage."
@@ -85,7 +86,7 @@ def credential_error(subject: str) -> ConfigError:
     return ConfigError(
         f"{subject} looks like a key itself, not the name of one, and was not stored. Keys "
         f"never go in settings (they travel with the workspace): store the key with "
-        f"`openlineage-export secrets set NAME` (NAME says what it is for, e.g. marquez-prod) "
+        f"`{DISTRIBUTION} secrets set NAME` (NAME says what it is for, e.g. marquez-prod) "
         f"and use NAME here."
     )
 
@@ -94,11 +95,11 @@ def secret_key_error(key: str, where: str | None, secret_refs: Iterable[str]) ->
     """The refusal of a key that looks like it holds a secret, pointing at the ``secretRef``
     setting that names one instead (of ``secret_refs``, the one closest to ``key``)."""
     # Never the value: the point of this error is that it may be a real credential.
-    remove = f"Remove it (openlineage-export settings unset {key}), store" if where else "Store"
+    remove = f"Remove it ({DISTRIBUTION} settings unset {key}), store" if where else "Store"
     ref = closest_secret_ref(key, secret_refs)
     return ConfigError(
         f"{at(where)}'{key}' looks like it holds a secret. Keys never go in settings (they "
-        f"travel with the workspace). {remove} the key with `openlineage-export secrets set "
+        f"travel with the workspace). {remove} the key with `{DISTRIBUTION} secrets set "
         f"NAME` and set {ref} to NAME."
     )
 

@@ -40,6 +40,9 @@ class Setting:
     maximum: float | None = None
     pattern: str | None = None
     pattern_help: str = "letters, digits, '.', '_', '-'; at most 128"
+    ascii: bool = False
+    """Its value goes into every request as it is (the request line, a broker's address):
+    ASCII only, a host in its ASCII form (``xn--...``), anything else percent-encoded."""
     user_only: bool = False
     """Only the user may set it (environment, command line), never the workspace: it weakens
     how keys travel or which servers are trusted (``guards/trust.py`` enforces it)."""

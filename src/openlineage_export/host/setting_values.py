@@ -8,13 +8,17 @@ Messages name the type a value has, never the value: it could be a misplaced cre
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import Path
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError, value_kind
+from ..files import named
 from .credentials import credential_error, looks_like_credential
 from .setting_row import Setting
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _TRUE = frozenset({"true", "yes", "1", "on"})
 _FALSE = frozenset({"false", "no", "0", "off"})
 
@@ -74,6 +78,7 @@ def check_value(row: Setting, value: object, subject: str, base: Path) -> object
 
 
 def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
+    _check_unicode(row, value, subject)
     if not value.strip():
         raise ConfigError(f"{subject} must not be empty")
     if row.key.lower().endswith("secretref") and looks_like_credential(value):
@@ -83,14 +88,46 @@ def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
     if row.pattern is not None and not re.fullmatch(row.pattern, value):
         raise ConfigError(f"{subject} must match {row.pattern} ({row.pattern_help})")
     if row.type == "url":
-        _check_url(value, subject)
+        _check_url(value, subject, sent=row.ascii)
     if row.type == "path":
         path = Path(value).expanduser()
         path = path if path.is_absolute() else base / path
-        if not path.is_file():
+        if named.kind_at(path) != "file":
             raise ConfigError(f"{subject}: no file at {path}")
         return path
     return value
+
+
+def _check_unicode(row: Setting, value: str, subject: str) -> None:
+    """Text is Unicode where it enters: a lone surrogate (``"\\udcff"`` is valid JSON; Python
+    reads the bytes of an environment variable that are not UTF-8 as one) has no UTF-8, so no
+    request, event or file could carry it. A file name may hold the ones that stand for bytes
+    of a name that is not UTF-8 (``os.fsencode`` gives those bytes back), and nothing else."""
+    if row.type in ("path", "output"):
+        try:
+            os.fsencode(value)
+        except UnicodeEncodeError as exc:
+            raise ConfigError(
+                f"{subject} is no file name: {_surrogate_at(value, exc.start)}"
+            ) from None
+        return
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise ConfigError(f"{subject} is not Unicode text: {_surrogate_at(value, found.start())}")
+    if row.ascii and not value.isascii():
+        where = next(i for i, c in enumerate(value) if not c.isascii())
+        raise ConfigError(
+            f"{subject} must be ASCII (it goes into every request as it is): character "
+            f"{where + 1} is U+{ord(value[where]):04X}; write a host in its ASCII form (xn--...) "
+            "and a path's other characters percent-encoded (%C3%A4 for ä)"
+        )
+
+
+def _surrogate_at(value: str, at: int) -> str:
+    return (
+        f"character {at + 1} is a lone surrogate (U+{ord(value[at]):04X}), which no file, "
+        "request or terminal can take; fix it"
+    )
 
 
 def _check_bounds(row: Setting, value: float, subject: str) -> float:
@@ -114,8 +151,8 @@ def _number(bound: float | None) -> str:
     return str(int(bound)) if bound is not None and float(bound).is_integer() else f"{bound:g}"
 
 
-def _check_url(value: str, subject: str) -> None:
-    from urllib.parse import urlsplit
+def _check_url(value: str, subject: str, *, sent: bool) -> None:
+    from urllib.parse import unquote, urlsplit
 
     if any(c.isspace() or not c.isprintable() for c in value):
         raise ConfigError(f"{subject} must not contain spaces or control characters")
@@ -132,12 +169,20 @@ def _check_url(value: str, subject: str) -> None:
         raise ConfigError(f"{subject} must start with http:// or https://{meant}")
     if not host:
         raise ConfigError(f"{subject} has no host")
+    if sent and not unquote(host).isascii():
+        # libcurl resolves the bytes the escapes stand for, while a name compared in Unicode
+        # (the origins a key is approved for) may fold them into another: the Kelvin sign
+        # %E2%84%AA lower-cases to 'k'. A host that is ASCII is read one way by all.
+        raise ConfigError(
+            f"{subject}: its host must be ASCII once its %-escapes are decoded; "
+            "write it in its ASCII form (xn--...)"
+        )
     if parts.port == 0:
         raise ConfigError(f"{subject} has port 0: a port is from 1 to 65535")
     if parts.username is not None or parts.password is not None:
         raise ConfigError(
             f"{subject} carries credentials (user or password before '@'). Keys never go in "
-            "settings: store the key with `openlineage-export secrets set NAME` and set "
+            f"settings: store the key with `{DISTRIBUTION} secrets set NAME` and set "
             "openlineage.apiKey.secretRef to NAME."
         )
     if parts.query or parts.fragment:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
+from .. import DISTRIBUTION
 from ..errors import ConfigError
 from .credentials import PREFIX, at, looks_like_secret_key, secret_key_error
 from .ecosystem import given_by, read_ecosystem
@@ -80,7 +80,7 @@ class Catalogue:
         hint = f"; did you mean '{known[close[0]]}'?" if close else ""
         raise ConfigError(
             f"{at(where)}unknown setting '{key}'{hint} "
-            "(openlineage-export settings list shows them all)"
+            f"({DISTRIBUTION} settings list shows them all)"
         )
 
 
@@ -189,7 +189,7 @@ def load_settings(
     """
     ws = Workspace.at(workspace)
     file = ws.settings_file
-    raw = parse_object(read_text(file), file)
+    raw = parse_object(read_text(file, root=ws.root), file)
     mine = [key for key in raw if key.startswith(PREFIX)]
     # Secret-looking keys first: they are the most urgent thing to tell.
     for key in mine:
@@ -265,8 +265,8 @@ def _ecosystem_warnings(environ: Mapping[str, str] | None, root: Path) -> tuple[
 
 def read_raw(workspace: Path | Workspace) -> dict[str, object]:
     """The settings.json object of ``workspace`` as it is, unchecked ({} when missing)."""
-    file = Workspace.at(workspace).settings_file
-    return parse_object(read_text(file), file)
+    ws = Workspace.at(workspace)
+    return parse_object(read_text(ws.settings_file, root=ws.root), ws.settings_file)
 
 
 def describe(
@@ -309,12 +309,34 @@ def describe(
 
 
 def shown(row: Setting, value: object) -> object:
-    """``value`` as it may be shown: a password in an address (``user:PASSWORD@``) and the
-    query and fragment of an address (``?api_key=...``) masked, whatever the source."""
-    if not isinstance(value, str) or (row.type != "url" and not row.key.endswith("endpoint")):
+    """``value`` as it may be shown: a password in an address (``user:PASSWORD@``, in a url or
+    in any entry of a list such as the Kafka brokers) and the query and fragment of an
+    address (``?api_key=...``) masked, whatever the source. Linear in the value: a pattern
+    that looked for the ``@`` from every ``:`` took hours on a url of a million ``:``."""
+    if not isinstance(value, str):
         return value
-    value = re.sub(r"\?.*|#.*", lambda m: m.group(0)[0] + "***", value, flags=re.DOTALL)
-    return re.sub(r"^([^:/?#]*://[^/?#@]*?:)[^/?#]*@", r"\1***@", value)
+    if row.type == "url" or row.key.endswith("endpoint"):
+        cut = min((at for at in (value.find("?"), value.find("#")) if at >= 0), default=-1)
+        if cut >= 0:
+            value = value[: cut + 1] + "***"
+        return _login_masked(value)
+    if row.type != "string" or "@" not in value:
+        return value
+    return ",".join(_login_masked(entry) for entry in value.split(","))
+
+
+def _login_masked(address: str) -> str:
+    """``address`` with the password of its userinfo (``scheme://user:PASSWORD@host``, or
+    ``user:PASSWORD@host`` without a scheme) shown as ``***``."""
+    scheme = address.find("://")
+    start = scheme + 3 if scheme >= 0 else 0
+    end = min((at for at in (address.find(c, start) for c in "/?#") if at >= 0), default=-1)
+    authority = address[start:] if end < 0 else address[start:end]
+    at = authority.rfind("@")
+    colon = authority.find(":", 0, max(at, 0))
+    if at < 0 or colon < 0:
+        return address
+    return address[: start + colon + 1] + "***" + address[start + at :]
 
 
 def user_only_error(row: Setting, what: str, *, present: bool = True) -> ConfigError:
@@ -322,7 +344,7 @@ def user_only_error(row: Setting, what: str, *, present: bool = True) -> ConfigE
     the user sets it."""
     how = f"set {row.env} in your environment" if row.env else "it has no other source"
     remove = (
-        f" (and remove it from settings.json: openlineage-export settings unset {row.key})"
+        f" (and remove it from settings.json: {DISTRIBUTION} settings unset {row.key})"
         if present
         else ""
     )

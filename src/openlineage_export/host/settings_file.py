@@ -4,6 +4,7 @@ other extensions') left in its place and as it was written (``jsonfile.py``)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -12,6 +13,8 @@ from .jsonfile import check_editable, raw_entries, write_entries
 from .setting_values import check_value, parse_text
 from .settings import Catalogue, user_only_error
 from .workspace import Workspace
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def set_setting(
@@ -32,9 +35,14 @@ def set_setting(
     check_value(row, value, key, ws.root)
     file = ws.settings_file
     check_editable(ws.root, file)
-    entries = raw_entries(file)
+    entries = raw_entries(file, root=ws.root)
     raw_key = entries[key][0] if key in entries else json.dumps(key, ensure_ascii=False)
-    entries[key] = (raw_key, json.dumps(value, ensure_ascii=False))
+    text = json.dumps(value, ensure_ascii=False)
+    if not text.isascii() and _SURROGATE.search(text):
+        # A file name's byte that is not UTF-8 (U+DC80-U+DCFF as Python reads it) has no UTF-8:
+        # written as its JSON escape, it reads back as the same name.
+        text = json.dumps(value)
+    entries[key] = (raw_key, text)
     write_entries(file, entries, root=ws.root)
     return value
 
@@ -52,7 +60,7 @@ def unset_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str) -
         )
     file = ws.settings_file
     check_editable(ws.root, file)
-    entries = raw_entries(file)
+    entries = raw_entries(file, root=ws.root)
     if key not in entries:
         if catalogue.get(key) is not None or looks_like_secret_key(key):
             return False

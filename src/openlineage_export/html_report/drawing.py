@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import graphviz  # type: ignore[import-untyped]
 
+from ..terminal.text import shown
 from .collector import JobKey
 from .lineage import LineageViews, Overview, PipelineView, Sharing
 
@@ -32,6 +33,12 @@ SCALE = 0.8
 """Every drawing is shown at this share of Graphviz's size, the same for all so their text is
 the same size (about 11 px); one wider than the page scrolls sideways in its own box."""
 
+LAYOUT_BUDGET = 10_000
+"""Boxes ``dot`` is given to lay out, all drawings together (:func:`layout_size`); past it the
+graph is not drawn, only listed. dot's time grows faster than the boxes: a chain of stages
+all reading one dataset took 3 s at 50 stages (2,552 boxes), over 2 minutes at 100 (10,102);
+with its passes limited (``nslimit``), 1 s at 100 and 7 s at 200 (40,202)."""
+
 NAMED_SHARERS = 2
 """Other pipelines named on a shared dataset; more are counted."""
 
@@ -40,7 +47,6 @@ INSTALL_HINT = "install Graphviz (Debian/Ubuntu: apt-get install graphviz)"
 REFUSED_COLOUR = "#7b3fa0"
 """Refused by the server, across the page (a failed run on the trail is red)."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
 _TITLE = re.compile(r"<title>[^<]*</title>\n?")
@@ -54,6 +60,10 @@ _GRAPH = {
     "ranksep": "0.3",
     "bgcolor": "transparent",
     "pad": "0.1",
+    # Network simplex's passes at most twice the nodes (the drawings of small graphs are the
+    # same): a drawing is never worth more.
+    "nslimit": "2",
+    "nslimit1": "2",
 }
 _NODE = {
     "fontname": FONT,
@@ -92,6 +102,17 @@ def draw(lineage: LineageViews, namespace: str) -> Drawing:
     """
     if not lineage.pipelines:
         return Drawing(None, (), "No run was exported, so there is no graph to draw.")
+    boxes = _overview_size(lineage.overview) + sum(map(_view_size, lineage.pipelines))
+    if boxes > LAYOUT_BUDGET:
+        return Drawing(
+            None,
+            (),
+            f"The graph is not drawn: it would be about {boxes:,} boxes to lay out (long "
+            f"flows, datasets read or written across them), more than the {LAYOUT_BUDGET:,} "
+            "Graphviz is given. Jobs and datasets are listed below.",
+            f"the report's lineage graph is not drawn: about {boxes:,} boxes to lay out, more "
+            f"than the {LAYOUT_BUDGET:,} Graphviz is given (its jobs and datasets are listed)",
+        )
     anchors = {
         view.pipeline: anchor(index) for index, view in enumerate(lineage.pipelines, start=1)
     }
@@ -128,6 +149,72 @@ def draw(lineage: LineageViews, namespace: str) -> Drawing:
             f"The graph is not drawn: Graphviz's dot gave {len(svgs)} drawings for {len(sources)}.",
         )
     return Drawing(svgs[0], tuple(svgs[1:]))
+
+
+Box = tuple[str, JobKey]
+"""A node of a drawing: a job (``j``) or a dataset (``d``) by its key."""
+
+
+def layout_size(nodes: list[Box], edges: list[tuple[Box, Box]]) -> int:
+    """About how many boxes ``dot`` lays out for a drawing: its nodes, and one for each rank an
+    edge passes between its ends. Ranked as dot ranks first (an edge that closes a cycle turned
+    round, as a depth-first search meets it; each node a rank after the furthest one that leads
+    to it), which its later passes only shorten. Linear in the nodes and edges."""
+    after: dict[Box, list[Box]] = {node: [] for node in nodes}
+    for tail, head in edges:
+        if tail != head:
+            after.setdefault(tail, []).append(head)
+            after.setdefault(head, [])
+    dag: dict[Box, list[Box]] = {node: [] for node in after}
+    state: dict[Box, bool] = {}  # False: on the search's path; True: done
+    finished: list[Box] = []
+    for root in after:
+        if root in state:
+            continue
+        state[root] = False
+        path = [(root, iter(after[root]))]
+        while path:
+            node, heads = path[-1]
+            for head in heads:
+                if head not in state:
+                    dag[node].append(head)
+                    state[head] = False
+                    path.append((head, iter(after[head])))
+                    break
+                if state[head] is False:  # on the path: this edge closes a cycle
+                    dag[head].append(node)
+                else:
+                    dag[node].append(head)
+            else:
+                state[node] = True
+                finished.append(node)
+                path.pop()
+    rank = dict.fromkeys(dag, 0)
+    passed = 0
+    for node in reversed(finished):  # a topological order of ``dag``
+        for head in dag[node]:
+            rank[head] = max(rank[head], rank[node] + 1)
+    for node, targets in dag.items():
+        passed += sum(rank[target] - rank[node] - 1 for target in targets)
+    return len(dag) + passed
+
+
+def _view_size(view: PipelineView) -> int:
+    nodes = [("j", stage) for stage, _ in view.stages] + [("d", d) for d, _ in view.datasets]
+    return layout_size(nodes, _box_edges(view.reads, view.writes))
+
+
+def _overview_size(overview: Overview) -> int:
+    nodes = [("j", p) for p, _ in overview.pipelines] + [("d", d) for d, _ in overview.datasets]
+    return layout_size(nodes, _box_edges(overview.reads, overview.writes))
+
+
+def _box_edges(
+    reads: tuple[tuple[JobKey, JobKey, bool], ...], writes: tuple[tuple[JobKey, JobKey, bool], ...]
+) -> list[tuple[Box, Box]]:
+    return [(("d", d), ("j", j)) for d, j, _ in reads] + [
+        (("j", j), ("d", d)) for j, d, _ in writes
+    ]
 
 
 def anchor(index: int) -> str:
@@ -270,7 +357,7 @@ def wrap(text: str, width: int = WRAP) -> list[str]:
     """``text`` in lines of at most ``width`` characters, broken after a separator (a space,
     ``/``, ``.``, ``_``, ...) where there is one in the second half of the line; never cut
     short."""
-    text = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text) or " "
+    text = shown(text) or " "  # as the page and the terminal show it: no control, no surrogate
     lines = []
     while len(text) > width:
         cut = width

@@ -304,7 +304,7 @@ aria-label="runs of {{ p.job[1] }} per {{ bucket }}">
 {%- if not dry_run %}<p class="muted">Events sent: those of the runs sent by this export{% if events_partial %}, and {{ events_partial|num }} of runs refused part way (the server keeps what it accepted){% endif %}; runs unchanged were sent before.</p>{% endif %}
 </section>
 </main>
-<footer>Written by openlineage-export {{ version }}. All times are UTC. The report holds no
+<footer>Written by {{ program }} {{ version }}. All times are UTC. The report holds no
 time of its own: the same trail gives the same file.</footer>
 <script>{{ script }}</script>
 </body>

@@ -6,10 +6,18 @@ hold exactly what the contract (``lineage-hub/CONTRACT.md``) defines, already va
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import msgspec
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+_Item = TypeVar("_Item", bound=_Identified)
 
 
 class BadRecord(ValueError):
@@ -36,13 +44,17 @@ class Pipeline:
     name: str | None = None
     description: str | None = None
     stages: tuple[Stage, ...] = ()
+    _by_id: dict[str, Stage] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        # An index, not a scan: one run names every stage it ran, and a scan per stage made a
+        # run of S stages cost S * S (issue 43).
+        object.__setattr__(self, "_by_id", _first_by_id(self.stages))
 
     def stage(self, stage_id: str) -> Stage | None:
-        """The declared stage with this id, if the graph still has it."""
-        for stage in self.stages:
-            if stage.id == stage_id:
-                return stage
-        return None
+        """The declared stage with this id (the first, if declared twice), if the graph still
+        has it."""
+        return self._by_id.get(stage_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +63,21 @@ class Graph:
 
     workspace_name: str
     pipelines: tuple[Pipeline, ...] = ()
+    _by_id: dict[str, Pipeline] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", _first_by_id(self.pipelines))
 
     def pipeline(self, pipeline_id: str) -> Pipeline | None:
         """The pipeline with this id, or None when it was deleted from the graph."""
-        for pipeline in self.pipelines:
-            if pipeline.id == pipeline_id:
-                return pipeline
-        return None
+        return self._by_id.get(pipeline_id)
+
+
+def _first_by_id(items: tuple[_Item, ...]) -> dict[str, _Item]:
+    by_id: dict[str, _Item] = {}
+    for item in items:
+        by_id.setdefault(item.id, item)
+    return by_id
 
 
 # The run records: msgspec Structs, so the reader decodes and type-checks a line in C, straight

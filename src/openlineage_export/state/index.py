@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import sqlite3
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files.scratch import Scratch, remove_abandoned, temporary
 from . import state_errors
 
 _BATCH = 5000
-_STAGES_IN_MEMORY = 65536
+STAGES_IN_MEMORY = 65536
+"""Stage names held in memory at most, by the lists seen and by the pairs not written yet:
+a trail's runs name as many as their lines hold, and none of them sizes what we keep."""
 _PREFIX = "olx-index-"
 _ADVICE = "point TMPDIR at a folder you can write to"
 _FULL = "free some space there, or point TMPDIR at a folder with room"
@@ -81,18 +81,13 @@ class RunIndex:
     """trace id -> (segment, line, fingerprint, pipeline, start) of its last good record."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        parent = Path(folder) if folder is not None else Path(tempfile.gettempdir())
+        parent = temporary(folder)
         with state_errors(f"the temporary folder {parent}", _ADVICE, full=_FULL):
-            remove_abandoned(parent)
-            self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
-            self.path = self._folder / "index.sqlite"
-            # URIs on: the ledger is attached as it was opened (read only, ``state/readonly``).
-            self.db = sqlite3.connect(
-                self.path.absolute().as_uri(),
-                uri=True,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            remove_abandoned(parent, _PREFIX, _running)
+            self._scratch = Scratch(_PREFIX, parent)
+            self.path = self._scratch.path / "index.sqlite"
+            # URIs on: the ledger is attached as it was opened (``files/database.py``).
+            self.db = self._scratch.database("index.sqlite")
             for pragma in (
                 "journal_mode = OFF",
                 "synchronous = OFF",
@@ -114,6 +109,7 @@ class RunIndex:
         self._pending: list[tuple[str, str, int, int, bytes, int, int | None]] = []
         self._new_stages: list[tuple[str, str]] = []
         self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
+        self._names_seen = 0  # the stage names the lists in _stages_seen hold
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
@@ -140,10 +136,15 @@ class RunIndex:
         seen = self._stages_seen
         if (pipeline, stages) in seen:  # most records run what the last one of theirs ran
             return
-        if len(seen) >= _STAGES_IN_MEMORY:
+        if self._names_seen + len(stages) > STAGES_IN_MEMORY:
             seen.clear()  # the table keeps each pair once anyway
-        seen.add((pipeline, stages))
+            self._names_seen = 0
+        if len(stages) <= STAGES_IN_MEMORY:
+            seen.add((pipeline, stages))
+            self._names_seen += len(stages)
         self._new_stages.extend((pipeline, stage) for stage in stages)
+        if len(self._new_stages) >= STAGES_IN_MEMORY:
+            self._flush()
 
     def _flush(self) -> None:
         if self._pending or self._new_stages:
@@ -213,27 +214,13 @@ class RunIndex:
     def close(self) -> None:
         """Delete the index file."""
         self.db.close()
-        shutil.rmtree(self._folder, ignore_errors=True)
+        self._scratch.remove()
 
     def __enter__(self) -> RunIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def remove_abandoned(parent: Path) -> None:
-    """Remove the index folders that exports which are no longer running left in ``parent``."""
-    try:
-        entries = list(parent.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        if not entry.name.startswith(_PREFIX):
-            continue
-        pid_text = entry.name.removeprefix(_PREFIX).partition("-")[0]
-        if pid_text.isdigit() and not _running(int(pid_text)):
-            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _running(pid: int) -> bool:

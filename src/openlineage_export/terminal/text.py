@@ -8,23 +8,42 @@ forges a line of our own (``exported to https://prod...: 9 of 9 runs sent``).
 The rule: every line the command prints for a person goes through :func:`shown` as a whole, one
 line at a time (the command never puts a line break inside a message; a text of several lines
 is a list of lines joined after each was shown). So a line break, carriage return or escape
-inside a value is printed as ``\\n``, ``\\r``, ``\\x1b`` and cannot act on the terminal. The
-JSON outputs escape the same characters in their one encoder (``jsonout.py``): JSON itself
-escapes C0 only, not DEL nor C1.
+inside a value is printed as ``\\n``, ``\\r``, ``\\x1b`` and cannot act on the terminal, and a
+line longer than :data:`LINE_LIMIT` is cut there, saying how much more it held.
+
+Escaped the same way, as ``\\u202e``: what would change how the rest of the line shows without
+being seen (the bidirectional controls: U+202E RIGHT-TO-LEFT OVERRIDE makes ``refused`` read
+``desufer``; U+2028 and U+2029, a line break to some terminals; the invisible U+200B, U+2060,
+U+FEFF), and a lone surrogate (``\\udcff``: from a settings.json's ``"\\udcff"``, or the bytes of
+a name that is not UTF-8), which has no UTF-8 to print at all. The JSON outputs escape the same
+characters in their one encoder (``jsonout.py``): JSON itself escapes C0 only.
 """
 
 from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""C0 (tab, line feed and escape included), DEL, and C1 (CSI 0x9b, OSC 0x9d...)."""
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+"""C0 (tab, line feed and escape included), DEL, C1 (CSI 0x9b, OSC 0x9d...), the bidirectional
+controls, the line and paragraph separators, the invisible U+200B, U+2060, U+FEFF, and lone
+surrogates."""
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
+LINE_LIMIT = 10_000
+"""The most characters of one line shown to a person: a pipeline id of two megabytes (the
+trail and the graph allow it) floods no terminal; the JSON outputs keep every character."""
+
+
 def shown(text: str) -> str:
-    """``text`` with each control character escaped (``\\x1b``, ``\\n``): one inert line."""
+    """``text`` with each control character escaped (``\\x1b``, ``\\n``): one inert line, cut
+    at :data:`LINE_LIMIT` characters."""
+    if len(text) > LINE_LIMIT:
+        head = shown(text[:LINE_LIMIT])[:LINE_LIMIT]
+        return f"{head}... ({len(text) - LINE_LIMIT:,} more characters)"
     if _CONTROL.search(text) is None:
         return text
     return _CONTROL.sub(_escape, text)
@@ -37,4 +56,5 @@ def shown_lines(lines: list[str]) -> str:
 
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
-    return _NAMED.get(char) or f"\\x{ord(char):02x}"
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

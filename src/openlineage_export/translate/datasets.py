@@ -16,6 +16,7 @@ from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from . import spec
+from .locations import without_credentials, without_secret_parameters
 
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
 """What Marquez keeps in a namespace as it is (``OpenLineageDao.formatNamespaceName``; its
@@ -109,8 +110,10 @@ class DatasetNamer:
         self.name = lru_cache(maxsize=4096)(self._safe_name)
 
     def _safe_name(self, location: str) -> tuple[str, str]:
-        namespace, name = self._name(location)
-        return namespace_safe(namespace), name
+        # Credentials out first (locations.py), and once more from the name, whose
+        # percent-encoding is decoded ('t%3Bpassword%3DPW' is named 't;password=PW').
+        namespace, name = self._name(without_credentials(location))
+        return namespace_safe(namespace), without_secret_parameters(name)
 
     def _name(self, location: str) -> tuple[str, str]:
         match = _SCHEME.fullmatch(location)
@@ -152,6 +155,7 @@ def _unsplittable(scheme: str, rest: str) -> tuple[str, str]:
 
 
 def _opaque(scheme: str, rest: str) -> tuple[str, str]:
+    rest = re.split(r"[?#]", rest, maxsplit=1)[0]  # a query or fragment is never a name
     if scheme == "bigquery":
         parts = rest.split(".")
         if len(parts) == 3 and all(part.strip() for part in parts):

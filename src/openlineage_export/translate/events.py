@@ -13,6 +13,7 @@ read of an event (its type, time, run, job and datasets); ``encoded.py`` holds b
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +123,19 @@ class Translator:
                 after = tail(fragment(run_facets), job_json, inputs_json, outputs_json)
             bodies.append(body(end, stage.ended_at, run_id, after))
             told.append(EventFacts(end, stage.ended_at, run_id, job, inputs, outputs))
+
+    def run_ids(self, run: Run) -> Iterator[tuple[str, str]]:
+        """The job name and run id of each run the events of ``run`` describe, as
+        :meth:`translate` gives them: the pipeline run's, then each stage attempt's that ran
+        (what a server is asked about before a first export, ``deliver/http/held.py``)."""
+        run_id = self.run_id(run)
+        yield self.pipeline_job_name(run.pipeline), run_id
+        for stage in run.stages:
+            if stage.status != "skipped" and stage.started_at is not None:
+                yield (
+                    self.stage_job_name(run.pipeline, stage.stage),
+                    stage_run_id(run_id, stage.stage, stage.attempt, stage.started_at),
+                )
 
     # What a server-shaped translator (translate/datahub.py, data_rentgen.py) changes: the run
     # ids, the job names, the engine, parent, tags and dataset facets, the dataset names, and

@@ -13,11 +13,9 @@ import posixpath
 from functools import lru_cache
 from typing import Any
 
-import msgspec
-import orjson
-
 from .. import DISTRIBUTION, __version__
 from ..hub.model import DataAccess, Engine, ErrorInfo
+from ..jsonout import fragment
 from . import spec
 
 PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
@@ -139,12 +137,9 @@ def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        # Beyond orjson (an integer over 64 bits, nesting over 254 levels) but valid JSON the
-        # reader took: msgspec writes back whatever it read.
-        return msgspec.json.encode(value).decode()
+    # The one encoder's (jsonout.py): what orjson cannot write (an integer over 64 bits,
+    # nesting over 254 levels: valid JSON the reader took) is written back all the same.
+    return fragment(value).decode()
 
 
 def dataset_facets(access: DataAccess, *, output: bool) -> dict[str, Any]:

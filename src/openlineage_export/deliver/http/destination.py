@@ -17,12 +17,13 @@ import contextlib
 import gzip
 import random
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
+from ... import DISTRIBUTION
 from ...errors import ConfigError, DestinationUnreachable
 from ...guards.keys import KeySettings
 from ...guards.proxy import environment_proxy
@@ -40,13 +41,13 @@ from ..destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied
 from ..retry import RetryPolicy, retry_after_seconds
 from .address import url_doubts
 from .client import poster_for
-from .held import Holdings, deadline_for, holdings
+from .held import Holdings, Wanted, deadline_for, holdings
 from .poster import Answer, BadCertificate, NoAnswer, NoTls, Refused, TransportFailure
 from .recall import forgotten
 from .settings import API_KEY_ENV, HttpSettings, ecosystem_api_key
 from .signs import FirstSigns, describe_answer, no_tls
 
-USER_AGENT_PREFIX = "openlineage-export"
+USER_AGENT_PREFIX = DISTRIBUTION
 
 KIND = "http"
 """The name ``openlineage.transport`` gives this kind (its row in ``registry.py``)."""
@@ -91,7 +92,7 @@ class HttpConfig:
         if url is None:
             raise ConfigError(
                 "openlineage.url is not set: set it with "
-                "'openlineage-export settings set openlineage.url "
+                f"'{DISTRIBUTION} settings set openlineage.url "
                 "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run"
             )
         key = None if opening.environ.get(API_KEY_ENV) else ecosystem_api_key(opening)
@@ -197,8 +198,8 @@ class HttpDestination:
             self._poster, self.url, namespace, run_ids, deadline=self.config.timeout
         )
 
-    async def holdings(self, namespace: str, jobs: Collection[str], runs: int) -> Holdings | None:
-        """The runs of these jobs the server already holds (``held.py``: Marquez can be
+    async def holdings(self, namespace: str, wanted: Wanted, runs: int) -> Holdings | None:
+        """The runs of ``wanted`` the server already holds (``held.py``: Marquez can be
         asked), or None; ``recall.CannotAsk`` when it could not be asked. All the pages
         together have ``openlineage.retry.maxTime`` (at least ``openlineage.timeout``), and
         ``openlineage.timeout`` more for every 500 runs of the trail (the pages grow with it)."""
@@ -207,7 +208,7 @@ class HttpDestination:
             self._poster,
             self.url,
             namespace,
-            jobs,
+            wanted,
             deadline=deadline_for(self.config.timeout, self.retry.max_time, runs),
             concurrency=self.concurrency,
         )
@@ -314,7 +315,7 @@ class HttpDestination:
             return
         if self.config.key_origin is None:
             fix = (
-                "it asks for an API key: store it with 'openlineage-export secrets set NAME' "
+                f"it asks for an API key: store it with '{DISTRIBUTION} secrets set NAME' "
                 "and set openlineage.apiKey.secretRef to NAME"
             )
         else:

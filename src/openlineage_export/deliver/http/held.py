@@ -14,11 +14,17 @@ Why these requests: a job's own payload (``GET .../jobs``) carries its ten lates
 three of them within the body limit: no fewer requests than the runs' own pages, which carry
 only the runs of the jobs we send to. Marquez sets no upper bound on ``limit``; the body limit
 (:data:`~.poster.BODY_LIMIT`, as for every answer) does: the first page of a job asks for
-:data:`FIRST_PAGE` runs, the later ones for as many as fit in 60 % of the limit by the first
-page's size, and a page that comes back cut at the limit is asked for again in two halves.
-The pages go :data:`CONCURRENCY` at a time at most (fewer when ``openlineage.concurrency`` is
-lower), all within one deadline; what is kept is a run id and one integer per run (its state
-and end time), never an event.
+:data:`FIRST_PAGE` runs, each later one for as many as fit in 60 % of the limit by the size of
+the page before it, and a page that comes back cut at the limit is asked for again, halved.
+
+Nothing the server says sizes what we do (issue 43): a job's pages are asked for one at a
+time, the next once one came back (its offset is what was read), until every run of the trail
+of that job is found (:class:`Wanted`, what the trail would send), or the server's pages run
+out: a page shorter than asked for, the end of the count it gives (a count only ever ends the
+asking, never extends it), or a page of nothing new (the same page again). :data:`CONCURRENCY`
+jobs are read at a time at most (fewer when ``openlineage.concurrency`` is lower), all within
+one deadline; what is kept is a run id and one integer (its state and end time) per run of
+the trail found, never an event, nor any other run the server has.
 
 Asking goes as in ``recall.py``: the destination's own client (its proxy, its body limit),
 no API key. The namespace is asked for first (``GET /api/v1/namespaces/{namespace}``):
@@ -35,8 +41,10 @@ no API key. The namespace is asked for first (``GET /api/v1/namespaces/{namespac
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import orjson
@@ -53,7 +61,8 @@ MOST_PER_PAGE = 1000
 """Runs asked for on one page at most, however small they are."""
 
 CONCURRENCY = 8
-"""Pages asked for at once, at most: Marquez builds each from every run of the job."""
+"""Jobs read at once, at most (a page each): Marquez builds each page from every run of the
+job."""
 
 STATES = {"RUNNING": 1, "COMPLETED": 2, "ABORTED": 3, "FAILED": 4}
 """Marquez's run states we compare (its ``RunState``); any other is held by no event of ours."""
@@ -76,9 +85,36 @@ def deadline_for(timeout: float, retry_max_time: float, runs: int) -> float:
     return max(timeout, retry_max_time) + timeout * (runs // 500)
 
 
+class Wanted:
+    """The runs the trail would send, by job: what the server is asked about (each run id as
+    an integer, about 100 bytes a run). Asking takes each job's runs out as it finds them."""
+
+    __slots__ = ("_jobs",)
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, set[int]] = {}
+
+    def add(self, job: str, run_id: str) -> None:
+        """A run of ``job`` the trail would send (an id that is no UUID: no server holds it)."""
+        try:
+            key = _uuid(run_id)
+        except ValueError:
+            return
+        self._jobs.setdefault(job, set()).add(key)
+
+    def jobs(self) -> list[str]:
+        """The jobs with a run to look for, by name."""
+        return sorted(job for job, runs in self._jobs.items() if runs)
+
+    def of(self, job: str) -> set[int]:
+        """The runs of ``job`` still to find (asking takes them out)."""
+        return self._jobs.get(job, set())
+
+
 class Holdings:
-    """The runs the server holds: per run id (as an integer), one integer of its state and
-    end time (about 150 bytes a run, 14 MB for the 90,000 runs of 10,000 editor runs)."""
+    """The runs of the trail the server holds: per run id (as an integer), one integer of its
+    state and end time (about 150 bytes a run, 14 MB for the 90,000 runs of 10,000 editor
+    runs). Only runs the trail would send are kept, whatever else the server has."""
 
     __slots__ = ("_runs",)
 
@@ -88,9 +124,11 @@ class Holdings:
     def __len__(self) -> int:
         return len(self._runs)
 
-    def add(self, run_id: str, state: str, ended_at: str | None) -> None:
-        """A run as the server describes it (``ValueError``: a field we cannot read)."""
-        self._runs[_uuid(run_id)] = _packed(STATES.get(state, 0), _micros(ended_at))
+    def add(self, run_id: str | int, state: str, ended_at: str | None) -> None:
+        """A run as the server describes it, its id as text or an integer (``ValueError``: a
+        field we cannot read)."""
+        key = run_id if isinstance(run_id, int) else _uuid(run_id)
+        self._runs[key] = _packed(STATES.get(state, 0), _micros(ended_at))
 
     def holds(self, events: Iterable[EventFacts]) -> bool:
         """Whether every run of these events (one editor run's, in order) is on the server in
@@ -142,23 +180,23 @@ async def holdings(
     poster: Poster,
     events_url: str,
     namespace: str,
-    jobs: Collection[str],
+    wanted: Wanted,
     *,
     deadline: float,
     concurrency: int = CONCURRENCY,
 ) -> Holdings | None:
-    """The runs the server holds of these jobs of ``namespace``, or None: it is no Marquez
-    (or gave no answer at all). :class:`CannotAsk` (why) when it refused, failed, answered what
-    we do not understand, or had not answered every page within ``deadline`` seconds, all of
-    them together. ``poster`` is started."""
+    """The runs of ``wanted`` (by job of ``namespace``) the server holds, or None: it is no
+    Marquez (or gave no answer at all). :class:`CannotAsk` (why) when it refused, failed,
+    answered what we do not understand, or had not answered every page within ``deadline``
+    seconds, all of them together. ``poster`` is started; ``wanted`` is used up."""
     base = marquez_api(events_url)
     if base is None:
         return None
-    reader = _Reader(poster, base, namespace, min(concurrency, CONCURRENCY))
+    reader = _Reader(_MarquezRuns(poster, base, namespace), min(concurrency, CONCURRENCY))
     window = asyncio.timeout(deadline)
     try:
         async with window:
-            return await reader.read(sorted(jobs))
+            return await reader.read(wanted)
     except TimeoutError:
         if window.expired():
             raise CannotAsk(
@@ -178,39 +216,121 @@ class _NotMarquez(Exception):
     """The first answer is not Marquez's: nothing to say."""
 
 
-class _Reader:
-    """One question: the namespace, then every page of every job's runs."""
+class _TooBig(Exception):
+    """A page came back cut at the body limit: ask for fewer runs."""
 
-    def __init__(self, poster: Poster, base: str, namespace: str, concurrency: int) -> None:
-        self.poster = poster
-        self.base = f"{base}/namespaces/{quote(namespace, safe='')}"
-        self.gate = asyncio.Semaphore(max(1, concurrency))
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a job's runs, as a server gave it."""
+
+    url: str
+    runs: list[Any]
+    """Each run as the server wrote it (read by :meth:`RunPages.run`)."""
+    total: int
+    """How many runs the server says the job has: only ever a reason to stop asking."""
+    size: int
+    """The answer's size in bytes (what sizes the next page)."""
+
+
+class RunPages(Protocol):
+    """How one kind of server is read: its namespace, then pages of a job's runs (the paging
+    itself, the same for every server, is :class:`_Reader`'s)."""
+
+    async def namespace(self) -> bool:
+        """Whether the namespace is there to read; ``_NotMarquez``: no server of this kind."""
+        ...
+
+    async def page(self, job: str, offset: int, limit: int) -> Page | None:
+        """Up to ``limit`` runs of ``job`` from ``offset`` on (newest first); None: the server
+        has no such job. ``_TooBig``: the answer was cut at the body limit."""
+        ...
+
+    def run(self, run: Any) -> tuple[int, str, str | None]:
+        """A run of a page: its id (as an integer), state and end time (``ValueError``: one
+        we cannot read)."""
+        ...
+
+
+class _Reader:
+    """One question: the namespace, then each job's runs, page after page."""
+
+    def __init__(self, source: RunPages, concurrency: int) -> None:
+        self.source = source
+        self.concurrency = max(1, concurrency)
         self.held = Holdings()
         self.pages = 0
 
-    async def read(self, jobs: list[str]) -> Holdings | None:
+    async def read(self, wanted: Wanted) -> Holdings | None:
         try:
-            there = await self._namespace()
+            there = await self.source.namespace()
         except _NotMarquez:
             return None
+        self.pages += 1
+        jobs = wanted.jobs()
         if there and jobs:
+            queue = iter(jobs)  # shared: each worker takes the next job not taken yet
+
+            async def worker() -> None:
+                for job in queue:
+                    await self._job(job, wanted.of(job))
+
             try:
                 async with asyncio.TaskGroup() as group:
-                    for job in jobs:
-                        group.create_task(self._first(group, job))
+                    for _ in range(min(self.concurrency, len(jobs))):
+                        group.create_task(worker())
             except ExceptionGroup as failed:
                 raise _telling(failed) from None
         return self.held
 
-    async def _get(self, url: str) -> Answer:
-        async with self.gate:
-            answer = await self.poster.get(url, _NO_HEADERS)
-        self.pages += 1
-        return answer
+    async def _job(self, job: str, wanted: set[int]) -> None:
+        """The pages of one job's runs, each asked for once the one before it came back, until
+        every run of ``wanted`` is found or the server's pages run out."""
+        offset, limit = 0, FIRST_PAGE
+        before: set[int] = set()
+        while wanted:
+            try:
+                page = await self.source.page(job, offset, limit)
+            except _TooBig:
+                if limit == 1:
+                    raise CannotAsk(
+                        f"one run of job {job!r} is larger than the {BODY_LIMIT // 1024} KiB "
+                        "an answer may be"
+                    ) from None
+                limit //= 2
+                continue
+            finally:
+                self.pages += 1
+            if page is None:
+                return
+            on_page: set[int] = set()
+            try:
+                for run in page.runs:
+                    key, state, ended_at = self.source.run(run)
+                    on_page.add(key)
+                    if key in wanted:
+                        wanted.discard(key)
+                        self.held.add(key, state, ended_at)
+            except ValueError:
+                raise CannotAsk(f"its answer to {page.url} has a run we cannot read") from None
+            read = len(page.runs)
+            if read < limit or offset + read >= page.total or on_page <= before:
+                return  # the last page, or the same one again
+            offset += read
+            before = on_page
+            limit = max(1, min(MOST_PER_PAGE, int(BODY_LIMIT * 0.6 * read / max(1, page.size))))
 
-    async def _namespace(self) -> bool:
+
+class _MarquezRuns:
+    """Marquez's read API (``api/src/main/java/marquez/api/JobResource.java``)."""
+
+    def __init__(self, poster: Poster, base: str, namespace: str) -> None:
+        self.poster = poster
+        self.base = f"{base}/namespaces/{quote(namespace, safe='')}"
+
+    async def namespace(self) -> bool:
         """Whether the namespace is there to read (False: Marquez has none, or hid it)."""
-        answer = await self._get(self.base)
+        answer = await self.poster.get(self.base, _NO_HEADERS)
         body = _json(answer)
         if answer.status == 200 and isinstance(body, dict) and "name" in body:
             return body.get("isHidden") is not True
@@ -220,68 +340,30 @@ class _Reader:
             raise CannotAsk(f"it answered HTTP {answer.status}")
         raise _NotMarquez
 
-    async def _first(self, group: asyncio.TaskGroup, job: str) -> None:
-        limit = FIRST_PAGE
-        while True:
-            try:
-                runs, total, size = await self._page(job, 0, limit)
-                break
-            except _TooBig:
-                limit //= 2
-        if runs < limit:
-            return
-        per_page = max(1, min(MOST_PER_PAGE, int(BODY_LIMIT * 0.6 / max(1, size / runs))))
-        offset = runs
-        while offset < total:
-            group.create_task(self._rest(group, job, offset, per_page, total))
-            offset += per_page
-
-    async def _rest(
-        self, group: asyncio.TaskGroup, job: str, offset: int, limit: int, end: int
-    ) -> None:
-        """A later page of a job's runs; the last one asked for (it reaches ``end``, the
-        count the first page gave) is followed by more when the count has grown since."""
-        try:
-            runs, total, _ = await self._page(job, offset, limit)
-        except _TooBig:
-            half = limit // 2
-            group.create_task(self._rest(group, job, offset, half, end))
-            group.create_task(self._rest(group, job, offset + half, limit - half, end))
-            return
-        if runs == limit and end <= offset + limit < total:
-            group.create_task(self._rest(group, job, offset + limit, limit, end))
-
-    async def _page(self, job: str, offset: int, limit: int) -> tuple[int, int, int]:
-        """Read one page of a job's runs into ``held``: (runs on it, the job's total count,
-        the page's size in bytes); a job Marquez does not have is (0, 0, 0)."""
+    async def page(self, job: str, offset: int, limit: int) -> Page | None:
+        """A page of a job's runs, the latest started first (``ORDER BY started_at DESC``)."""
         url = f"{self.base}/jobs/{quote(job, safe='')}/runs?limit={limit}&offset={offset}"
-        answer = await self._get(url)
+        answer = await self.poster.get(url, _NO_HEADERS)
         if answer.status == 200 and len(answer.body) >= BODY_LIMIT:
-            if limit == 1:
-                raise CannotAsk(
-                    f"one run of job {job!r} is larger than the {BODY_LIMIT // 1024} KiB "
-                    "an answer may be"
-                )
             raise _TooBig
         body = _json(answer)
         if _marquez_404(answer, body):
-            return 0, 0, 0
+            return None
         if answer.status != 200:
             raise CannotAsk(f"it answered HTTP {answer.status} to {url}")
         runs = body.get("runs") if isinstance(body, dict) else None
         total = body.get("totalCount") if isinstance(body, dict) else None
         if not isinstance(runs, list) or type(total) is not int:
             raise CannotAsk(f"its answer to {url} is not a page of runs")
-        for run in runs:
-            try:
-                self.held.add(run["id"], run["state"], run.get("endedAt"))
-            except (TypeError, KeyError, ValueError, AttributeError):
-                raise CannotAsk(f"its answer to {url} has a run we cannot read") from None
-        return len(runs), total, len(answer.body)
+        return Page(url, runs, total, len(answer.body))
 
-
-class _TooBig(Exception):
-    """A page came back cut at the body limit: ask for it in halves."""
+    def run(self, run: Any) -> tuple[int, str, str | None]:
+        """A run's ``id``, ``state`` and ``endedAt``."""
+        got = run if isinstance(run, dict) else {}
+        run_id, state, ended_at = got.get("id"), got.get("state"), got.get("endedAt")
+        if isinstance(run_id, str) and isinstance(state, str) and isinstance(ended_at, str | None):
+            return _uuid(run_id), state, ended_at
+        raise ValueError("not a run")
 
 
 def _telling(failed: BaseExceptionGroup[Exception]) -> Exception:

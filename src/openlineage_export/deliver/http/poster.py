@@ -33,15 +33,47 @@ BODY_LIMIT = 64 * 1024
 """The most of an answer's body we read (what a refusal's reason needs, and more)."""
 
 
+TEXT_LIMIT = 2048
+"""The most characters of an answer's reason phrase, Retry-After or Location kept (libcurl
+takes a header line of 100 KB, and a refusal's reason is kept in the ledger for every run)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A server's answer: its status, reason phrase, the headers we use, a prefix of its body."""
+    """A server's answer: its status, reason phrase, the headers we use, a prefix of its body.
+
+    The seam where a server's words become our text: each is made Unicode (a client that
+    reads a header's bytes as ``surrogateescape`` does, as aiohttp does, would hand over a
+    lone surrogate that no ledger, output or terminal can take: a byte that is no UTF-8 is read
+    as U+FFFD) and cut at :data:`TEXT_LIMIT`.
+    """
 
     status: int
     reason: str
     retry_after: str | None
     location: str | None
     body: bytes
+
+    def __post_init__(self) -> None:
+        for name in ("reason", "retry_after", "location"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, server_text(value))
+
+
+def server_text(text: str) -> str:
+    """A server's ``text`` as Unicode (the bytes of a lone surrogate read as UTF-8, U+FFFD
+    where they are none), at most :data:`TEXT_LIMIT` characters."""
+    text = text[:TEXT_LIMIT]
+    if text.isascii():
+        return text
+    data = text.encode("utf-8", "surrogateescape" if _escapes_only(text) else "replace")
+    return data.decode("utf-8", "replace")
+
+
+def _escapes_only(text: str) -> bool:
+    """Whether every surrogate in ``text`` stands for a byte (``surrogateescape``'s)."""
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
 class NoAnswer(Exception):

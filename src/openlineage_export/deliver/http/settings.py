@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ... import DISTRIBUTION
 from ...guards.secrecy import Secret
 from ...host.setting_row import SettingsGroup, setting
 from ..destination import Opening
@@ -33,6 +34,7 @@ class HttpSettings(SettingsGroup):
         "E.g. http://localhost:5000 for a local Marquez.",
         env="OPENLINEAGE_URL",
         ecosystem="transport.url",
+        ascii=True,
     )
     endpoint: str = setting(
         "openlineage.endpoint",
@@ -44,6 +46,7 @@ class HttpSettings(SettingsGroup):
         env="OPENLINEAGE_ENDPOINT",
         ecosystem="transport.endpoint",
         pattern=r"[^?#\s\x00-\x1f\x7f]{1,2048}",
+        ascii=True,
         pattern_help="a path: no query (?...) or fragment (#...), no spaces; an API key goes "
         "in the secrets store, not in the address",
     )
@@ -52,7 +55,7 @@ class HttpSettings(SettingsGroup):
         "string",
         None,
         "NAME of the entry in the secrets store that holds the API key (never the key "
-        "itself); store it with: openlineage-export secrets set NAME.",
+        f"itself); store it with: {DISTRIBUTION} secrets set NAME.",
         pattern=r"[A-Za-z0-9._-]{1,128}",
     )
     compression: str = setting(

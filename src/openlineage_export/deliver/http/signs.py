@@ -30,18 +30,21 @@ REASON_LIMIT = 500
 TITLE_LIMIT = 80
 """The most characters of an HTML page's title shown."""
 
+PHRASE_LIMIT = 200
+"""The most characters of a reason phrase shown (``Bad Request``: a server's may be 100 KB)."""
+
 _HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 
 
 def describe_answer(answer: Answer, redact: Redactor) -> str:
     """A refusal's reason: the status, and what the server said in one line (an HTML page by
     its title), secrets redacted, cut at :data:`REASON_LIMIT`."""
     if 300 <= answer.status < 400 and answer.location:
-        text = f"redirects to {answer.location}; set openlineage.url to the final address"
+        where = _cut(answer.location, REASON_LIMIT)
+        text = f"redirects to {where}; set openlineage.url to the final address"
     elif _HTML_START.match(answer.body[:1024].removeprefix(b"\xef\xbb\xbf")):
-        title = _TITLE.search(answer.body)
-        words = _one_line(html.unescape(title.group(1).decode("utf-8", "replace"))) if title else ""
+        title = page_title(answer.body)
+        words = _one_line(html.unescape(title.decode("utf-8", "replace"))) if title else ""
         words = redact(words)
         if len(words) > TITLE_LIMIT:
             words = words[:TITLE_LIMIT] + "..."
@@ -51,7 +54,23 @@ def describe_answer(answer: Answer, redact: Redactor) -> str:
         text = redact(_one_line(answer.body.decode("utf-8", "replace")))
         if len(text) > REASON_LIMIT:
             text = text[:REASON_LIMIT] + "..."
-    return redact(f"HTTP {answer.status} {answer.reason}".strip() + (f": {text}" if text else ""))
+    phrase = _cut(_one_line(answer.reason), PHRASE_LIMIT)
+    return redact(f"HTTP {answer.status} {phrase}".strip() + (f": {text}" if text else ""))
+
+
+def page_title(body: bytes) -> bytes | None:
+    """What an HTML page's ``<title>`` holds; found with plain searches, each once over the
+    body (a regular expression's lazy ``.*?`` would scan to the end from every ``<title`` of
+    a page that never closes one: quadratic in the body)."""
+    lower = body.lower()
+    start = lower.find(b"<title")
+    opened = lower.find(b">", start) if start >= 0 else -1
+    end = lower.find(b"</title", opened) if opened >= 0 else -1
+    return body[opened + 1 : end] if end >= 0 else None
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _one_line(text: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
+from ... import DISTRIBUTION
 from ...errors import ConfigError
 from ...guards.keys import KeySettings
 from ...guards.secrecy import is_loopback, resolve_secret
@@ -57,6 +58,7 @@ class KafkaSettings(SettingsGroup):
         ecosystem="transport.config.bootstrap.servers",
         pattern=r"[^\s,]+:\d{1,5}(,[^\s,]+:\d{1,5})*",
         pattern_help="host:port, several separated by commas, no spaces",
+        ascii=True,
     )
     topic: str | None = setting(
         "openlineage.kafka.topic",
@@ -71,7 +73,7 @@ class KafkaSettings(SettingsGroup):
     client_id: str = setting(
         "openlineage.kafka.clientId",
         "string",
-        "openlineage-export",
+        DISTRIBUTION,
         "Client id the producer gives the brokers (for their logs and quotas).",
         pattern=_NAME_PATTERN,
         pattern_help=_NAME_HELP,
@@ -103,7 +105,7 @@ class KafkaSettings(SettingsGroup):
         "string",
         None,
         "NAME of the entry in the secrets store that holds the SASL password (never the "
-        "password itself); store it with: openlineage-export secrets set NAME.",
+        f"password itself); store it with: {DISTRIBUTION} secrets set NAME.",
         pattern=r"[A-Za-z0-9._-]{1,128}",
     )
     compression: str = setting(
@@ -126,7 +128,7 @@ class KafkaConfig:
 
     bootstrap_servers: str
     topic: str
-    client_id: str = "openlineage-export"
+    client_id: str = DISTRIBUTION
     security_protocol: str = "PLAINTEXT"
     sasl_mechanism: str = "PLAIN"
     sasl_username: str | None = None
@@ -215,7 +217,7 @@ class KafkaConfig:
                 raise ConfigError(
                     f"openlineage.kafka.securityProtocol is {self.security_protocol}: set "
                     "openlineage.kafka.sasl.username, store the password with "
-                    "'openlineage-export secrets set NAME' and set "
+                    f"'{DISTRIBUTION} secrets set NAME' and set "
                     "openlineage.kafka.sasl.password.secretRef to NAME"
                 )
             if (

@@ -46,6 +46,7 @@ from ...translate.encoded import TranslatedRun
 from ..destination import RunOutcome, Supplied, Tally
 from .acks import Producer, ReportServer, RunAcks, Waiting
 from .config import KafkaConfig
+from .said import said
 
 ACK_GRACE = 5.0
 """Seconds to wait for delivery reports beyond ``message.timeout.ms``: librdkafka expires
@@ -66,8 +67,11 @@ _UNANSWERED = frozenset(
     }
 )
 
-# librdkafka's own log lines (connection refused, retries...) go to Python logging, silent
-# unless the host configures it: the user gets one sentence about an outage, not a stream.
+# librdkafka's own log lines (connection refused, retries...) are not made at all: the user gets
+# one sentence about an outage (error_cb, its words read by said.py), not a stream; and
+# confluent_kafka decodes each line strictly before Python sees it, so a line quoting a broker's
+# bytes that are no UTF-8 (a SASL error message) failed poll() and the export with it. An
+# emergency line, should one come, goes to Python logging, silent unless the host configures it.
 _librdkafka_log = logging.getLogger(__name__ + ".librdkafka")
 _librdkafka_log.addHandler(logging.NullHandler())
 
@@ -117,6 +121,7 @@ class KafkaDestination:
                     **self.config.producer_config(),
                     "error_cb": self._on_error,
                     "logger": _librdkafka_log,
+                    "log_level": 0,
                 }
             )
         except KafkaException as exc:  # a CA bundle that is no PEM file, for one
@@ -227,7 +232,7 @@ class KafkaDestination:
                         self.redact(
                             f"event {index + 1} of {count} is {len(value):,} bytes, more than the "
                             f"broker takes (its message.max.bytes, or the topic's "
-                            f"max.message.bytes): {failed[1].name()}: {failed[1].str()}"
+                            f"max.message.bytes): {failed[1].name()}: {said(failed[1])}"
                         ),
                     )
                 if failed is not None:
@@ -322,14 +327,14 @@ class KafkaDestination:
         if error.code() == KafkaError._FATAL or error.fatal():
             raise DestinationError(
                 self.redact(
-                    f"the Kafka producer for {self.name} failed for good ({error.str()}); "
+                    f"the Kafka producer for {self.name} failed for good ({said(error)}); "
                     "nothing more was sent"
                 )
             )
         if error.code() in _UNANSWERED:
-            return self._unanswered(error.str())
+            return self._unanswered(said(error))
         return self.redact(
-            f"the broker refused event {index + 1} of {count}: {error.name()}: {error.str()}"
+            f"the broker refused event {index + 1} of {count}: {error.name()}: {said(error)}"
         )
 
     def _unanswered(self, reason: str) -> str:
@@ -364,10 +369,10 @@ class KafkaDestination:
         """librdkafka's client-level errors (all brokers down, authentication failed...)."""
         with self._state_lock:
             if error.fatal():
-                self._fatal = error.str()
+                self._fatal = said(error)
             # "1/1 brokers are down" follows the reason (refused, authentication failed): keep it.
             if error.code() != KafkaError._ALL_BROKERS_DOWN or self._broker_error is None:
-                self._broker_error = error.str()
+                self._broker_error = said(error)
 
 
 def _too_large(error: KafkaError) -> bool:
@@ -378,5 +383,5 @@ def _too_large(error: KafkaError) -> bool:
 def _describe(exc: KafkaException) -> str:
     if exc.args and isinstance(exc.args[0], KafkaError):
         error: KafkaError = exc.args[0]
-        return f"{error.name()}: {error.str()}"
+        return f"{error.name()}: {said(error)}"
     return str(exc) or type(exc).__name__

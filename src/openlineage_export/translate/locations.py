@@ -1,0 +1,184 @@
+"""A location as it may be named: every credential it is written with taken out.
+
+A dataset's location comes from the trail as the pipeline wrote it, and pipelines write
+connection strings: ``jdbc:postgresql://admin:PW@db/...``, ``...;password=PW``,
+``oracle://user/PW@host``, an object store's signed url. The name made of it goes to a lineage
+server, which many people read, and to the terminal. So this is the one rule (docs/mapping.md
+says it in words) that takes a credential out of a location in every form one is written in,
+before a name is made of it (``datasets.py``); the same location always loses the same parts,
+so names stay deterministic.
+
+Taken out:
+
+- userinfo before ``@`` in an authority (``scheme://user:pw@host``, any scheme, ``jdbc:``
+  prefixed too, a network path ``//user:pw@host`` or ``\\\\user:pw@host``), and at the start of
+  a location with no scheme (``user:pw@host/...``). In ``abfss://`` and ``wasbs://`` the part
+  before ``@`` is the container, kept unless it holds a ``:`` (then it is a user and password);
+- Oracle's ``user/password@`` (``oracle://``, ``jdbc:oracle:thin:``...), a quoted password too;
+- a parameter whose name says it holds a secret (:func:`is_credential_name`: ``password``,
+  ``pwd``, ``key``, ``token``, ``secret``, ``sig``, ``X-Amz-Signature``, ``AccountKey``...; any
+  case, percent-encoded or not) after ``?``, ``&`` or ``;`` (and after ``:`` when a ``;`` ends
+  it, as DB2 writes them), its value up to the next separator or, braced, to its ``}``.
+
+A ``@`` inside such a parameter's value (``;password=p@ss``) is the password's, not the end of
+a userinfo; what either reading calls a credential is taken out. What remains of the query and
+fragment never reaches a name either (``datasets.py`` drops them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from urllib.parse import unquote
+
+_SECRET_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "signature",
+    "credential",
+    "credentials",
+    "authorization",
+)
+"""A parameter whose name (lower case, without ``-``, ``_``, ``.`` and spaces) ends so holds a
+secret: ``sslpassword``, ``client_secret``, ``access_token``, ``X-Amz-Security-Token``,
+``AccountKey``, ``SharedAccessKey``, ``api-key``, ``X-Goog-Signature``, ``X-Amz-Credential``."""
+_SECRET_NAMES = frozenset({"sig", "pw", "pass", "auth", "sas"})
+"""Names that are a secret whole (``sig`` is an Azure SAS token's signature)."""
+
+_PARAMETER = re.compile(
+    r"(?P<sep>[?&;:]|%3[bBfF]|%26)"
+    r"(?P<name>(?:[^=?&;:#/@%\s]|(?!%3[bBdDfF]|%26)%[0-9A-Fa-f]{2}){1,128})"
+    r"(?:=|%3[dD])(?P<value>\{(?:[^}]|\}\})*\}?"
+    r"|%7[bB](?:%7[dD]%7[dD]|(?!%7[dD]).)*(?:%7[dD])?"
+    r"|(?:(?!%3[bB]|%26)[^&;#])*)",
+    re.DOTALL,
+)
+"""``sep name=value``, the separators percent-encoded or not; a braced value (ODBC, SQL
+Server: ``{a;b}``, ``}}`` for ``}``; percent-encoded too) is one."""
+_ORACLE = re.compile(
+    r"(?P<keep>(?:(?:thin|oci\d*|kprb):)?(?://)?)"
+    r'(?P<login>[^@/?#"]*(?:/(?:"[^"]*"|[^@/?#"]*))?)@',
+    re.IGNORECASE,
+)
+"""The start of what follows ``oracle:``: an optional driver type, then ``user[/password]@``."""
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):", re.DOTALL)
+_LOGIN_FIRST = re.compile(r"[^:/\\?#@]+:[^/\\?#@]*@")
+"""``user:password@`` at the very start of a location (no scheme, or one taken for it)."""
+_AUTHORITY_END = re.compile(r"[/?#]")
+_AUTHORITY_END_OR_BACKSLASH = re.compile(r"[/?#\\]")
+_AT = ("@", "\uff20", "\ufe6b")
+"""``@`` and the two characters NFKC makes ``@`` of."""
+_CONTAINERS = frozenset({"abfss", "abfs", "wasbs", "wasb"})
+"""Schemes whose userinfo is an Azure container, not a user."""
+_HIDDEN = "\x00"
+"""What stands for a secret parameter's characters while the userinfo is looked for."""
+
+Span = tuple[int, int]
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a parameter called ``name`` (as written: any case, percent-encoded or not)
+    holds a secret."""
+    for _ in range(3):  # percent-encoded once or twice over: read what a server would
+        decoded = unquote(name)
+        if decoded == name:
+            break
+        name = decoded
+    word = re.sub(r"[-_.\s]", "", name).lower()
+    return word in _SECRET_NAMES or word.endswith(_SECRET_ENDINGS)
+
+
+def without_credentials(location: str) -> str:
+    """``location`` with every credential in it taken out (see the module's docstring)."""
+    secret = _secret_parameters(location)
+    hidden = _spliced(location, secret, lambda start, end: _HIDDEN * (end - start))
+    login = _login(hidden, 0)
+    spans = sorted([*secret, login] if login else secret)
+    return _spliced(location, spans, lambda start, end: "") if spans else location
+
+
+def without_secret_parameters(text: str) -> str:
+    """``text`` without any ``;name=value``, ``?name=value`` or ``&name=value`` whose name
+    says it holds a secret (also a name already made of a location, whose percent-encoding is
+    decoded: ``t%3Bpassword%3DPW`` is named ``t;password=PW``)."""
+    spans = _secret_parameters(text)
+    return _spliced(text, spans, lambda start, end: "") if spans else text
+
+
+def _spliced(text: str, spans: list[Span], instead: Callable[[int, int], str]) -> str:
+    """``text`` with each of the sorted ``spans`` (which may overlap) replaced by what
+    ``instead`` gives for it; one pass, however many spans."""
+    kept: list[str] = []
+    at = 0
+    for start, end in spans:
+        if end <= at:
+            continue
+        start = max(start, at)
+        kept += (text[at:start], instead(start, end))
+        at = end
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+def _secret_parameters(text: str) -> list[Span]:
+    """Where the parameters that hold a secret are, each with its separator (a ``?`` is
+    kept: what follows is still a query)."""
+    if "=" not in text and "%3" not in text:
+        return []
+    spans = []
+    for match in _PARAMETER.finditer(text):
+        sep = match["sep"]
+        if not is_credential_name(match["name"]):
+            continue
+        if sep == ":" and not text.startswith(";", match.end()):
+            continue  # ':' starts a parameter only in DB2's 'db:user=u;password=p;'
+        start = match.start() + (len(sep) if sep in ("?", "%3F", "%3f") else 0)
+        spans.append((start, match.end()))
+    return spans
+
+
+def _login(text: str, offset: int) -> Span | None:
+    """Where the user and password of ``text`` (which starts at ``offset`` of the location)
+    are, with their ``@``; None when it names none."""
+    scheme = _SCHEME.match(text)
+    if scheme is None or scheme.end() == 2:  # no scheme, or a drive letter
+        return _leading_login(text, offset)
+    lower = scheme.group(1).lower()
+    rest, at = text[scheme.end() :], offset + scheme.end()
+    if lower == "jdbc":
+        return _login(rest, at)
+    if lower == "oracle":
+        login = _ORACLE.match(rest)
+        if login is None or not login["login"]:
+            return None  # 'oracle:thin:@host:1521:sid' names no user
+        return at + login.start("login"), at + login.end()
+    if rest.startswith("//"):
+        return _userinfo(rest[2:], at + 2, container=lower in _CONTAINERS)
+    found = _LOGIN_FIRST.match(text)
+    return (offset, offset + found.end()) if found else None
+
+
+def _leading_login(text: str, offset: int) -> Span | None:
+    """A location with no scheme: a network path (``//host/share``, ``\\\\host\\share``) or
+    ``user:password@host/...``."""
+    if text[:2] in ("//", "\\\\", "/\\", "\\/"):
+        return _userinfo(text[2:], offset + 2, container=False, backslash=True)
+    found = _LOGIN_FIRST.match(text)
+    return (offset, offset + found.end()) if found else None
+
+
+def _userinfo(rest: str, offset: int, *, container: bool, backslash: bool = False) -> Span | None:
+    """The userinfo of the authority ``rest`` starts with (what follows ``//``)."""
+    found = (_AUTHORITY_END_OR_BACKSLASH if backslash else _AUTHORITY_END).search(rest)
+    authority = rest[: found.start()] if found else rest
+    at = max(authority.rfind(char) for char in _AT)
+    if at < 0:
+        return None
+    if container and ":" not in authority[:at]:
+        return None  # abfss://container@account...: the container is no credential
+    return offset, offset + at + 1
