@@ -20,7 +20,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from feast_api import Feast, feast_key, feast_url
-from helpers import DEMO, USERS_HOME
+from helpers import DEMO, ROOT, USERS_HOME
 from rentgen import DataRentgen, bootstrap, rest_url
 from support.chromium import chromium
 from support.vscode import (
@@ -32,7 +32,35 @@ from support.vscode import (
     stop_code_server,
 )
 
-MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
+
+def _checkout_env() -> None:
+    """This checkout's ports and state dirs (scripts/ports.sh) and the services' addresses, where
+    scripts/test.sh has not exported them: a test run by pytest alone finds the services this
+    checkout's scripts start (read here, before the test modules read them at import)."""
+    if "OLX_CHECKOUT_STATE" not in os.environ:
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "ports.sh")],
+            env={**os.environ, "HOME": str(USERS_HOME)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            pytest.exit(f"scripts/ports.sh failed:\n{done.stderr}", returncode=1)
+        for line in done.stdout.splitlines():
+            name, _, value = line.partition("=")
+            os.environ.setdefault(name, value)
+    env = os.environ
+    env.setdefault("MARQUEZ_URL", f"http://127.0.0.1:{env['MARQUEZ_PORT']}")
+    env.setdefault("MARQUEZ_WEB_URL", f"http://127.0.0.1:{env['MARQUEZ_WEB_PORT']}")
+    env.setdefault("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{env['KAFKA_PORT']}")
+    env.setdefault("DATA_RENTGEN_URL", f"http://127.0.0.1:{env['DATA_RENTGEN_PORT']}")
+    env.setdefault("DATA_RENTGEN_UI_URL", f"http://127.0.0.1:{env['DATA_RENTGEN_UI_PORT']}")
+    env.setdefault("FEAST_URL", f"http://127.0.0.1:{env['FEAST_PORT']}")
+
+
+_checkout_env()
+MARQUEZ_URL = os.environ["MARQUEZ_URL"]
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 """../shared beside the repository, where scripts/marquez.sh finds Marquez's source to build."""
 
@@ -84,15 +112,14 @@ class Marquez:
 
 
 class MarquezProcess:
-    """The Marquez API server scripts/marquez.sh started (its pid file in MARQUEZ_HOME): stopped
-    as a deploy stops it (SIGTERM, the JVM's shutdown), started again by the script. Its
-    PostgreSQL and web UI stay up (Data.Rentgen keeps its database in the same cluster)."""
+    """The Marquez API server scripts/marquez.sh started (its pid file in MARQUEZ_HOME, this
+    checkout's): stopped as a deploy stops it (SIGTERM, the JVM's shutdown), started again by
+    the script. Its PostgreSQL and web UI stay up (Data.Rentgen keeps its database in the same
+    cluster)."""
 
     def __init__(self) -> None:
         real_home = USERS_HOME  # HOME may be a test's own
-        home = Path(
-            os.environ.get("MARQUEZ_HOME", real_home / ".cache" / "openlineage-export" / "marquez")
-        )
+        home = Path(os.environ["MARQUEZ_HOME"])
         self.env = {**os.environ, "HOME": str(real_home)}
         self.pid_file = home / "marquez.pid"
         self.stopped = False
