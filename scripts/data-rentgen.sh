@@ -4,14 +4,15 @@
 # project's Kafka broker and PostgreSQL cluster, for end-to-end tests and for trying the kafka
 # transport with Data.Rentgen locally (docs/data-rentgen.md).
 #
-# Usage: scripts/data-rentgen.sh start [--ui]|ui|build-ui|stop|status
+# Usage: scripts/data-rentgen.sh start [--ui]|ui|build-ui|link JOB [LOCATION]|stop|status
 #
 #   start   install data-rentgen[server,consumer,postgres]==$DATA_RENTGEN_VERSION into a venv of
 #           its own on Python 3.12 or later (pyenv's; with scripts/data-rentgen/constraints.txt,
 #           the versions it was tested with), once, into
-#           $DATA_RENTGEN_HOME/venv/<version>-<hash of the recipe>; start the Kafka broker
-#           (scripts/kafka.sh start: idempotent) and create the database `data_rentgen` in the
-#           project's PostgreSQL cluster (scripts/postgres.sh createdb); run its migrations and
+#           $OLX_CACHE/data-rentgen/venv/<version>-<hash of the recipe> (every checkout's); start
+#           this checkout's Kafka broker (scripts/kafka.sh start: idempotent) and create the
+#           database `data_rentgen` in its PostgreSQL cluster (scripts/postgres.sh createdb); run
+#           its migrations and
 #           its partition script for every month from $DATA_RENTGEN_FIRST_MONTH (the demo's and
 #           the synthetic trail's runs start in November 2026) to the end of next month; start
 #           its consumer (topics matching $DATA_RENTGEN_TOPICS, from their first message) and its
@@ -22,14 +23,28 @@
 #           name and password): built from ../shared/third_party/data-rentgen-ui-$DATA_RENTGEN_VERSION
 #           (or DATA_RENTGEN_UI_SOURCE) with upstream's own npm ci and npm run build, in a copy,
 #           with an empty environment (its vite.config puts the whole of process.env into the
-#           page), once: kept in $DATA_RENTGEN_HOME/web/<version>-<hash of the source and the
-#           recipe>/dist; served by scripts/data-rentgen/web/server.js, which passes /v1/ on to
-#           the REST server. Prints the REST URL, then the UI's.
+#           page), once: kept in $OLX_CACHE/data-rentgen/web/<version>-<hash of the source and
+#           the recipe>/dist (every checkout's); served by scripts/data-rentgen/web/server.js,
+#           which passes /v1/ on to the REST server. Prints the REST URL, then the UI's.
 #   ui      the same as start --ui, printing only the UI's URL.
 #   build-ui  only build the web UI (when not built yet); prints the folder it is served from.
-#   stop    stop the web UI, the REST server and the consumer (not Kafka or PostgreSQL: they
-#           are shared; scripts/kafka.sh and scripts/postgres.sh stop them).
+#   link JOB [LOCATION]
+#           the web UI's page of the job named JOB (at LOCATION, e.g.
+#           lineage-hub://acme-analytics, when several locations have one), at its runs since
+#           the first month Data.Rentgen has partitions for (the page's own default is the last
+#           week, which holds none of the demo's runs); its Lineage tab then draws at once. The
+#           REST server must run. Prints the link (and, on stderr, to log in first: the login
+#           page's way back keeps the page, not its filter).
+#   stop    stop the web UI, the REST server and the consumer (not Kafka or PostgreSQL: its
+#           other services use them; scripts/kafka.sh and scripts/postgres.sh stop them).
 #   status  say what is running (exit 0 only when the consumer and the REST server answer).
+#
+# Each checkout runs a Data.Rentgen of its own (lib/checkout.sh), on its own Kafka broker and
+# PostgreSQL cluster: its state (pid files, logs, configuration, token key) in
+# $DATA_RENTGEN_HOME, its ports from its slot (slot 0: 58000, 58001, 53000; scripts/ports.sh
+# prints them). This script stops and restarts only processes it started from this checkout;
+# when one of its ports is held by anything else, it refuses, in one line naming the port and
+# what holds it.
 #
 # What it is given (DATA_RENTGEN__* variables of its own, set here): the database URL, the
 # broker, the topic pattern, the malformed-messages topic $DATA_RENTGEN_MALFORMED_TOPIC, the
@@ -39,13 +54,16 @@
 # DATA_RENTGEN__* variables in the caller's environment are passed on after ours, so they win.
 #
 # Environment (defaults in brackets):
-#   DATA_RENTGEN_HOME         state dir [$HOME/.cache/openlineage-export/data-rentgen]
+#   DATA_RENTGEN_HOME         this checkout's Data.Rentgen state [$OLX_CHECKOUT_STATE/data-rentgen]
 #   DATA_RENTGEN_VERSION      data-rentgen version from PyPI [0.7.2]
 #   DATA_RENTGEN_PYTHON       Python 3.12+ for its venv [pyenv's newest 3.12, else 3.13, else
 #                             python3.12 / python3.13 on PATH]
-#   DATA_RENTGEN_PORT         REST server port [58000]
-#   DATA_RENTGEN_CONSUMER_PORT  the consumer's health endpoint port [58001]
-#   DATA_RENTGEN_UI_PORT      web UI port [53000]
+#   DATA_RENTGEN_PORT         REST server port [58000 + 10 x slot]
+#   DATA_RENTGEN_CONSUMER_PORT  the consumer's health endpoint port [58001 + 10 x slot]
+#   DATA_RENTGEN_UI_PORT      web UI port [53000 + 10 x slot]
+#   OLX_PORT_SLOT, OLX_CHECKOUT_STATE, OLX_CACHE
+#                             this checkout's port slot, its state, the shared builds
+#                             (scripts/ports.sh --help)
 #   DATA_RENTGEN_TOPICS       regular expression of the topics its consumer reads
 #                             [^input\.runs(\..+)?$: input.runs, and input.runs.<anything>]
 #   DATA_RENTGEN_MALFORMED_TOPIC  where it puts events it cannot parse [input.runs__malformed]
@@ -67,11 +85,11 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CONSTRAINTS="$SCRIPT_DIR/data-rentgen/constraints.txt"
 WEB_SERVER="$SCRIPT_DIR/data-rentgen/web/server.js"
 
-DATA_RENTGEN_HOME=${DATA_RENTGEN_HOME:-$HOME/.cache/openlineage-export/data-rentgen}
+checkout_state
+checkout_ports
+DATA_RENTGEN_HOME=${DATA_RENTGEN_HOME:-$OLX_CHECKOUT_STATE/data-rentgen}
+DATA_RENTGEN_BUILDS="$OLX_CACHE/data-rentgen"  # every checkout's: its venv and web UI, by hash
 DATA_RENTGEN_VERSION=${DATA_RENTGEN_VERSION:-0.7.2}
-DATA_RENTGEN_PORT=${DATA_RENTGEN_PORT:-58000}
-DATA_RENTGEN_CONSUMER_PORT=${DATA_RENTGEN_CONSUMER_PORT:-58001}
-DATA_RENTGEN_UI_PORT=${DATA_RENTGEN_UI_PORT:-53000}
 DATA_RENTGEN_TOPICS=${DATA_RENTGEN_TOPICS:-'^input\.runs(\..+)?$'}
 DATA_RENTGEN_MALFORMED_TOPIC=${DATA_RENTGEN_MALFORMED_TOPIC:-input.runs__malformed}
 DATA_RENTGEN_GROUP=${DATA_RENTGEN_GROUP:-data-rentgen}
@@ -87,17 +105,18 @@ UI_URL="http://$HOST:$DATA_RENTGEN_UI_PORT"
 DB_NAME=data_rentgen
 EXTRAS="server,consumer,postgres"
 
-mkdir -p "$DATA_RENTGEN_HOME"
+mkdir -p "$DATA_RENTGEN_HOME" "$DATA_RENTGEN_BUILDS/web"
 DATA_RENTGEN_HOME=$(cd "$DATA_RENTGEN_HOME" && pwd -P)
+DATA_RENTGEN_BUILDS=$(cd "$DATA_RENTGEN_BUILDS" && pwd -P)
 UI_LOG="$DATA_RENTGEN_HOME/web.log"
-UI_BUILD_LOG="$DATA_RENTGEN_HOME/web-build.log"
+UI_BUILD_LOG="$DATA_RENTGEN_BUILDS/web-build.log"
 
 # ---------------------------------------------------------------- helpers
 
-# One invocation at a time per state dir (a first install takes a minute); a build of the web
-# UI (minutes) holds its own lock, in web/, so that it holds up no start.
+# One invocation at a time per state dir. The builds every checkout shares hold locks of their
+# own, as long as they build (the scripts before per-checkout state held these too): the venv
+# $DATA_RENTGEN_BUILDS/.lock, the web UI $DATA_RENTGEN_BUILDS/web/.lock.
 lock() { take_lock "$DATA_RENTGEN_HOME" 1800; }
-web_lock() { mkdir -p "$DATA_RENTGEN_HOME/web" && take_lock "$DATA_RENTGEN_HOME/web" 1800; }
 
 # PID of our process NAME (consumer, server, web) when it still runs what its pid file says.
 pid_of() { started_pid "$DATA_RENTGEN_HOME/$1.pid" "$2"; }
@@ -136,29 +155,37 @@ find_python() {
 VENV=""
 ensure_venv() {
   find_python
-  local key dir t0 python_version
+  local key python_version
   python_version=$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')
   key=$({ echo "data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION python $python_version"
           cat "$CONSTRAINTS"; } | sha256sum | cut -c1-16)
-  dir="$DATA_RENTGEN_HOME/venv/$DATA_RENTGEN_VERSION-$key"
-  VENV=$dir
-  [[ -f $dir/.complete && -x $dir/bin/python ]] && return 0
+  VENV="$DATA_RENTGEN_BUILDS/venv/$DATA_RENTGEN_VERSION-$key"
+  venv_made "$VENV" || build_locked "$DATA_RENTGEN_BUILDS/.lock" 1800 make_venv "$VENV" "$python_version"
+  touch_build "$VENV"
+}
+
+venv_made() { [[ -f $1/.complete && -x $1/bin/python ]]; }
+
+# make_venv DIR PYTHON_VERSION (under the build lock): the venv, made where it will live (a
+# venv's scripts name their own path), then marked complete.
+make_venv() {
+  local dir=$1 python_version=$2 t0=$SECONDS pip_log="$DATA_RENTGEN_BUILDS/pip.log"
+  venv_made "$dir" && return 0
   log "installing data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION on Python $python_version ($PYTHON)"
-  log "  into $dir, once: about a minute (log: $DATA_RENTGEN_HOME/pip.log)"
-  t0=$SECONDS
-  mkdir -p "$DATA_RENTGEN_HOME/venv"
-  # Made where it will live (a venv's scripts name their own path), then marked complete.
+  log "  into $dir, once: about a minute (log: $pip_log)"
+  mkdir -p "$DATA_RENTGEN_BUILDS/venv"
   rm -rf "$dir"
   if ! { "$PYTHON" -m venv "$dir" &&
          "$dir/bin/python" -m pip install -q --disable-pip-version-check -c "$CONSTRAINTS" \
-           "data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION"; } >"$DATA_RENTGEN_HOME/pip.log" 2>&1 9>&-; then
-    show_log_tail 30 "$DATA_RENTGEN_HOME/pip.log"
+           "data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION"; } >"$pip_log" 2>&1 9>&-; then
+    show_log_tail 30 "$pip_log"
     rm -rf "$dir"
-    die "pip could not install data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION (log: $DATA_RENTGEN_HOME/pip.log)"
+    die "pip could not install data-rentgen[$EXTRAS]==$DATA_RENTGEN_VERSION (log: $pip_log)"
   fi
   echo "$DATA_RENTGEN_VERSION $PYTHON" >"$dir/.complete"
-  # Venvs of earlier recipes are of no further use.
-  find "$DATA_RENTGEN_HOME/venv" -mindepth 1 -maxdepth 1 -type d ! -path "$dir" -exec rm -rf {} +
+  touch_build "$dir"
+  # Venvs of earlier recipes that nothing runs from and nothing used for a week.
+  prune_builds "$dir" "$DATA_RENTGEN_BUILDS/venv/"*
   log "installed data-rentgen $DATA_RENTGEN_VERSION in $((SECONDS - t0))s"
 }
 
@@ -231,9 +258,10 @@ migrate() {
 consumer_healthy() { [[ $(http_status "$DATA_RENTGEN_CONSUMER_PORT" /monitoring/ping) == 2* ]]; }
 server_healthy() { [[ $(http_status "$DATA_RENTGEN_PORT" /monitoring/ping) == 200 ]]; }
 
-# start_process NAME HEALTH_FUNCTION PORT MODULE ARGS...
+# start_process NAME HEALTH_FUNCTION PORT_VARIABLE MODULE ARGS...
 start_process() {
-  local name=$1 healthy=$2 port=$3 module=$4 pid t0 logfile="$DATA_RENTGEN_HOME/$1.log"
+  local name=$1 healthy=$2 port_variable=$3 module=$4 pid t0 logfile="$DATA_RENTGEN_HOME/$1.log"
+  local port=${!3}
   shift 4
   pid=$(pid_of "$name" "$VENV/bin/python -m $module")
   if [[ -z $pid ]]; then
@@ -247,9 +275,9 @@ start_process() {
     return 0
   fi
   if [[ -z $pid ]]; then
-    port_in_use "$port" && die "port $HOST:$port is in use by another program (see --help for the port's variable)"
+    refuse_port "$port" "$port_variable"
     log "starting its $name on $HOST:$port"
-    (cd "$DATA_RENTGEN_HOME" && exec nohup setsid env -i "${DR_ENV[@]}" "$VENV/bin/python" -m "$module" \
+    (cd "$DATA_RENTGEN_HOME" && close_fds && exec nohup setsid env -i "${DR_ENV[@]}" "$VENV/bin/python" -m "$module" \
         "$@" >"$logfile" 2>&1 </dev/null 9>&-) &
     pid=$!
     echo "$pid" >"$DATA_RENTGEN_HOME/$name.pid"
@@ -293,9 +321,9 @@ start_backend() {
   restart_if_configured_otherwise
   # shellcheck disable=SC2086 # two words: START END
   migrate $range
-  start_process consumer consumer_healthy "$DATA_RENTGEN_CONSUMER_PORT" data_rentgen.consumer \
+  start_process consumer consumer_healthy DATA_RENTGEN_CONSUMER_PORT data_rentgen.consumer \
     --host "$HOST" --port "$DATA_RENTGEN_CONSUMER_PORT"
-  start_process server server_healthy "$DATA_RENTGEN_PORT" data_rentgen.server \
+  start_process server server_healthy DATA_RENTGEN_PORT data_rentgen.server \
     --host "$HOST" --port "$DATA_RENTGEN_PORT"
   log "Data.Rentgen ready at $BASE_URL (consumer reads topics matching $DATA_RENTGEN_TOPICS from $bootstrap)"
 }
@@ -325,9 +353,9 @@ ensure_node() {
     # shellcheck source=lib/apt.sh
     . "$SCRIPT_DIR/lib/apt.sh"
     log "installing Node.js and npm (apt-get install nodejs npm)"
-    if ! apt_get_install "$DATA_RENTGEN_HOME/apt.log" nodejs npm; then
-      show_log_tail 30 "$DATA_RENTGEN_HOME/apt.log"
-      die "apt-get install nodejs npm failed (full log: $DATA_RENTGEN_HOME/apt.log)"
+    if ! apt_get_install "$DATA_RENTGEN_BUILDS/apt.log" nodejs npm; then
+      show_log_tail 30 "$DATA_RENTGEN_BUILDS/apt.log"
+      die "apt-get install nodejs npm failed (full log: $DATA_RENTGEN_BUILDS/apt.log)"
     fi
     have "${need[@]}" || die "Node.js and npm installed, but ${need[*]} not found on PATH"
   fi
@@ -358,8 +386,11 @@ web_key() {
   } | sha256sum | cut -c1-16
 }
 
-build_web() { # build_web SOURCE DIR
-  local src=$1 dir=$2 tmp="$DATA_RENTGEN_HOME/web/.unfinished" t0=$SECONDS errors
+# build_web SOURCE DIR (under the build lock): web_recipe in a copy of SOURCE; its dist/ kept in
+# DIR.
+build_web() {
+  local src=$1 dir=$2 tmp="$DATA_RENTGEN_BUILDS/web/.unfinished" t0=$SECONDS errors
+  web_built "$dir" && return 0  # another checkout built it while this one waited
   ensure_node npm
   log "building Data.Rentgen's web UI from its source ($src) with npm ci and npm run build, once"
   log "  for this source: a few minutes the first time (log: $UI_BUILD_LOG)"
@@ -379,10 +410,13 @@ build_web() { # build_web SOURCE DIR
   mv "$tmp/src/dist" "$tmp/dist"
   rm -rf "$tmp/src"  # node_modules: serving needs dist/ only
   echo "$src" >"$tmp/.complete"
-  rm -rf "$DATA_RENTGEN_HOME/web/$DATA_RENTGEN_VERSION-"????????????????
   mv "$tmp" "$dir"
+  touch_build "$dir"
+  prune_builds "$dir" "$DATA_RENTGEN_BUILDS/web/"*-????????????????
   log "built Data.Rentgen's web UI in $((SECONDS - t0))s ($dir)"
 }
+
+web_built() { [[ -f $1/.complete && -f $1/dist/index.html ]]; }
 
 # Sets WEB_DIST: the UI built from its source (built now if need be).
 WEB_DIST=""
@@ -391,9 +425,10 @@ ensure_web_dist() {
   [[ -f $DATA_RENTGEN_UI_SOURCE/package.json && -f $DATA_RENTGEN_UI_SOURCE/package-lock.json ]] ||
     die "no source of Data.Rentgen's web UI to build at $(realpath -m "$DATA_RENTGEN_UI_SOURCE") (its package.json and package-lock.json; set DATA_RENTGEN_UI_SOURCE)"
   src=$(cd "$DATA_RENTGEN_UI_SOURCE" && pwd -P)
-  dir="$DATA_RENTGEN_HOME/web/$DATA_RENTGEN_VERSION-$(web_key "$src")"
+  dir="$DATA_RENTGEN_BUILDS/web/$DATA_RENTGEN_VERSION-$(web_key "$src")"
   WEB_DIST="$dir/dist"
-  [[ -f $dir/.complete && -f $WEB_DIST/index.html ]] || build_web "$src" "$dir"
+  web_built "$dir" || build_locked "$DATA_RENTGEN_BUILDS/web/.lock" 1800 build_web "$src" "$dir"
+  touch_build "$dir"
 }
 
 web_healthy() {
@@ -415,11 +450,10 @@ start_web() {
     return 0
   fi
   if [[ -z $pid ]]; then
-    port_in_use "$DATA_RENTGEN_UI_PORT" &&
-      die "port $HOST:$DATA_RENTGEN_UI_PORT is in use by another program (set DATA_RENTGEN_UI_PORT)"
+    refuse_port "$DATA_RENTGEN_UI_PORT" DATA_RENTGEN_UI_PORT
     ensure_node
     log "starting Data.Rentgen's web UI on $UI_URL (API: $BASE_URL)"
-    (cd "$DATA_RENTGEN_HOME" && exec nohup setsid "$NODE" "${serves[@]}" >"$UI_LOG" 2>&1 </dev/null 9>&-) &
+    (cd "$DATA_RENTGEN_HOME" && close_fds && exec nohup setsid "$NODE" "${serves[@]}" >"$UI_LOG" 2>&1 </dev/null 9>&-) &
     pid=$!
     echo "$pid" >"$DATA_RENTGEN_HOME/web.pid"
   fi
@@ -439,14 +473,65 @@ start_web() {
   log "web UI ready at $UI_URL"
 }
 
+# ---------------------------------------------------------------- a job's page
+
+# link JOB [LOCATION]: prints the web UI's page of the job, at its runs since the first month
+# Data.Rentgen has partitions for (no run it holds is older). The page reads its list's filter
+# from the URL (react-admin's `filter`, JSON), and its Lineage tab the same `since`.
+cmd_link() {
+  local job=${1:-} location=${2:-} since
+  [[ -n $job && $# -le 2 ]] || { echo "usage: $0 link JOB [LOCATION]" >&2; exit 2; }
+  server_healthy ||
+    die "Data.Rentgen's REST server does not answer at $BASE_URL (scripts/data-rentgen.sh start --ui)"
+  since="$(partition_range | cut -d' ' -f1)T00:00:00.000Z"
+  log "log in first at $UI_URL (any name and password), then open the link: the login page's way" \
+    "back keeps the page, not its filter"
+  python3 - "$BASE_URL" "$UI_URL" "$job" "$location" "$since" "$SCRIPT_NAME" <<'PYTHON'
+import json, sys, urllib.error, urllib.parse, urllib.request
+
+api, ui, job, location, since, me = sys.argv[1:]
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def call(path, data=None, token=None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with opener.open(urllib.request.Request(api + path, data, headers), timeout=60) as answer:
+            return json.load(answer)
+    except (OSError, ValueError) as exc:  # urllib's errors are OSErrors; JSON's ValueErrors
+        sys.exit(f"{me}: error: {api}{path.split('?')[0]}: {exc}")
+
+
+form = urllib.parse.urlencode({"username": "olx-link", "password": "-"}).encode()
+token = call("/v1/auth/token", form)["access_token"]
+found, page = {}, 1
+while True:
+    query = urllib.parse.urlencode({"search_query": job, "page": page, "page_size": 50})
+    answer = call(f"/v1/jobs?{query}", token=token)
+    for item in answer["items"]:
+        where = "{type}://{name}".format(**item["data"]["location"])
+        if item["data"]["name"] == job and location in ("", where):
+            found[where] = item["id"]
+    if not answer["meta"]["has_next"]:
+        break
+    page += 1
+if not found:
+    at = f" at {location}" if location else ""
+    sys.exit(f"{me}: error: Data.Rentgen at {api} has no job named {job!r}{at}")
+if len(found) > 1:
+    places = ", ".join(sorted(found))
+    sys.exit(f"{me}: error: jobs named {job!r} are at {places}: name the location too")
+(job_id,) = found.values()
+view = urllib.parse.quote(json.dumps({"since": since}, separators=(",", ":")), safe="")
+print(f"{ui}/jobs/{job_id}/show?filter={view}")
+PYTHON
+}
+
 # ---------------------------------------------------------------- commands
 
 start_all() {
-  if [[ ${1:-} == ui ]]; then
-    web_lock
-    ensure_web_dist  # built first: if npm fails, nothing was started
-  fi
-  lock  # (fd 9: the web lock is let go, the build is done)
+  [[ ${1:-} == ui ]] && ensure_web_dist  # built first: if npm fails, nothing was started
+  lock
   start_backend
   [[ ${1:-} == ui ]] && start_web
   return 0
@@ -494,8 +579,9 @@ case "${1:-}" in
       *) echo "usage: $0 start [--ui]" >&2; exit 2 ;;
     esac ;;
   ui) start_all ui; echo "$UI_URL" ;;
-  build-ui) web_lock; ensure_web_dist; echo "$WEB_DIST" ;;
+  build-ui) ensure_web_dist; echo "$WEB_DIST" ;;
+  link) cmd_link "${@:2}" ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  *) echo "usage: $0 start [--ui]|ui|build-ui|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--ui]|ui|build-ui|link JOB [LOCATION]|stop|status" >&2; exit 2 ;;
 esac

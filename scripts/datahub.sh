@@ -14,7 +14,8 @@
 #           (scripts/datahub/pom.xml: Pegasus's generator, then javac) into
 #           $DATAHUB_HOME/build/NAME-<hash>/, about 50 s each the first time (and 65 MB of
 #           dependencies into an empty local Maven repository: 3.5 minutes for all three), then
-#           reused at once. Nothing is written into the source tree.
+#           reused at once, by every checkout. Nothing is written into the source tree. A build
+#           no check runs from, neither made nor used for 7 days, is deleted when another is made.
 #   check   run JSON Lines of OpenLineage run events (standard input) through converter NAME,
 #           configured as DataHub's REST endpoint configures it, and print one JSON line per
 #           event (scripts/datahub/harness: ok, error, the DataFlow, DataJob, DataProcessInstance
@@ -24,7 +25,8 @@
 #   list    the converters there are to build, one NAME per line.
 #
 # Environment (defaults in brackets):
-#   DATAHUB_HOME         state dir [$HOME/.cache/openlineage-export/datahub]
+#   DATAHUB_HOME         the builds, every checkout's (no server runs: nothing of a checkout's
+#                        own) [$OLX_CACHE/datahub, $OLX_CACHE: scripts/ports.sh --help]
 #   DATAHUB_SOURCES      where the datahub-* source folders are [../shared/third_party beside
 #                        the repository]
 #   DATAHUB_MVN_ARGS     extra arguments for mvn (e.g. -o, -s settings.xml, -Dmaven.repo.local=DIR)
@@ -38,7 +40,7 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$SCRIPT_DIR/lib/maven.sh"
 POM="$SCRIPT_DIR/datahub/pom.xml"
 HARNESS="$SCRIPT_DIR/datahub/harness"
-DATAHUB_HOME=${DATAHUB_HOME:-$HOME/.cache/openlineage-export/datahub}
+DATAHUB_HOME=${DATAHUB_HOME:-$OLX_CACHE/datahub}
 DATAHUB_SOURCES=${DATAHUB_SOURCES:-$SCRIPT_DIR/../../shared/third_party}
 DATAHUB_MVN_ARGS=${DATAHUB_MVN_ARGS:-}
 JAVA=${JAVA:-java}
@@ -113,11 +115,14 @@ classpath() {
     mv "$tmp/datahub-converter-check.jar" "$tmp/lib/"
     find "$tmp" -mindepth 1 -maxdepth 1 ! -name lib -exec rm -rf {} +
     echo "$key $src" >"$tmp/.complete"
-    # Earlier builds of this converter (another source, pom or harness) are of no further use.
-    rm -rf "$DATAHUB_HOME/build/$name-"????????????????
     mv "$tmp" "$dir"
+    touch_build "$dir"
+    # Earlier builds of this converter (another source, pom or harness) that no check runs from
+    # (another checkout's, maybe) and that were neither made nor used for a week.
+    prune_builds "$dir" "$DATAHUB_HOME/build/$name-"????????????????
     log "built DataHub's converter $name in $((SECONDS - t0))s ($dir)"
   fi
+  touch_build "$dir"
   echo "$dir/lib/*"
 }
 

@@ -27,12 +27,15 @@
 #                  pip.log [the checkout's .cache/feast, which .gitignore covers]
 #   FEAST_DATA     the folder of its SQLite database (registry.db: the SQL registry and the
 #                  OpenLineage store) [$FEAST_HOME/data]
-#   FEAST_VENVS    where the venvs are installed, shared by the checkouts
-#                  [$HOME/.cache/openlineage-export/feast]
+#   FEAST_VENVS    where the venvs are installed, shared by the checkouts [$OLX_CACHE/feast]
 #   FEAST_VERSION  feast version from PyPI [0.67.0]
 #   FEAST_PYTHON   Python (3.10 or later) for its venv [pyenv's newest 3.12, else 3.11, else
 #                  3.13, else python3.12 / python3.11 / python3.13 on PATH]
-#   FEAST_PORT     its port [56580]
+#   FEAST_PORT     its port [56580 + 10 x the checkout's port slot]
+#   OLX_PORT_SLOT, OLX_CACHE   the checkout's port slot, the shared builds (scripts/ports.sh
+#                  --help): each checkout runs a Feast of its own, on its own port; when that
+#                  port is held by anything else, this script refuses, in one line naming the
+#                  port and what holds it
 #   FEAST_API_KEY  the key its consumer requires of a producer (header X-API-Key, or
 #                  Authorization: Bearer KEY) [made once, kept in $FEAST_HOME/api.key, mode 0600]
 #   FEAST_START_TIMEOUT  seconds to wait for it to answer [120]
@@ -48,12 +51,13 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CONSTRAINTS="$SCRIPT_DIR/feast/constraints.txt"
 
 FEAST_HOME=${FEAST_HOME:-$SCRIPT_DIR/../.cache/feast}
-FEAST_VENVS=${FEAST_VENVS:-$HOME/.cache/openlineage-export/feast}
+FEAST_VENVS=${FEAST_VENVS:-$OLX_CACHE/feast}
 FEAST_VERSION=${FEAST_VERSION:-0.67.0}
-FEAST_PORT=${FEAST_PORT:-56580}
+checkout_ports
 FEAST_START_TIMEOUT=${FEAST_START_TIMEOUT:-120}
 
 HOST=$LOOPBACK
+# shellcheck disable=SC2153  # the port: set by checkout_ports
 BASE_URL="http://$HOST:$FEAST_PORT"
 PACKAGE="feast[openlineage]==$FEAST_VERSION"
 
@@ -222,7 +226,7 @@ cmd_start() {
     log "starting Feast $FEAST_VERSION (feast serve_lineage) on $HOST:$FEAST_PORT (database: $FEAST_DATA)"
     # Its own session (setsid): stop ends it and whatever it started. HOME is its own: nothing
     # of the caller's configuration reaches it, and it writes nothing outside FEAST_HOME.
-    (cd "$FEAST_HOME" && exec nohup setsid env -i "PATH=$VENV/bin:/usr/bin:/bin" \
+    (cd "$FEAST_HOME" && close_fds && exec nohup setsid env -i "PATH=$VENV/bin:/usr/bin:/bin" \
         "HOME=$FEAST_HOME" LANG=C.UTF-8 PYTHONUNBUFFERED=1 "FEAST_LINEAGE_API_KEY=$key" \
         "$VENV/bin/python" "$VENV/bin/feast" -c "$REPO" serve_lineage --host "$HOST" \
         --port "$FEAST_PORT" >"$LOG" 2>&1 </dev/null 8>&- 9>&-) &
@@ -251,11 +255,7 @@ cmd_start() {
   log "Feast ready at $BASE_URL ($((SECONDS - t0))s; its key: $where)"
 }
 
-refuse_busy_port() {
-  if port_in_use "$FEAST_PORT"; then
-    die "port $HOST:$FEAST_PORT is in use by another program (another checkout's Feast?): set FEAST_PORT"
-  fi
-}
+refuse_busy_port() { refuse_port "$FEAST_PORT" FEAST_PORT; }
 
 cmd_stop() {
   local pid

@@ -4,20 +4,30 @@
 #
 # Usage: scripts/kafka.sh start|stop|status|reset
 #
-#   start   fetch kafka_2.13 and its dependencies with Maven (cached), format the log
-#           directory once (kafka.tools.StorageTool, --standalone controller), start the broker
-#           and wait until it answers a Kafka ApiVersions request. Idempotent. Progress goes to
-#           stderr; the bootstrap address is the only thing printed on stdout.
+#   start   fetch kafka_2.13 and its dependencies with Maven (once, into
+#           $OLX_CACHE/kafka/jars/<version>-<hash of the pom>, which every checkout shares),
+#           format the log directory once (kafka.tools.StorageTool, --standalone controller),
+#           start the broker and wait until it answers a Kafka ApiVersions request. Idempotent.
+#           Progress goes to stderr; the bootstrap address is the only thing printed on stdout.
 #   stop    stop the broker (SIGTERM: a controlled shutdown; SIGKILL after 60 s).
-#   status  say whether it runs (exit 0 only when the broker answers).
+#   status  say whether it runs (exit 0 only when this checkout's broker answers).
 #   reset   stop the broker, delete its log directory (every topic), start a fresh one.
 #
+# Each checkout runs a broker of its own (lib/checkout.sh): its state (pid file, configuration,
+# log directory) in $KAFKA_HOME, its ports from its slot (slot 0: 59092, 59093, 59094;
+# scripts/ports.sh prints them). This script stops only the broker it started from this
+# checkout; when one of its ports is held by anything else (another checkout's broker, a broker
+# of your own), it refuses, in one line naming the port and what holds it.
+#
 # Environment (defaults in brackets):
-#   KAFKA_HOME            state dir [$HOME/.cache/openlineage-export/kafka]
-#   KAFKA_PORT            broker (PLAINTEXT) port [59092]
-#   KAFKA_CONTROLLER_PORT KRaft controller port [59093]
+#   KAFKA_HOME            this checkout's broker state [$OLX_CHECKOUT_STATE/kafka]
+#   KAFKA_PORT            broker (PLAINTEXT) port [59092 + 10 x slot]
+#   KAFKA_CONTROLLER_PORT KRaft controller port [59093 + 10 x slot]
 #   KAFKA_SASL_PORT       SASL_PLAINTEXT port, mechanism PLAIN, user olx, password
-#                         olx-test-password (a test fixture: loopback only) [59094]
+#                         olx-test-password (a test fixture: loopback only) [59094 + 10 x slot]
+#   OLX_PORT_SLOT, OLX_CHECKOUT_STATE, OLX_CACHE
+#                         this checkout's port slot, its state, the shared builds
+#                         (scripts/ports.sh --help)
 #   KAFKA_VERSION         org.apache.kafka:kafka_2.13 version fetched from Maven [4.1.1]
 #   KAFKA_START_TIMEOUT   seconds to wait for the broker to answer [120]
 #   KAFKA_LIB_DIR         use the jars in this directory (kafka_2.13 + dependencies)
@@ -37,10 +47,10 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$SCRIPT_DIR/lib/service.sh"
 POM="$SCRIPT_DIR/kafka/pom.xml"
 
-KAFKA_HOME=${KAFKA_HOME:-$HOME/.cache/openlineage-export/kafka}
-KAFKA_PORT=${KAFKA_PORT:-59092}
-KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-59093}
-KAFKA_SASL_PORT=${KAFKA_SASL_PORT:-59094}
+checkout_state
+checkout_ports
+KAFKA_HOME=${KAFKA_HOME:-$OLX_CHECKOUT_STATE/kafka}
+KAFKA_BUILDS="$OLX_CACHE/kafka"  # every checkout's: the jars, keyed by version and pom
 KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}
 KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-120}
 KAFKA_JAVA_OPTS=${KAFKA_JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}
@@ -48,15 +58,16 @@ KAFKA_MVN_ARGS=${KAFKA_MVN_ARGS:-}
 JAVA=${JAVA:-java}
 
 HOST=$LOOPBACK
+# shellcheck disable=SC2153  # the port: set by checkout_ports
 BOOTSTRAP="$HOST:$KAFKA_PORT"
 
-mkdir -p "$KAFKA_HOME"
+mkdir -p "$KAFKA_HOME" "$KAFKA_BUILDS"
 KAFKA_HOME=$(cd "$KAFKA_HOME" && pwd -P)
+KAFKA_BUILDS=$(cd "$KAFKA_BUILDS" && pwd -P)
 CONFIG="$KAFKA_HOME/server.properties"
 DATA="$KAFKA_HOME/data"
 PID_FILE="$KAFKA_HOME/kafka.pid"
 KAFKA_OUT="$KAFKA_HOME/kafka.out"
-LIB="$KAFKA_HOME/lib"
 
 # ---------------------------------------------------------------- helpers
 
@@ -93,29 +104,34 @@ ensure_jars() {
     CLASSPATH_DIR=$(cd "$KAFKA_LIB_DIR" && pwd -P)
     return 0
   fi
-  CLASSPATH_DIR=$LIB
-  local stamp
-  stamp="kafka_2.13:$KAFKA_VERSION pom:$(cksum <"$POM" | cut -d' ' -f1)"
-  if [[ -f $LIB/.complete && $(cat "$LIB/.complete") == "$stamp" &&
-        -f $LIB/kafka_2.13-$KAFKA_VERSION.jar ]]; then
-    return 0
-  fi
+  CLASSPATH_DIR="$KAFKA_BUILDS/jars/$KAFKA_VERSION-$(cksum <"$POM" | cut -d' ' -f1)"
+  jars_fetched "$CLASSPATH_DIR" || build_locked "$KAFKA_BUILDS/.lock" 600 fetch_jars "$CLASSPATH_DIR"
+  touch_build "$CLASSPATH_DIR"
+}
+
+jars_fetched() { [[ -f $1/.complete && -f $1/kafka_2.13-$KAFKA_VERSION.jar ]]; }
+
+# fetch_jars DIR (under the build lock): kafka_2.13 and its dependencies from Maven, into DIR.
+fetch_jars() {
+  local dir=$1 tmp="$KAFKA_BUILDS/jars/.unfinished"
+  jars_fetched "$dir" && return 0
   command -v mvn >/dev/null || die "mvn not found (needed once to fetch kafka_2.13 $KAFKA_VERSION)"
   log "fetching kafka_2.13 $KAFKA_VERSION and its dependencies with Maven"
-  local tmp="$KAFKA_HOME/lib.tmp"
   rm -rf "$tmp"
+  mkdir -p "$tmp"
   # shellcheck disable=SC2086
-  if ! (cd "$KAFKA_HOME" && mvn -B -q -U -Dstyle.color=never $KAFKA_MVN_ARGS -f "$POM" -Dkafka.version="$KAFKA_VERSION" \
-          dependency:copy-dependencies -DoutputDirectory="$tmp") >"$KAFKA_HOME/maven.log" 2>&1 9>&-; then
-    sed 's/\x1b\[[0-9;]*m//g' "$KAFKA_HOME/maven.log" | grep -v '^\[ERROR\] *$' | head -n 5 >&2
-    die "Maven could not fetch org.apache.kafka:kafka_2.13:$KAFKA_VERSION (log: $KAFKA_HOME/maven.log).
+  if ! (cd "$tmp" && mvn -B -q -U -Dstyle.color=never $KAFKA_MVN_ARGS -f "$POM" -Dkafka.version="$KAFKA_VERSION" \
+          dependency:copy-dependencies -DoutputDirectory="$tmp") >"$KAFKA_BUILDS/maven.log" 2>&1 9>&-; then
+    sed 's/\x1b\[[0-9;]*m//g' "$KAFKA_BUILDS/maven.log" | grep -v '^\[ERROR\] *$' | head -n 5 >&2
+    die "Maven could not fetch org.apache.kafka:kafka_2.13:$KAFKA_VERSION (log: $KAFKA_BUILDS/maven.log).
   If your Maven repository does not serve it, put kafka_2.13-$KAFKA_VERSION.jar and its runtime
   dependencies (the libs/ folder of a Kafka download) in a directory and set KAFKA_LIB_DIR to it."
   fi
   [[ -f $tmp/kafka_2.13-$KAFKA_VERSION.jar ]] || die "Maven ran but $tmp/kafka_2.13-$KAFKA_VERSION.jar is missing"
-  rm -rf "$LIB"
-  mv "$tmp" "$LIB"
-  echo "$stamp" >"$LIB/.complete"
+  echo "kafka_2.13:$KAFKA_VERSION" >"$tmp/.complete"
+  mv "$tmp" "$dir"
+  touch_build "$dir"
+  prune_builds "$dir" "$KAFKA_BUILDS/jars/"*
 }
 
 # ---------------------------------------------------------------- broker
@@ -170,14 +186,14 @@ start_kafka() {
   if [[ -n $pid ]]; then
     log "Kafka (pid $pid) is running but not answering yet; waiting"
   else
-    port_in_use "$KAFKA_PORT" && die "port $HOST:$KAFKA_PORT is in use by another program (set KAFKA_PORT)"
-    port_in_use "$KAFKA_CONTROLLER_PORT" && die "port $HOST:$KAFKA_CONTROLLER_PORT is in use by another program (set KAFKA_CONTROLLER_PORT)"
-    port_in_use "$KAFKA_SASL_PORT" && die "port $HOST:$KAFKA_SASL_PORT is in use by another program (set KAFKA_SASL_PORT)"
+    refuse_port "$KAFKA_PORT" KAFKA_PORT
+    refuse_port "$KAFKA_CONTROLLER_PORT" KAFKA_CONTROLLER_PORT
+    refuse_port "$KAFKA_SASL_PORT" KAFKA_SASL_PORT
     write_config
     ensure_formatted
     log "starting Kafka $KAFKA_VERSION on $BOOTSTRAP"
     # shellcheck disable=SC2086
-    (cd "$KAFKA_HOME" && exec nohup setsid "$JAVA" $KAFKA_JAVA_OPTS -Djava.awt.headless=true \
+    (cd "$KAFKA_HOME" && close_fds && exec nohup setsid "$JAVA" $KAFKA_JAVA_OPTS -Djava.awt.headless=true \
         -Dorg.slf4j.simpleLogger.showDateTime=true \
         -Dorg.slf4j.simpleLogger.dateTimeFormat="yyyy-MM-dd'T'HH:mm:ss.SSS" \
         -cp "$CLASSPATH_DIR/*" kafka.Kafka "$CONFIG" >"$KAFKA_OUT" 2>&1 </dev/null 9>&-) &
@@ -212,12 +228,8 @@ stop_kafka() {
 
 cmd_start() {
   take_lock "$KAFKA_HOME" 600
-  if healthy; then
-    if [[ -n $(kafka_pid) ]]; then
-      log "Kafka already running at $BOOTSTRAP"
-    else
-      log "a Kafka broker already answers at $BOOTSTRAP (not started by this script); using it"
-    fi
+  if [[ -n $(kafka_pid) ]] && healthy; then
+    log "Kafka already running at $BOOTSTRAP"
     echo "$BOOTSTRAP"
     return 0
   fi
@@ -235,12 +247,10 @@ cmd_stop() {
 cmd_status() {
   local pid
   pid=$(kafka_pid)
-  if healthy; then
-    if [[ -n $pid ]]; then
-      echo "kafka: running at $BOOTSTRAP (pid $pid)"
-    else
-      echo "kafka: a broker answers at $BOOTSTRAP (not started by this script)"
-    fi
+  if [[ -z $pid ]] && port_in_use "$KAFKA_PORT"; then
+    echo "kafka: not running; its port $KAFKA_PORT is held by $(port_holder "$KAFKA_PORT")"
+  elif healthy; then
+    echo "kafka: running at $BOOTSTRAP (pid $pid)"
     return 0
   elif [[ -n $pid ]]; then
     echo "kafka: process $pid running but $BOOTSTRAP does not answer (yet)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The project's PostgreSQL cluster on loopback, where each service that needs one keeps its
-# database (Marquez's is `marquez`; scripts/marquez.sh starts the cluster itself): for the
-# scripts of another service, and to look inside.
+# This checkout's PostgreSQL cluster on loopback, where each of its services that needs one keeps
+# its database (Marquez's is `marquez`; scripts/marquez.sh starts the cluster itself): for the
+# scripts of another service, and to look inside. Each checkout has a cluster of its own
+# (scripts/ports.sh --help).
 #
 # Usage: scripts/postgres.sh start|stop|status|createdb NAME [OWNER [PASSWORD]]|resetdb NAME [OWNER [PASSWORD]]
 #
@@ -20,9 +21,10 @@
 # letters, digits and _: they are test fixtures on loopback, not secrets.
 #
 # Environment (defaults in brackets):
-#   MARQUEZ_HOME      the state dir that holds the cluster, pgdata/ (where it has always been)
-#                     [$HOME/.cache/openlineage-export/marquez]
-#   MARQUEZ_PG_PORT   its port [55432]
+#   MARQUEZ_HOME      the state dir that holds the cluster, pgdata/ (beside Marquez's state)
+#                     [$OLX_CHECKOUT_STATE/marquez]
+#   MARQUEZ_PG_PORT   its port [55432 + 10 x the checkout's port slot]
+#   OLX_PORT_SLOT, OLX_CHECKOUT_STATE, OLX_CACHE   (scripts/ports.sh --help)
 #
 # The cluster listens on 127.0.0.1 only. As root, it runs as the `postgres` OS user (it refuses
 # to run as root); otherwise as the invoking user.

@@ -22,11 +22,13 @@
 #   DIR/status   0, or 1 when a service the run requires is not up (DIR/log says why); this
 #                script exits with it
 #
-# The services' addresses are not in DIR/env: they follow from the scripts' variables, which the
-# caller has before (scripts/test.sh exports MARQUEZ_URL, MARQUEZ_WEB_URL,
-# KAFKA_BOOTSTRAP_SERVERS, DATA_RENTGEN_URL, DATA_RENTGEN_UI_URL and FEAST_URL before pytest
-# starts, and a test module may read them at import; Data.Rentgen's consumer reads the topics
-# input.runs.*).
+# The services are this checkout's own (scripts/ports.sh --help): their state apart from any
+# other checkout's, on the ports of its slot; no script here stops, restarts or uses another
+# checkout's process (a port it holds is refused, saying so). Their addresses are not in
+# DIR/env: they follow from the checkout's ports, which the caller has before (scripts/test.sh
+# exports what scripts/ports.sh prints, then MARQUEZ_URL, MARQUEZ_WEB_URL,
+# KAFKA_BOOTSTRAP_SERVERS, DATA_RENTGEN_URL, DATA_RENTGEN_UI_URL and FEAST_URL, before pytest
+# starts: a test module may read them at import; Data.Rentgen's consumer reads the topics input.runs.*).
 #
 # Who waits for what: scripts/test.sh starts this script (in a session of its own: setsid) and
 # gives pytest DIR as OLX_SERVICES and this script's pid as OLX_SERVICES_PID. tests/conftest.py's
@@ -44,8 +46,8 @@
 # in ../shared/third_party beside the repository, and always Kafka, Data.Rentgen and Feast (their
 # source is PyPI), Chromium and Graphviz, and code-server.
 #
-# Environment: that of scripts/marquez.sh, kafka.sh, data-rentgen.sh, datahub.sh, feast.sh,
-# vscode.sh (see their --help), and OLX_REQUIRE_<NAME> (1: required; 0: not).
+# Environment: that of scripts/ports.sh, marquez.sh, kafka.sh, data-rentgen.sh, datahub.sh,
+# feast.sh, vscode.sh (see their --help), and OLX_REQUIRE_<NAME> (1: required; 0: not).
 set -uo pipefail
 case "${1:-}" in -h|--help|"") sed -n '2,/^set /s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 dir=$(cd "$1" && pwd) || exit 1
@@ -102,9 +104,11 @@ vscode_ready() {
   scripts/vscode.sh install && vsix=$(scripts/vscode.sh package) && provide "OLX_VSCODE_VSIX=$vsix"
 }
 
-# The web UI talks to the API: once the Java lane has (or has not) started Marquez.
+# The web UI: built (npm) while the Java lane prepares what it talks to, started once Marquez
+# is up.
 # shellcheck disable=SC2317  # run by bring
 marquez_ui() {
+  scripts/marquez.sh build-ui || return
   while [ ! -s "$lanes/MARQUEZ" ] && kill -0 "$java" 2>/dev/null; do sleep 1; done
   if [ "$(cat "$lanes/MARQUEZ" 2>/dev/null)" != up ]; then
     say "Marquez is not up, for its web UI to talk to" >&2

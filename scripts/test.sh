@@ -7,21 +7,23 @@
 # Usage: scripts/test.sh [PYTEST ARGUMENTS...]     e.g. scripts/test.sh tests/test_cli.py -x
 #        scripts/test.sh -- --help                  pytest's own help
 #
+# The services are this checkout's own (scripts/ports.sh --help): their state apart from any
+# other checkout's, their ports those of the checkout's slot (slot 0: Marquez on 5000, its web
+# UI on 3000, Kafka on 59092, Data.Rentgen on 58000, its web UI on 53000...). What
+# scripts/ports.sh prints is exported first (ports, state dirs), then the services' addresses,
+# so that the tests and the scripts agree.
+#
 # Environment (defaults in brackets):
 #   MARQUEZ_URL       the Marquez the end-to-end tests use [http://127.0.0.1:$MARQUEZ_PORT]
-#   MARQUEZ_PORT      its port when MARQUEZ_URL is not set [5000]
 #   MARQUEZ_WEB_URL   Marquez's web UI the browser tests open [http://127.0.0.1:$MARQUEZ_WEB_PORT]
-#   MARQUEZ_WEB_PORT  its port when MARQUEZ_WEB_URL is not set [3000]
 #   KAFKA_BOOTSTRAP_SERVERS  the Kafka broker the end-to-end tests use [127.0.0.1:$KAFKA_PORT]
-#   KAFKA_PORT        its port when KAFKA_BOOTSTRAP_SERVERS is not set [59092]
 #   DATA_RENTGEN_URL  the Data.Rentgen REST API the end-to-end tests use
 #                     [http://127.0.0.1:$DATA_RENTGEN_PORT]
-#   DATA_RENTGEN_PORT its port when DATA_RENTGEN_URL is not set [58000]
 #   DATA_RENTGEN_UI_URL  its web UI the browser test opens [http://127.0.0.1:$DATA_RENTGEN_UI_PORT]
-#   DATA_RENTGEN_UI_PORT its port when DATA_RENTGEN_UI_URL is not set [53000]
 #   FEAST_URL         the Feast (its OpenLineage consumer) the end-to-end tests use
 #                     [http://127.0.0.1:$FEAST_PORT]
-#   FEAST_PORT        its port when FEAST_URL is not set [56580]
+#   OLX_PORT_SLOT, MARQUEZ_PORT, KAFKA_PORT, FEAST_PORT...
+#                     this checkout's ports (scripts/ports.sh --help)
 #   PYTHON         the Python (3.11 or later) that creates .venv [python3]
 #   OLX_TEST_SEED  the seed of the test order [a new one each run]: the tests run shuffled
 #                  (modules, and the tests within each), the seed printed on the first line;
@@ -43,13 +45,18 @@ echo "test.sh: test order seed $OLX_TEST_SEED (the same order again: OLX_TEST_SE
 # its service binds it (seen on a cold run: Kafka's 59094, "Address already in use"). As root,
 # they are taken out of that range (net.ipv4.ip_local_reserved_ports, added to what is there,
 # until the machine restarts), first thing, before anything here connects anywhere.
+# This checkout's ports and state (scripts/ports.sh), for every script and test below.
+checkout_env=$(scripts/ports.sh)
+while IFS='=' read -r name value; do
+  export "$name=$value"
+done <<<"$checkout_env"
 reserved_ports=/proc/sys/net/ipv4/ip_local_reserved_ports
 if [ "$(id -u)" = 0 ] && [ -w "$reserved_ports" ]; then
-  ports="${KAFKA_PORT:-59092},${KAFKA_CONTROLLER_PORT:-59093},${KAFKA_SASL_PORT:-59094}"
-  ports="$ports,${DATA_RENTGEN_PORT:-58000},${DATA_RENTGEN_CONSUMER_PORT:-58001}"
-  ports="$ports,${DATA_RENTGEN_UI_PORT:-53000},${MARQUEZ_PG_PORT:-55432}"
-  ports="$ports,${MARQUEZ_PORT:-5000},${MARQUEZ_ADMIN_PORT:-5001},${MARQUEZ_WEB_PORT:-3000}"
-  ports="$ports,${FEAST_PORT:-56580}"
+  ports="$KAFKA_PORT,$KAFKA_CONTROLLER_PORT,$KAFKA_SASL_PORT"
+  ports="$ports,$DATA_RENTGEN_PORT,$DATA_RENTGEN_CONSUMER_PORT"
+  ports="$ports,$DATA_RENTGEN_UI_PORT,$MARQUEZ_PG_PORT"
+  ports="$ports,$MARQUEZ_PORT,$MARQUEZ_ADMIN_PORT,$MARQUEZ_WEB_PORT"
+  ports="$ports,$FEAST_PORT"
   before=$(cat "$reserved_ports")
   if ! echo "${before:+$before,}$ports" 2>/dev/null >"$reserved_ports"; then
     echo "test.sh: could not keep the services' ports ($ports) from outgoing connections" >&2
@@ -88,12 +95,12 @@ if [ "$("$ACTIONLINT" --version 2>/dev/null | head -n 1)" != "$ACTIONLINT_VERSIO
   fi
 fi
 # Where the services are, known before they are up: the test modules may read it at import.
-export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:${MARQUEZ_PORT:-5000}}
-export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:${MARQUEZ_WEB_PORT:-3000}}
-export KAFKA_BOOTSTRAP_SERVERS=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:${KAFKA_PORT:-59092}}
-export DATA_RENTGEN_URL=${DATA_RENTGEN_URL:-http://127.0.0.1:${DATA_RENTGEN_PORT:-58000}}
-export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:${DATA_RENTGEN_UI_PORT:-53000}}
-export FEAST_URL=${FEAST_URL:-http://127.0.0.1:${FEAST_PORT:-56580}}
+export MARQUEZ_URL=${MARQUEZ_URL:-http://127.0.0.1:$MARQUEZ_PORT}
+export MARQUEZ_WEB_URL=${MARQUEZ_WEB_URL:-http://127.0.0.1:$MARQUEZ_WEB_PORT}
+export KAFKA_BOOTSTRAP_SERVERS=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:$KAFKA_PORT}
+export DATA_RENTGEN_URL=${DATA_RENTGEN_URL:-http://127.0.0.1:$DATA_RENTGEN_PORT}
+export DATA_RENTGEN_UI_URL=${DATA_RENTGEN_UI_URL:-http://127.0.0.1:$DATA_RENTGEN_UI_PORT}
+export FEAST_URL=${FEAST_URL:-http://127.0.0.1:$FEAST_PORT}
 # What the end-to-end and browser tests need is prepared by scripts/services.sh in the
 # background, while the tests that need none of it run; those that do wait for it
 # (tests/conftest.py's `services`), and this script waits for it after pytest. Its --help is

@@ -11,17 +11,23 @@
 #             code-server binary's path.
 #   package   build editor/vscode (npm ci, tsc) with the package's wheel inside, and package it
 #             with @vscode/vsce into editor/vscode/dist/openlineage-export-<version>.vsix; prints
-#             that path. Fails when package.json's settings are not those of the tool
-#             (regenerate them with scripts/vscode_settings.py).
+#             that path. Only when its sources changed: the .vsix there is kept with a hash of
+#             what it is made of (editor/vscode's files but node_modules/, out/, wheel/, dist/;
+#             the Python package's: pyproject.toml, README.md, LICENSE, src/ but caches;
+#             scripts/vscode_settings.py; this recipe), in editor/vscode/dist/.sources, and a
+#             package whose hash is that one is not made again (a second; packaging is 25 s or
+#             more). Fails when package.json's settings are not those of the tool (regenerate
+#             them with scripts/vscode_settings.py).
 #   start [--dir DIR] [--port PORT] [--folder FOLDER] [--vsix FILE]
-#             install and package when needed, then start code-server on 127.0.0.1:PORT
-#             (default: a free port) with --auth none, no telemetry, no update check, no
-#             workspace trust, its user data and extensions in DIR (default
-#             $VSCODE_HOME/run), the .vsix installed there, opening FOLDER. Waits until it
-#             answers; prints its URL. Its environment is this script's (the extension's
-#             export inherits it: HOME, proxies, OPENLINEAGE_EXPORT_*...). Log: DIR/code-server.log.
+#             install and package when needed (as above), then start code-server on
+#             127.0.0.1:PORT (default: a free port) with --auth none, no telemetry, no update
+#             check, no workspace trust, its user data and extensions in DIR (default
+#             $OLX_CHECKOUT_STATE/vscode/run: this checkout's), the .vsix installed there,
+#             opening FOLDER. Waits until it answers; prints its URL. Its environment is this
+#             script's (the extension's export inherits it: HOME, proxies,
+#             OPENLINEAGE_EXPORT_*...). Log: DIR/code-server.log.
 #   stop [--dir DIR]
-#             stop the code-server started with that DIR.
+#             stop the code-server this checkout started with that DIR.
 #   status [--dir DIR]
 #             print its URL when it runs (exit 0), else exit 1.
 #
@@ -29,7 +35,9 @@
 # the end of its log.
 #
 # Environment (defaults in brackets):
-#   VSCODE_HOME           where code-server is installed [$HOME/.cache/openlineage-export/vscode]
+#   VSCODE_HOME           where code-server is installed, for every checkout [$OLX_CACHE/vscode]
+#   OLX_CHECKOUT_STATE, OLX_CACHE   this checkout's state, the shared builds (scripts/ports.sh
+#                         --help); packaging's log and lock are in $OLX_CHECKOUT_STATE/vscode
 #   CODE_SERVER_VERSION   [4.100.3]: the newest that runs on Node 20 (4.103 and later need 22)
 #   VSCODE_START_TIMEOUT  seconds to wait for code-server to answer [120]
 #   PYTHON                the Python that builds the wheel [.venv/bin/python, else python3]
@@ -42,7 +50,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/lib/service.sh"
 # shellcheck source=lib/apt.sh
 . "$ROOT/scripts/lib/apt.sh"
-VSCODE_HOME=${VSCODE_HOME:-$HOME/.cache/openlineage-export/vscode}
+VSCODE_HOME=${VSCODE_HOME:-$OLX_CACHE/vscode}
 CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.100.3}
 VSCODE_START_TIMEOUT=${VSCODE_START_TIMEOUT:-120}
 NODE=${NODE:-node}
@@ -56,6 +64,7 @@ fail_with_log() {  # $1 what failed, $2 its log
   die "$1 (log: $2)"
 }
 
+checkout_state
 mkdir -p "$VSCODE_HOME"
 VSCODE_HOME=$(cd "$VSCODE_HOME" && pwd -P)
 INSTALL_DIR="$VSCODE_HOME/code-server-$CODE_SERVER_VERSION"
@@ -120,14 +129,39 @@ install_code_server() {
 
 # ---------------------------------------------------------------- package
 
+# The hash of what the .vsix is made of (package's help says what): the recipe's text, then
+# every file's digest, in a stable order.
+extension_sources_key() {
+  {
+    declare -f package_extension
+    (cd "$ROOT" && {
+      find editor/vscode \( -path editor/vscode/node_modules -o -path editor/vscode/out \
+        -o -path editor/vscode/wheel -o -path editor/vscode/dist \) -prune -o -type f -print0
+      find pyproject.toml README.md LICENSE scripts/vscode_settings.py -maxdepth 0 -type f -print0 2>/dev/null
+      find src \( -name __pycache__ -o -name '*.egg-info' -o -name '.*' \) -prune -o -type f -print0
+    } | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+  } | sha256sum | cut -c1-16
+}
+
+# Prints the .vsix of the sources as they are: the one there when its hash is theirs, else a new
+# one.
 package_extension() {
-  take_lock "$VSCODE_HOME" 1800  # one install or package at a time
+  local state="$OLX_CHECKOUT_STATE/vscode" key stamp="$EXTENSION/dist/.sources" kept
+  mkdir -p "$state"
+  take_lock "$state" 1800  # one package at a time in this checkout
+  key=$(extension_sources_key)
+  kept=$(sed -n "s/^$key //p" "$stamp" 2>/dev/null || true)
+  if [[ -n $kept && -f $EXTENSION/dist/$kept ]]; then
+    log "$EXTENSION/dist/$kept is up to date (its sources' hash $key); not packaging again"
+    echo "$EXTENSION/dist/$kept"
+    return 0
+  fi
   local python=${PYTHON:-}
   if [ -z "$python" ]; then
     if [ -x "$ROOT/.venv/bin/python" ]; then python="$ROOT/.venv/bin/python"; else python=python3; fi
   fi
   command -v "$NPM" >/dev/null 2>&1 || apt_install nodejs npm
-  local package_log="$VSCODE_HOME/package.log" started=$SECONDS
+  local package_log="$state/package.log" started=$SECONDS
   : >"$package_log"
   "$python" "$ROOT/scripts/vscode_settings.py" --check >>"$package_log" 2>&1 ||
     fail_with_log "editor/vscode/package.json's settings are not the tool's" "$package_log"
@@ -142,12 +176,12 @@ package_extension() {
     fail_with_log "building the wheel failed" "$package_log"
   rm -rf "$ROOT/build"
   # npm ci once per package-lock.json (it empties node_modules first: a minute or two).
-  local stamp="$EXTENSION/node_modules/.olx-package-lock" lock_sum
+  local npm_stamp="$EXTENSION/node_modules/.olx-package-lock" lock_sum
   lock_sum=$(sha256sum "$EXTENSION/package-lock.json" | cut -d' ' -f1)
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
+  if [ "$(cat "$npm_stamp" 2>/dev/null)" != "$lock_sum" ]; then
     (cd "$EXTENSION" && "$NPM" ci --no-fund --no-audit --loglevel=warn) >>"$package_log" 2>&1 ||
       fail_with_log "npm ci in editor/vscode failed" "$package_log"
-    echo "$lock_sum" >"$stamp"
+    echo "$lock_sum" >"$npm_stamp"
   fi
   (cd "$EXTENSION" && "$NPM" run --silent compile) >>"$package_log" 2>&1 ||
     fail_with_log "tsc failed" "$package_log"
@@ -157,13 +191,15 @@ package_extension() {
   (cd "$EXTENSION" && node_modules/.bin/vsce package --no-dependencies --skip-license \
      --allow-missing-repository -o "$vsix") >>"$package_log" 2>&1 ||
     fail_with_log "vsce package failed" "$package_log"
+  # The hash of the sources as they were read above (a change made meanwhile packages again).
+  echo "$key ${vsix##*/}" >"$stamp"
   log "packaged $vsix in $((SECONDS - started)) s"
   echo "$vsix"
 }
 
 # ---------------------------------------------------------------- start / stop
 
-RUN_DIR="$VSCODE_HOME/run"
+RUN_DIR="$OLX_CHECKOUT_STATE/vscode/run"
 PORT=0
 FOLDER=""
 VSIX=""
@@ -213,8 +249,9 @@ start_code_server() {
               --user-data-dir "$data" --extensions-dir "$extensions")
   [ -n "$FOLDER" ] && args+=("$FOLDER")
   : >"$run_log"
-  # setsid: its own process group, so that stop ends it with every child it started.
-  setsid "$CODE_SERVER" "${args[@]}" >"$run_log" 2>&1 </dev/null 9>&- &
+  # setsid: its own process group, so that stop ends it with every child it started; none of
+  # this script's files (close_fds).
+  (close_fds && exec setsid "$CODE_SERVER" "${args[@]}") >"$run_log" 2>&1 </dev/null &
   local pid=$! rc=0
   echo "$pid" >"$RUN_DIR/code-server.pid"
   wait_healthy "$pid" "$VSCODE_START_TIMEOUT" 0.2 answers || rc=$?

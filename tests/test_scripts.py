@@ -30,6 +30,7 @@ from helpers import DEMO, ROOT, SHARED, cli_command
         "data-rentgen.sh",
         "feast.sh",
         "services.sh",
+        "ports.sh",
     ],
 )
 def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) -> None:
@@ -43,7 +44,7 @@ def test_every_script_prints_its_usage_with_help(script: str, tmp_path: Path) ->
     )
     assert result.returncode == 0, result.stderr
     assert "Usage: scripts/" in result.stdout
-    assert list(tmp_path.iterdir()) == [] or script == "marquez.sh"  # no file named --help
+    assert list(tmp_path.iterdir()) == []  # no file named --help, no state made
     if script in ("demo.sh", "setup.sh", "test.sh"):
         assert "Environment" in result.stdout and "PYTHON" in result.stdout
 
@@ -109,6 +110,24 @@ def test_a_pid_file_names_our_process_only_while_it_runs_what_we_started(tmp_pat
     assert said[:-1] == [f"ours: {pid}", "another program's: ", "no file: ", "ended: "], done.stderr
 
 
+def test_a_server_started_after_close_fds_holds_none_of_its_callers_files(tmp_path: Path) -> None:
+    """A lock the script (or its caller: flock LOCK scripts/...) holds is not held by the server
+    it starts, which outlives it."""
+    done = service_lib(
+        """
+        exec 7>held.lock
+        flock 7
+        (close_fds && exec sleep 30) </dev/null >/dev/null 2>&1 & pid=$!
+        until grep -q sleep "/proc/$pid/cmdline"; do sleep 0.05; done  # exec'd
+        ls "/proc/$pid/fd" | sort -n | paste -sd' '
+        exec 7>&-
+        flock -n held.lock echo "let go"
+        kill "$pid" """,
+        tmp_path,
+    )
+    assert done.stdout.splitlines() == ["0 1 2", "let go"], done.stderr
+
+
 def test_stop_pid_kills_what_ignores_sigterm_once_its_time_is_up(tmp_path: Path) -> None:
     done = service_lib(
         """
@@ -145,6 +164,27 @@ def test_wait_healthy_tells_healthy_ended_too_late_and_hopeless_apart(tmp_path: 
     assert done.stdout.splitlines() == ["second_try: 0", "never: 1", "never: 2", "hopeless: 3"], (
         done.stderr
     )
+
+
+def test_a_build_is_pruned_only_when_nothing_runs_from_it_and_it_was_not_used_for_a_week(
+    tmp_path: Path,
+) -> None:
+    """Builds are shared by every checkout: one another checkout's server runs from, or one made
+    or used this week (it may be again, by a checkout of another branch), is kept."""
+    done = service_lib(
+        """
+        mkdir -p builds/new builds/running builds/recent builds/used builds/old
+        for build in new running recent used old; do touch "builds/$build/.complete"; done
+        touch -d '8 days ago' builds/running/.complete builds/used/.complete builds/old/.complete
+        touch builds/used/.used
+        (exec -a "server $PWD/builds/running/dist 3000" sleep 30) & pid=$!
+        until grep -q builds/running "/proc/$pid/cmdline"; do sleep 0.05; done  # exec'd
+        prune_builds "$PWD/builds/new" "$PWD"/builds/*
+        ls builds
+        kill "$pid" """,
+        tmp_path,
+    )
+    assert done.stdout.split() == ["new", "recent", "running", "used"], done.stderr
 
 
 def test_validate_py_checks_events_against_the_schemas(tmp_path: Path) -> None:

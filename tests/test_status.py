@@ -241,6 +241,14 @@ def test_status_runs_names_each_run_exported_pending_or_refused_with_the_reason(
         "new-one": "pending",
     }
     assert "400" in by_trace["run-1"]["reason"]
+    # How each ended in the editor, and when: its current record's (run-2's is the later one).
+    assert {t: r["status"] for t, r in by_trace.items()} == {
+        **dict.fromkeys(["run-0", "run-1", "run-3", "new-one"], "succeeded"),
+        "run-2": "failed",
+    }
+    assert {(r["startedAt"], r["endedAt"]) for r in standing["runs"]} == {
+        ("2026-11-02T02:00:00.120Z", "2026-11-02T02:07:31.904Z")
+    }
     assert by_trace["run-0"]["runId"] == ids["run-0"] and by_trace["new-one"]["runId"] is None
     assert plain.stdout.splitlines()[0] == (
         "http://lineage.test/api/v1/lineage (namespace test-ws): 5 runs"

@@ -1,8 +1,10 @@
-"""The VS Code extension's settings are the tool's: one source of truth (the catalogue).
+"""The VS Code extension's settings and kinds' secrets are the tool's: one source of truth (the
+catalogue, the kinds' registry).
 
-editor/vscode/package.json's ``contributes.configuration`` is written by
-scripts/vscode_settings.py from the settings declarations; these tests fail when the two drift
-apart (a setting added, a default or a description changed, without regenerating it).
+editor/vscode/package.json's ``contributes.configuration`` and editor/vscode/src/kindSecrets.ts
+are written by scripts/vscode_settings.py from the settings declarations and the registry's
+rows; these tests fail when the two drift apart (a setting added, a default or a description
+changed, a kind with a secret added, without regenerating them).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from helpers import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openlineage_export.deliver.registry import CATALOGUE
+from openlineage_export.deliver.registry import CATALOGUE, KINDS
 from openlineage_export.host.credentials import SECRET_NAME_PATTERN, looks_like_credential
 
 PACKAGE_JSON = ROOT / "editor" / "vscode" / "package.json"
+EXTENSION_SOURCES = ROOT / "editor" / "vscode" / "src"
+KIND_SECRETS_TS = EXTENSION_SOURCES / "kindSecrets.ts"
 
 
 def test_package_json_holds_the_settings_the_generator_writes() -> None:
@@ -30,6 +34,35 @@ def test_package_json_holds_the_settings_the_generator_writes() -> None:
         timeout=120,
     )
     assert check.returncode == 0, check.stderr
+
+
+def test_the_extension_knows_each_kinds_secret_as_its_registry_row_declares_it() -> None:
+    """KIND_SECRETS, which the extension reads to hand a kind's secret over, is each row's
+    ``secret`` (its setting, its variable, what it is), and no other source of the extension
+    spells a secret's variable by hand."""
+    text = KIND_SECRETS_TS.read_text()
+    rows = [json.loads(row) for row in re.findall(r"^  (\{.*\}),$", text, re.MULTILINE)]
+    assert rows == [
+        {
+            "kind": kind.name,
+            "setting": kind.secret.setting,
+            "env": kind.secret.env,
+            "what": kind.secret.what,
+            "address": kind.address or "",
+        }
+        for kind in KINDS.values()
+        if kind.secret is not None
+    ]
+    addresses = re.search(r"^export const KIND_ADDRESSES[^=]*= (\{.*\});$", text, re.MULTILINE)
+    assert addresses is not None
+    assert json.loads(addresses.group(1)) == {
+        kind.name: kind.address for kind in KINDS.values() if kind.address
+    }
+    variables = [row["env"] for row in rows]
+    for source in EXTENSION_SOURCES.glob("*.ts"):
+        if source != KIND_SECRETS_TS:
+            text = source.read_text()
+            assert not [v for v in variables if v in text], source
 
 
 def test_every_setting_with_its_default_choices_and_bounds() -> None:

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by marquez.sh (after lib/service.sh and lib/apt.sh; it reads marquez.sh's variables):
-# Marquez's own web UI, built from the source's web/ folder and served on loopback (marquez.sh's
-# header says how, and how long).
+# Marquez's own web UI, built from the source's web/ folder (into MARQUEZ_BUILDS, which every
+# checkout shares) and served on loopback by this checkout (its pid file in MARQUEZ_HOME);
+# marquez.sh's header says how, and how long.
 #
 #   ensure_web_dist   sets WEB_DIST: the build of the UI, made now if need be
 #   start_web         serve WEB_DIST on $MARQUEZ_WEB_PORT, passing /api/v1 on to $BASE_URL;
@@ -11,8 +12,9 @@
 
 WEB_PID_FILE="$MARQUEZ_HOME/web.pid"
 WEB_LOG="$MARQUEZ_HOME/web.log"
-WEB_BUILD_LOG="$MARQUEZ_HOME/web-build.log"
+WEB_BUILD_LOG="$MARQUEZ_BUILDS/web/build.log"  # (web-build.log: the older scripts')
 WEB_SERVER="$SCRIPT_DIR/marquez/web/server.js"
+WEB_CONFIG="$SCRIPT_DIR/marquez/web/webpack.olx.js"
 WEB_URL="http://$HOST:$MARQUEZ_WEB_PORT"
 
 # ---------------------------------------------------------------- build
@@ -26,9 +28,9 @@ ensure_node() {
       die "Node.js and npm are needed to build and serve Marquez's web UI (sudo apt-get install nodejs npm)"
     fi
     log "installing Node.js and npm (apt-get install nodejs npm)"
-    if ! apt_get_install "$MARQUEZ_HOME/apt.log" nodejs npm; then
-      tail -n 30 "$MARQUEZ_HOME/apt.log" >&2
-      die "apt-get install nodejs npm failed (full log: $MARQUEZ_HOME/apt.log)"
+    if ! apt_get_install "$MARQUEZ_BUILDS/apt.log" nodejs npm; then
+      tail -n 30 "$MARQUEZ_BUILDS/apt.log" >&2
+      die "apt-get install nodejs npm failed (full log: $MARQUEZ_BUILDS/apt.log)"
     fi
     have "${need[@]}" || die "Node.js and npm installed, but ${need[*]} not found on PATH"
   fi
@@ -37,19 +39,22 @@ ensure_node() {
     die "Marquez's web UI needs Node.js 16 or later; $NODE is $("$NODE" --version 2>&1 | head -n 1)"
 }
 
-# How the UI is built, in a copy of its source: upstream's own npm ci and npm run build.
-# (Its text, as bash prints it, is part of the build's key: change it, and the UI is built again.)
+# How the UI is built, in a copy of its source: upstream's own npm ci, then its webpack build
+# with upstream's production configuration as webpack.olx.js (copied beside it) amends it.
+# (Its text, as bash prints it, and webpack.olx.js are part of the build's key: change either,
+# and the UI is built again.)
 web_recipe() {
   npm_config_update_notifier=false "$NPM" ci --no-audit --no-fund --prefer-offline &&
-    "$NPM" run build
+    node_modules/.bin/webpack --config webpack.olx.js
 }
 
 # Hash of what a build of the UI is made of: the version, the web source (without what a build
-# adds) and the recipe (web_recipe); other changes to the scripts keep the build.
+# adds) and the recipe (web_recipe, webpack.olx.js); other changes to the scripts keep the build.
 web_key() {
   {
     echo "marquez-web $MARQUEZ_VERSION"
     declare -f web_recipe
+    cat "$WEB_CONFIG"
     (cd "$1" && find . \( -path ./node_modules -o -path ./dist -o -path ./libs/graph/node_modules \) \
        -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
   } | sha256sum | cut -c1-16
@@ -67,11 +72,15 @@ show_web_build_errors() {
   tail -n 15 "$WEB_BUILD_LOG" >&2
 }
 
-# build_web SOURCE DIR: web_recipe in a copy of SOURCE; its dist/ kept in DIR.
+# build_web SOURCE DIR (under the build lock): web_recipe in a copy of SOURCE; its dist/ kept in
+# DIR.
 build_web() {
-  local src=$1 dir=$2 tmp="$MARQUEZ_HOME/web/.unfinished" t0=$SECONDS
+  # (Not web/.unfinished: the scripts from before per-checkout state built there, under
+  # another lock.)
+  local src=$1 dir=$2 tmp="$MARQUEZ_BUILDS/web/.building-${2##*-}" t0=$SECONDS
+  web_built "$dir" && return 0  # another checkout built it while this one waited
   ensure_node npm
-  log "building Marquez's web UI from its source ($src) with npm ci and npm run build, once for"
+  log "building Marquez's web UI from its source ($src) with npm ci and webpack, once for"
   log "  this source: about 10 minutes on 2 busy cores the first time (log: $WEB_BUILD_LOG)"
   rm -rf "$tmp"
   mkdir -p "$tmp/src"
@@ -79,21 +88,25 @@ build_web() {
   tar -C "$src" --exclude=./node_modules --exclude=./dist --exclude=./libs/graph/node_modules -cf - . |
     tar -C "$tmp/src" --no-same-owner -xf -
   chmod -R u+w "$tmp/src"
+  cp "$WEB_CONFIG" "$tmp/src/webpack.olx.js"
   if ! (cd "$tmp/src" && web_recipe) >"$WEB_BUILD_LOG" 2>&1 9>&-; then
     show_web_build_errors
     rm -rf "$tmp"
     die "npm could not build Marquez's web UI from $src (log: $WEB_BUILD_LOG)"
   fi
   [[ -f $tmp/src/dist/index.html && -f $tmp/src/dist/bundle.js ]] ||
-    die "npm run build ran but left no dist/index.html and dist/bundle.js in $tmp/src (log: $WEB_BUILD_LOG)"
+    die "the build ran but left no dist/index.html and dist/bundle.js in $tmp/src (log: $WEB_BUILD_LOG)"
   mv "$tmp/src/dist" "$tmp/dist"
   rm -rf "$tmp/src"  # node_modules, ~700 MB: serving needs dist/ only
   echo "$src" >"$tmp/.complete"
-  # Earlier builds of this version (another source or recipe) are of no further use.
-  rm -rf "$MARQUEZ_HOME/web/$MARQUEZ_VERSION-"????????????????
   mv "$tmp" "$dir"
+  touch_build "$dir"
+  # Earlier builds (another source or recipe) that nothing serves and nothing used for a week.
+  prune_builds "$dir" "$MARQUEZ_BUILDS/web/"*-????????????????
   log "built Marquez's web UI in $((SECONDS - t0))s ($dir)"
 }
+
+web_built() { [[ -f $1/.complete && -f $1/dist/index.html ]]; }
 
 WEB_DIST=""
 ensure_web_dist() {
@@ -104,15 +117,15 @@ ensure_web_dist() {
   [[ -f $web/package.json && -f $web/package-lock.json ]] ||
     die "no source of Marquez's web UI to build at $(realpath -m "$web") (its package.json and package-lock.json)"
   src=$(cd "$web" && pwd -P)
-  dir="$MARQUEZ_HOME/web/$MARQUEZ_VERSION-$(web_key "$src")"
+  dir="$MARQUEZ_BUILDS/web/$MARQUEZ_VERSION-$(web_key "$src")"
   WEB_DIST="$dir/dist"
-  [[ -f $dir/.complete && -f $WEB_DIST/index.html ]] || build_web "$src" "$dir"
+  web_built "$dir" || build_locked "$MARQUEZ_BUILDS/web/.lock" 1800 build_web "$src" "$dir"
+  touch_build "$dir"
 }
 
 # ---------------------------------------------------------------- serve
 
-# PID of the web UI server started with this MARQUEZ_HOME (from this checkout or another one:
-# its pid file is in MARQUEZ_HOME), or nothing.
+# PID of the web UI server this checkout started (its pid file is in MARQUEZ_HOME), or nothing.
 web_pid() { started_pid "$WEB_PID_FILE" "/scripts/marquez/web/server.js "; }
 
 # What web UI server $1 runs and serves: "SERVER_JS DIST PORT API_URL".
@@ -127,7 +140,7 @@ start_web() {
   local pid rc=0
   pid=$(web_pid)
   if [[ -n $pid && $(web_serves "$pid") != "$WEB_SERVER $WEB_DIST $MARQUEZ_WEB_PORT $BASE_URL" ]]; then
-    log "the web UI (pid $pid) runs another checkout's server or serves another build, port or API; restarting it"
+    log "the web UI (pid $pid) serves another build, port or API; restarting it"
     stop_web
     pid=""
   fi
@@ -136,11 +149,10 @@ start_web() {
     return 0
   fi
   if [[ -z $pid ]]; then
-    port_in_use "$MARQUEZ_WEB_PORT" &&
-      die "port $HOST:$MARQUEZ_WEB_PORT is in use by another program (set MARQUEZ_WEB_PORT)"
+    refuse_port "$MARQUEZ_WEB_PORT" MARQUEZ_WEB_PORT
     ensure_node
     log "starting Marquez's web UI on $WEB_URL (API: $BASE_URL)"
-    (cd "$MARQUEZ_HOME" && exec nohup setsid "$NODE" "$WEB_SERVER" "$WEB_DIST" "$MARQUEZ_WEB_PORT" \
+    (cd "$MARQUEZ_HOME" && close_fds && exec nohup setsid "$NODE" "$WEB_SERVER" "$WEB_DIST" "$MARQUEZ_WEB_PORT" \
         "$BASE_URL" >"$WEB_LOG" 2>&1 </dev/null 9>&-) &
     pid=$!
     echo "$pid" >"$WEB_PID_FILE"

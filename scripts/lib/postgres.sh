@@ -1,12 +1,12 @@
 # shellcheck shell=bash
 # Sourced (after lib/service.sh, under set -e) by the scripts whose service keeps its data in
-# the project's PostgreSQL cluster: marquez.sh, and postgres.sh, its command line for any other
-# (Data.Rentgen's database lives in the same cluster). One private cluster on loopback, created
-# once, each service's database in it.
+# the checkout's PostgreSQL cluster: marquez.sh, and postgres.sh, its command line for any other
+# (Data.Rentgen's database lives in the same cluster). One private cluster per checkout on
+# loopback, created once, each service's database in it.
 #
-# The cluster: $MARQUEZ_HOME/pgdata [$HOME/.cache/openlineage-export/marquez/pgdata], on
-# 127.0.0.1:$MARQUEZ_PG_PORT [55432]: it began as Marquez's own, and keeps the names that find
-# the clusters made since. PostgreSQL's server comes from Debian's package (as root, installed
+# The cluster: $MARQUEZ_HOME/pgdata [$OLX_CHECKOUT_STATE/marquez/pgdata], on
+# 127.0.0.1:$MARQUEZ_PG_PORT [55432 + 10 x the checkout's port slot: lib/checkout.sh]: it began
+# as Marquez's own, and keeps the names that find the clusters made since. PostgreSQL's server comes from Debian's package (as root, installed
 # when missing). As root, the cluster runs as the `postgres` OS user (PostgreSQL refuses to run
 # as root), otherwise as the invoking user; where that user cannot reach $MARQUEZ_HOME (e.g.
 # /root is 0700), the cluster lives under the postgres user's home and pgdata is a symlink to it.
@@ -30,10 +30,12 @@
 # Never let the caller's libpq settings (PGHOST, PGUSER, PGOPTIONS...) leak into our psql calls.
 while read -r v; do unset "$v"; done < <(compgen -e | grep '^PG' || true)
 
-CLUSTER_HOME=${MARQUEZ_HOME:-$HOME/.cache/openlineage-export/marquez}
+[[ -n ${MARQUEZ_HOME:-} ]] || checkout_state
+CLUSTER_HOME=${MARQUEZ_HOME:-$OLX_CHECKOUT_STATE/marquez}
 mkdir -p "$CLUSTER_HOME"
 CLUSTER_HOME=$(cd "$CLUSTER_HOME" && pwd -P)
-CLUSTER_PORT=${MARQUEZ_PG_PORT:-55432}
+checkout_ports
+CLUSTER_PORT=$MARQUEZ_PG_PORT
 PGDATA_LINK="$CLUSTER_HOME/pgdata"
 if [[ $(id -u) == 0 ]]; then IS_ROOT=1; PG_OWNER=postgres; else IS_ROOT=0; PG_OWNER=$(id -un); fi
 PGBIN=""
@@ -87,15 +89,15 @@ locked() {
   exec 7>&-
 }
 
-# Run a command as the cluster's owner; no lock (fd 7, fd 9) is passed on: the server it starts
-# would hold it as long as it runs.
+# Run a command as the cluster's owner; none of this script's files (a lock: fd 7, fd 9, a
+# caller's) is passed on: the server it starts would hold it as long as it runs.
 as_owner() {
   if [[ $IS_ROOT == 1 ]]; then
     local pg_home
     pg_home=$(getent passwd postgres | cut -d: -f6)
-    (cd / && runuser -u postgres -- env HOME="${pg_home:-/}" "$@") 7>&- 9>&-
+    (cd / && close_fds && exec runuser -u postgres -- env HOME="${pg_home:-/}" "$@")
   else
-    "$@" 7>&- 9>&-
+    (close_fds && exec "$@")
   fi
 }
 
@@ -190,7 +192,7 @@ _pg_start() {
       die "PostgreSQL cluster $PGDATA runs on port $port, not $CLUSTER_PORT; run '$0 stop' first"
     return 0
   fi
-  port_in_use "$CLUSTER_PORT" && die "port $LOOPBACK:$CLUSTER_PORT is already in use (set MARQUEZ_PG_PORT)"
+  refuse_port "$CLUSTER_PORT" MARQUEZ_PG_PORT
   # Rewritten on every start so that port changes take effect. (Its name is the one the
   # clusters made so far include.)
   # shellcheck disable=SC2016  # $1: the inner shell's argument

@@ -8,6 +8,14 @@
 #   is_root                    this script runs as root (and may install Debian's packages)
 #   take_lock DIR SECONDS      one invocation at a time per state dir DIR (DIR/.lock, on fd 9:
 #                              a child that outlives the script is started with 9>&-)
+#   close_fds                  in the (sub)shell that runs it, closes every file descriptor above
+#                              2: run before it execs a server, which then holds none of its
+#                              caller's files (a lock the caller holds, flock(1)'s
+#                              `flock /work/e2e.lock scripts/test.sh` one too: the server would
+#                              hold it as long as it runs)
+#   build_locked LOCK_FILE SECONDS COMMAND...
+#                              COMMAND in a subshell holding LOCK_FILE (fd 6): one build at a
+#                              time into a folder every checkout shares; a failure ends the script
 #   port_in_use PORT           something listens on 127.0.0.1:PORT
 #   http_status PORT PATH      the status code of GET http://127.0.0.1:PORT/PATH, "000" when
 #                              nothing answers
@@ -27,6 +35,10 @@
 #   show_log_tail LINES FILE...
 #                              the last LINES lines of each FILE that holds more than blanks,
 #                              under a header, on stderr
+#
+# and, from lib/checkout.sh, what is this checkout's own and what checkouts share: its state dir,
+# its ports, what holds a port, the builds' folders (checkout_state, checkout_ports, refuse_port,
+# port_holder, touch_build, prune_builds).
 
 SCRIPT_NAME=${0##*/}
 LOOPBACK=127.0.0.1
@@ -41,6 +53,24 @@ is_root() { [[ $(id -u) == 0 ]]; }
 take_lock() {
   exec 9>"$1/.lock"
   flock -w "$2" 9 || die "another $SCRIPT_NAME holds $1/.lock"
+}
+
+close_fds() {
+  local fd
+  for fd in "/proc/$BASHPID/fd/"*; do
+    fd=${fd##*/}
+    if ((fd > 2)); then exec {fd}>&-; fi
+  done
+}
+
+build_locked() {
+  local file=$1 seconds=$2
+  shift 2
+  mkdir -p "$(dirname "$file")"
+  (
+    flock -w "$seconds" 6 || die "a build held $file for $seconds s"
+    "$@"
+  ) 6>"$file" || exit 1
 }
 
 port_in_use() { (exec 3<>"/dev/tcp/$LOOPBACK/$1") 2>/dev/null; }
@@ -112,3 +142,6 @@ show_log_tail() {
     fi
   done
 }
+
+# shellcheck source=checkout.sh
+. "$(dirname "${BASH_SOURCE[0]}")/checkout.sh"

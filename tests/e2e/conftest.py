@@ -1,8 +1,12 @@
-"""The real Marquez, as started by scripts/marquez.sh (scripts/test.sh and .ci/run start it)."""
+"""The real Marquez, as started by scripts/marquez.sh (scripts/test.sh and .ci/run start it); the
+real VS Code (code-server) with the extension, one for the session, and windows on it
+(tests/support/vscode.py says how they are driven)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -16,10 +20,47 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from feast_api import Feast, feast_key, feast_url
-from helpers import USERS_HOME
+from helpers import DEMO, ROOT, USERS_HOME
 from rentgen import DataRentgen, bootstrap, rest_url
+from support.chromium import chromium
+from support.vscode import (
+    FIRST_USE_MS,
+    USER_SETTINGS,
+    CodeServer,
+    Workbench,
+    start_code_server,
+    stop_code_server,
+)
 
-MARQUEZ_URL = os.environ.get("MARQUEZ_URL", "http://127.0.0.1:5000")
+
+def _checkout_env() -> None:
+    """This checkout's ports and state dirs (scripts/ports.sh) and the services' addresses, where
+    scripts/test.sh has not exported them: a test run by pytest alone finds the services this
+    checkout's scripts start (read here, before the test modules read them at import)."""
+    if "OLX_CHECKOUT_STATE" not in os.environ:
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "ports.sh")],
+            env={**os.environ, "HOME": str(USERS_HOME)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            pytest.exit(f"scripts/ports.sh failed:\n{done.stderr}", returncode=1)
+        for line in done.stdout.splitlines():
+            name, _, value = line.partition("=")
+            os.environ.setdefault(name, value)
+    env = os.environ
+    env.setdefault("MARQUEZ_URL", f"http://127.0.0.1:{env['MARQUEZ_PORT']}")
+    env.setdefault("MARQUEZ_WEB_URL", f"http://127.0.0.1:{env['MARQUEZ_WEB_PORT']}")
+    env.setdefault("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{env['KAFKA_PORT']}")
+    env.setdefault("DATA_RENTGEN_URL", f"http://127.0.0.1:{env['DATA_RENTGEN_PORT']}")
+    env.setdefault("DATA_RENTGEN_UI_URL", f"http://127.0.0.1:{env['DATA_RENTGEN_UI_PORT']}")
+    env.setdefault("FEAST_URL", f"http://127.0.0.1:{env['FEAST_PORT']}")
+
+
+_checkout_env()
+MARQUEZ_URL = os.environ["MARQUEZ_URL"]
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 """../shared beside the repository, where scripts/marquez.sh finds Marquez's source to build."""
 
@@ -71,15 +112,14 @@ class Marquez:
 
 
 class MarquezProcess:
-    """The Marquez API server scripts/marquez.sh started (its pid file in MARQUEZ_HOME): stopped
-    as a deploy stops it (SIGTERM, the JVM's shutdown), started again by the script. Its
-    PostgreSQL and web UI stay up (Data.Rentgen keeps its database in the same cluster)."""
+    """The Marquez API server scripts/marquez.sh started (its pid file in MARQUEZ_HOME, this
+    checkout's): stopped as a deploy stops it (SIGTERM, the JVM's shutdown), started again by
+    the script. Its PostgreSQL and web UI stay up (Data.Rentgen keeps its database in the same
+    cluster)."""
 
     def __init__(self) -> None:
         real_home = USERS_HOME  # HOME may be a test's own
-        home = Path(
-            os.environ.get("MARQUEZ_HOME", real_home / ".cache" / "openlineage-export" / "marquez")
-        )
+        home = Path(os.environ["MARQUEZ_HOME"])
         self.env = {**os.environ, "HOME": str(real_home)}
         self.pid_file = home / "marquez.pid"
         self.stopped = False
@@ -250,3 +290,134 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     item.__dict__.setdefault("reports", {})[report.when] = report
     return report
+
+
+# ------------------------------------------------------------------ VS Code (code-server)
+
+
+@pytest.fixture(scope="session")
+def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer]:
+    """code-server on 127.0.0.1 (a free port) with the extension installed, private state:
+    one for the session's editor tests (a test that needs a fresh profile starts its own:
+    ``fresh_code_server``)."""
+    server = start_code_server(tmp_path_factory.mktemp("vscode"))
+    try:
+        yield server
+    finally:
+        stop_code_server(server)
+
+
+@pytest.fixture
+def fresh_code_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., CodeServer]]:
+    """Starts code-servers of the test's own, each on a fresh profile (nothing installed by
+    the extension yet, no setting ever written by VS Code), with more of the environment if
+    asked (``extra``); stops them after the test."""
+    started: list[CodeServer] = []
+
+    def start(extra: dict[str, str] | None = None) -> CodeServer:
+        started.append(start_code_server(tmp_path_factory.mktemp("vscode-fresh"), extra))
+        return started[-1]
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            stop_code_server(server)
+
+
+@pytest.fixture(scope="session")
+def vscode_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Debian's Chromium, headless, with a fresh profile."""
+    with chromium(
+        tmp_path_factory.mktemp("chromium-profile"),
+        {"width": 1400, "height": 900},
+        locale="en-US",
+        timezone_id="UTC",
+    ) as context:
+        yield context
+
+
+@pytest.fixture(scope="session")
+def exporter(
+    vscode_browser: Any, code_server: CodeServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The extension's first use, once per session (whichever test comes first): it installs
+    the tool from the wheel in the .vsix into its private environment, as for a newcomer;
+    observed as the answer of OpenLineage: Show Export Status."""
+    root = tmp_path_factory.mktemp("first-use") / "acme-analytics"
+    shutil.copytree(DEMO, root)
+    window = Workbench(vscode_browser, code_server, root)
+    try:
+        window.command("OpenLineage: Show Export Status")
+        window.page.wait_for_function(
+            """() => window.__toasts.find(t => t.includes('31 runs on the trail'))""",
+            timeout=FIRST_USE_MS,
+        )
+    finally:
+        window.close()
+
+
+@pytest.fixture(autouse=True)
+def users_own_settings(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test of the session's one code-server ends with the user's settings and
+    keybindings as they began (a url typed in the User tab would otherwise stay for the next
+    tests, in whatever order they run)."""
+    yield
+    if "code_server" in request.fixturenames:
+        user = request.getfixturevalue("code_server").user_data / "User"
+        (user / "settings.json").write_text(json.dumps(USER_SETTINGS))
+        (user / "keybindings.json").write_text("[]")
+
+
+@pytest.fixture
+def windows(
+    vscode_browser: Any, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[CodeServer, Path], Workbench]]:
+    """Opens VS Code windows of any code-server on folders; closes them after the test. A
+    failed test leaves each window's last picture, its path said in the test's report."""
+    opened: list[Workbench] = []
+
+    def open_(server: CodeServer, folder: Path) -> Workbench:
+        opened.append(Workbench(vscode_browser, server, folder))
+        return opened[-1]
+
+    yield open_
+    call = getattr(request.node, "reports", {}).get("call")
+    if call is not None and call.failed:
+        pictures = tmp_path_factory.mktemp("vscode-failed")
+        for number, window in enumerate(opened):
+            picture = pictures / f"window-{number}.png"
+            try:
+                picture.write_bytes(window.page.screenshot())
+            except Exception as error:  # the page may be gone: the failure says more
+                print(f"no picture of window {number}: {error}")
+            else:
+                print(f"the window as the test failed: {picture}")
+    for window in opened:
+        window.close()
+
+
+@pytest.fixture
+def open_window(
+    windows: Callable[[CodeServer, Path], Workbench], code_server: CodeServer, exporter: None
+) -> Callable[[Path], Workbench]:
+    """Opens windows of the session's code-server (the tool installed) on folders."""
+    return lambda folder: windows(code_server, folder)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, code_server: CodeServer) -> Callable[..., Path]:
+    """A copy of the demo workspace with these settings, set with the CLI."""
+
+    def make(**settings: str) -> Path:
+        root = tmp_path / "acme-analytics"
+        shutil.copytree(DEMO, root)
+        (root / ".workspace" / "settings.json").write_text("{}\n")
+        for key, value in settings.items():
+            done = code_server.cli("settings", "set", key, value, "-w", str(root))
+            assert done.returncode == 0, done.stderr
+        return root
+
+    return make

@@ -4,10 +4,15 @@ Data.Rentgen's web UI, built from its source and served next to its REST API by
 ``scripts/data-rentgen.sh ui`` (``scripts/test.sh`` starts it and sets DATA_RENTGEN_UI_URL and
 OLX_REQUIRE_DATA_RENTGEN_UI), is opened in Debian's Chromium (headless, driven by Playwright)
 after the demo was exported to Data.Rentgen (Data.Rentgen mode, the kafka transport) into a job
-namespace of its own, NAMESPACE. The page is read the way a person reads it: logged in (any name), the
-lineage of one pipeline, PIPELINE, drawn at the granularity of jobs: every job and dataset it
-shows, and every arrow (a read, a write, a stage under its pipeline), is checked against the
-events the export sends (its dry run). The picture is docs/data-rentgen-lineage-screenshot.png.
+namespace of its own, NAMESPACE. The page is read the way a person reads it, from the link
+docs/data-rentgen.md gives (``scripts/data-rentgen.sh link JOB``: the job's page at its runs since
+the first month Data.Rentgen holds; its own default, the last week, holds none of the demo's):
+logged in (any name) in a fresh browser, the link opened, the runs of one pipeline, PIPELINE,
+are there, each with its trace id and outcome; its Lineage tab then draws the pipeline's
+lineage at the granularity of jobs at once (no Since to move, no Build Graph to press): every job
+and dataset it shows, and every arrow (a read, a write, a stage under its pipeline), is checked
+against the events the export sends (its dry run). The pictures are
+docs/data-rentgen-runs-screenshot.png and docs/data-rentgen-lineage-screenshot.png.
 
 No request leaves the machine: the login page's background picture (unsplash.com, unreachable
 here) is refused as an offline machine refuses it, and any other request to the outside fails
@@ -19,16 +24,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
-from helpers import DEMO, ROOT, run_cli
-from rentgen import SINCE, DataRentgen, bootstrap, location, settle, shared_topic
+from helpers import DEMO, ROOT, USERS_HOME, run_cli
+from rentgen import STATUS, DataRentgen, bootstrap, location, settle, shared_topic, when
 from support.chromium import chromium, require
 from support.screenshot import renew
 
@@ -39,6 +45,7 @@ NAMESPACE = "acme-analytics-ui"
 """The job namespace of this module's export, which no other test uses: the same in every run,
 so that the picture is too (exporting the demo again changes nothing in Data.Rentgen)."""
 SCREENSHOT = ROOT / "docs" / "data-rentgen-lineage-screenshot.png"
+RUNS_SCREENSHOT = ROOT / "docs" / "data-rentgen-runs-screenshot.png"
 VIEWPORT = {"width": 2560, "height": 1000}
 """Wide: the graph is drawn to fit the page, and a pipeline's lineage is a long row."""
 OUTSIDE_REFUSED = {"source.unsplash.com"}
@@ -174,37 +181,81 @@ def browser(ui: str, tmp_path: Path) -> Iterator[tuple[Any, set[str]]]:
         yield context.new_page(), outside
 
 
-def log_in(page: Any, ui: str) -> None:
-    page.goto(f"{ui}/jobs")
+def log_in(page: Any) -> None:
+    """Logs in on the login page the UI shows (any name and password)."""
     page.fill("input[name=username]", "olx-e2e")
     page.fill("input[name=password]", "any")
     page.keyboard.press("Enter")
     page.wait_for_url(lambda url: "/login" not in url)
 
 
-def test_the_demos_lineage_is_drawn_in_its_web_ui(
+def job_link(job: str, where: str) -> str:
+    """What docs/data-rentgen.md has a person run for the link to a job's page."""
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "data-rentgen.sh"), "link", job, where],
+        env={**os.environ, "HOME": str(USERS_HOME)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def runs_sent(events: list[dict[str, Any]], job: str) -> dict[str, str]:
+    """The runs of ``job`` the events tell of: trace id (the run's external id) -> the status
+    its last event leaves it in."""
+    runs: dict[str, str] = {}
+    for event in events:
+        if event["job"]["name"] == job:
+            external = event["run"]["facets"]["dataRentgen_run"]["external_id"]
+            runs[external] = STATUS[event["eventType"]]
+    return runs
+
+
+def test_the_docs_link_shows_a_jobs_runs_and_its_lineage_draws_at_once(
     ui: str,
     rentgen: DataRentgen,
     exported: tuple[str, list[dict[str, Any]]],
     browser: tuple[Any, set[str]],
 ) -> None:
     namespace, events = exported
+    expected_runs = runs_sent(events, PIPELINE)
     expected_nodes, expected_edges = lineage_sent(events, PIPELINE)
-    location_id = rentgen.location_id(f"lineage-hub://{namespace}")
+    assert len(expected_runs) > 1 and set(expected_runs.values()) >= {"SUCCEEDED", "FAILED"}
+    where = f"lineage-hub://{namespace}"
+    location_id = rentgen.location_id(where)
     (job,) = [
         j
         for j in rentgen.items("/v1/jobs", location_id=[location_id])
         if j["data"]["name"] == PIPELINE
     ]
+    link = job_link(PIPELINE, where)
+    page_url, _, query = link.partition("?filter=")
+    assert page_url == f"{ui}/jobs/{job['id']}/show"
+    since = when(json.loads(unquote(query))["since"])
+    assert since is not None and since <= min(when(e["eventTime"]) or since for e in events)
+
     page, outside = browser
-    log_in(page, ui)
-    view = {
-        "since": SINCE.replace("Z", ".000Z"),
-        "depth": 1,
-        "direction": "BOTH",
-        "granularity": "JOB",
-    }
-    page.goto(f"{ui}/jobs/{job['id']}/show/lineage?filter={quote(json.dumps(view))}")
+    # Logged in first, as the docs say: the login page's way back keeps the link's page, not
+    # its filter (react-admin's; the page then shows its default week: "No Runs found").
+    page.goto(f"{ui}/")
+    log_in(page)
+    page.goto(link)
+    rows = page.locator(".RaDatagrid-tbody tr")
+    page.wait_for_function(
+        "n => document.querySelectorAll('.RaDatagrid-tbody tr').length === n",
+        arg=len(expected_runs),
+    )
+    shown = [row.inner_text() for row in rows.all()]
+    for external_id, status in expected_runs.items():
+        (row,) = [text for text in shown if external_id in text]
+        assert status in row.split(), (status, row)
+    table = page.locator(".RaDatagrid-root")
+    table.scroll_into_view_if_needed()
+    renew(page, RUNS_SCREENSHOT, table.screenshot(animations="disabled"))
+
+    page.get_by_role("tab", name="Lineage").click()
     page.wait_for_function(  # drawn once laid out: every node and arrow, or the test fails
         """([nodes, edges]) => document.querySelectorAll('.react-flow__node').length >= nodes &&
              document.querySelectorAll('.react-flow__edge').length >= edges""",
@@ -214,7 +265,7 @@ def test_the_demos_lineage_is_drawn_in_its_web_ui(
     nodes, edges = lineage_shown(page, rentgen)
     assert nodes == expected_nodes
     assert edges == expected_edges
-    assert all(n[1] == f"lineage-hub://{namespace}" for n in nodes if n[0] == "JOB")
+    assert all(n[1] == where for n in nodes if n[0] == "JOB")
     assert outside <= OUTSIDE_REFUSED, outside
 
     page.locator(".react-flow").scroll_into_view_if_needed()

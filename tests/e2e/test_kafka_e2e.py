@@ -37,8 +37,8 @@ BOOTSTRAP = os.environ.get(
     "KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{os.environ.get('KAFKA_PORT', '59092')}"
 )
 KAFKA_SH = ROOT / "scripts" / "kafka.sh"
-# Read at import, before each test gets a HOME of its own: the broker's state is the real one.
-KAFKA_HOME = os.environ.get("KAFKA_HOME") or str(Path.home() / ".cache/openlineage-export/kafka")
+# This checkout's broker (conftest.py has it from scripts/ports.sh when scripts/test.sh has not).
+KAFKA_HOME = os.environ["KAFKA_HOME"]
 QUIET = {"log_level": 0}  # the test's own clients: librdkafka's chatter is not the point
 
 Message = tuple[bytes, bytes]

@@ -15,7 +15,10 @@ only, and again after its tests, for the tests that come next (test_marquez.py e
 demo into ``acme-analytics``). Either order, in one session, works.
 
 No request leaves the machine: the page's web fonts (Google Fonts, unreachable here) are refused
-as an offline machine refuses them, and every other request to the outside fails the test.
+as an offline machine refuses them, and every other request to the outside fails the test. The
+page then draws with the fonts it carries (Karla, Source Code Pro): every font it loads must
+decode (a font Chromium cannot decode is a warning on its console: warnings fail a tab as
+errors do), and its job names are drawn in Karla.
 """
 
 from __future__ import annotations
@@ -239,23 +242,37 @@ class Tab:
         route.abort("internetdisconnected")
 
     def _console(self, message: Any) -> None:
-        if message.type != "error":
+        # Warnings too: a font the page cannot decode is one ("Failed to decode downloaded
+        # font", then OTS's reason), and the page is drawn in another font.
+        if message.type not in ("error", "warning"):
             return
         source = urlsplit(message.location.get("url") or "").hostname
         if source in self.outside:
             # A request this tab aborted (the web fonts, unreachable here: the page falls back
-            # to system fonts), said in Chromium's words, which are its own.
+            # to the fonts it carries), said in Chromium's words, which are its own.
             return
-        self.errors.append(f"console error: {message.text} ({message.location})")
+        self.errors.append(f"console {message.type}: {message.text} ({message.location})")
 
     def open(self, path: str) -> None:
         self.page.goto(WEB_URL + path)
 
+    def fonts(self) -> list[dict[str, str]]:
+        """Every font face of the page (once those it asked for are loaded or failed): family,
+        weight, style and status (unloaded: never used; loaded; error: could not be decoded)."""
+        return list(
+            self.page.evaluate("""async () => {
+              await document.fonts.ready;
+              return [...document.fonts].map(f =>
+                ({family: f.family, weight: f.weight, style: f.style, status: f.status}));
+            }""")
+        )
+
     def check_no_errors(self) -> None:
-        """No error on the console, no failed request, no error message shown, nothing asked
-        of the internet but the web fonts."""
+        """No error or warning on the console, no failed request, no error message shown, no
+        font that could not be decoded, nothing asked of the internet but the web fonts."""
         alerts = self.page.evaluate("window.__alerts")
         assert (self.errors, alerts) == ([], [])
+        assert [face for face in self.fonts() if face["status"] == "error"] == []
         assert self.outside <= FONT_HOSTS
 
     def close(self) -> None:
@@ -387,6 +404,22 @@ def test_a_stage_jobs_lineage_page_shows_the_pipelines_chain(browser: Any, demo:
     png = tab.page.screenshot(animations="disabled")  # the edges' marching ants stand still
     assert len(png) < 400_000
     renew(tab.page, SCREENSHOT, png)
+    tab.close()
+
+
+def test_the_page_draws_job_names_in_the_font_it_carries(browser: Any, demo: Exported) -> None:
+    """Google's fonts unreachable, the page falls back to its own Karla: loaded from the build
+    (a font file, decoded), and the one the graph's job names are drawn in."""
+    tab = Tab(browser)
+    tab.open(f"/lineage/job/{quote(NAMESPACE, safe='')}/{quote(STAGE, safe='')}")
+    tab.wait_for_graph(len(CHAIN))
+    label = tab.page.locator("[data-testid=zoom-pan-svg]").locator(LABELS).first
+    family = label.evaluate("text => getComputedStyle(text).fontFamily")
+    assert family.split(",")[0].strip("\"' ") == "Karla", family
+    karla = [face for face in tab.fonts() if face["family"].strip("\"'") == "Karla"]
+    statuses = {face["status"] for face in karla}
+    assert "loaded" in statuses and "error" not in statuses, karla
+    assert tab.page.evaluate("document.fonts.check('12px Karla')")
     tab.close()
 
 

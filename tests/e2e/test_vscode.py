@@ -1,10 +1,9 @@
 """The VS Code extension in a real VS Code, used through its command palette as a person uses it.
 
-VS Code is code-server (scripts/vscode.sh installs it from npm and starts it on loopback with
-the extension's .vsix installed; scripts/test.sh packages the .vsix once and sets
-OLX_VSCODE_VSIX and OLX_REQUIRE_VSCODE), opened in Debian's Chromium (headless, Playwright).
-The extension installs its own copy of the tool from the wheel inside the .vsix on first use,
-as it does for a user, so the export is the packaged one.
+VS Code is code-server with the extension's .vsix installed, in Debian's Chromium
+(tests/support/vscode.py drives it; tests/e2e/conftest.py starts it, one for the session). The
+extension installs its own copy of the tool from the wheel inside the .vsix on first use, as it
+does for a user, so the export is the packaged one.
 
 Every wait observes something: a notification, a tab, a row of the Problems panel, a request the
 fake server received, a file's content; each with a generous deadline and a message saying
@@ -14,18 +13,14 @@ what it waited for. Nothing here sleeps.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sqlite3
 import statistics
-import subprocess
 import threading
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,25 +35,36 @@ from fakeserver import (
     refused_port_fixture,  # noqa: F401 - registers refused_port
 )
 from faultproxy import FaultProxy
-from helpers import DEMO, GRAPH, ROOT, USERS_HOME, WorkspaceMaker, run_cli
-from support.chromium import chromium, require
+from helpers import GRAPH, ROOT, WorkspaceMaker
 from support.screenshot import renew
+from support.vscode import (
+    API_KEY,
+    DEADLINE_MS,
+    PACKAGE,
+    SETTINGS_SEARCH,
+    USER_SETTINGS,
+    CodeServer,
+    ValuesSeen,
+    Workbench,
+    by_run,
+    dry_run_events,
+    git,
+    held,
+    pipeline_run,
+    put,
+    runs_standing,
+    settings_box,
+    start_time,
+    type_like_a_person,
+    wait_until,
+)
 from support.watch import write_runs_through_a_rotation_and_an_outage
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE_MS = 300_000
-"""How long any one thing may take to appear (installing the tool on first use: a minute or
-more; an export to a busy Marquez: as long)."""
-FIRST_USE_MS = 900_000
-"""The extension's first use: a virtual environment, and the wheel's dependencies from the
-package index (a minute here; more on a loaded machine)."""
 SCREENSHOT = ROOT / "docs" / "vscode-screenshot.png"
 SECRETS_SCREENSHOT = ROOT / "docs" / "vscode-secrets-view.png"
 RUNS_SCREENSHOT = ROOT / "docs" / "vscode-runs-view.png"
-PACKAGE = json.loads((ROOT / "editor" / "vscode" / "package.json").read_text())
-SETTINGS_SEARCH = ".settings-editor textarea[aria-label^='Search settings']"
-"""The Settings editor's search box (its label grows with the count found once it searches)."""
 TITLES = [
     "OpenLineage: Export Lineage Runs",
     "OpenLineage: Dry Run: Build the Events, Send Nothing",
@@ -66,397 +72,6 @@ TITLES = [
     "OpenLineage: Show Export Status",
     "OpenLineage: Open Export Report",
 ]
-USER_SETTINGS = {
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": False,
-    "telemetry.telemetryLevel": "off",
-    "workbench.enableExperiments": False,
-    "extensions.autoCheckUpdates": False,
-    "extensions.autoUpdate": False,
-    "security.workspace.trust.enabled": False,
-    "update.mode": "none",
-    "workbench.settings.editor": "ui",
-}
-API_KEY = "olx-e2e-Kf83hQ2pLw9ZtR4v"
-"""The key a person stores in the test (shaped like a key: letters and digits mixed)."""
-
-
-# ------------------------------------------------------------------ code-server, Chromium
-
-
-@dataclass
-class CodeServer:
-    url: str
-    home: Path
-    run_dir: Path
-    env: dict[str, str]
-    """The environment code-server (and so the extension's exports) runs with."""
-
-    @property
-    def user_data(self) -> Path:
-        return self.run_dir / "user-data"
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """The CLI on the same machine, as a CI job runs it (same state and secrets folders)."""
-        return run_cli(*args, env=self.env)
-
-    def output_logs(self) -> list[Path]:
-        """Every file VS Code wrote for the "OpenLineage Export" output channel, oldest first."""
-        return sorted(
-            self.user_data.glob("logs/**/*OpenLineage Export.log"), key=lambda p: p.stat().st_mtime
-        )
-
-
-@pytest.fixture(scope="module")
-def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer]:
-    """code-server on 127.0.0.1 (a free port) with the extension installed, private state."""
-    base = tmp_path_factory.mktemp("vscode")
-    home, run_dir = base / "home", base / "run"
-    (run_dir / "user-data" / "User").mkdir(parents=True)
-    (run_dir / "user-data" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
-    real_home = USERS_HOME  # HOME is a test's own
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENLINEAGE", "XDG_"))
-        and k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-    }
-    env.update(
-        {
-            "HOME": str(home),
-            "OPENLINEAGE_EXPORT_CONFIG_DIR": str(home / "config"),
-            "OPENLINEAGE_EXPORT_STATE_DIR": str(home / "state"),
-            "OPENLINEAGE_EXPORT_SECRETS": "file",
-            # Installed once per machine, not per test home; pip's downloads are reused too.
-            "VSCODE_HOME": os.environ.get(
-                "VSCODE_HOME", str(real_home / ".cache" / "openlineage-export" / "vscode")
-            ),
-            "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(real_home / ".cache" / "pip")),
-        }
-    )
-    command = [str(ROOT / "scripts" / "vscode.sh"), "start", "--dir", str(run_dir)]
-    vsix = os.environ.get("OLX_VSCODE_VSIX")
-    if vsix:
-        command += ["--vsix", vsix]
-    started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
-    if started.returncode != 0:
-        require(
-            "OLX_REQUIRE_VSCODE",
-            "code-server with the extension could not be started "
-            f"(scripts/vscode.sh start):\n{started.stderr}",
-        )
-    server = CodeServer(started.stdout.strip().splitlines()[-1], home, run_dir, env)
-    try:
-        yield server
-    finally:
-        subprocess.run(
-            [str(ROOT / "scripts" / "vscode.sh"), "stop", "--dir", str(run_dir)],
-            env=env,
-            capture_output=True,
-            timeout=120,
-        )
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Debian's Chromium, headless, with a fresh profile."""
-    with chromium(
-        tmp_path_factory.mktemp("chromium-profile"),
-        {"width": 1400, "height": 900},
-        locale="en-US",
-        timezone_id="UTC",
-    ) as context:
-        yield context
-
-
-TOASTS = """
-window.__toasts = [];
-new MutationObserver(() => {
-  for (const el of document.querySelectorAll('.notifications-toasts .notification-list-item')) {
-    const text = el.innerText.replace(/\\s+/g, ' ').trim();
-    if (text && !window.__toasts.includes(text)) window.__toasts.push(text);
-  }
-}).observe(document, {childList: true, subtree: true, characterData: true});
-"""
-"""Records the text of every notification shown (they hide themselves after a while)."""
-
-
-PALETTE = """([query, wanted]) => {
-  const widget = document.querySelector('.quick-input-widget');
-  if (!widget || getComputedStyle(widget).display === 'none') return {closed: true};
-  const input = widget.querySelector('.quick-input-box input');
-  if (!input || input.value !== '>' + query) return false;
-  const rows = [...widget.querySelectorAll('.quick-input-list .monaco-list-row')];
-  const labels = rows.map(r => r.getAttribute('aria-label') || '');
-  if (!wanted.every(w => labels.some(l => l === w || l.startsWith(w + ',')))) return false;
-  const focused = rows.find(r => r.classList.contains('focused'));
-  return {closed: false, rows: labels, focused: focused ? focused.getAttribute('aria-label') : null};
-}"""
-"""The command palette's state once it lists every wanted title for the query typed (false
-until then): its rows' labels and the focused one; or closed (something took the focus)."""
-SHOWN = """() => [
-  (document.querySelector('.quick-input-widget .quick-input-box input') || {}).value,
-  ...[...document.querySelectorAll('.quick-input-list .monaco-list-row')].map(
-    r => r.getAttribute('aria-label'))]"""
-"""What the palette shows: its input, then each row's label."""
-
-
-FOCUSED = "() => document.activeElement && document.activeElement.closest('.quick-input-widget')"
-"""Whether the palette holds the keyboard's focus."""
-
-
-class Workbench:
-    """A VS Code window on one folder, driven with the keyboard and mouse."""
-
-    def __init__(self, browser: Any, server: CodeServer, folder: Path) -> None:
-        self.server = server
-        self.folder = folder
-        self.page = browser.new_page()
-        self.outside: set[str] = set()
-        self.page.add_init_script(TOASTS)
-        here = re.escape(urlsplit(server.url).netloc)
-        self.page.route(re.compile(rf"^https?://(?!{here}/)"), self._offline)
-        self.page.set_default_timeout(DEADLINE_MS)
-        self.page.goto(f"{server.url}/?folder={folder}")
-        self.page.wait_for_selector(".monaco-workbench .part.statusbar")
-        # The folder is open once the explorer shows it.
-        self.page.wait_for_selector(".explorer-folders-view .monaco-list-row")
-
-    def _offline(self, route: Any) -> None:
-        """Nothing leaves the machine."""
-        self.outside.add(urlsplit(route.request.url).hostname or route.request.url)
-        route.abort("internetdisconnected")
-
-    def palette(self) -> None:
-        """Open the command palette with F1 and see it hold the keyboard's focus. F1 is
-        pressed again while the workbench, still loading, lets the key go by, and after
-        Escape when the palette opened but something else took the focus (an editor the
-        last command opened, a notification): typing then would go there."""
-        deadline = time.monotonic() + DEADLINE_MS / 1000
-        box = self.page.locator(".quick-input-widget .quick-input-box input[type=text]")
-        while True:
-            self.page.keyboard.press("F1")
-            try:
-                box.wait_for(state="visible", timeout=5_000)
-                self.page.wait_for_function(FOCUSED, timeout=10_000)
-                return
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                if box.is_visible():
-                    self.page.keyboard.press("Escape")
-
-    def search(self, query: str, wanted: list[str]) -> dict[str, Any]:
-        """Type ``query`` into the palette until it lists every one of ``wanted``: the rows'
-        labels and the focused one. The palette is opened again (Escape, F1) if it does not
-        list them within a minute, or something took the focus (and so closed it)."""
-        deadline = time.monotonic() + DEADLINE_MS / 1000
-        seen: list[str] = []
-        while time.monotonic() < deadline:
-            self.palette()
-            self.page.keyboard.type(query)
-            try:
-                state = self.page.wait_for_function(
-                    PALETTE, arg=[query, wanted], timeout=60_000
-                ).json_value()
-            except Exception:
-                seen = list(self.page.evaluate(SHOWN))
-                self.page.keyboard.press("Escape")
-                continue
-            if not state["closed"]:
-                return dict(state)
-        pytest.fail(f"the palette never listed {wanted} for {query!r}; it showed {seen}")
-
-    def command(self, title: str) -> None:
-        """Run ``title`` from the command palette (F1), as typed by a person: its row (whose
-        label ends with its key binding, if any) is chosen with the arrow keys, then Enter."""
-
-        def mine(label: str | None) -> bool:
-            return label is not None and (label == title or label.startswith(title + ","))
-
-        deadline = time.monotonic() + DEADLINE_MS / 1000
-        while time.monotonic() < deadline:
-            state = self.search(title, [title])
-            for _ in range(len(state["rows"])):
-                if state["closed"]:
-                    break
-                if mine(state["focused"]):
-                    self.page.keyboard.press("Enter")
-                    return
-                self.page.keyboard.press("ArrowDown")
-                state = self.page.wait_for_function(PALETTE, arg=[title, [title]]).json_value()
-        pytest.fail(f"could not run {title!r} from the palette")
-
-    def answer(self, text: str, *, password: bool = False) -> None:
-        """Type ``text`` into the input box the extension asks with, and press Enter."""
-        kind = "password" if password else "text"
-        self.page.wait_for_selector(f".quick-input-widget .quick-input-box input[type={kind}]")
-        self.page.keyboard.type(text)
-        self.page.keyboard.press("Enter")
-
-    def toast(self, pattern: str) -> str:
-        """The first notification whose text matches ``pattern`` (waiting for it)."""
-        found = self.page.wait_for_function(
-            """pattern => window.__toasts.find(t => new RegExp(pattern).test(t))""", arg=pattern
-        )
-        return str(found.json_value())
-
-    def status_bar(self) -> str:
-        """The text of the extension's status bar item ("" while there is none)."""
-        return str(
-            self.page.evaluate(
-                """() => [...document.querySelectorAll('.part.statusbar .statusbar-item')]
-                     .map(e => e.innerText.replace(/\\s+/g, ' ').trim())
-                     .find(t => t.startsWith('OpenLineage')) || ''"""
-            )
-        )
-
-    def wait_status_bar(self, pattern: str) -> str:
-        """The status bar item's text once it matches ``pattern``."""
-        deadline = time.monotonic() + DEADLINE_MS / 1000
-        while True:
-            text = self.status_bar()
-            if text and re.search(pattern, text):
-                return text
-            if time.monotonic() > deadline:
-                logs = "".join(log.read_text() for log in self.server.output_logs())
-                pytest.fail(
-                    f"waited for the status bar to say {pattern!r}; it said {text!r}; the "
-                    f"output channel said:\n{logs[-3000:]}\nnotifications: {self.toasts()}"
-                )
-            time.sleep(0.05)  # polling a condition, not a premise
-
-    def toasts(self) -> list[str]:
-        return list(self.page.evaluate("window.__toasts"))
-
-    def close(self) -> None:
-        assert not self.outside, f"the page asked the internet for {self.outside}"
-        self.page.close()
-
-
-@pytest.fixture(scope="module")
-def exporter(
-    browser: Any, code_server: CodeServer, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """The extension's first use, once per module (whichever test comes first): it installs
-    the tool from the wheel in the .vsix into its private environment, as for a newcomer;
-    observed as the answer of OpenLineage: Show Export Status."""
-    root = tmp_path_factory.mktemp("first-use") / "acme-analytics"
-    shutil.copytree(DEMO, root)
-    window = Workbench(browser, code_server, root)
-    try:
-        window.command("OpenLineage: Show Export Status")
-        window.page.wait_for_function(
-            """() => window.__toasts.find(t => t.includes('31 runs on the trail'))""",
-            timeout=FIRST_USE_MS,
-        )
-    finally:
-        window.close()
-
-
-@pytest.fixture(autouse=True)
-def users_own_settings(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test of the module's one code-server ends with the user's settings and
-    keybindings as they began (a url typed in the User tab would otherwise stay for the next
-    tests, in whatever order they run)."""
-    yield
-    if "code_server" in request.fixturenames:
-        user = request.getfixturevalue("code_server").user_data / "User"
-        (user / "settings.json").write_text(json.dumps(USER_SETTINGS))
-        (user / "keybindings.json").write_text("[]")
-
-
-@pytest.fixture
-def open_window(
-    browser: Any,
-    code_server: CodeServer,
-    exporter: None,
-    request: pytest.FixtureRequest,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Callable[[Path], Workbench]]:
-    """Opens VS Code windows on folders; closes them after the test. A failed test leaves
-    each window's last picture, its path said in the test's report."""
-    windows: list[Workbench] = []
-
-    def open_(folder: Path) -> Workbench:
-        windows.append(Workbench(browser, code_server, folder))
-        return windows[-1]
-
-    yield open_
-    call = getattr(request.node, "reports", {}).get("call")
-    if call is not None and call.failed:
-        pictures = tmp_path_factory.mktemp("vscode-failed")
-        for number, window in enumerate(windows):
-            picture = pictures / f"window-{number}.png"
-            try:
-                picture.write_bytes(window.page.screenshot())
-            except Exception as error:  # the page may be gone: the failure says more
-                print(f"no picture of window {number}: {error}")
-            else:
-                print(f"the window as the test failed: {picture}")
-    for window in windows:
-        window.close()
-
-
-# ------------------------------------------------------------------ workspaces, events
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, code_server: CodeServer) -> Callable[..., Path]:
-    """A copy of the demo workspace with these settings, set with the CLI."""
-
-    def make(**settings: str) -> Path:
-        root = tmp_path / "acme-analytics"
-        shutil.copytree(DEMO, root)
-        (root / ".workspace" / "settings.json").write_text("{}\n")
-        for key, value in settings.items():
-            done = code_server.cli("settings", "set", key, value, "-w", str(root))
-            assert done.returncode == 0, done.stderr
-        return root
-
-    return make
-
-
-def dry_run_events(server: CodeServer, root: Path, out: Path) -> list[bytes]:
-    """Every event the workspace's export sends, as the CLI builds them (one JSON line each)."""
-    done = server.cli("export", "--dry-run", "-w", str(root), "-o", str(out), "-q")
-    assert done.returncode == 0, done.stderr
-    return out.read_bytes().splitlines()
-
-
-def pipeline_run(event: dict[str, Any]) -> str:
-    parent = event["run"]["facets"].get("parent")
-    return str(parent["run"]["runId"] if parent else event["run"]["runId"])
-
-
-def by_run(bodies: list[bytes]) -> dict[str, list[bytes]]:
-    """Events grouped by the editor run (pipeline run id) they belong to, in order."""
-    runs: dict[str, list[bytes]] = defaultdict(list)
-    for body in bodies:
-        runs[pipeline_run(json.loads(body))].append(body)
-    return dict(runs)
-
-
-def put(box: Any, value: str, what: str, took: Callable[[], bool]) -> None:
-    """Put ``value`` into a Settings editor ``box`` in one input (as a paste does) until
-    ``took()`` sees its effect, putting it again whenever the box no longer holds it (the
-    editor drew its list again, with an empty box)."""
-
-    def placed_and_took() -> bool:
-        if box.input_value() != value:
-            box.fill(value)
-        return took()
-
-    wait_until(what, placed_and_took)
-
-
-def wait_until(what: str, check: Callable[[], bool], seconds: float = DEADLINE_MS / 1000) -> None:
-    """Until ``check()`` holds; fails saying ``what`` it waited for."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {seconds:.0f} s for {what}")
-        time.sleep(0.05)  # polling a condition, not a premise
 
 
 # ------------------------------------------------------------------ the tests
@@ -722,9 +337,10 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
 ) -> None:
     properties = PACKAGE["contributes"]["configuration"]["properties"]
     # The Workspace tab lists what a folder may set: the editor's own settings of the user's
-    # machine (openlineage.marquez.webUrl: what the browser opens) are the User tab's alone.
+    # machine (openlineage.marquez.webUrl: what the browser opens; openlineage.autoExport: it
+    # starts sending on its own) are the User tab's alone.
     users_only = {k for k, v in properties.items() if v.get("scope") in ("application", "machine")}
-    assert users_only == {"openlineage.marquez.webUrl"}
+    assert users_only == {"openlineage.autoExport", "openlineage.marquez.webUrl"}
     properties = {k: v for k, v in properties.items() if k not in users_only}
     root = workspace()
     window = open_window(root)
@@ -805,70 +421,6 @@ def test_the_settings_ui_shows_every_setting_and_its_changes_are_what_the_cli_us
     box.fill(f"{url}/api/v1/lineage")
     doubt = window.toast(r"openlineage.url already ends with the endpoint")
     assert f"set openlineage.url to {url}" in doubt
-
-
-class ValuesSeen:
-    """Every value ``key`` of a JSON file held, in order, as read every 10 ms until stopped
-    (None: the key was missing); the file is replaced whole by each write, so each read sees
-    one whole version."""
-
-    def __init__(self, file: Path, key: str) -> None:
-        self.values: list[object] = []
-        self._file, self._key = file, key
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-
-    def _watch(self) -> None:
-        while True:
-            stopping = self._stop.wait(0.01)
-            try:
-                value = json.loads(self._file.read_text()).get(self._key)
-            except (OSError, ValueError):
-                continue
-            if not self.values or self.values[-1] != value:
-                self.values.append(value)
-            if stopping:
-                return
-
-    def stop(self) -> list[object]:
-        self._stop.set()
-        self._thread.join()
-        return self.values
-
-
-def type_like_a_person(page: Any, text: str, pause_after: int) -> None:
-    """``text`` typed a key at a time, 150 ms apart, with a pause of 1.5 s after its first
-    ``pause_after`` characters (a person looking up the rest): the pace is the stimulus."""
-    page.keyboard.type(text[:pause_after], delay=150)
-    time.sleep(1.5)  # a person's pause mid-word, not a wait for anything
-    page.keyboard.type(text[pause_after:], delay=150)
-
-
-def settings_box(window: Workbench, tab: str, key: str) -> Any:
-    """The Settings editor's box of ``key`` in its ``tab`` ("User" or "Workspace")."""
-    window.command(f"Preferences: Open {tab} Settings")
-    search = window.page.locator(SETTINGS_SEARCH)
-    search.wait_for()
-    search.fill(key)
-    box = window.page.locator(f".settings-editor input[aria-label='{key}']")
-    box.wait_for(state="visible")
-    return box
-
-
-def held(file: Path, key: str) -> object:
-    """The value of ``key`` in the JSON file (None while the file or the key is not there, or
-    while VS Code is writing it: it empties the file, then writes it whole)."""
-    try:
-        return json.loads(file.read_text()).get(key)
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_opening_changes_no_file_and_a_url_typed_in_either_tab_is_the_one_the_export_uses(
@@ -1189,7 +741,9 @@ def test_the_runs_view_shows_each_runs_standing_and_opens_its_job_in_marquez(
             lambda: "1 refused" in header.inner_text() and "exported" in header.inner_text(),
         )
         header.click()  # expands it
-        row = view.locator(".monaco-list-row", has_text=trace_id)
+        # Its row: by its start time (its trace id is in its tooltip).
+        started = runs_standing(code_server, root)[trace_id]["startedAt"]
+        row = view.locator(".monaco-list-row", has_text=start_time(started))
         row.wait_for()
         assert "refused: " in row.inner_text()
         assert "namespace acme-analytics is closed by policy" in row.inner_text()
@@ -1233,10 +787,10 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     marquez: Any,
     tmp_path: Path,
 ) -> None:
-    """openlineage.autoExport, turned on in the folder's Settings editor: the status bar says
-    it follows the trail; 50 runs appended over a minute, a rotation (a new segment, the old one
-    gzipped) and the server gone and back in the middle, and Marquez holds every run exactly
-    once, each event passed to it once; turned off (the folder's settings.json edited), the
+    """openlineage.autoExport, turned on in the User Settings editor (its only place): the status
+    bar says it follows the trail; 50 runs appended over a minute, a rotation (a new segment,
+    the old one gzipped) and the server gone and back in the middle, and Marquez holds every run
+    exactly once, each event passed to it once; turned off (the User settings.json edited), the
     watch ends with the ledger true (a CLI export then takes the lock and finds nothing to
     send). The delay from a run's line to
     Marquez holding all its events is reported (``-s``), never asserted."""
@@ -1249,7 +803,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         ws.segment("000001.jsonl", [])
         window = open_window(ws.root)
         window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
-        folder_settings = turn_auto_export_on(window)
+        user_settings = turn_auto_export_on(window)
         window.wait_status_bar(r"following · 0 sent")
         assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
 
@@ -1270,10 +824,10 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
             accepted.stop()
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
-        # Off, as a person editing the folder's settings.json (or git checking it out) does.
-        values = json.loads(folder_settings.read_text())
+        # Off, as a person editing their settings.json does.
+        values = json.loads(user_settings.read_text())
         del values["openlineage.autoExport"]
-        folder_settings.write_text(json.dumps(values, indent=4))
+        user_settings.write_text(json.dumps(values, indent=4))
         window.wait_status_bar(r"^OpenLineage$")
         again = code_server.cli("export", "-w", str(ws.root), "--json")
         assert again.returncode == 0, again.stderr
@@ -1298,11 +852,11 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
 
 
 def turn_auto_export_on(window: Workbench) -> Path:
-    """openlineage.autoExport's checkbox in the folder's Settings (its Workspace tab), as a
-    person finds it (the Settings editor, its name typed in the search box), clicked; once
-    VS Code holds it for the folder. Returns the file it is held in (.vscode/settings.json)."""
-    stored = Path(window.folder) / ".vscode" / "settings.json"
-    window.command("Preferences: Open Workspace Settings")
+    """openlineage.autoExport's checkbox in the User settings (a folder's cannot turn it on),
+    as a person finds it (the Settings editor, its name typed in the search box), clicked; once
+    VS Code holds it. Returns the file it is held in (the User settings.json)."""
+    stored = window.server.user_data / "User" / "settings.json"
+    window.command("Preferences: Open User Settings")
     window.page.wait_for_selector(SETTINGS_SEARCH)
     window.page.keyboard.type("openlineage.autoExport")
     box = window.page.locator(
@@ -1313,7 +867,7 @@ def turn_auto_export_on(window: Workbench) -> Path:
     assert box.get_attribute("aria-checked") == "false"  # off by default
     box.click()
     wait_until(
-        "VS Code to hold openlineage.autoExport for the folder",
+        "VS Code to hold openlineage.autoExport in the User settings",
         lambda: held(stored, "openlineage.autoExport") is True,
     )
     return stored

@@ -1,6 +1,6 @@
-// Auto-export (openlineage.autoExport, off by default): while the folder is open, the CLI's
-// `export --watch` runs as the extension's child and sends each run once it ends; the status
-// bar item says what it does. The watch reads the settings once, so a change to
+// Auto-export (openlineage.autoExport, off by default, the user's alone): while the folder is
+// open, the CLI's `export --watch` runs as the extension's child and sends each run once it
+// ends; the status bar item says what it does. The watch reads the settings once, so a change to
 // .workspace/settings.json, to a stored key or to the setting itself starts it again. A manual
 // export pauses it (both would take the ledger's lock) and starts it again after.
 //
@@ -8,11 +8,12 @@
 // ledger kept); its standard input is a pipe it is told to end with (--until-stdin-closes),
 // so a window closed or an editor killed without a word ends the watch too.
 
-import * as path from "node:path";
 import * as vscode from "vscode";
-import { cliError, Finished, ProgressLine, runTool } from "./child";
+import { cliError, Finished, ProgressLine } from "./child";
+import { RunOptions } from "./cli";
 import { ExportStatusBar } from "./statusBar";
 import { Tool } from "./tool";
+import * as say from "./say";
 
 export const SETTING = "openlineage.autoExport";
 /** The editor's setting that makes every export a dry run: auto-export then sends nothing. */
@@ -21,6 +22,8 @@ export const DRY_RUN = "openlineage.dryRun";
 export interface AutoExportHost {
   folder: string;
   tool(): Promise<Tool | undefined>;
+  /** Runs the tool (cli.ts). */
+  run(found: Tool, args: string[], options: RunOptions): Promise<Finished>;
   /** Settings being written reach the file first. */
   settled(): Promise<void>;
   /** The watch's environment (the key, where it may go); undefined: it may not start now
@@ -49,34 +52,42 @@ export class AutoExport implements vscode.Disposable {
   private refused = 0;
   private last = "";
   private restartTimer: NodeJS.Timeout | undefined;
+  /** Whether the first decision (on or off) was logged. */
+  private said = false;
 
-  constructor(private readonly host: AutoExportHost, secrets: vscode.SecretStorage) {
+  /** `settingsChanged`: .workspace/settings.json changed (the watch read it once). */
+  constructor(private readonly host: AutoExportHost, secrets: vscode.SecretStorage,
+    settingsChanged: vscode.Event<void>) {
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(SETTING) || event.affectsConfiguration(DRY_RUN)) {
         void this.apply();
       }
     }));
-    const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(
-      vscode.Uri.file(path.join(host.folder, ".workspace")), "settings.json"));
-    for (const changed of [watcher.onDidChange, watcher.onDidCreate, watcher.onDidDelete]) {
-      changed(() => this.restartSoon(), undefined, this.disposables);
-    }
-    this.disposables.push(watcher, secrets.onDidChange(() => this.restartSoon()));
+    this.disposables.push(settingsChanged(() => this.restartSoon()),
+      secrets.onDidChange(() => this.restartSoon()));
   }
 
-  /** Whether the user turned it on (User settings, or this folder's in a trusted workspace:
-   * VS Code runs the extension only there), and did not turn openlineage.dryRun on (then
-   * nothing is sent: the palette's export is a dry run, and auto-export waits). */
+  /** Whether the user turned it on, in their User settings: it starts sending on its own, so
+   * it is the user's alone (the setting's scope is "application": a folder's settings, which
+   * travel with the workspace, cannot turn it on; and its User value is the only one read
+   * here); and did not turn openlineage.dryRun on (then nothing is sent: the palette's export
+   * is a dry run, and auto-export waits). */
   enabled(): boolean {
     const config = vscode.workspace.getConfiguration("openlineage",
       vscode.Uri.file(this.host.folder));
-    return config.get<boolean>("autoExport", false) === true &&
+    return config.inspect<boolean>("autoExport")?.globalValue === true &&
       config.get<boolean>("dryRun", false) !== true;
   }
 
   /** Start it if it is on and not paused, stop it if not. */
   apply(): Promise<void> {
     return this.serially(async () => {
+      if (!this.said) {
+        this.said = true;
+        this.host.log(this.enabled() ? "auto-export: on (openlineage.autoExport, in your " +
+          "User settings)" : "auto-export: off (openlineage.autoExport, in your User " +
+          "settings, turns it on)");
+      }
       if (this.enabled() && !this.pauses) {
         await this.start();
       } else {
@@ -189,8 +200,7 @@ export class AutoExport implements vscode.Disposable {
           break;
       }
     };
-    const ended = runTool(found, args, { cwd: this.host.folder, env, onLine, token: source.token,
-      stdin: "pipe" })
+    const ended = this.host.run(found, args, { env, onLine, token: source.token, stdin: "pipe" })
       .then((done) => this.ended(done, source.token.isCancellationRequested, error))
       .catch((failure) => this.ended(undefined, false, String(failure)));
     this.running = { source, ended };
@@ -229,7 +239,7 @@ export class AutoExport implements vscode.Disposable {
     this.host.log(`auto-export: stopped: ${reason}`);
     this.host.status.set("$(error) OpenLineage: auto-export stopped",
       `Auto-export stopped: ${reason}\n\nIt starts again when the settings change.`, "error");
-    void vscode.window.showErrorMessage(`OpenLineage Export: auto-export stopped: ${reason}`);
+    void say.error(`OpenLineage Export: auto-export stopped: ${reason}`);
   }
 
   private async stop(): Promise<void> {

@@ -1,4 +1,4 @@
-// The tool as a child process: `python -m openlineage_export ARGS`, its stderr read line by
+// The tool as a child process: `python -I -m openlineage_export ARGS`, its stderr read line by
 // line (JSON lines of `--progress json`, or plain messages), its stdout kept whole (`--json`).
 // Cancelling sends SIGINT, as Ctrl-C does: the tool finishes the requests in flight, keeps the
 // ledger, and exits 130.
@@ -35,7 +35,9 @@ export interface RunOptions {
 
 export function runTool(tool: Tool, args: string[], options: RunOptions): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tool.python, ["-m", "openlineage_export", ...args], {
+    // -I: isolated, so that nothing of the folder it runs in is imported (`-m` would put the
+    // current folder first on sys.path) and no PYTHON* variable changes what runs.
+    const child = spawn(tool.python, ["-I", "-m", "openlineage_export", ...args], {
       cwd: options.cwd, env: options.env, stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
     }) as ChildProcessByStdio<null, Readable, Readable>;
     const stdout: Buffer[] = [];

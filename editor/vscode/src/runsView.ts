@@ -1,9 +1,12 @@
-// The RUNS view: the trail's runs by pipeline, each with where it stands with the server the
-// settings send to (exported, pending, or refused with the server's reason), as
-// `openlineage-export status --runs --json` says. A run opens its job's page in Marquez's web
-// UI when openlineage.marquez.webUrl names it.
+// The RUNS view: the trail's runs by pipeline, each by its start time, with its duration, how
+// it ended in the editor (succeeded, failed, cancelled, running) and where it stands with the
+// server the settings send to (exported, pending, or refused with the server's reason), as
+// `openlineage-export status --runs --json` says; its trace id in its tooltip. A run's icon is
+// its outcome (a failed run is never a green check, exported or not). A run opens its job's
+// page in Marquez's web UI when openlineage.marquez.webUrl names it.
 
 import * as vscode from "vscode";
+import * as say from "./say";
 
 export const WEB_URL = "openlineage.marquez.webUrl";
 
@@ -14,6 +17,11 @@ export interface RunRow {
   state: "exported" | "pending" | "refused";
   reason: string | null;
   runId: string | null;
+  /** How the run ended in the editor (null: its record could not be read again). */
+  status: "succeeded" | "failed" | "cancelled" | "running" | null;
+  /** ISO 8601, as the trail says them. */
+  startedAt: string | null;
+  endedAt: string | null;
 }
 
 export interface RunsStanding {
@@ -33,10 +41,12 @@ type Node =
   | { kind: "pipeline"; pipeline: string; runs: RunRow[]; namespace: string }
   | { kind: "run"; run: RunRow; namespace: string };
 
-const ICONS: Record<RunRow["state"], [string, string]> = {
-  exported: ["pass", "testing.iconPassed"],
-  pending: ["clock", "disabledForeground"],
-  refused: ["error", "testing.iconFailed"],
+/** A run's icon: how it ended in the editor. */
+const OUTCOMES: Record<NonNullable<RunRow["status"]>, [string, string]> = {
+  succeeded: ["pass", "testing.iconPassed"],
+  failed: ["error", "testing.iconFailed"],
+  cancelled: ["circle-slash", "testing.iconSkipped"],
+  running: ["sync", "testing.iconQueued"],
 };
 
 export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
@@ -125,23 +135,32 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
       const counts = (["exported", "pending", "refused"] as const)
         .map((state) => [state, node.runs.filter((r) => r.state === state).length] as const)
         .filter(([, n]) => n).map(([state, n]) => `${n} ${state}`);
-      item.description = counts.join(" · ");
+      const failed = node.runs.filter((r) => r.status === "failed").length;
+      item.description = [...counts, ...(failed ? [`${failed} failed in the editor`] : [])]
+        .join(" · ");
       item.iconPath = new vscode.ThemeIcon("symbol-event");
       item.contextValue = "pipeline";
       return item;
     }
     const { run } = node;
-    const item = new vscode.TreeItem(run.traceId, vscode.TreeItemCollapsibleState.None);
-    item.description = run.state + (run.reason ? `: ${run.reason}` : "");
-    item.tooltip = `${run.pipeline} · ${run.traceId}\n${run.state}` +
+    const item = new vscode.TreeItem(startTime(run.startedAt) ?? run.traceId,
+      vscode.TreeItemCollapsibleState.None);
+    const took = run.status === "running" ? undefined : runDuration(run.startedAt, run.endedAt);
+    const exported = run.state + (run.reason ? `: ${run.reason}` : "");
+    item.description = [took, run.status, exported].filter(Boolean).join(" · ");
+    item.tooltip = `${run.pipeline}, started ${run.startedAt ?? "?"}` +
+      (run.endedAt ? `, ended ${run.endedAt}` : "") + `\ntrace id ${run.traceId}\n` +
+      `In the editor: ${run.status ?? "unknown"}\nAt the server: ${run.state}` +
       (run.reason ? ` by the server: ${run.reason}` : "") +
       (run.runId ? `\nOpenLineage run id ${run.runId}` : "") +
       (pageOf(node.namespace, run.job) ? "\nClick: its job in Marquez's web UI" :
         `\nSet ${WEB_URL} to open its job in Marquez's web UI`);
-    const [icon, color] = ICONS[run.state];
+    const [icon, color] = run.status ? OUTCOMES[run.status] : ["question", "disabledForeground"];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
     item.contextValue = `run.${run.state}`;
     item.command = { command: "openlineage.runs.open", title: "Open in Marquez", arguments: [node] };
+    item.accessibilityInformation = { label: `${item.label} ${run.pipeline}: ` +
+      `${item.description}; trace id ${run.traceId}` };
     return item;
   }
 
@@ -153,7 +172,7 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     if (!page) {
       this.host.log(`${node.run.traceId} (${node.run.pipeline}): ${node.run.state}` +
         (node.run.reason ? `: ${node.run.reason}` : ""));
-      void vscode.window.showInformationMessage(`OpenLineage Export: ${node.run.traceId} is ` +
+      void say.info(`OpenLineage Export: ${node.run.traceId} is ` +
         `${node.run.state}${node.run.reason ? `: ${node.run.reason}` : ""}. Set ${WEB_URL} ` +
         "(Settings) to open runs in Marquez's web UI.");
       return;
@@ -176,4 +195,34 @@ export function pageOf(namespace: string, job: string): vscode.Uri | undefined {
   }
   return vscode.Uri.parse(`${web.replace(/\/+$/, "")}/lineage/job/` +
     `${encodeURIComponent(namespace)}/${encodeURIComponent(job)}`, true);
+}
+
+/** A run's start as a person reads it, in the editor's time zone: 2026-11-02 03:00:00. */
+export function startTime(iso: string | null): string | undefined {
+  const at = iso ? new Date(iso) : undefined;
+  if (!at || Number.isNaN(at.getTime())) {
+    return undefined;
+  }
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ` +
+    `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+}
+
+/** How long a run took: 850 ms, 42s, 6m 40s, 1h 02m. */
+export function runDuration(started: string | null, ended: string | null): string | undefined {
+  const ms = started && ended ? new Date(ended).getTime() - new Date(started).getTime() : NaN;
+  if (!Number.isFinite(ms) || ms < 0) {
+    return undefined;
+  }
+  if (ms < 1000) {
+    return `${Math.round(ms)} ms`;
+  }
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) {
+    return `${seconds}s`;
+  }
+  if (seconds < 3600) {
+    return `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
+  }
+  return `${Math.floor(seconds / 3600)}h ${String(Math.floor(seconds % 3600 / 60)).padStart(2, "0")}m`;
 }

@@ -8,6 +8,7 @@
 // are kept beside the approvals (names only, never a key).
 
 import * as vscode from "vscode";
+import * as say from "./say";
 
 const KEY_ORIGINS = "openlineage.keyOrigins";
 const NAMES = "openlineage.secretNames";
@@ -70,6 +71,24 @@ export class KeyRing {
     return (await this.context.secrets.get(name)) !== undefined;
   }
 
+  /** The keys stored here, by name, with their approved servers (never a key): what the CLI
+   * is told of them (OPENLINEAGE_EXPORT_HOST_SECRETS), so that its hints and its verdicts
+   * are about these keys. */
+  async held(): Promise<Record<string, { origins: string[]; value?: string }>> {
+    const held: Record<string, { origins: string[]; value?: string }> = {};
+    for (const name of this.names()) {
+      if (await this.has(name)) {
+        held[name] = { origins: this.approved(name) };
+      }
+    }
+    return held;
+  }
+
+  /** The key called `name`, if it is stored here. */
+  get(name: string): Thenable<string | undefined> {
+    return this.context.secrets.get(name);
+  }
+
   dispose(): void {
     this.changed.dispose();
   }
@@ -77,7 +96,8 @@ export class KeyRing {
 
 /** What the view needs of the rest of the extension. */
 export interface SecretsHost {
-  /** The names the workspace's settings use, with the setting naming each. */
+  /** The names the settings in force use, with the setting naming each (as last read: never
+   * waited for). */
   inUse(): Map<string, string>;
   /** The origin (as the CLI spells it) of the server the workspace sends to, or why not. */
   destinationOrigin(name: string): Promise<string | { error: string }>;
@@ -158,12 +178,12 @@ export class SecretsView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       return;
     }
     const sure = "Remove";
-    if (await vscode.window.showWarningMessage(`OpenLineage Export: remove the key '${node.name}' ` +
-      "from VS Code's secret storage, and every server approved for it?", { modal: true }, sure) !== sure) {
+    if (await say.ask(`OpenLineage Export: remove the key '${node.name}' from VS Code's ` +
+      "secret storage, and every server approved for it?", sure) !== sure) {
       return;
     }
     await this.ring.remove(node.name);
-    void vscode.window.showInformationMessage(`OpenLineage Export: the key '${node.name}' was removed`);
+    void say.info(`OpenLineage Export: the key '${node.name}' was removed`);
   }
 
   private async approve(node?: Node): Promise<void> {
@@ -172,12 +192,12 @@ export class SecretsView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     }
     const origin = await this.host.destinationOrigin(node.name);
     if (typeof origin !== "string") {
-      void vscode.window.showErrorMessage(`OpenLineage Export: ${origin.error}`);
+      void say.error(`OpenLineage Export: ${origin.error}`);
       return;
     }
     const send = "Approve";
-    if (await vscode.window.showWarningMessage(`OpenLineage Export: let exports send the key ` +
-      `'${node.name}' to ${origin}?`, { modal: true }, send) === send) {
+    if (await say.ask(`OpenLineage Export: let exports send the key '${node.name}' to ` +
+      `${origin}?`, send) === send) {
       await this.ring.approve(node.name, origin);
     }
   }

@@ -6,12 +6,15 @@
 //   Code) is written there by the CLI itself, `openlineage-export settings set KEY VALUE` (or
 //   `settings unset KEY` for an empty value), so the CLI's checks are the ones: a value it
 //   refuses is refused with its message, and the scope it was typed in goes back to what it
-//   held. The last value typed wins, in whichever tab: a User-tab value is written through even
+//   held. A box emptied (or a value removed: VS Code removes one equal to the default) unsets
+//   the setting. The last value typed wins, in whichever tab: a User-tab value is written through even
 //   when the folder's file holds another one (VS Code would rank that one higher and ignore
 //   the typed value).
 // - a value reaches the file when the person leaves what they typed it in (another tab, another
 //   window), once typing has ended (SETTLE_MS without another change to it), or before an
-//   export reads the file: never a half-typed one. The Settings editor stores what is being
+//   export reads the file (once VS Code stored what was being typed: STORE_GRACE_MS): never a
+//   half-typed one. A view being drawn (RUNS, IN FORCE) reads the file as it is: it never
+//   writes what is being typed. The Settings editor stores what is being
 //   typed a second after each key (so a pause inside a word reaches us as a change), and not
 //   at all while keys keep coming: the quiet that ends typing must outlast a person's pause
 //   plus the rest of the word.
@@ -21,9 +24,9 @@
 //   settings already hold are brought in line with it, so the Workspace tab never shows a value
 //   nothing uses; no other file of the user's is touched.
 
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as vscode from "vscode";
+import { SettingsFile } from "./settingsFile";
+import * as say from "./say";
 
 export type Property = { default: unknown; type: string };
 /** Writes one setting through the CLI; resolves to the CLI's warnings about it. */
@@ -33,6 +36,10 @@ export type WriteSetting = (key: string, value: string | undefined) => Promise<s
  * it is written: a person's pause inside a word (looking up a port), then the rest of it typed
  * (the Settings editor stores nothing until keys stop coming for a second), fit in it. */
 export const SETTLE_MS = 10_000;
+
+/** How long VS Code may take to store what is being typed in the Settings editor (a second
+ * after the last key), and a margin. */
+const STORE_GRACE_MS = 1_500;
 
 type Scope = "global" | "workspace";
 const TARGETS: Record<Scope, vscode.ConfigurationTarget> = {
@@ -56,9 +63,11 @@ export class SettingsMirror implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
   /** The editor tab active when the last value was typed (the Settings editor, a settings.json). */
   private typedIn: string | undefined;
+  /** When the last value was typed (Date.now()). */
+  private lastChange = 0;
 
   constructor(
-    private readonly root: string,
+    private readonly settings: SettingsFile,
     private readonly properties: Record<string, Property>,
     private readonly write: WriteSetting,
     private readonly log: (line: string) => void,
@@ -75,48 +84,48 @@ export class SettingsMirror implements vscode.Disposable {
     }));
     this.disposables.push(vscode.window.onDidChangeWindowState((state) => {
       if (!state.focused) {
-        void this.settled();  // the person went elsewhere: what they typed is done
+        void this.settled("the window lost the focus");  // what they typed is done
       }
     }));
     const left = () => {
       if (this.typed.size && activeTab() !== this.typedIn) {
-        void this.settled();  // another tab: the person left the box they typed in
+        void this.settled("another tab");  // the person left the box they typed in
       }
     };
     this.disposables.push(vscode.window.tabGroups.onDidChangeTabs(left),
       vscode.window.tabGroups.onDidChangeTabGroups(left));
-    const watcher = vscode.workspace.createFileSystemWatcher(
-      new vscode.RelativePattern(vscode.Uri.file(path.join(root, ".workspace")), "settings.json"));
-    watcher.onDidChange(() => this.enqueue(() => this.pullFromFile()));
-    watcher.onDidCreate(() => this.enqueue(() => this.pullFromFile()));
-    watcher.onDidDelete(() => this.enqueue(() => this.pullFromFile()));
-    this.disposables.push(watcher);
+    this.disposables.push(settings.onDidChange(() => this.enqueue(() => this.pullFromFile())));
   }
 
   get file(): string {
-    return path.join(this.root, ".workspace", "settings.json");
+    return this.settings.path;
   }
 
   /** What settings.json holds now ({} when it is missing or not a JSON object). */
   readFile(): Record<string, unknown> {
-    try {
-      const parsed: unknown = JSON.parse(fs.readFileSync(this.file, "utf8"));
-      return parsed && typeof parsed === "object" && !Array.isArray(parsed)
-        ? parsed as Record<string, unknown> : {};
-    } catch {
-      return {};
-    }
+    return this.settings.read();
   }
 
   /** Typed values written now, and every write done, before anything reads the file (an
-   * export, Store API Key). */
-  settled(): Promise<void> {
+   * export, Store API Key). Not before VS Code stored what was being typed: the Settings
+   * editor stores a box's value a second after its last key, so a person who types a url and
+   * at once exports, or clicks elsewhere, would otherwise have its first part written (seen:
+   * "http://127" of "http://127.0.0.1:43369"). While that may be so (a value came in the last
+   * seconds, or the Settings editor is where the person is), the values are taken
+   * STORE_GRACE_MS later. */
+  settled(why = "asked for"): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.typed.size) {
-      void this.enqueue(() => this.pushTyped());
+    const pending = Date.now() - this.lastChange < SETTLE_MS || /^\d+:Settings$/.test(activeTab());
+    if (this.typed.size || pending) {
+      void this.enqueue(async () => {
+        if (pending) {
+          await new Promise((resolve) => setTimeout(resolve, STORE_GRACE_MS));
+        }
+        await this.pushTyped(why);
+      });
     }
     return this.queue;
   }
@@ -138,10 +147,13 @@ export class SettingsMirror implements vscode.Disposable {
     const before = this.seen.get(key) ?? { global: undefined, workspace: undefined };
     this.seen.set(key, now);
     const scope = (["workspace", "global"] as Scope[]).find((s) => !same(now[s], before[s]));
-    if (!scope || now[scope] === undefined) {
-      return;  // nothing typed (a value reset to its default in one tab: the file keeps its own)
+    if (!scope) {
+      return;
     }
+    // A value removed (a box emptied: VS Code removes a value equal to the default; Reset
+    // Setting) is typed too: it unsets the setting, as an empty one does.
     this.typedIn = activeTab();
+    this.lastChange = Date.now();
     const earlier = this.typed.get(key);
     this.typed.set(key, {
       scope, value: now[scope],
@@ -150,32 +162,34 @@ export class SettingsMirror implements vscode.Disposable {
     if (this.timer) {
       clearTimeout(this.timer);
     }
-    this.timer = setTimeout(() => void this.settled(), SETTLE_MS);
+    this.timer = setTimeout(() => void this.settled("typing ended"), SETTLE_MS);
   }
 
   /** settings.json <- the values typed in VS Code, through the CLI. */
-  private async pushTyped(): Promise<void> {
+  /** `why`: what said the typing is done, for the output channel. */
+  private async pushTyped(why: string): Promise<void> {
     const typed = [...this.typed];
     this.typed.clear();
     for (const [key, { scope, value, before }] of typed) {
       const raw = this.readFile();
-      if (same(value, this.fileValue(raw, key))) {
+      const unset = value === undefined || value === null || value === "";
+      if (unset ? raw[key] === undefined || raw[key] === null :
+        same(value, this.fileValue(raw, key))) {
         await this.alignWorkspace(key, raw);
         continue;
       }
-      const unset = value === null || value === "" ||
-        (same(value, this.properties[key].default) && raw[key] === undefined);
       try {
         const warnings = await this.write(key, unset ? undefined : String(value));
-        this.log(unset ? `${key} removed from ${this.file}` : `${key} written to ${this.file}`);
+        this.log(`${key} ${unset ? "removed from" : "written to"} ${this.file} (typed in the ` +
+          `${scope === "global" ? "User" : "Workspace"} tab; ${why})`);
         for (const warning of warnings) {
           this.log(`warning: ${warning}`);
-          void vscode.window.showWarningMessage(`OpenLineage Export: ${warning}`);
+          void say.warn(`OpenLineage Export: ${warning}`);
         }
         await this.alignWorkspace(key, this.readFile());
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
-        void vscode.window.showErrorMessage(`OpenLineage Export: ${key} was not changed: ${reason}`);
+        void say.error(`OpenLineage Export: ${key} was not changed: ${reason}`);
         this.log(`${key} was not changed: ${reason}`);
         // Back to what that tab held, so the Settings UI never shows a value nothing uses.
         await this.update(key, scope, before);

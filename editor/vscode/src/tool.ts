@@ -21,9 +21,10 @@ export interface Tool {
   python: string;
 }
 
-function run(file: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+/** `file ARGS` in `cwd` (a folder of the extension's: never the workspace's). */
+function run(file: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env: env ?? process.env, maxBuffer: 16 * 1024 * 1024 },
+    execFile(file, args, { cwd, env: process.env, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) {
           reject(new Error(`${path.basename(file)} ${args.join(" ")}: ${stderr || error.message}`));
@@ -34,7 +35,8 @@ function run(file: string, args: string[], env?: NodeJS.ProcessEnv): Promise<str
   });
 }
 
-async function pythonExtensionInterpreter(): Promise<string | undefined> {
+async function pythonExtensionInterpreter(log: (line: string) => void):
+  Promise<string | undefined> {
   const python = vscode.extensions.getExtension("ms-python.python");
   if (!python) {
     return undefined;
@@ -44,20 +46,62 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
     const api: any = python.isActive ? python.exports : await python.activate();
     const active = api?.environments?.getActiveEnvironmentPath?.();
     const resolved = active ? await api.environments.resolveEnvironment(active) : undefined;
-    return resolved?.executable?.uri?.fsPath ?? active?.path;
+    const found: string | undefined = resolved?.executable?.uri?.fsPath ?? active?.path;
+    if (found && inAWorkspace(found)) {
+      // A workspace's own interpreter (a committed .venv, python.defaultInterpreterPath in
+      // its settings) is its code: never run for the exporter.
+      log(`${found}: the Python extension's interpreter is the workspace's: not used`);
+      return undefined;
+    }
+    return found;
   } catch {
     return undefined;
   }
 }
 
-/** The first Python 3.11+ that can make a virtual environment. */
-async function findPython(log: (line: string) => void): Promise<string> {
-  const candidates = [await pythonExtensionInterpreter(), "python3", "python3.13", "python3.12",
-    "python3.11", "python"].filter((c): c is string => !!c);
+/** Whether `file` (as named, or where its links lead) lies in a workspace folder, or in the
+ * repository that holds one: the workspace's, whoever pushed last wrote it. */
+export function inAWorkspace(file: string): boolean {
+  const places = [path.resolve(file)];
+  try {
+    places.push(fs.realpathSync(file));
+  } catch {
+    return true;  // unknown is untrusted
+  }
+  const tops = (vscode.workspace.workspaceFolders ?? []).flatMap((folder) => {
+    const found = [folder.uri.fsPath];
+    try {
+      found.push(fs.realpathSync(folder.uri.fsPath));
+    } catch {
+      // a folder that is gone holds nothing
+    }
+    return [...found, ...found.map(repositoryOf).filter((r): r is string => !!r)];
+  });
+  return places.some((place) => tops.some((top) =>
+    place === top || place.startsWith(top.endsWith(path.sep) ? top : top + path.sep)));
+}
+
+/** The folder holding `.git` at or above `folder`, if any. */
+function repositoryOf(folder: string): string | undefined {
+  for (let at = folder; ; at = path.dirname(at)) {
+    if (fs.existsSync(path.join(at, ".git"))) {
+      return at;
+    }
+    if (path.dirname(at) === at) {
+      return undefined;
+    }
+  }
+}
+
+/** The first Python 3.11+ that can make a virtual environment (run isolated, -I, in `cwd`:
+ * nothing of a workspace is imported). */
+async function findPython(log: (line: string) => void, cwd: string): Promise<string> {
+  const candidates = [await pythonExtensionInterpreter(log), "python3", "python3.13",
+    "python3.12", "python3.11", "python"].filter((c): c is string => !!c);
   for (const candidate of candidates) {
     try {
-      const out = await run(candidate, ["-c",
-        "import sys, venv, ensurepip; print(sys.version_info >= (3, 11))"]);
+      const out = await run(candidate, ["-I", "-c",
+        "import sys, venv, ensurepip; print(sys.version_info >= (3, 11))"], cwd);
       if (out.trim() === "True") {
         return candidate;
       }
@@ -103,13 +147,15 @@ async function install(context: vscode.ExtensionContext,
     location: vscode.ProgressLocation.Notification,
     title: "OpenLineage Export: installing the exporter (first use)",
   }, async () => {
-    const base = await findPython(log);
+    const storage = path.dirname(venv);
+    fs.mkdirSync(storage, { recursive: true });
+    const base = await findPython(log, storage);
     log(`installing ${wheels[0]} into ${venv} with ${base}`);
     try {
       fs.rmSync(venv, { recursive: true, force: true });
-      fs.mkdirSync(path.dirname(venv), { recursive: true });
-      await run(base, ["-m", "venv", venv]);
-      await run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel]);
+      await run(base, ["-I", "-m", "venv", venv], storage);
+      await run(python, ["-I", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        wheel], storage);
     } catch (error) {
       log(String(error instanceof Error ? error.message : error));
       throw new ToolMissing(`${NEEDS}. Installing the exporter with ${base} failed: ` +

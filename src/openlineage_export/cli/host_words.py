@@ -6,9 +6,10 @@ A host running the CLI as a child says who it is in the environment, ``OPENLINEA
   options (``-w DIR``, ``--url``) and where each value comes from;
 - ``vscode``: the VS Code extension. Its user has no command line: the workspace is the folder
   open in the editor, and the url is set in Settings (``openlineage.url``, which the extension
-  mirrors into ``.workspace/settings.json`` and, when it hands over a key, passes as
-  ``OPENLINEAGE_URL``). A value from ``OPENLINEAGE_URL`` equal to the workspace file's is that
-  value from Settings, and is said to be; another is from the environment VS Code was started in.
+  mirrors into ``.workspace/settings.json``; it hands a key over as one of its own secret
+  storage, ``host/host_secrets.py``, never by copying that url into ``OPENLINEAGE_URL``). A
+  value from ``OPENLINEAGE_URL`` equal to the workspace file's is said to be the one in
+  Settings; another is from the environment VS Code was started in.
 """
 
 from __future__ import annotations

@@ -141,13 +141,20 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
     when it may, 1 when it may not; the secret's value is never read."""
     from ..deliver.registry import approvable
     from ..guards.trust import key_verdict
+    from ..host.host_secrets import held_keys
     from ..host.secret_files import KeyOrigins
     from ..host.userconfig import config_dir
 
     secrets_mod.check_secret_name(name)
-    # Both stores keep the approvals in key-origins.json of the config folder: read there,
-    # without looking for a keyring (the value is never needed).
-    kept = KeyOrigins(config_dir(os.environ), command_checkouts()).of(name)
+    # A key the host keeps (host_secrets.py) goes where its user approved it there, as an
+    # export decides. Both of our stores keep the approvals in key-origins.json of the config
+    # folder: read there, without looking for a keyring (the value is never needed).
+    held = (held_keys(os.environ) or {}).get(name)
+    kept = (
+        list(held.origins)
+        if held is not None
+        else KeyOrigins(config_dir(os.environ), command_checkouts()).of(name)
+    )
     verdict = key_verdict(name, url, [*kept, *approved], os.environ, approvable())
     if as_json:
         echo_json(

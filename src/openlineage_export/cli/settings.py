@@ -17,6 +17,7 @@ from ..files.whose import Checkouts
 from ..host import secrets as secrets_mod
 from ..host import settings as settings_mod
 from ..host import settings_file
+from ..host.host_secrets import missing_key_warning
 from ..host.workspace import Workspace
 from ..terminal.signals import held_signals
 from .base import Commands
@@ -202,13 +203,11 @@ def settings_set(key: str, value: str) -> None:
     echo(f"{key} = {show(stored)}")
     _say_doubts(root)
     if key.lower().endswith(".secretref"):
+        # Where the user keeps keys: the CLI's store, or the editor's (host_secrets.py).
         store = secrets_mod.default_store(os.environ, checkouts=Checkouts.around(root, os.environ))
-        if store.get(str(stored)) is None:
-            echo(
-                f"warning: no secret named '{stored}' is stored yet (in "
-                f"{store.description}); store it with: {PROG} secrets set {stored}",
-                err=True,
-            )
+        missing = missing_key_warning(store, str(stored), os.environ)
+        if missing is not None:
+            echo(f"warning: {missing}", err=True)
 
 
 @settings.command(

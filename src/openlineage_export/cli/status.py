@@ -20,7 +20,7 @@ from .echo import echo, echo_json
 from .workspace import current_workspace, load_settings, settings_with_url, workspace_option
 
 if TYPE_CHECKING:
-    from ..export.status import DestinationState
+    from ..export.status import DestinationState, RunTimes
     from ..host.settings import Settings
 
 
@@ -202,6 +202,7 @@ def _runs(root: Path, url: str | None, as_json: bool) -> None:
                         "state": run.state,
                         "reason": run.reason,
                         "runId": run.run_id,
+                        **_times(standing.times.get(run.trace_id)),
                     }
                     for run in standing.runs
                 ],
@@ -212,6 +213,13 @@ def _runs(root: Path, url: str | None, as_json: bool) -> None:
     for run in standing.runs:
         why = f": {run.reason}" if run.reason else ""
         echo(f"  {run.state:<8}  {run.pipeline}  {run.trace_id}{why}")
+
+
+def _times(times: RunTimes | None) -> dict[str, str | None]:
+    """A run's outcome in the editor and its times, as ``status --runs --json`` says them."""
+    if times is None:
+        return {"status": None, "startedAt": None, "endedAt": None}
+    return {"status": times.status, "startedAt": times.started_at, "endedAt": times.ended_at}
 
 
 def _forget(root: Path, destination: str) -> None:

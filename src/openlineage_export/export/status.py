@@ -96,12 +96,25 @@ def _standing(
 
 
 @dataclass(frozen=True, slots=True)
+class RunTimes:
+    """A run as the editor recorded it: how it ended (``succeeded``, ``failed``,
+    ``cancelled``, ``running``) and when it started and ended (the trail's ISO 8601 times)."""
+
+    status: str
+    started_at: str
+    ended_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class RunsStanding:
     """Each run of the trail as one destination has it (``status --runs``)."""
 
     destination: str
     namespace: str
     runs: list[RunState]
+    times: dict[str, RunTimes]
+    """Each run's outcome and times, by trace id (a run whose segment changed meanwhile has
+    none: the next read has it)."""
 
 
 def runs_standing(
@@ -112,7 +125,8 @@ def runs_standing(
     settings: Settings | None = None,
 ) -> RunsStanding:
     """Every run of the trail, in trail order, with where it stands at ``destination`` (as
-    the ledger names it): exported, pending, or refused with the server's reason."""
+    the ledger names it): exported, pending, or refused with the server's reason; and how
+    each ended in the editor, and when (a second pass over the trail)."""
     opened = open_workspace(workspace_path, settings, environ, _Counter())
     ledger = Ledger.open_read_only(environ, Checkouts.around(opened.workspace.root, environ))
     scan = scan_trail(opened, _Counter())
@@ -121,7 +135,11 @@ def runs_standing(
             None if ledger is None else ledger.find_destination(opened.workspace.key, destination)
         )
         runs = list(run_states(scan.index, ledger, found, opened.fingerprint))
-        return RunsStanding(destination, opened.translation.namespace, runs)
+        times = {
+            run.trace_id: RunTimes(run.status, run.started_at, run.ended_at)
+            for run, _ in opened.trail.runs(scan, scan.index.in_trail_order(), _Counter())
+        }
+        return RunsStanding(destination, opened.translation.namespace, runs, times)
     finally:
         scan.index.close()
         if ledger is not None:

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from .. import DISTRIBUTION
 from ..errors import ConfigError, MissingSecret
+from ..host.host_secrets import how_to_store
 from ..host.secrets import SecretStore
 from .addresses import address_of, canonical_host
 
@@ -71,17 +71,13 @@ def resolve_secret(
     if secret_ref is None:
         return None
     value = store.get(secret_ref)
+    store_it = how_to_store(environ, secret_ref)  # where this user keeps keys: here, or an editor
     if not value:
         raise MissingSecret(
             f"the secret '{secret_ref}' named by {setting} is not in the secrets store "
-            f"({store.description}); store it with: {DISTRIBUTION} secrets set {secret_ref}"
+            f"({store.description}); {store_it}"
         )
-    return Secret(
-        value,
-        f"the secret '{secret_ref}'",
-        f"store it again with: {DISTRIBUTION} secrets set {secret_ref}",
-        name=secret_ref,
-    )
+    return Secret(value, f"the secret '{secret_ref}'", f"{store_it} again", name=secret_ref)
 
 
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+")

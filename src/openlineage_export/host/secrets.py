@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..files.whose import NOWHERE, Checkouts
+from .host_secrets import with_host_secrets
 from .keyring_store import Keyring, KeyringStore, is_usable_keyring, system_keyring
 from .secret_files import FileStore
 from .secret_store import Place, Placed, SecretStore, check_secret_name
@@ -54,7 +55,15 @@ def default_store(
     its active backend is a real one (see :func:`is_usable_keyring`), else a
     :class:`FileStore` in :func:`config_dir`: on a headless machine without a keyring daemon
     this is the file. ``backend`` replaces keyring's active backend (for tests and embedding).
+    A host that keeps keys of its own (``OPENLINEAGE_EXPORT_HOST_SECRETS``) puts them in front
+    of it (``host_secrets.py``).
     """
+    return with_host_secrets(environ, _own_store(environ, backend, checkouts))
+
+
+def _own_store(
+    environ: Mapping[str, str], backend: Keyring | None, checkouts: Checkouts
+) -> SecretStore:
     folder = config_dir(environ)
     choice = environ.get(BACKEND_ENV, "").strip().lower()
     if choice not in ("", "file", "keyring"):
