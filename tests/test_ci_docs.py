@@ -243,9 +243,17 @@ def test_the_gitlab_cache_key_names_the_workspace_and_the_server() -> None:
     assert "/" not in key.replace("$", "") and "/" not in variables["LEDGER_SERVER"]
     assert "/" not in variables["WORKSPACE"], "GitLab refuses a key holding a /"
     assert job["cache"]["when"] == "always"
+    # The state folder lies outside the checkout (a ledger committed there would pass for one
+    # the job kept: the export refuses it); the cache, inside it, is copied there and back.
     state = variables["OPENLINEAGE_EXPORT_STATE_DIR"]
-    assert state.startswith("$CI_PROJECT_DIR/")
-    assert job["cache"]["paths"] == [state.removeprefix("$CI_PROJECT_DIR/") + "/"]
+    assert state.startswith("/") and "CI_PROJECT_DIR" not in state and "CI_BUILDS_DIR" not in state
+    (cached,) = job["cache"]["paths"]
+    script = "\n".join(job["script"])
+    assert f'cp -R {cached}. "$OPENLINEAGE_EXPORT_STATE_DIR"' in script
+    assert f"git ls-files --error-unmatch {cached.rstrip('/')}" in script
+    assert job["after_script"] == [
+        f'rm -rf {cached.rstrip("/")} && cp -R "$OPENLINEAGE_EXPORT_STATE_DIR" {cached.rstrip("/")}'
+    ]
     assert variables["GIT_CLONE_PATH"] == "$CI_BUILDS_DIR/$CI_PROJECT_PATH", "the same path"
 
 
@@ -302,10 +310,10 @@ class Job:
             self.cached = Path(self.env["OPENLINEAGE_EXPORT_STATE_DIR"])
         else:
             variables = gitlab_job()["variables"]
-            state = variables["OPENLINEAGE_EXPORT_STATE_DIR"]
+            state = variables["OPENLINEAGE_EXPORT_STATE_DIR"]  # in the job's container
             self.env |= {
                 "WORKSPACE": variables["WORKSPACE"],
-                "OPENLINEAGE_EXPORT_STATE_DIR": state.replace("$CI_PROJECT_DIR", str(repository)),
+                "OPENLINEAGE_EXPORT_STATE_DIR": f"{tmp_path / 'container'}{state}",
             }
             (cached,) = gitlab_job()["cache"]["paths"]
             self.cached = repository / cached
@@ -337,6 +345,7 @@ class Job:
         lines = [line for line in gitlab_job()["script"] if "pip install" not in line]
         done = self.bash("\n".join(lines))
         self.last_exit = done.returncode
+        self.bash("\n".join(gitlab_job()["after_script"]))  # whatever the outcome
         if done.returncode == 0:
             return "passed", done
         allowed = gitlab_job()["allow_failure"]["exit_codes"]
@@ -348,8 +357,10 @@ class Job:
         return saved
 
     def new_machine(self, cache: Path | None) -> None:
-        """The next job: a fresh runner, its state folder restored from ``cache`` (or lost)."""
+        """The next job: a fresh runner (a new container), its cache restored from ``cache``
+        (or lost)."""
         shutil.rmtree(self.cached, ignore_errors=True)
+        shutil.rmtree(self.env["OPENLINEAGE_EXPORT_STATE_DIR"], ignore_errors=True)
         if cache is not None:
             shutil.copytree(cache, self.cached)
 
@@ -423,3 +434,29 @@ def test_each_push_exports_only_what_is_new_with_the_ledger_from_the_cache(
         job.env["OPENLINEAGE_URL"] = "not a url"
         verdict, done = job.run()
         assert verdict == "failed" and job.last_exit == 2, done.stdout + done.stderr
+
+
+def test_a_ledger_the_repository_holds_is_never_the_jobs(tmp_path: Path) -> None:
+    """Attack A, 2: the pusher commits a ledger (from a rehearsal at the same path, against a
+    sink at the same url) saying their run was sent; the job sends it all the same, or stops."""
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    with FakeServer() as server:
+        job = Job(GITLAB, repository, server.url, tmp_path)
+        ws = WorkspaceMaker(job.workspace)
+        ws.segment("000001.jsonl", [run_record("hidden")])
+        verdict, done = job.run()  # the rehearsal
+        assert verdict == "passed", done.stdout + done.stderr
+        assert (repository / ".openlineage-export-cache" / "ledger.sqlite").exists()
+        env = {**job.env, "GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@p"}
+        env |= {"GIT_COMMITTER_NAME": "p", "GIT_COMMITTER_EMAIL": "p@p"}
+        for git in (["add", "-A"], ["commit", "-qm", "x"]):
+            subprocess.run(["git", *git], cwd=repository, env=env, check=True)
+        job.new_machine(None)  # a first job: no cache yet, what the checkout holds
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repository, check=True)
+        before = len(server.requests)
+        verdict, done = job.run()
+        assert verdict == "failed" and job.last_exit == 2, done.stdout + done.stderr
+        assert "is in the repository: not used as the ledger" in done.stderr
+        assert sent_runs(server.requests[before:]) == set()

@@ -84,16 +84,17 @@ def test_an_alias_is_one_line_naming_the_file_at_once(
 def test_a_file_that_is_no_plain_mapping_is_one_config_error(
     tmp_path: Path, content: str | bytes, said: str
 ) -> None:
-    config = tmp_path / "openlineage.yml"
+    config = tmp_path / "mine" / "openlineage.yml"  # not in a folder the workspace lies in
+    config.parent.mkdir()
     config.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(ConfigError, match=f"^{config}.*{said}"):
-        read_ecosystem({"OPENLINEAGE_CONFIG": str(config)}, tmp_path / "ws")
+        read_ecosystem({"OPENLINEAGE_CONFIG": str(config)}, tmp_path / "project" / "ws")
 
 
 def test_a_fifo_is_not_waited_for(tmp_path: Path) -> None:
     config = tmp_path / "openlineage.yml"
     os.mkfifo(config)
-    found = read_ecosystem({"OPENLINEAGE_CONFIG": str(config)}, tmp_path / "ws")
+    found = read_ecosystem({"OPENLINEAGE_CONFIG": str(config)}, tmp_path / "project" / "ws")
     assert found.layers == () and found.warnings == (
         f"OPENLINEAGE_CONFIG names {config}, which is no file: not read",
     )

@@ -290,7 +290,8 @@ def test_openlineage_yml_reads_as_plain_data_or_one_error_naming_it(
     tmp_path_factory: pytest.TempPathFactory, text: str
 ) -> None:
     folder = tmp_path_factory.mktemp("yml")
-    config = folder / "openlineage.yml"
+    config = folder / "mine" / "openlineage.yml"  # not in a folder the workspace lies in
+    config.parent.mkdir()
     config.write_bytes(text.encode("utf-8", errors="surrogatepass"))
     try:  # (PyYAML's own parser takes seconds for the deepest: they hold no alias)
         aliased = text.count("[") < 200 and any(
@@ -300,7 +301,7 @@ def test_openlineage_yml_reads_as_plain_data_or_one_error_naming_it(
         aliased = False
     environ = {"OPENLINEAGE_CONFIG": str(config)}
     try:
-        found = read_ecosystem(environ, folder / "ws")
+        found = read_ecosystem(environ, folder / "project" / "ws")
     except ConfigError as exc:
         assert str(exc).startswith(str(config)) and "\n" not in str(exc)
         return

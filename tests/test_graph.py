@@ -11,7 +11,7 @@ import pytest
 from helpers import GRAPH, WorkspaceMaker, cli_command, cli_env
 
 from openlineage_export.errors import WorkspaceError
-from openlineage_export.hub.graph import NOT_UNICODE, read_graph
+from openlineage_export.hub.graph import MAX_BYTES, NOT_UNICODE, read_graph
 from openlineage_export.hub.model import BadEntry, Graph, Pipeline, Stage
 
 DISPLAY = ".workspace/lineage/graph.json"
@@ -102,7 +102,7 @@ def test_a_graph_that_cannot_be_used_at_all_is_a_workspace_error(
     ("make", "kind"),
     [
         (lambda path: os.mkfifo(path), "a named pipe (FIFO)"),
-        (lambda path: path.symlink_to("/dev/zero"), "a character device"),
+        (lambda path: path.symlink_to("/dev/zero"), "a link"),  # refused before it is opened
     ],
 )
 def test_a_graph_that_is_no_file_is_one_line_not_a_hang(
@@ -159,3 +159,24 @@ def test_a_workspace_name_that_is_not_unicode_is_one_line(ws: WorkspaceMaker) ->
         read(ws, json.dumps({"workspace": {"name": "w\udcff"}, "pipelines": []}))
     with pytest.raises(WorkspaceError, match="is not JSON"):
         read(ws, '{"workspace": {"name": "w"}, "pipelines": [}')
+
+
+def test_a_graph_larger_than_the_limit_is_one_line_never_read(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """Attack A, 9: a 1 GiB graph.json of blanks (a megabyte of git objects) took 2.1 GB and
+    ended in SIGSEGV under a memory cap: a size from outside sizes no memory of ours."""
+    graph = ws.root / DISPLAY
+    with graph.open("r+b") as stream:  # sparse: no disk, and never read
+        stream.truncate(MAX_BYTES + 1)
+    done = subprocess.run(
+        cli_command("export", "--dry-run", "-w", str(ws.root), "-o", "/dev/null"),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == (
+        f"error: cannot read {DISPLAY} (it is larger than {MAX_BYTES:,} bytes)\n"
+    )

@@ -15,11 +15,11 @@ from helpers import DEMO, WorkspaceMaker, cli_command, cli_env
 
 from openlineage_export.errors import ConfigError
 from openlineage_export.host.jsonfile import (
+    MAX_BYTES,
     parse_object,
     raw_entries,
     read_text,
     write_entries,
-    write_file_atomically,
 )
 
 DEEP = '{"other.extension": ' + "[" * 200_000 + "]" * 200_000 + "}"
@@ -138,14 +138,6 @@ def test_settings_set_writes_atomically_in_the_workspace(
     assert stat.S_IMODE(settings.stat().st_mode) == 0o640
     assert settings.stat().st_ino != inode  # a new file renamed over the old: never half one
     assert sorted(os.listdir(settings.parent)) == ["lineage", "settings.json"]
-
-
-def test_a_link_to_a_file_not_there_yet_creates_it(tmp_path: Path) -> None:
-    target = tmp_path / "elsewhere.json"
-    link = tmp_path / "settings.json"
-    link.symlink_to(target)
-    write_file_atomically(link, b"{}\n")
-    assert link.is_symlink() and target.read_bytes() == b"{}\n"
 
 
 def test_other_keys_are_written_back_with_exactly_their_text(tmp_path: Path) -> None:
@@ -274,3 +266,24 @@ def test_a_deep_or_huge_value_is_shown_or_refused_in_one_line_never_a_traceback(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"error: openlineage.concurrency in {settings} ")
+
+
+@pytest.mark.parametrize("command", [("settings", "list"), ("export", "--dry-run")])
+def test_a_settings_file_larger_than_the_limit_is_one_line(
+    ws: WorkspaceMaker, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Attack A, 9: ``settings list`` (which the editor runs) took 2.1 GB and 32 s on a 1 GiB
+    settings.json of blanks."""
+    settings = ws.root / ".workspace" / "settings.json"
+    settings.write_bytes(b" " * MAX_BYTES + b"{}")
+    done = subprocess.run(
+        cli_command(*command, "-w", str(ws.root)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"error: cannot read {settings}: it is larger than {MAX_BYTES:,} bytes\n"
+    ), done.stderr

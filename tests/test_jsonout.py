@@ -206,4 +206,4 @@ def test_the_error_boundary_writes_a_message_with_a_lone_surrogate_as_json(
     (line,) = done.stderr.splitlines()
     error = json.loads(line)
     assert error["event"] == "error" and error["exitCode"] == 3
-    assert "team-\udce9" in error["message"] and b"team-\\udce9" in line
+    assert "team-\\xe9" in error["message"]  # the name's byte, as files/walk.py shows names

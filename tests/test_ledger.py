@@ -586,3 +586,33 @@ def test_status_with_an_unusable_state_folder_says_it_cannot_read_the_ledger(
         f"); check that {tmp_path}/state is a folder you can write to, or set "
         "OPENLINEAGE_EXPORT_STATE_DIR to another one",
     )
+
+
+# -- the ledger is the user's own: never through a link, never a checkout's (attack A, 2) -------
+
+
+@pytest.mark.parametrize("name", ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"])
+def test_a_dangling_link_in_the_state_folder_creates_nothing(tmp_path: Path, name: str) -> None:
+    from openlineage_export.errors import StateError
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / name).symlink_to(tmp_path / "created-elsewhere")
+    with pytest.raises(StateError, match=r"cannot be used \(a link, not a file\)"):
+        Ledger(state / "ledger.sqlite")
+    assert not (tmp_path / "created-elsewhere").exists()
+
+
+def test_a_ledger_in_a_checkout_is_not_believed(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """A committed ledger that says the pusher's run was sent: refused, nothing read of it."""
+    from openlineage_export.errors import StateError
+
+    trail(ws, 2)
+    export(ws, Server(), tmp_path / "checkout")  # made where no checkout was yet
+    state = tmp_path / "checkout" / "state"
+    assert (state / "ledger.sqlite").exists()
+    (tmp_path / "checkout" / ".git").mkdir()
+    with pytest.raises(StateError, match="is not used: it lies in the checkout"):
+        Ledger(state / "ledger.sqlite")
+    with pytest.raises(StateError, match="is not used: it lies in the checkout"):
+        Ledger.open_read_only({"OPENLINEAGE_EXPORT_STATE_DIR": str(state)})

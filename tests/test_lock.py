@@ -16,7 +16,7 @@ from fakeserver import Answer, FakeServer
 from helpers import WorkspaceMaker, cli_command, cli_env, run_record
 from hubwriter.synth import write_workspace
 
-from openlineage_export.errors import ExportBusy
+from openlineage_export.errors import ExportBusy, StateError
 from openlineage_export.state import lock as lock_module
 from openlineage_export.state.lock import ExportLock
 
@@ -190,3 +190,39 @@ def test_a_released_lock_keeps_no_id(tmp_path: Path) -> None:
     ExportLock.acquire(tmp_path, "/ws", "http://x/api/v1/lineage").release()
     (path,) = (tmp_path / "locks").iterdir()
     assert path.read_bytes() == b""
+
+
+# -- the lock file is the user's own, never through a link (attack A, 2) -----------------------
+
+
+def test_a_link_at_the_locks_name_empties_nothing(tmp_path: Path) -> None:
+    victim = tmp_path / "outside" / "passwd"
+    victim.parent.mkdir()
+    victim.write_text("root:x:0:0:root:/root:/bin/bash\nprecious line 2\n")
+    state = tmp_path / "state"
+    lock = ExportLock.acquire(state, "/ws", "http://x/api/v1/lineage")
+    path = lock.path
+    lock.release()
+    path.unlink()
+    path.symlink_to(victim)  # a committed or planted link where the lock goes
+    (state / "locks" / "dangling.lock").symlink_to(tmp_path / "made-elsewhere")
+    with pytest.raises(StateError, match=r"cannot be used \(a link, not a file\)"):
+        ExportLock.acquire(state, "/ws", "http://x/api/v1/lineage")
+    assert victim.read_text() == "root:x:0:0:root:/root:/bin/bash\nprecious line 2\n"
+    os.rename(state / "locks", state / "moved")
+    (state / "locks").symlink_to(victim.parent)  # the folder of locks a link: refused too
+    with pytest.raises(StateError, match="a link, not a folder"):
+        ExportLock.acquire(state, "/ws", "http://x/api/v1/lineage")
+    assert sorted(os.listdir(victim.parent)) == ["passwd"]
+
+
+def test_a_state_folder_in_a_checkout_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "project" / ".git").mkdir(parents=True)
+    state = tmp_path / "project" / ".openlineage-export-state"
+    with pytest.raises(StateError) as caught:
+        ExportLock.acquire(state, "/ws", "http://x/api/v1/lineage")
+    assert str(caught.value).startswith(
+        f"the state folder {state} (the ledger, the locks) is not used: it lies in the "
+        f"checkout {tmp_path / 'project'} (it has .git)"
+    )
+    assert not state.exists()

@@ -362,3 +362,26 @@ def test_watch_refuses_what_makes_no_sense(
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [f"error: {said}"], done.stderr
+
+
+def test_a_watching_dry_run_never_writes_through_a_committed_link(
+    ws: WorkspaceMaker, env: dict[str, str], watching: Callable[..., Watch]
+) -> None:
+    """Attack A, 3: ``export --watch --dry-run -o events.jsonl`` (the last example of
+    ``export --help``) opened the name with ``path.open("wb")``: a committed link
+    ``events.jsonl -> .venv/bin/activate`` had the user's activate script overwritten."""
+    (ws.root / ".git").mkdir()
+    activate = ws.root / ".venv" / "bin" / "activate"
+    activate.parent.mkdir(parents=True)
+    activate.write_text("# the user's own activate\n")
+    out = ws.root / "events.jsonl"
+    out.symlink_to(".venv/bin/activate")
+    ws.segment("000001.jsonl", [run_record("run-1")])
+    watch = watching(ws.root, env, "--dry-run", "-o", str(out))
+
+    def written() -> int:
+        return 0 if out.is_symlink() or not out.exists() else out.read_text().count("\n")
+
+    watch.wait(lambda: written() == 4, "run-1's events at that very name")
+    assert watch.stop(signal.SIGTERM) == 143
+    assert activate.read_text() == "# the user's own activate\n"

@@ -16,6 +16,7 @@ import click
 
 from .. import jsonout
 from ..errors import ExportError, OutputError
+from ..files.walk import shown_path
 from ..terminal.signals import exit_interrupted
 from ..terminal.streams import STDOUT, detach, write_err
 from .echo import echo
@@ -77,7 +78,8 @@ class Commands(click.Group):
     @staticmethod
     def _error(ctx: click.Context, exc: ExportError) -> None:
         """One line on stderr (JSON with --progress json), and the error's exit code."""
-        message = host_words().error(exc)
+        # A path in it may hold bytes that are not UTF-8 (a workspace's folder): shown \xff.
+        message = shown_path(host_words().error(exc))
         if ctx.meta.get("json_progress"):
             write_err(
                 jsonout.dumps(

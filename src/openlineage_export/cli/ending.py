@@ -15,17 +15,24 @@ from .workspace import URL_SETTING, load_settings
 
 if TYPE_CHECKING:
     from ..export.report import ExportReport
+    from ..files.whose import Checkouts
     from ..host.settings import Settings
     from ..terminal.display import Display
     from ..terminal.signals import Interruption
 
 
 def write_report(
-    path: Path, collector: Any, report: ExportReport, display: Display, *, quiet: bool
+    path: Path,
+    collector: Any,
+    report: ExportReport,
+    display: Display,
+    checkouts: Checkouts,
+    *,
+    quiet: bool,
 ) -> None:
     from ..html_report import write_report
 
-    written = write_report(path, collector, report)
+    written = write_report(path, collector, report, checkouts)
     if written.warning:
         display.warning(written.warning)
     if not quiet:

@@ -13,6 +13,7 @@ import click
 
 from .. import DISTRIBUTION as PROG
 from ..errors import ExportError, OutputError
+from ..files.whose import Checkouts
 from ..host import secrets as secrets_mod
 from ..terminal.signals import held_signals
 from ..terminal.text import shown
@@ -191,8 +192,9 @@ def export(
     settings = settings_with_url(root, url) or load_settings(root)
     if not dry_run and progress != "json" and sys.stdin.isatty() and sys.stderr.isatty():
         _approve_on_first_use(root, settings)
+    checkouts = Checkouts.around(root, os.environ)
     if report_path is not None:
-        check_writable(report_path)
+        check_writable(report_path, checkouts)
     collector = ReportCollector() if report_path is not None else None
     with held_signals():
         from ..terminal.display import Display
@@ -214,10 +216,11 @@ def export(
             to_stdout=to_stdout,
             collector=collector,
             selection=selection,
+            checkouts=checkouts,
         )
     exit_code = interruption.exit_code or report.exit_code
     if report_path is not None and collector is not None:
-        write_report(report_path, collector, report, display, quiet=quiet)
+        write_report(report_path, collector, report, display, checkouts, quiet=quiet)
     say_how_it_ended(
         root,
         settings,
@@ -260,6 +263,7 @@ def _send(
     to_stdout: bool,
     collector: Any,
     selection: Selection | None,
+    checkouts: Checkouts,
 ) -> tuple[ExportReport, Interruption]:
     """The export itself, with the display, the signals and the events file around it."""
     with held_signals():
@@ -276,7 +280,7 @@ def _send(
         with (
             display,
             interruptible(cancel, display.message, stopping=stopping) as interruption,
-            events_file(output) if dry_run else nullcontext() as events,
+            events_file(output, checkouts) if dry_run else nullcontext() as events,
         ):
             for warning in settings.warnings:  # said once, before anything is sent
                 display.warning(warning)
@@ -318,7 +322,8 @@ def _approve_on_first_use(root: Path, settings: Settings | None) -> None:
     try:
         settings = settings or load_settings(root)
         kind = kind_of(settings)
-        opening = Opening(settings, secrets_mod.LazyStore(os.environ), os.environ, root)
+        store = secrets_mod.LazyStore(os.environ, Checkouts.around(root, os.environ))
+        opening = Opening(settings, store, os.environ, root)
         for _ in range(64):  # one question per server (a Kafka password: per broker)
             try:
                 kind.config(opening)

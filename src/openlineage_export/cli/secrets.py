@@ -13,6 +13,7 @@ from ..errors import ConfigError
 from ..host import secrets as secrets_mod
 from .base import Commands
 from .echo import echo, echo_json
+from .workspace import command_checkouts
 
 
 @click.group(
@@ -56,7 +57,7 @@ def secrets_set(name: str, servers: tuple[str, ...]) -> None:
 
     secrets_mod.check_secret_name(name)  # before asking for the value
     origins = [approvable_origin(server, approvable()) for server in servers]
-    store = secrets_mod.default_store(os.environ)
+    store = secrets_mod.default_store(os.environ, checkouts=command_checkouts())
     if sys.stdin.isatty():
         value = click.prompt(
             f"value for {name}",
@@ -98,7 +99,7 @@ def secrets_allow(name: str, server: str) -> None:
 
     secrets_mod.check_secret_name(name)
     origin = approvable_origin(server, approvable())
-    store = secrets_mod.default_store(os.environ)
+    store = secrets_mod.default_store(os.environ, checkouts=command_checkouts())
     if store.get(name) is None:
         raise ConfigError(
             f"no secret named {name!r} in {store.description}; store it with: "
@@ -146,7 +147,7 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
     secrets_mod.check_secret_name(name)
     # Both stores keep the approvals in key-origins.json of the config folder: read there,
     # without looking for a keyring (the value is never needed).
-    kept = KeyOrigins(config_dir(os.environ)).of(name)
+    kept = KeyOrigins(config_dir(os.environ), command_checkouts()).of(name)
     verdict = key_verdict(name, url, [*kept, *approved], os.environ, approvable())
     if as_json:
         echo_json(
@@ -177,7 +178,7 @@ def secrets_check(name: str, url: str, approved: tuple[str, ...], as_json: bool)
 def secrets_list(as_json: bool) -> None:
     """The names of the stored secrets (never their values), one a line on stdout; the store
     they are in on stderr."""
-    store = secrets_mod.default_store(os.environ)
+    store = secrets_mod.default_store(os.environ, checkouts=command_checkouts())
     names = store.names()
     place = store.place if isinstance(store, secrets_mod.Placed) else None
     backend = place.backend if place is not None else "file"
@@ -213,7 +214,7 @@ def secrets_list(as_json: bool) -> None:
 @click.argument("name")
 def secrets_delete(name: str) -> None:
     """Delete the secret NAME (exit 1 when there was none)."""
-    store = secrets_mod.default_store(os.environ)
+    store = secrets_mod.default_store(os.environ, checkouts=command_checkouts())
     if not store.delete(name):
         echo(f"no secret named {name!r} in {store.description}", err=True)
         sys.exit(1)

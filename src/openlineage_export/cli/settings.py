@@ -13,6 +13,7 @@ from click.shell_completion import CompletionItem
 from .. import DISTRIBUTION as PROG
 from ..deliver.registry import doubts
 from ..errors import ExportError
+from ..files.whose import Checkouts
 from ..host import secrets as secrets_mod
 from ..host import settings as settings_mod
 from ..host import settings_file
@@ -176,7 +177,7 @@ def _namespace_from_graph(root: Path) -> tuple[str | None, str]:
         from ..translate.datasets import job_namespace
 
     ws = Workspace(root)
-    graph = read_graph(ws.graph_file, ws.display(ws.graph_file), lambda entry: None)
+    graph = read_graph(ws.graph_file, ws.display(ws.graph_file), lambda entry: None, root=ws.root)
     namespace = job_namespace(None, graph.workspace_name)
     changed = "" if namespace.made_from is None else f" {namespace.made_from!r}, made safe"
     return namespace.name, f"workspace name{changed} in graph.json"
@@ -201,7 +202,7 @@ def settings_set(key: str, value: str) -> None:
     echo(f"{key} = {show(stored)}")
     _say_doubts(root)
     if key.lower().endswith(".secretref"):
-        store = secrets_mod.default_store(os.environ)
+        store = secrets_mod.default_store(os.environ, checkouts=Checkouts.around(root, os.environ))
         if store.get(str(stored)) is None:
             echo(
                 f"warning: no secret named '{stored}' is stored yet (in "

@@ -12,6 +12,8 @@ import click
 
 from .. import DISTRIBUTION as PROG
 from ..errors import ConfigError
+from ..files.walk import shown_path
+from ..files.whose import Checkouts
 from ..terminal.signals import held_signals
 from .base import Command
 from .echo import echo, echo_json
@@ -176,8 +178,8 @@ def _runs(root: Path, url: str | None, as_json: bool) -> None:
         with held_signals():
             from ..state.ledger import Ledger
 
-        ledger = Ledger.open_read_only(os.environ)
-        known = [] if ledger is None else ledger.status(str(root))
+        ledger = Ledger.open_read_only(os.environ, Checkouts.around(root, os.environ))
+        known = [] if ledger is None else ledger.status(shown_path(root))
         if ledger is not None:
             ledger.close()
         if not known:
@@ -216,8 +218,8 @@ def _forget(root: Path, destination: str) -> None:
     with held_signals():
         from ..state.ledger import Ledger
 
-    ledger = Ledger.open_read_only(os.environ)
-    known = [] if ledger is None else [s.destination for s in ledger.status(str(root))]
+    ledger = Ledger.open_read_only(os.environ, Checkouts.around(root, os.environ))
+    known = [] if ledger is None else [s.destination for s in ledger.status(shown_path(root))]
     if ledger is not None:
         ledger.close()
     if destination not in known:
@@ -225,9 +227,9 @@ def _forget(root: Path, destination: str) -> None:
             f"the ledger knows no destination {destination!r} for {root}"
             + (f"; it knows: {', '.join(known)}" if known else " (it was never exported)")
         )
-    ledger = Ledger.open(os.environ)
+    ledger = Ledger.open(os.environ, Checkouts.around(root, os.environ))
     try:
-        ledger.forget(str(root), destination)
+        ledger.forget(shown_path(root), destination)
     finally:
         ledger.close()
     echo(f"forgot {destination}: the next export to it sends every run")

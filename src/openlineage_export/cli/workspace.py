@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ConfigError
+from ..errors import ConfigError, WorkspaceError
+from ..files.whose import Checkouts
 from ..host import settings as settings_mod
 from ..host.workspace import Workspace
 from ..terminal.signals import held_signals
@@ -60,6 +61,16 @@ def current_workspace() -> Path:
     if given is not None:
         return Workspace.open(given).root
     return Workspace.find(Path.cwd()).root
+
+
+def command_checkouts() -> Checkouts:
+    """Where checkouts are, as seen from the command's workspace (-w, else the one holding the
+    current folder, else none: only a .git then tells): whose the user's files are."""
+    try:
+        root: Path | None = current_workspace()
+    except WorkspaceError:
+        root = None
+    return Checkouts.around(root, os.environ)
 
 
 def _contexts(ctx: click.Context | None) -> Iterator[click.Context]:

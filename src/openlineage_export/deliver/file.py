@@ -7,10 +7,11 @@ gets ``events-000001.jsonl``, ``events-000002.jsonl``, ... starting a new file o
 one reaches ``openlineage.file.maxBytes``; a run's events are never split across two files.
 The ledger applies as for a server: each export appends only the runs that are new or changed.
 
-The path is the user's to choose (``OPENLINEAGE_FILE_PATH``, openlineage-python's
-configuration): anywhere, links followed. From the workspace's settings.json it is confined to
+The path is the user's to choose (``OPENLINEAGE_FILE_PATH``): anywhere, written at that very
+name, their own links followed, never a link a checkout holds, on the way or at the name
+(``files/named.py``: refused in one line). From the workspace's settings.json it is confined to
 ``.workspace/exports/`` (``trust.workspace_output``), walked from the workspace root without
-following a link (``files/confine.py``). Either way only a regular file is written, opened
+following a link (``files/tree.py``). Either way only a regular file is written, opened
 without blocking: a FIFO, a device or a socket is refused, never waited on.
 """
 
@@ -19,12 +20,16 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, ClassVar, Literal
 
 from ..errors import ConfigError, DestinationError, OutputError
-from ..files.confine import Refused, open_append, open_folder
+from ..files import named
+from ..files.tree import WorkspaceTree
+from ..files.walk import Folder, Refused
+from ..files.whose import NOWHERE, Checkouts
 from ..guards.secrecy import Redactor
 from ..guards.trust import EXPORTS, outside_exports, workspace_output
 from ..host.setting_row import SettingsGroup, setting
@@ -72,8 +77,10 @@ class FileConfig:
     below: tuple[str, ...] | None = None
     """The path's parts below ``root`` (``.workspace``, ``exports``, ...) when the workspace's
     settings.json named it: opened one by one, never through a link. None: the user chose the
-    path (links followed)."""
+    path (their links followed, never one a checkout holds: ``files/named.py``)."""
     root: Path | None = None
+    checkouts: Checkouts = NOWHERE
+    """Where checkouts are, seen from the workspace (whose a link on the way is)."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> FileConfig:
@@ -90,7 +97,15 @@ class FileConfig:
         )
         if below is not None:
             path = opening.workspace.joinpath(*below)
-            folder = ends_in_slash or below == EXPORTS or (path.is_dir() and not path.is_symlink())
+            try:
+                found = WorkspaceTree(opening.workspace).look(below)
+            except OSError:  # a link on the way: refused, naming it, when it is opened
+                found = None
+            folder = (
+                ends_in_slash
+                or below == EXPORTS
+                or (found is not None and stat.S_ISDIR(found.st_mode))
+            )
             return cls(
                 path=path,
                 folder=folder,
@@ -101,8 +116,13 @@ class FileConfig:
         path = Path(values.path).expanduser()
         if not path.is_absolute():
             path = opening.workspace / path
-        folder = ends_in_slash or path.is_dir()
-        return cls(path=path.absolute(), folder=folder, max_bytes=values.max_bytes)
+        folder = ends_in_slash or named.kind_at(path) == "folder"
+        return cls(
+            path=path.absolute(),
+            folder=folder,
+            max_bytes=values.max_bytes,
+            checkouts=Checkouts.around(opening.workspace, opening.environ),
+        )
 
     @property
     def name(self) -> str:
@@ -125,7 +145,7 @@ class FileDestination:
         self.config = config
         self.name = config.name
         self._file: IO[bytes] | None = None
-        self._folder: int | None = None
+        self._folder: Folder | None = None
         """The folder the files are opened in, held open (a link swapped in cannot move it)."""
         self._size = 0
         self._number = 0
@@ -191,7 +211,7 @@ class FileDestination:
 
     def _drop_folder(self) -> None:
         if self._folder is not None:
-            os.close(self._folder)
+            self._folder.close()
             self._folder = None
 
     def _where(self) -> Path:
@@ -207,7 +227,7 @@ class FileDestination:
             if self.config.folder:
                 numbers = [
                     int(m.group(1))
-                    for name in os.listdir(self._folder)
+                    for name in self._folder.names()
                     if (m := _ROTATED.fullmatch(name))
                 ]
                 self._number = max(numbers, default=1)
@@ -226,21 +246,19 @@ class FileDestination:
         self._size = os.fstat(stream.fileno()).st_size
         return stream
 
-    def _open_folder(self) -> int:
-        """A descriptor of the folder the files go in, made if missing: walked from the
-        workspace without following a link when the workspace named it."""
+    def _open_folder(self) -> Folder:
+        """The folder the files go in, made if missing, held open: walked from the workspace
+        without following a link when the workspace named it; the user's path walked as they
+        wrote it, their links followed, never one a checkout holds."""
         config = self.config
         assert config.path is not None
         if config.below is not None:
             assert config.root is not None
-            return open_folder(
-                config.root, config.below if config.folder else config.below[:-1], create=True
+            return WorkspaceTree(config.root).folder(
+                config.below if config.folder else config.below[:-1], create=True
             )
         folder = config.path if config.folder else config.path.parent
-        folder.mkdir(parents=True, exist_ok=True)
-        return os.open(
-            folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-        )
+        return named.folder_of(folder, config.checkouts, create=True)
 
     def _rotate_if_full(self) -> None:
         if self.config.folder and self._size >= self.config.max_bytes:
@@ -257,17 +275,21 @@ class FileDestination:
     def _open(self, path: Path) -> IO[bytes]:
         """``path`` to append to, in the folder held open: a regular file, never waited on; a
         file the workspace chose is never a link (nor one of another name: a hard link)."""
-        return open_append(path, folder=self._folder, follow=self.config.below is None)
+        assert self._folder is not None
+        if self.config.below is not None:
+            return self._folder.append(path.name, shared=False)
+        return named.append_in(self._folder, path.name, self.config.checkouts)
 
     def _refused(self, exc: Refused) -> ConfigError:
-        what = (exc.strerror or "").removeprefix("it ")
         if self.config.below is not None:
             row = FileSettings.rows()[0]
             return ConfigError(
-                outside_exports(row.key, row.env, f"leads to {exc.filename}, which {what}")
+                outside_exports(
+                    row.key, row.env, f"leads to {exc.filename}, which is {exc.strerror}"
+                )
             )
         return ConfigError(
-            f"openlineage.file.path: cannot write to {exc.filename}: it {what} "
-            "(the file destination appends to regular files; a dry run writes "
-            "the events to standard output)"
+            f"openlineage.file.path: cannot write to {self._where()}: "
+            f"{exc.what(self._where())} (the file destination appends to regular files; a "
+            "dry run writes the events to standard output)"
         )

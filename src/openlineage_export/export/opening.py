@@ -14,6 +14,7 @@ from ..deliver.destination import Destination, Opening, Retry, Supplied
 from ..deliver.file import FileDestination
 from ..deliver.registry import CATALOGUE, doubts, open_destination
 from ..errors import ConfigError
+from ..files.whose import Checkouts
 from ..host.secrets import LazyStore
 from ..host.settings import EventSettings, Settings, load_settings
 from ..host.workspace import Workspace
@@ -103,7 +104,12 @@ def open_workspace(
     """Step *open*: read the workspace's settings and graph."""
     workspace = Workspace.open(path)
     settings = settings or load_settings(workspace, CATALOGUE, environ)
-    graph = read_graph(workspace.graph_file, workspace.display(workspace.graph_file), on_bad)
+    graph = read_graph(
+        workspace.graph_file,
+        workspace.display(workspace.graph_file),
+        on_bad,
+        root=workspace.root,
+    )
     events = settings.of(EventSettings)
     namespace = job_namespace(events.namespace, graph.workspace_name)
     translation = TranslationConfig(
@@ -142,9 +148,10 @@ def take_ledger(
         recorder.warn_host(doubt)  # said at once: the host shows it before the first refusal
     # Taken first and let go last, after the ledger holds everything this export did.
     folder = request.ledger.path.parent if request.ledger else state_dir(environ)
-    lock = ExportLock.acquire(folder, str(opened.workspace.root), destination.name)
+    checkouts = Checkouts.around(opened.workspace.root, environ)
+    lock = ExportLock.acquire(folder, opened.workspace.key, destination.name, checkouts)
     stack.callback(lock.release)
-    ledger = request.ledger or Ledger.open(environ)
+    ledger = request.ledger or Ledger.open(environ, checkouts)
     stack.callback(ledger.close if request.ledger is None else ledger.flush)
     return ledger
 
@@ -160,7 +167,7 @@ def open_for(
     return open_destination(
         Opening(
             opened.settings,
-            request.secrets or LazyStore(environ),
+            request.secrets or LazyStore(environ, Checkouts.around(opened.workspace.root, environ)),
             environ,
             opened.workspace.root,
             Supplied(
@@ -176,4 +183,4 @@ def open_for(
 def ledger_keys(opened: Opened) -> tuple[str, bytes, str]:
     """What the ledger knows an export by: the workspace, its settings' fingerprint and its
     namespace."""
-    return str(opened.workspace.root), opened.fingerprint, opened.translation.namespace
+    return opened.workspace.key, opened.fingerprint, opened.translation.namespace

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files.whose import Checkouts
 from ..host.settings import Settings
 from ..hub.model import BadEntry
 from ..hub.trail import TrailScan
@@ -57,7 +58,7 @@ def export_status(
     those in force, when a host overrides some; default: read from the workspace)."""
     bad = _Counter()
     opened = open_workspace(workspace_path, settings, environ, bad)
-    ledger = Ledger.open_read_only(environ)
+    ledger = Ledger.open_read_only(environ, Checkouts.around(opened.workspace.root, environ))
     scan = scan_trail(opened, bad)
     try:
         states = (
@@ -65,7 +66,7 @@ def export_status(
             if ledger is None
             else [
                 _standing(ledger, scan, opened, entry)
-                for entry in ledger.status(str(opened.workspace.root))
+                for entry in ledger.status(opened.workspace.key)
             ]
         )
         return WorkspaceStatus(scan.runs, bad.count, states)
@@ -78,7 +79,7 @@ def export_status(
 def _standing(
     ledger: Ledger, scan: TrailScan, opened: Opened, entry: DestinationStatus
 ) -> DestinationState:
-    destination_id = ledger.find_destination(str(opened.workspace.root), entry.destination)
+    destination_id = ledger.find_destination(opened.workspace.key, entry.destination)
     pending = sum(
         item.pending for item in classify(scan, ledger, destination_id, opened.fingerprint)
     )
@@ -113,13 +114,11 @@ def runs_standing(
     """Every run of the trail, in trail order, with where it stands at ``destination`` (as
     the ledger names it): exported, pending, or refused with the server's reason."""
     opened = open_workspace(workspace_path, settings, environ, _Counter())
-    ledger = Ledger.open_read_only(environ)
+    ledger = Ledger.open_read_only(environ, Checkouts.around(opened.workspace.root, environ))
     scan = scan_trail(opened, _Counter())
     try:
         found = (
-            None
-            if ledger is None
-            else ledger.find_destination(str(opened.workspace.root), destination)
+            None if ledger is None else ledger.find_destination(opened.workspace.key, destination)
         )
         runs = list(run_states(scan.index, ledger, found, opened.fingerprint))
         return RunsStanding(destination, opened.translation.namespace, runs)

@@ -43,22 +43,3 @@ def xdg_dir(environ: Mapping[str, str], variable: str, under_home: str) -> Path 
         return Path(value)
     home = home_dir(environ)
     return None if home is None else home / under_home
-
-
-def make_private_folder(folder: Path) -> None:
-    """Make ``folder`` and every missing folder above it, each exactly 0700 whatever the umask
-    (a ledger, a lock, secrets: nobody else's business, and under umask 000 a plain mkdir
-    makes them 0777). A folder that is there already is left as it is: the user chose it."""
-    missing: list[Path] = []
-    at = folder
-    while not at.is_dir() and at.parent != at:
-        missing.append(at)
-        at = at.parent
-    for made in reversed(missing):
-        try:
-            os.mkdir(made, 0o700)
-        except FileExistsError:
-            if made.is_dir():
-                continue  # made by another process meanwhile: its mode is its own
-            raise
-        os.chmod(made, 0o700)  # mkdir's mode is filtered by the umask

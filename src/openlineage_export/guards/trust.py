@@ -10,7 +10,7 @@ key*, or what is written outside that folder:
   from the workspace they are refused (:func:`check_user_only`);
 - proxies: they are read from the environment only (``guards/proxy.py``);
 - a file written anywhere but the export's own folder of the workspace, ``.workspace/exports/``
-  (:func:`workspace_output`; opened there without following a link, ``files/confine.py``);
+  (:func:`workspace_output`; opened there without following a link, ``files/tree.py``);
 - which server a key goes to (:func:`check_key_destination`): a key from the environment goes
   only to a server the user named; a stored key only to a server its owner approved for it
   (``secrets set NAME --for ORIGIN``, ``secrets allow NAME ORIGIN``). A host that keeps keys
@@ -282,7 +282,7 @@ def workspace_output(
     environment, the command line, the user's openlineage.yml: anywhere, links followed);
     when the workspace did, its parts below ``root``, which must start with
     ``.workspace/exports`` and never climb (``..``). The caller opens them without following
-    a link (``files/confine.py``). A ConfigError for anywhere else."""
+    a link (``files/tree.py``). A ConfigError for anywhere else."""
     if not from_workspace(settings, setting):
         return None
     path = Path(value)

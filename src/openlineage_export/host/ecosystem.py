@@ -8,11 +8,11 @@ keys stand for which of our settings is declared once, with each setting (its ro
 ``ecosystem`` key: ``setting_row.py``); :func:`given_by` reads them.
 
 Both are the *user's*: they come from the environment and the user's home, never from the
-workspace. An ``openlineage.yml`` that lies in the workspace's repository (the workspace, or
-any folder between it and the repository's root: see :func:`.confine.repository`) travels with
-it, whoever names it (the current folder, ``OPENLINEAGE_CONFIG``), and so does one that is a
-link into it: such a file is not read at all (a warning says so, naming it); the workspace
-speaks through settings.json. A file of the user's is read as plain data: no anchors or aliases
+workspace. An ``openlineage.yml`` that lies in a checkout (any: a ``.git`` at or above it), or
+where the workspace's checkout may be when it has no ``.git`` (``files/whose.py``), travels
+with it, whoever names it (the current folder, ``OPENLINEAGE_CONFIG``, a link in the home
+folder): such a file is not read at all (a warning says so, naming it); the workspace speaks
+through settings.json. A file of the user's is read as plain data: no anchors or aliases
 (nothing there needs them, and a few hundred bytes of them stand for gigabytes, or a loop), at
 most :data:`MAX_BYTES`, never a FIFO.
 """
@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..files.confine import read_file, repository, travels
+from ..files import named
+from ..files.walk import shown_path
+from ..files.whose import Checkouts
 from .setting_row import Setting
 
 ENV_PREFIX = "OPENLINEAGE__"
@@ -71,9 +73,9 @@ def read_ecosystem(environ: Mapping[str, str], workspace: Path | None) -> Ecosys
         return NOTHING
     warnings: list[str] = []
     layers = [_from_variables(environ)]
-    file = _config_file(environ, workspace, warnings)
-    if file is not None:
-        layers.append(_from_file(file))
+    found = _config_file(environ, workspace, warnings)
+    if found is not None:
+        layers.append(_from_file(*found))
     return Ecosystem(tuple(layer for layer in layers if layer.values), tuple(warnings))
 
 
@@ -98,41 +100,45 @@ def _from_variables(environ: Mapping[str, str]) -> Layer:
 
 def _config_file(
     environ: Mapping[str, str], workspace: Path | None, warnings: list[str]
-) -> Path | None:
-    repo = repository(workspace, environ) if workspace is not None else None
+) -> tuple[Path, Checkouts] | None:
+    """The user's own openlineage.yml, found as openlineage-python finds it, and the
+    checkouts it was judged against: a file in a checkout (or where one may be: see
+    ``files/whose.py``), or a link into one, is not the user's, whoever names it."""
+    checkouts = Checkouts.around(workspace, environ)
 
-    def users(path: Path, named: bool = False) -> bool:
-        how = travels(path, repo) if repo is not None else None
-        if how is not None:
-            what = f"{CONFIG_ENV} names {path}, which" if named else str(path)
+    def users(path: Path, named_by: bool = False) -> bool:
+        why = checkouts.of_file(path)
+        if why is not None:
+            shown = shown_path(path)
+            what = f"{CONFIG_ENV} names {shown}, which" if named_by else shown
             warnings.append(
-                f"{what} {how} the workspace's repository {repo}, so it "
-                "travels with it (whoever pushed last wrote it) and is not read "
-                "as your openlineage-python configuration (the workspace's "
-                "settings are in .workspace/settings.json)"
+                f"{what} lies in {why}, so it travels with it (whoever pushed last wrote "
+                "it) and is not read as your openlineage-python configuration (the "
+                "workspace's settings are in .workspace/settings.json; name your own, "
+                f"outside every checkout, with {CONFIG_ENV})"
             )
-        return how is None
+        return why is None
 
     given = environ.get(CONFIG_ENV)
     if given:
         path = Path(given).expanduser()
-        if not path.is_file():
+        if named.kind_at(path) != "file":
             warnings.append(f"{CONFIG_ENV} names {path}, which is no file: not read")
-        elif users(path, named=True):
-            return path
+        elif users(path, named_by=True):
+            return path, checkouts
     here = Path.cwd() / FILE_NAME
-    if here.is_file() and users(here):
-        return here
+    if named.kind_at(here) == "file" and users(here):
+        return here, checkouts
     home = environ.get("HOME")
     if home:
         path = Path(home) / ".openlineage" / FILE_NAME
-        if path.is_file() and users(path):
-            return path
+        if named.kind_at(path) == "file" and users(path):
+            return path, checkouts
     return None
 
 
-def _from_file(path: Path) -> Layer:
-    loaded = _load(path)
+def _from_file(path: Path, checkouts: Checkouts) -> Layer:
+    loaded = _load(path, checkouts)
     if loaded is None:
         return Layer()
     if not isinstance(loaded, dict):
@@ -148,12 +154,14 @@ def _from_file(path: Path) -> Layer:
     return layer
 
 
-def _load(path: Path) -> object:
+def _load(path: Path, checkouts: Checkouts) -> object:
     """The YAML document in ``path``, as plain data, or one ConfigError naming the file."""
     import yaml
 
     try:
-        text = read_file(path, limit=MAX_BYTES).decode("utf-8")
+        text = named.read(path, checkouts, limit=MAX_BYTES).decode("utf-8")
+    except named.Refused as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.what(path)})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:

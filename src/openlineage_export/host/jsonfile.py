@@ -3,73 +3,40 @@ atomically. Knows nothing of what the settings mean (that is ``settings.py``).""
 
 from __future__ import annotations
 
+import errno
 import json
-import os
-import stat
 import sys
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError, value_kind
-from ..files.confine import Refused, open_folder, read_file, replace_file
+from ..files.tree import WorkspaceTree
+from ..files.walk import Refused, shown_path
+
+MAX_BYTES = 1 << 20
+"""The largest settings.json read: a few lines do in practice, and a file of a GiB (of
+blanks: a megabyte of git objects) would take GiBs of memory."""
 
 
-def write_file_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old file or the new, never a part.
-
-    ``mode`` gives the new file's permission bits, set before any byte is written; without it
-    the file keeps the mode of the one it replaces (a new file: 0666 less the umask). The data
-    is written to a temporary file in the same folder, flushed to disk, then renamed over.
-    When ``path`` is a symbolic link, the file it points to is replaced and the link stays
-    (a settings file kept in a dotfiles repository stays shared).
-    """
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
+def read_text(file: Path, *, root: Path | None = None) -> str | None:
+    """The text of the workspace file ``file``, walked from the workspace ``root`` without
+    following a link (None: from the file's own folder, which the caller trusts); None when
+    it is missing. Anything else we cannot read (a link, a FIFO, more than :data:`MAX_BYTES`,
+    not UTF-8) is one ConfigError naming it."""
+    tree = WorkspaceTree(root if root is not None else file.parent)
     try:
-        kept: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        kept = None
-    final = mode if mode is not None else kept
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    # Born owner-only when the mode is known, then given its bits before the first byte.
-    fd = os.open(temp, flags, 0o666 if final is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            if final is not None and hasattr(os, "fchmod"):
-                os.fchmod(out.fileno(), final)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    # Makes the rename itself durable; not possible on every platform, hence best effort.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def read_text(file: Path) -> str | None:
-    try:
-        data = read_file(file)
+        data = tree.read(file.relative_to(tree.root).parts, limit=MAX_BYTES)
     except FileNotFoundError:
         return None
+    except Refused as exc:
+        # A link that leaves would have us read (and send) the user's other settings.
+        hint = " (a workspace's files are read inside it, never through a link)"
+        raise ConfigError(
+            f"cannot read {shown_path(file)}: {exc.what(file)}"
+            + (hint if exc.errno == errno.ELOOP else "")
+        ) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {shown_path(file)}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8-sig")  # editors on Windows may add a BOM
     except UnicodeDecodeError as exc:
@@ -152,13 +119,14 @@ def too_deep(file: Path) -> str:
     )
 
 
-def raw_entries(file: Path) -> dict[str, tuple[str, str]]:
-    """The top-level entries of settings.json as ``key -> (key text, value text)``.
+def raw_entries(file: Path, *, root: Path | None = None) -> dict[str, tuple[str, str]]:
+    """The top-level entries of settings.json as ``key -> (key text, value text)`` (read as
+    :func:`read_text` reads it).
 
     Other keys are written back with exactly the text they had, so that an edit never
     reformats, re-escapes or re-rounds what belongs to someone else.
     """
-    text = read_text(file)
+    text = read_text(file, root=root)
     if text is None or not parse_object(text, file):
         return {}
     # parse_object has vouched for the syntax, so the walk below can trust every character.
@@ -188,23 +156,12 @@ def _skip_blank(text: str, at: int) -> int:
 def check_editable(root: Path, file: Path) -> None:
     """Refuse at once (before it is read to be edited) a file of the workspace ``root`` that
     :func:`write_entries` could not write: one that is, or lies in a folder that is, a link."""
-    parts = file.relative_to(root).parts
     try:
-        folder = open_folder(root, parts[:-1], create=False)
+        WorkspaceTree(root).check_replaceable(file.relative_to(root).parts)
     except Refused as exc:
         raise _through_a_link(file, exc) from None
     except OSError:
         return  # said when it is written, as any other failure to write
-    try:
-        info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
-    except OSError:
-        return
-    finally:
-        os.close(folder)
-    if stat.S_ISLNK(info.st_mode):
-        raise _through_a_link(
-            file, Refused(0, "it is a link, not a file of the workspace's own", str(file))
-        )
 
 
 def write_entries(file: Path, entries: Mapping[str, tuple[str, str]], *, root: Path) -> None:
@@ -214,7 +171,7 @@ def write_entries(file: Path, entries: Mapping[str, tuple[str, str]], *, root: P
     lines = [f"  {raw_key}: {raw_value}" for raw_key, raw_value in entries.values()]
     text = "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
     try:
-        replace_file(root, file.relative_to(root).parts, text.encode("utf-8"))
+        WorkspaceTree(root).replace(file.relative_to(root).parts, text.encode("utf-8"))
     except Refused as exc:
         raise _through_a_link(file, exc) from None
     except OSError as exc:
@@ -222,9 +179,8 @@ def write_entries(file: Path, entries: Mapping[str, tuple[str, str]], *, root: P
 
 
 def _through_a_link(file: Path, exc: Refused) -> ConfigError:
-    what = (exc.strerror or "").removeprefix("it ")
     return ConfigError(
-        f"cannot write {file}: {exc.filename} {what}; the workspace's settings "
-        "are written only inside the workspace, never through a link: nothing "
-        "was written"
+        f"cannot write {shown_path(file)}: {shown_path(exc.filename)} is {exc.strerror}; the "
+        "workspace's settings are written only inside the workspace, never through a link: "
+        "nothing was written"
     )

@@ -15,7 +15,8 @@ import keyring
 import keyring.errors
 
 from ..errors import ConfigError
-from .secret_files import KeyOrigins, locked, read_private_json, write_private_json
+from ..files.whose import NOWHERE, Checkouts
+from .secret_files import KeyOrigins, exists, locked, read_private_json, write_private_json
 from .secret_store import NAME, Place, check_secret_name, check_secret_value
 from .userconfig import SERVICE
 
@@ -54,11 +55,15 @@ class KeyringStore:
 
     INDEX_FILE = "keyring-names.json"
 
-    def __init__(self, folder: Path, backend: Keyring | None = None) -> None:
-        """A store using ``backend`` (default: keyring's active one), indexed in ``folder``."""
+    def __init__(
+        self, folder: Path, backend: Keyring | None = None, checkouts: Checkouts = NOWHERE
+    ) -> None:
+        """A store using ``backend`` (default: keyring's active one), indexed in ``folder``
+        (which must lie in no checkout: ``checkouts``)."""
         self._backend: Keyring = backend if backend is not None else keyring.get_keyring()
         self.index_path = folder / self.INDEX_FILE
-        self._origins = KeyOrigins(folder)
+        self.checkouts = checkouts
+        self._origins = KeyOrigins(folder, checkouts)
 
     def __repr__(self) -> str:
         return f"KeyringStore({self._backend_name()!r}, index={str(self.index_path)!r})"
@@ -98,7 +103,7 @@ class KeyringStore:
         )
 
     def _index(self) -> list[str]:
-        data = read_private_json(self.index_path, "the keyring index")
+        data = read_private_json(self.index_path, "the keyring index", self.checkouts)
         if data is None:
             return []
         if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
@@ -124,10 +129,12 @@ class KeyringStore:
             self._backend.set_password(SERVICE, name, value)
         except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"store '{name}'", exc, value) from None
-        with locked(self.index_path, "the keyring index"):
+        with locked(self.index_path, "the keyring index", self.checkouts):
             names = self._index()
             if name not in names:
-                write_private_json(self.index_path, sorted([*names, name]), "the keyring index")
+                write_private_json(
+                    self.index_path, sorted([*names, name]), "the keyring index", self.checkouts
+                )
 
     def delete(self, name: str) -> bool:
         """Forget ``name`` in the keyring and the index; True if the keyring held it."""
@@ -139,12 +146,15 @@ class KeyringStore:
             existed = False
         except Exception as exc:  # any backend failure, not only keyring's own (see _failed)
             raise self._failed(f"delete '{name}'", exc) from None
-        if self.index_path.exists():  # else no name to take out, and nothing is made
-            with locked(self.index_path, "the keyring index"):
+        if exists(self.index_path, "the keyring index", self.checkouts):  # else nothing made
+            with locked(self.index_path, "the keyring index", self.checkouts):
                 names = self._index()
                 if name in names:
                     write_private_json(
-                        self.index_path, [n for n in names if n != name], "the keyring index"
+                        self.index_path,
+                        [n for n in names if n != name],
+                        "the keyring index",
+                        self.checkouts,
                     )
         self._origins.forget(name)
         return existed

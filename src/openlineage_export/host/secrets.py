@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import ConfigError
+from ..files.whose import NOWHERE, Checkouts
 from .keyring_store import Keyring, KeyringStore, is_usable_keyring, system_keyring
 from .secret_files import FileStore
 from .secret_store import Place, Placed, SecretStore, check_secret_name
@@ -40,8 +41,14 @@ __all__ = [
 ]
 
 
-def default_store(environ: Mapping[str, str], *, backend: Keyring | None = None) -> SecretStore:
-    """The secrets store to use.
+def default_store(
+    environ: Mapping[str, str],
+    *,
+    backend: Keyring | None = None,
+    checkouts: Checkouts = NOWHERE,
+) -> SecretStore:
+    """The secrets store to use, in a config folder that must be the user's own: outside every
+    checkout (``checkouts``: as seen from the command's workspace; ``files/whose.py``).
 
     ``OPENLINEAGE_EXPORT_SECRETS=file|keyring`` forces one. Otherwise the system keyring when
     its active backend is a real one (see :func:`is_usable_keyring`), else a
@@ -53,30 +60,31 @@ def default_store(environ: Mapping[str, str], *, backend: Keyring | None = None)
     if choice not in ("", "file", "keyring"):
         raise ConfigError(f"{BACKEND_ENV} must be 'file' or 'keyring', not {choice!r}")
     if choice == "file":
-        return FileStore(folder)
+        return FileStore(folder, checkouts)
     found = backend if backend is not None else system_keyring()
     if found is not None and is_usable_keyring(found):
-        return KeyringStore(folder, found)
+        return KeyringStore(folder, found, checkouts)
     if choice == "keyring":
         what = str(found) if found is not None else "none found"
         raise ConfigError(
             f"{BACKEND_ENV}=keyring, but there is no usable system keyring "
             f"({what}); start or unlock one, or use {BACKEND_ENV}=file"
         )
-    return FileStore(folder)
+    return FileStore(folder, checkouts)
 
 
 class LazyStore:
     """The :func:`default_store` for ``environ``, found only when a secret is first asked for
     (finding a keyring may take a while, and a key from the environment needs no store)."""
 
-    def __init__(self, environ: Mapping[str, str]) -> None:
+    def __init__(self, environ: Mapping[str, str], checkouts: Checkouts = NOWHERE) -> None:
         self._environ = environ
+        self._checkouts = checkouts
         self._store: SecretStore | None = None
 
     def _found(self) -> SecretStore:
         if self._store is None:
-            self._store = default_store(self._environ)
+            self._store = default_store(self._environ, checkouts=self._checkouts)
         return self._store
 
     @property

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import DISTRIBUTION
 from ..errors import ConfigError, value_kind
+from ..files import named
 from .credentials import credential_error, looks_like_credential
 from .setting_row import Setting
 
@@ -91,7 +92,7 @@ def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
     if row.type == "path":
         path = Path(value).expanduser()
         path = path if path.is_absolute() else base / path
-        if not path.is_file():
+        if named.kind_at(path) != "file":
             raise ConfigError(f"{subject}: no file at {path}")
         return path
     return value

@@ -189,7 +189,7 @@ def load_settings(
     """
     ws = Workspace.at(workspace)
     file = ws.settings_file
-    raw = parse_object(read_text(file), file)
+    raw = parse_object(read_text(file, root=ws.root), file)
     mine = [key for key in raw if key.startswith(PREFIX)]
     # Secret-looking keys first: they are the most urgent thing to tell.
     for key in mine:
@@ -265,8 +265,8 @@ def _ecosystem_warnings(environ: Mapping[str, str] | None, root: Path) -> tuple[
 
 def read_raw(workspace: Path | Workspace) -> dict[str, object]:
     """The settings.json object of ``workspace`` as it is, unchecked ({} when missing)."""
-    file = Workspace.at(workspace).settings_file
-    return parse_object(read_text(file), file)
+    ws = Workspace.at(workspace)
+    return parse_object(read_text(ws.settings_file, root=ws.root), ws.settings_file)
 
 
 def describe(

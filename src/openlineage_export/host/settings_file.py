@@ -35,7 +35,7 @@ def set_setting(
     check_value(row, value, key, ws.root)
     file = ws.settings_file
     check_editable(ws.root, file)
-    entries = raw_entries(file)
+    entries = raw_entries(file, root=ws.root)
     raw_key = entries[key][0] if key in entries else json.dumps(key, ensure_ascii=False)
     text = json.dumps(value, ensure_ascii=False)
     if not text.isascii() and _SURROGATE.search(text):
@@ -60,7 +60,7 @@ def unset_setting(workspace: Path | Workspace, catalogue: Catalogue, key: str) -
         )
     file = ws.settings_file
     check_editable(ws.root, file)
-    entries = raw_entries(file)
+    entries = raw_entries(file, root=ws.root)
     if key not in entries:
         if catalogue.get(key) is not None or looks_like_secret_key(key):
             return False

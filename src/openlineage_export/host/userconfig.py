@@ -58,20 +58,12 @@ def check_users_file(info: os.stat_result, path: Path, what: str) -> None:
         )
 
 
-def check_users_folder(folder: Path, what: str) -> None:
-    """Refuse the folder of ``what`` when someone else could replace the files in it: it must
-    belong to this user (or root) and be writable by its owner only. A missing folder is fine
-    (it is created private)."""
+def check_users_folder(info: os.stat_result, folder: Path, what: str) -> None:
+    """Refuse the folder of ``what`` (whose ``fstat`` is ``info``) when someone else could
+    replace the files in it: it must belong to this user (or root) and be writable by its
+    owner only."""
     if os.name != "posix":
         return
-    try:
-        info = os.stat(folder)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot use the folder {folder} of {what}: {exc.strerror or exc}"
-        ) from None
     if info.st_uid not in (os.geteuid(), 0):
         raise ConfigError(
             f"the folder {folder} of {what} belongs to another user (uid "

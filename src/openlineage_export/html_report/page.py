@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,8 @@ from markupsafe import Markup
 from .. import DISTRIBUTION, __version__
 from ..errors import ConfigError, ExportError
 from ..export.report import ExportReport
+from ..files import named
+from ..files.whose import NOWHERE, Checkouts
 from ..terminal.text import shown
 from .chart import bucket_name, chart, duration, when
 from .collector import (
@@ -90,37 +90,37 @@ class ReportFile:
     warning: str | None
 
 
-def check_writable(path: Path | str) -> None:
-    """Fail early (before an export sends anything) when the report cannot be written there."""
-    folder = Path(path).absolute().parent
-    if not folder.is_dir():
-        raise ConfigError(f"cannot write the report {path}: folder {folder} does not exist")
-    if Path(path).is_dir():
-        raise ConfigError(f"cannot write the report {path}: it is a folder")
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"cannot write the report {path}: folder {folder} is not writable")
+def check_writable(path: Path | str, checkouts: Checkouts = NOWHERE) -> None:
+    """Fail early (before an export sends anything) when the report cannot be written there
+    (a missing or read-only folder, a folder, a link a checkout holds on the way)."""
+    try:
+        named.check_writable(path, checkouts)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report {path}: {_said(exc, path)}") from None
 
 
-def write_report(path: Path | str, collector: ReportCollector, report: ExportReport) -> ReportFile:
-    """Render the report and write it atomically to ``path`` (a reader never sees half a file)."""
+def _said(exc: OSError, path: Path | str) -> str:
+    return exc.what(path) if isinstance(exc, named.Refused) else str(exc.strerror or exc)
+
+
+def write_report(
+    path: Path | str,
+    collector: ReportCollector,
+    report: ExportReport,
+    checkouts: Checkouts = NOWHERE,
+) -> ReportFile:
+    """Render the report and write it atomically at that very name (a reader never sees half
+    a file; a link a checkout holds there is replaced, never written through: ``checkouts``
+    says where checkouts are, seen from the workspace exported)."""
     drawing = draw(views(collector.graph), report.namespace)
     data = render_report(collector, report, drawing).encode("utf-8")
-    target = Path(path)
     try:
-        handle, temp = tempfile.mkstemp(
-            dir=target.absolute().parent, prefix=".report-", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            os.chmod(temp, 0o644)
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        with named.replacing(path, checkouts) as new:
+            new.stream.write(data)
+            new.keep = True
     except OSError as exc:
-        raise ExportError(f"cannot write the report {path}: {exc.strerror or exc}") from exc
-    return ReportFile(target, len(data), drawing.warning)
+        raise ExportError(f"cannot write the report {path}: {_said(exc, path)}") from exc
+    return ReportFile(Path(path), len(data), drawing.warning)
 
 
 def render_report(

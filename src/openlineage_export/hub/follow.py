@@ -23,7 +23,7 @@ Memory holds a few numbers per segment, never the runs: they go to the run index
 
 from __future__ import annotations
 
-import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,7 +34,7 @@ import msgspec
 from ..errors import WorkspaceError
 from ..state.index import RunIndex, Winner
 from .model import BadEntry, Run
-from .segments import MAX_LINE_BYTES, Segment, SegmentProblem, segment_files
+from .segments import MAX_LINE_BYTES, SegmentProblem, segment_files
 from .trail import AuditTrail, TrailScan, fingerprint, quick_check
 
 RECENT_NS = 2_000_000_000
@@ -88,16 +88,17 @@ class TrailFollower:
         Raises :class:`WorkspaceError` when the workspace itself is gone (its folder, or its
         ``.workspace`` folder, removed): a watch has nothing left to follow.
         """
-        audit = self.trail.audit_dir
+        trail = self.trail
         try:
-            folder = os.stat(audit)
-        except FileNotFoundError:
-            self._check_workspace()
-            return False
+            folder = trail.tree.look(trail.audit)
         except OSError as exc:
             raise WorkspaceError(
-                f"cannot read the audit trail {audit}: {exc.strerror or exc}"
+                f"cannot read the audit trail {trail.display(trail.audit_dir)}: "
+                f"{exc.strerror or exc}"
             ) from None
+        if folder is None:
+            self._check_workspace()
+            return False
         grew = False
         now = time.time_ns()
         if folder.st_mtime_ns != self._listed_ns or now - folder.st_mtime_ns < RECENT_NS:
@@ -105,14 +106,19 @@ class TrailFollower:
             grew = self._list()
         if self._current >= len(self.scan.segments):
             return grew
-        size = _size(self.scan.segments[self._current])
+        size = self._size(self.scan.segments[self._current])
         if size != self._seen_size:
             self._seen_size = size
             grew = True
         return grew or self._more or self._current < len(self.scan.segments) - 1
 
     def _check_workspace(self) -> None:
-        if not self._marker.is_dir():
+        tree = self.trail.tree
+        try:
+            marker = tree.look(self._marker.relative_to(tree.root).parts)
+        except OSError:
+            marker = None
+        if marker is None or not stat.S_ISDIR(marker.st_mode):
             raise WorkspaceError(
                 f"the workspace {self._marker.parent} is gone ({self._marker.name} was "
                 "removed): nothing left to follow"
@@ -122,7 +128,8 @@ class TrailFollower:
         """Take the new segments of the folder; True when there were any."""
         known = self.scan.segments
         last = _stem(known[-1].name) if known else ""
-        new = [path for path in segment_files(self.trail.audit_dir) if _stem(path.name) > last]
+        trail = self.trail
+        new = [path for path in segment_files(trail.tree, trail.audit) if _stem(path.name) > last]
         for path in new:
             known.append(path)
             self.scan.ends.append(0)
@@ -157,7 +164,7 @@ class TrailFollower:
         path = scan.segments[number]
         display = self.trail.display(path)
         try:
-            with Segment.open(path) as segment:
+            with self.trail.segment(path) as segment:
                 lines = segment.lines(None, start=scan.ends[number], number=self._numbers[number])
                 for line_no, line, after in lines:
                     if not closed and line is not None and not line.endswith(b"\n"):
@@ -193,6 +200,14 @@ class TrailFollower:
         self.scan.bad_entries += 1
         self._on_bad(BadEntry(file, line, reason))
 
+    def _size(self, path: Path) -> int:
+        """The segment's size (-2 when gone, compressed: the next read opens the .gz)."""
+        try:
+            found = self.trail.tree.look(self.trail.parts(path))
+        except OSError:
+            found = None
+        return -2 if found is None else found.st_size
+
     @property
     def following(self) -> str | None:
         """The segment being followed, as users see it (None before the first one)."""
@@ -204,10 +219,3 @@ class TrailFollower:
 def _stem(name: str) -> str:
     """A segment's name without ``.gz``: the hub compressing it makes no new segment."""
     return name.removesuffix(".gz")
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -2  # gone (compressed): the next read opens the .gz

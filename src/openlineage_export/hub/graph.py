@@ -11,7 +11,8 @@ from typing import Any
 import orjson
 
 from ..errors import WorkspaceError
-from ..files.confine import read_file
+from ..files.tree import WorkspaceTree
+from ..files.walk import Refused
 from .model import BadEntry, Graph, Pipeline, Stage
 
 GRAPH_FORMAT = "lineage-hub/graph@1"
@@ -19,18 +20,34 @@ NOT_UNICODE = "is not Unicode text (a byte that is no UTF-8, or a lone surrogate
 _STRAY = re.compile("[\ud800-\udfff]")
 
 
-def read_graph(path: Path, display: str, on_bad: Callable[[BadEntry], None]) -> Graph:
-    """Load the graph; a broken file is a :class:`WorkspaceError`, a broken entry a bad entry."""
+MAX_BYTES = 256 * 1024 * 1024
+"""The largest graph.json read: a graph of tens of thousands of stages takes a few MB, and a
+file of a GiB (of blanks: a megabyte of git objects) would take GiBs of memory to parse."""
+
+
+def read_graph(
+    path: Path, display: str, on_bad: Callable[[BadEntry], None], *, root: Path | None = None
+) -> Graph:
+    """Load the graph ``path``, walked from the workspace root ``root`` (no link below it
+    followed; None: from the graph's own folder, whose path the caller trusts). A broken,
+    linked or oversized file is a :class:`WorkspaceError`, a broken entry a bad entry."""
+    tree = WorkspaceTree(root if root is not None else path.parent)
     try:
-        data = orjson.loads(read_file(path))
+        raw = tree.read(path.relative_to(tree.root).parts, limit=MAX_BYTES)
     except FileNotFoundError:
         raise WorkspaceError(
             f"{display} not found: this folder is not a workspace with a Lineage hub graph"
         ) from None
-    except orjson.JSONDecodeError as exc:
-        data = _not_all_unicode(read_file(path), display, exc)
+    except Refused as exc:
+        # Said as what it is, the link included: one that leaves the workspace would have us
+        # read (and send) the user's other files.
+        raise WorkspaceError(f"cannot read {display} ({exc.what(path)})") from None
     except OSError as exc:
         raise WorkspaceError(f"cannot read {display} ({exc.strerror or exc})") from None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        data = _not_all_unicode(raw, display, exc)
     if not isinstance(data, dict):
         raise WorkspaceError(f"{display} must hold a JSON object")
     fmt = data.get("format")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import os
 import stat
 import zlib
 from collections.abc import Callable, Iterator
@@ -15,7 +14,8 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import WorkspaceError
-from ..files.confine import file_kind
+from ..files.tree import WorkspaceTree
+from ..files.walk import Refused, shown_path
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is one bad entry, skipped without ever being held in memory whole."""
@@ -24,49 +24,45 @@ _PLAIN, _GZIP = ".jsonl", ".jsonl.gz"
 _SKIP_CHUNK = 1 << 20
 
 
-def segment_files(audit_dir: Path) -> list[Path]:
-    """The segments of the trail, in the order of their names.
+def segment_files(tree: WorkspaceTree, audit: tuple[str, ...]) -> list[Path]:
+    """The segments of the trail (the folder ``audit`` of ``tree``), in the order of their
+    names.
 
     A segment found both plain and compressed is being compressed by the hub right now: the
-    plain one is read (and, should it be gone by then, its ``.gz``).
+    plain one is read (and, should it be gone by then, its ``.gz``). A folder on the way that
+    is a link is not followed (:class:`WorkspaceError`, naming it).
     """
+    folder = tree.path(audit)
     try:
-        names = {p.name for p in audit_dir.iterdir() if p.name.endswith((_PLAIN, _GZIP))}
+        names = {name for name in tree.names(audit) if name.endswith((_PLAIN, _GZIP))}
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise WorkspaceError(f"cannot list the audit trail {audit_dir}: {exc.strerror}") from None
+        raise WorkspaceError(
+            f"cannot list the audit trail {shown_path(exc.filename or folder)}: {_why(exc)}"
+        ) from None
     names -= {name + ".gz" for name in names if name.endswith(_PLAIN)}
-    return [audit_dir / name for name in sorted(names)]
+    return [folder / name for name in sorted(names)]
+
+
+def _why(exc: OSError) -> str:
+    """What an ``OSError`` of the seam says: ``it is a link, ...``, or the system's words."""
+    if isinstance(exc, Refused):
+        return f"it is {exc.strerror}"
+    return str(exc.strerror or exc)
 
 
 class SegmentProblem(Exception):
     """A segment cannot be read (or no longer reads as it did); the message says why."""
 
 
-def _open_regular(path: Path) -> int:
-    """Open ``path`` for reading without ever waiting on a FIFO or a device (``O_NONBLOCK``).
-
-    A regular file that another program holds a lease on (a file server, a sync tool) refuses
-    a non-blocking open until it lets go, which the kernel asks it to do and bounds by
-    ``/proc/sys/fs/lease-break-time``: that wait is taken, not reported as an unreadable
-    segment. Only regular files are leased, so the blocking open is never a FIFO's.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+def segment_size(tree: WorkspaceTree, parts: tuple[str, ...]) -> int:
+    """The segment's size on disk (0 when it cannot be told, or it is no file)."""
     try:
-        return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
-    except BlockingIOError:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise
-        return os.open(path, flags)
-
-
-def segment_size(path: Path) -> int:
-    """The segment's size on disk (0 when it cannot be told)."""
-    try:
-        return path.stat().st_size
+        found = tree.look(parts)
     except OSError:
         return 0
+    return found.st_size if found is not None and stat.S_ISREG(found.st_mode) else 0
 
 
 class Segment:
@@ -83,36 +79,32 @@ class Segment:
         self.compressed = compressed
 
     @classmethod
-    def open(cls, path: Path) -> Segment:
-        """Open ``path``, or its ``.gz`` when the hub compressed it since it was listed.
+    def open(cls, tree: WorkspaceTree, parts: tuple[str, ...]) -> Segment:
+        """Open the segment ``parts`` of ``tree``, or its ``.gz`` when the hub compressed it
+        since it was listed.
 
-        Only a regular file (or a link to one) is a segment: a FIFO or a device would never
-        end. Raises :class:`SegmentProblem`.
+        Only a regular file is a segment: a link (it may lead out of the workspace, to the
+        user's other files), a FIFO or a device is refused, never followed, never waited on.
+        Raises :class:`SegmentProblem`.
         """
         try:
             try:
-                fd = _open_regular(path)
+                raw, info = tree.stream(parts)
             except FileNotFoundError:
-                if not path.name.endswith(_PLAIN):
+                if not parts[-1].endswith(_PLAIN):
                     raise
-                path = path.with_name(path.name + ".gz")
-                fd = _open_regular(path)
+                parts = (*parts[:-1], parts[-1] + ".gz")
+                raw, info = tree.stream(parts)
+        except Refused as exc:
+            raise SegmentProblem(
+                f"skipped: it is {(exc.strerror or '').removesuffix(', not a file')}, "
+                "not a file of the audit trail"
+            ) from None
         except OSError as exc:
             raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None
         closing = contextlib.ExitStack()
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise SegmentProblem(
-                    f"skipped: it is {file_kind(info.st_mode)}, not a file of the audit trail"
-                )
-            raw = closing.enter_context(os.fdopen(fd, "rb", buffering=1 << 16))
-        except BaseException:
-            closing.close()
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            raise
-        if path.name.endswith(".gz"):
+        closing.enter_context(raw)
+        if parts[-1].endswith(".gz"):
             stream: IO[bytes] = closing.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
             return cls(stream, closing, None, True)
         return cls(raw, closing, info.st_size, False)

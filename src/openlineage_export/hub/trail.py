@@ -25,6 +25,8 @@ from typing import Protocol, TypeVar
 import msgspec
 
 from ..errors import WorkspaceError
+from ..files.tree import WorkspaceTree
+from ..files.walk import shown_path
 from ..state.index import RunIndex
 from .model import BadEntry, BadRecord, Run
 from .records import kind_of, parse_run, parse_trusted
@@ -158,17 +160,32 @@ class AuditTrail:
     """The audit trail of one workspace, read per the Lineage hub contract."""
 
     def __init__(self, audit_dir: Path, *, display_root: Path | None = None) -> None:
+        """The trail in ``audit_dir``, walked from the workspace root ``display_root`` (no
+        link below it followed; when None, from ``audit_dir`` itself: its path is trusted)."""
         self.audit_dir = audit_dir
         self._root = display_root
+        self.tree = WorkspaceTree(display_root if display_root is not None else audit_dir)
+        """The files the trail is read from (``files/tree.py``)."""
+        self.audit = self.parts(audit_dir)
+        """The audit folder's parts below the tree's root."""
+
+    def parts(self, path: Path) -> tuple[str, ...]:
+        """``path`` (the audit folder, or a segment in it) as parts below the tree's root."""
+        return path.relative_to(self.tree.root).parts
+
+    def segment(self, path: Path) -> Segment:
+        """The segment ``path`` opened (:meth:`Segment.open`)."""
+        return Segment.open(self.tree, self.parts(path))
 
     def display(self, path: Path) -> str:
-        """A segment's name as users see it: relative to the workspace root."""
+        """A segment's name as users see it: relative to the workspace root (a byte of it
+        that is not UTF-8 written ``\\xff``)."""
         if self._root is not None:
             try:
-                return path.relative_to(self._root).as_posix()
+                return shown_path(path.relative_to(self._root).as_posix())
             except ValueError:
                 pass
-        return str(path)
+        return shown_path(path)
 
     def where(self, scan: TrailScan, position: Position) -> str:
         """``<segment>:<line>`` of a position, as a bad entry names it."""
@@ -193,7 +210,7 @@ class AuditTrail:
         """
         index = RunIndex()
         index.starts = starts
-        scan = TrailScan(segments=segment_files(self.audit_dir), index=index)
+        scan = TrailScan(segments=segment_files(self.tree, self.audit), index=index)
         try:
             self._scan(
                 scan,
@@ -216,7 +233,11 @@ class AuditTrail:
         on_read: Callable[[int, int], None] | None,
     ) -> None:
         last = len(scan.segments) - 1
-        sizes = [segment_size(path) for path in scan.segments] if on_read is not None else []
+        sizes = (
+            [segment_size(self.tree, self.parts(path)) for path in scan.segments]
+            if on_read is not None
+            else []
+        )
         total = sum(sizes)
         passed = 0  # the sizes of the segments before this one: a running total, not a sum each
         for index, path in enumerate(scan.segments):
@@ -228,7 +249,7 @@ class AuditTrail:
                 passed += sizes[index]
                 on_read(before, total)
             try:
-                with Segment.open(path) as segment:
+                with self.segment(path) as segment:
                     for number, line, after in segment.lines(segment.length):
                         scan.lines += 1
                         if on_read is not None and number % _POSITION_EVERY == 0:
@@ -283,7 +304,7 @@ class AuditTrail:
             display = self.display(path)
             problem: str | None = None
             try:
-                with Segment.open(path) as segment:
+                with self.segment(path) as segment:
                     for number, line, _ in segment.lines(scan.ends[segment_no]):
                         if number != current.line:
                             continue

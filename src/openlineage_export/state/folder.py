@@ -9,6 +9,9 @@ from pathlib import Path
 from .. import DISTRIBUTION
 from ..errors import StateError
 from ..files.userdirs import xdg_dir
+from ..files.users import own_folder
+from ..files.walk import Folder, shown_path
+from ..files.whose import Checkouts, InCheckout
 
 STATE_DIR_ENV = "OPENLINEAGE_EXPORT_STATE_DIR"
 
@@ -27,6 +30,23 @@ def state_dir(environ: Mapping[str, str]) -> Path:
             f"XDG_STATE_HOME or {STATE_DIR_ENV} to an absolute folder"
         )
     return base / DISTRIBUTION
+
+
+def state_folder(path: Path, checkouts: Checkouts, *, create: bool) -> Folder:
+    """The state folder ``path`` held open (made 0700 when missing and ``create``;
+    ``FileNotFoundError`` otherwise): the user's own, positively outside every checkout. One
+    inside a checkout (``docs/ci/gitlab-ci.yml`` once put it in ``$CI_PROJECT_DIR``; or HOME
+    the checkout) is a :class:`StateError`: a committed ledger there would say runs were sent
+    that never were, and a committed link there would be written through."""
+    try:
+        return own_folder(path, checkouts, create=create)
+    except InCheckout as exc:
+        raise StateError(
+            f"the state folder {shown_path(path)} (the ledger, the locks) is not used: it lies "
+            f"in {exc.why}, where whoever pushed last could have put a ledger that says runs "
+            f"were sent, or a link; set {STATE_DIR_ENV} to a folder outside every checkout "
+            "(in CI: a cache folder outside the project's)"
+        ) from None
 
 
 ADVICE = "check that {folder} is a folder you can write to, or set {env} to another one"

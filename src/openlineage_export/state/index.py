@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import sqlite3
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files.scratch import Scratch, remove_abandoned, temporary
 from . import state_errors
 
 _BATCH = 5000
@@ -83,18 +81,13 @@ class RunIndex:
     """trace id -> (segment, line, fingerprint, pipeline, start) of its last good record."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        parent = Path(folder) if folder is not None else Path(tempfile.gettempdir())
+        parent = temporary(folder)
         with state_errors(f"the temporary folder {parent}", _ADVICE, full=_FULL):
-            remove_abandoned(parent)
-            self._folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
-            self.path = self._folder / "index.sqlite"
-            # URIs on: the ledger is attached as it was opened (read only, ``state/readonly``).
-            self.db = sqlite3.connect(
-                self.path.absolute().as_uri(),
-                uri=True,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            remove_abandoned(parent, _PREFIX, _running)
+            self._scratch = Scratch(_PREFIX, parent)
+            self.path = self._scratch.path / "index.sqlite"
+            # URIs on: the ledger is attached as it was opened (``files/database.py``).
+            self.db = self._scratch.database("index.sqlite")
             for pragma in (
                 "journal_mode = OFF",
                 "synchronous = OFF",
@@ -221,27 +214,13 @@ class RunIndex:
     def close(self) -> None:
         """Delete the index file."""
         self.db.close()
-        shutil.rmtree(self._folder, ignore_errors=True)
+        self._scratch.remove()
 
     def __enter__(self) -> RunIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def remove_abandoned(parent: Path) -> None:
-    """Remove the index folders that exports which are no longer running left in ``parent``."""
-    try:
-        entries = list(parent.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        if not entry.name.startswith(_PREFIX):
-            continue
-        pid_text = entry.name.removeprefix(_PREFIX).partition("-")[0]
-        if pid_text.isdigit() and not _running(int(pid_text)):
-            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _running(pid: int) -> bool:

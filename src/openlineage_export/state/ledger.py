@@ -1,6 +1,7 @@
 """The export ledger: which runs each destination has accepted, so exports send only changes.
 
-One SQLite file in the user's state directory (never in the workspace), keyed by workspace
+One SQLite file in the user's state directory (never in the workspace, nor in any checkout:
+``folder.state_folder``; opened through ``files/database.py``), keyed by workspace
 and destination. A run enters it only once every one of its events was accepted; a run whose
 record line changed since (a run exported while running has ended), or that was exported with
 other settings, is *pending* again. Records are buffered and written in short transactions
@@ -19,17 +20,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..errors import StateError
-from ..files.userdirs import make_private_folder
+from ..files.database import Database, attach, connect, detach
+from ..files.walk import Folder
+from ..files.whose import NOWHERE, Checkouts
 from . import state_errors
 from .answers import Classified, DestinationStatus
-from .folder import ADVICE, DAMAGED, FULL, STATE_DIR_ENV, state_dir
+from .folder import ADVICE, DAMAGED, FULL, STATE_DIR_ENV, state_dir, state_folder
 from .index import EVERY_RUN, RunFilter, RunIndex, Winner
 from .migrations import migrate, now, up_to_date
 from .readonly import connect_read_only
@@ -50,22 +52,20 @@ class Ledger:
     """The ledger file; one connection, used from the export's thread (and, to write what is
     recorded while the export waits, from a timer thread of its own, under one lock)."""
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, read_only: bool = False, checkouts: Checkouts = NOWHERE
+    ) -> None:
+        """The ledger file ``path`` (made when missing, unless ``read_only``), in a folder of
+        the user's: outside every checkout (``checkouts``), never through a link."""
         self.path = path
         self.read_only = read_only
-        self._attach_as = path.absolute().as_uri()
-        """How the run index attaches this file: as a URI, whose percent-escapes carry any
-        byte of its name (SQLite takes a name as UTF-8: a state folder the environment names
-        with a byte that is not, read by Python as a lone surrogate, had none); read only: the
-        URI it was opened with."""
         with self._errors():
-            if read_only:
-                self.db = self._read_only(path)
-            else:
-                make_private_folder(path.parent)
-                if not path.exists():
-                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-                self.db = self._writable(path)
+            with state_folder(path.parent, checkouts, create=not read_only) as folder:
+                if read_only:
+                    self._database = self._read_only(folder)
+                else:
+                    self._database = self._writable(folder, create=True)
+            self.db = self._database.db
             self._check_whole()
             if not read_only:
                 self.db.execute("PRAGMA journal_mode = WAL")
@@ -77,50 +77,51 @@ class Ledger:
         self._timer: threading.Thread | None = None
         self._broken: StateError | None = None
 
-    @staticmethod
-    def _writable(path: Path) -> sqlite3.Connection:
-        db = sqlite3.connect(
-            path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
-        )
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        return db
+    def _writable(self, folder: Folder, *, create: bool = False) -> Database:
+        database = connect(folder, self.path.name, create=create, timeout=BUSY_TIMEOUT_MS / 1000)
+        database.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return database
 
-    def _read_only(self, path: Path) -> sqlite3.Connection:
-        """``path`` to read, writing nothing (on a read-only file system too); a ledger an
+    def _read_only(self, folder: Folder) -> Database:
+        """The ledger to read, writing nothing (on a read-only file system too); a ledger an
         older version wrote is brought up to date first, as an export would."""
-        db, self._attach_as = connect_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000)
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if up_to_date(db):
-            return db
-        db.close()
-        writable = self._writable(path)
+        database = connect_read_only(folder, self.path.name, timeout=BUSY_TIMEOUT_MS / 1000)
+        database.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if up_to_date(database.db):
+            return database
+        database.close()
+        writable = self._writable(folder)
         try:
-            migrate(writable)
+            migrate(writable.db)
         finally:
             writable.close()
-        db, self._attach_as = connect_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000)
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        return db
+        database = connect_read_only(folder, self.path.name, timeout=BUSY_TIMEOUT_MS / 1000)
+        database.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return database
 
     @classmethod
-    def open(cls, environ: Mapping[str, str]) -> Ledger:
-        """The user's ledger, created on first use."""
-        return cls(state_dir(environ) / "ledger.sqlite")
+    def open(cls, environ: Mapping[str, str], checkouts: Checkouts = NOWHERE) -> Ledger:
+        """The user's ledger, created on first use (its folder outside every checkout)."""
+        return cls(state_dir(environ) / "ledger.sqlite", checkouts=checkouts)
 
     @classmethod
-    def open_read_only(cls, environ: Mapping[str, str]) -> Ledger | None:
+    def open_read_only(
+        cls, environ: Mapping[str, str], checkouts: Checkouts = NOWHERE
+    ) -> Ledger | None:
         """The user's ledger to read (``status``), or None when there is none yet."""
         path = state_dir(environ) / "ledger.sqlite"
         try:
-            os.stat(path)
+            with state_folder(path.parent, checkouts, create=False) as folder:
+                if folder.look(path.name) is None:
+                    return None  # never exported from here
         except FileNotFoundError:
-            return None  # never exported from here
+            return None
         except OSError as exc:  # the state folder is a file, or cannot be searched
             raise StateError(
                 f"cannot read the export ledger {path} ({exc.strerror or exc}); "
                 + ADVICE.format(folder=path.parent, env=STATE_DIR_ENV)
             ) from None
-        return cls(path, read_only=True)
+        return cls(path, read_only=True, checkouts=checkouts)
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return state_errors(
@@ -262,12 +263,12 @@ class Ledger:
         self.flush()
         index.seal()
         with self._errors():
-            index.db.execute("ATTACH DATABASE ? AS ledger", (self._attach_as,))
+            attach(index.db, self._database, "ledger")
         try:
             yield index.db
         finally:
             with contextlib.suppress(sqlite3.Error):  # the export may end before the last row
-                index.db.execute("DETACH DATABASE ledger")
+                detach(index.db, "ledger")
 
     def record(
         self,
@@ -385,4 +386,4 @@ class Ledger:
             if not self.read_only and self._broken is None:
                 self.flush()
         finally:
-            self.db.close()
+            self._database.close()

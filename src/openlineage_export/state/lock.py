@@ -5,7 +5,8 @@ has recorded yet (most of them, twice). The second one is refused, naming the pr
 holds the lock, rather than made to wait: an export can take hours, and a scheduler that
 started it again wants to know at once (exit code 5; run it again later).
 
-The lock is ``fcntl.flock`` on a file in ``<state dir>/locks/``: the kernel releases it when
+The lock is ``flock`` on a file in ``<state dir>/locks/`` (opened through ``files/``: never a
+link, the state folder the user's own, outside every checkout): the kernel releases it when
 its holder ends, however it ends (even ``kill -9``), so a killed export never leaves one
 behind. The file stays (removing it would race with the next export opening it); it holds the
 holder's process id, for the message. The holder writes that id just after it takes the lock,
@@ -17,15 +18,16 @@ a live process's id to appear (an id left by a killed holder is never named), an
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import time
 from pathlib import Path
 
 from ..errors import ExportBusy
-from ..files.userdirs import make_private_folder
+from ..files.walk import try_lock
+from ..files.whose import NOWHERE, Checkouts
 from . import state_errors
+from .folder import state_folder as state_folder_of
 
 LOCKS = "locks"
 """The folder of lock files, in the state folder."""
@@ -43,9 +45,16 @@ class ExportLock:
         self._fd: int | None = fd
 
     @classmethod
-    def acquire(cls, state_folder: Path, workspace: str, destination: str) -> ExportLock:
+    def acquire(
+        cls,
+        state_folder: Path,
+        workspace: str,
+        destination: str,
+        checkouts: Checkouts = NOWHERE,
+    ) -> ExportLock:
         """Take the lock of (workspace, destination), or raise :class:`ExportBusy` naming the
-        process that holds it. ``StateError`` when the state folder cannot hold a lock file."""
+        process that holds it. ``StateError`` when the state folder cannot hold a lock file,
+        or is not the user's (it lies in a checkout: ``checkouts``)."""
         key = hashlib.blake2b(f"{workspace}\x00{destination}".encode(), digest_size=10)
         path = state_folder / LOCKS / f"{key.hexdigest()}.lock"
         with state_errors(
@@ -54,8 +63,11 @@ class ExportLock:
             "OPENLINEAGE_EXPORT_STATE_DIR to another one",
             full="free some space there, or set OPENLINEAGE_EXPORT_STATE_DIR to a folder with room",
         ):
-            make_private_folder(path.parent)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            with (
+                state_folder_of(state_folder, checkouts, create=True) as folder,
+                folder.child(LOCKS, create=True, mode=0o700) as locks,
+            ):
+                fd = locks.lock_file(path.name)  # never a link: a committed one is refused
             try:
                 _take(fd, workspace, destination)
             except BaseException:
@@ -87,20 +99,16 @@ class ExportLock:
 def _take(fd: int, workspace: str, destination: str) -> None:
     """Take the flock on ``fd``, or raise :class:`ExportBusy` naming its holder."""
     deadline = time.monotonic() + NAMING_WAIT
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            holder = _holder(fd)
-            if holder is None and time.monotonic() < deadline:
-                time.sleep(0.01)  # the holder is writing its id, or about to
-                continue
-            who = f"process {holder}" if holder else "another process"
-            raise ExportBusy(
-                f"another export of {workspace} to {destination} is running ({who}); "
-                "nothing was sent: wait for it to finish, or stop it, then export again"
-            ) from None
+    while not try_lock(fd):
+        holder = _holder(fd)
+        if holder is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # the holder is writing its id, or about to
+            continue
+        who = f"process {holder}" if holder else "another process"
+        raise ExportBusy(
+            f"another export of {workspace} to {destination} is running ({who}); "
+            "nothing was sent: wait for it to finish, or stop it, then export again"
+        )
 
 
 def _holder(fd: int) -> int | None:

@@ -11,31 +11,26 @@ a killed writer left in its log, and never wrote to the file, is not seen.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
+
+from ..files.database import Database, connect
+from ..files.walk import Folder
 
 
-def connect_read_only(path: Path, *, timeout: float) -> tuple[sqlite3.Connection, str]:
-    """A connection that reads ``path`` and can write nothing, anywhere; and the URI it was
-    opened with, for another connection to ``ATTACH`` the file the same way (that one must be
-    opened with ``uri=True``)."""
-    uri = path.absolute().as_uri()
-    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+def connect_read_only(folder: Folder, name: str, *, timeout: float) -> Database:
+    """A connection that reads the database ``name`` in ``folder`` and can write nothing,
+    anywhere (another connection attaches it the same way: ``Database.uri``)."""
+    for immutable in (False, True):
+        database = connect(folder, name, read_only=True, immutable=immutable, timeout=timeout)
         try:
-            return _connect(uri + query, timeout), uri + query
+            database.db.execute("PRAGMA query_only = ON")
+            database.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.OperationalError:  # (SQLite opens the file at the first statement)
-            if query.endswith("immutable=1"):
+            database.close()
+            if immutable:
                 raise
+            continue
+        except BaseException:
+            database.close()
+            raise
+        return database
     raise AssertionError("unreachable")
-
-
-def _connect(uri: str, timeout: float) -> sqlite3.Connection:
-    db = sqlite3.connect(
-        uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False
-    )
-    try:
-        db.execute("PRAGMA query_only = ON")
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except BaseException:
-        db.close()
-        raise
-    return db

@@ -2,7 +2,9 @@
 
 A file is written under a temporary name in its own folder and renamed to its name only when
 the dry run finished: an interrupted or failed one leaves no half-written file behind (and an
-earlier file of that name as it was). What is not a regular file (``/dev/null``, a FIFO) is
+earlier file of that name as it was). The name is the one the user gave, written through
+``files/named.py``: a link a checkout holds there is replaced, never written through, and one
+on the way refused; what is not a regular file (``/dev/null``, a FIFO of the user's) is
 written to directly.
 """
 
@@ -10,15 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
-import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import ConfigError, OutputError
+from ..files import named
+from ..files.whose import Checkouts
 
 STDOUT = "-"
 """The path that means standard output, as in most command-line tools."""
@@ -29,15 +30,20 @@ def is_stdout(path: Path | None) -> bool:
     return path is None or str(path) == STDOUT
 
 
-def check_output(path: Path) -> None:
-    """Refuse, before anything is read or sent, an output file that cannot be written."""
-    folder = path.absolute().parent
-    if not folder.is_dir():
-        raise ConfigError(f"cannot write the events to {path}: folder {folder} does not exist")
-    if path.is_dir():
-        raise ConfigError(f"cannot write the events to {path}: it is a folder")
-    if not os.access(folder, os.W_OK) and not path.exists():
-        raise ConfigError(f"cannot write the events to {path}: folder {folder} is not writable")
+def check_output(path: Path, checkouts: Checkouts) -> None:
+    """Refuse, before anything is read or sent, an output file that cannot be written (a
+    missing or read-only folder, a folder, a link a checkout holds on the way)."""
+    try:
+        named.check_writable(path, checkouts)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the events to {path}: {said(exc, path)}") from None
+
+
+def said(exc: OSError, path: Path) -> str:
+    """What an ``OSError`` of ``files/`` says of ``path``, in words."""
+    if isinstance(exc, named.Refused):
+        return exc.what(path)
+    return str(exc.strerror or exc)
 
 
 class EventsFile:
@@ -52,8 +58,10 @@ class EventsFile:
 
 
 @contextlib.contextmanager
-def events_file(path: Path | None) -> Iterator[EventsFile]:
-    """The dry run's events stream: standard output, or ``path`` written as a whole."""
+def events_file(path: Path | None, checkouts: Checkouts) -> Iterator[EventsFile]:
+    """The dry run's events stream: standard output, or ``path`` written as a whole, at that
+    very name (``files/named.py``: a link a checkout holds there is replaced, never written
+    through)."""
     if is_stdout(path):
         if sys.stdout is None:  # started with >&-
             raise OutputError(
@@ -64,53 +72,20 @@ def events_file(path: Path | None) -> Iterator[EventsFile]:
         yield EventsFile(sys.stdout.buffer, None)
         return
     assert path is not None
-    check_output(path)
-    target = path.resolve() if path.is_symlink() else path
-    if target.exists() and not stat.S_ISREG(target.stat().st_mode):
-        with _opened(target, "wb") as stream:  # a device or a FIFO: no rename over it
-            yield EventsFile(stream, path)
-        return
+    check_output(path, checkouts)
+    stack = contextlib.ExitStack()
     try:
-        handle, temp = tempfile.mkstemp(
-            dir=target.absolute().parent, prefix=f".{target.name}.", suffix=".part"
-        )
+        new = stack.enter_context(named.replacing(path, checkouts))
     except OSError as exc:
-        raise ConfigError(f"cannot write the events to {path}: {exc.strerror}") from None
-    written = EventsFile(os.fdopen(handle, "wb"), path)
+        raise ConfigError(f"cannot write the events to {path}: {said(exc, path)}") from None
+    written = EventsFile(new.stream, path)
     try:
-        try:
-            with written.stream:
-                yield written
-        except OSError as exc:  # the last of it written on closing: a full disk
-            raise OutputError(
-                f"cannot write the events to {path}: {exc.strerror or exc}",
-                exc.errno,
-                exc.strerror or str(exc),
-            ) from None
-        if written.keep:
-            os.chmod(temp, _mode_for(target))
-            os.replace(temp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-
-
-@contextlib.contextmanager
-def _opened(path: Path, mode: str) -> Iterator[BinaryIO]:
-    try:
-        stream = path.open(mode)
-    except OSError as exc:
-        raise ConfigError(f"cannot write the events to {path}: {exc.strerror}") from None
-    with stream:
-        yield stream  # type: ignore[misc]
-
-
-def _mode_for(target: Path) -> int:
-    """The permissions the file would have had if written in place: its own, else the
-    default for a new file (mkstemp makes it private)."""
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        with stack:
+            yield written
+            new.keep = written.keep
+    except OSError as exc:  # the last of it written on closing: a full disk
+        raise OutputError(
+            f"cannot write the events to {path}: {exc.strerror or exc}",
+            exc.errno,
+            exc.strerror or str(exc),
+        ) from None

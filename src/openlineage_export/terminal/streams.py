@@ -20,6 +20,7 @@ import sys
 from contextlib import suppress
 
 from ..errors import OutputError
+from ..files.named import null_device
 
 STDOUT, STDERR = 1, 2
 
@@ -27,7 +28,7 @@ STDOUT, STDERR = 1, 2
 def detach(fd: int) -> None:
     """Point ``fd`` at ``/dev/null``: what is still to be written goes nowhere, quietly."""
     with suppress(OSError):
-        null = os.open(os.devnull, os.O_WRONLY)
+        null = null_device()
         os.dup2(null, fd)
         os.close(null)
 

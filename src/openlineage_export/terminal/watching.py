@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ..errors import ConfigError, OutputError
+from ..files import named
+from ..files.whose import Checkouts
 from .display import Display, Mode
-from .files import check_output, is_stdout
+from .files import check_output, is_stdout, said
 from .signals import held_signals, interruptible
 
 if TYPE_CHECKING:
@@ -118,7 +120,9 @@ def watch_export(
         with (
             display,
             interruptible(cancel, display.message, stopping=stopping) as interruption,
-            _events(output) if dry_run else contextlib.nullcontext() as events,
+            _events(output, Checkouts.around(root, os.environ))
+            if dry_run
+            else contextlib.nullcontext() as events,
         ):
             for warning in settings.warnings:
                 display.warning(warning)
@@ -180,18 +184,19 @@ class _Flushed:
 
 
 @contextlib.contextmanager
-def _events(path: Path | None) -> Iterator[BinaryIO]:
-    """Where a watching dry run writes: standard output, or ``path`` written in place."""
+def _events(path: Path | None, checkouts: Checkouts) -> Iterator[BinaryIO]:
+    """Where a watching dry run writes: standard output, or ``path`` written in place (a new
+    file put at that very name first: never through a link a checkout holds)."""
     if is_stdout(path):
         if sys.stdout is None:  # started with >&-
             raise OutputError("cannot write the events to standard output: it is closed")
         yield cast(BinaryIO, _Flushed(sys.stdout.buffer))
         return
     assert path is not None
-    check_output(path)
+    check_output(path, checkouts)
     try:
-        stream = path.open("wb")
+        stream = named.in_place(path, checkouts)
     except OSError as exc:
-        raise ConfigError(f"cannot write the events to {path}: {exc.strerror}") from None
+        raise ConfigError(f"cannot write the events to {path}: {said(exc, path)}") from None
     with stream:
         yield cast(BinaryIO, _Flushed(stream))

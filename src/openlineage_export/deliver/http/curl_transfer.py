@@ -11,6 +11,7 @@ from errno import ECONNREFUSED
 
 import pycurl
 
+from ...files import named
 from .poster import BODY_LIMIT, Answer, BadCertificate, NoAnswer, NoTls, Refused, TransportFailure
 
 _TIMEOUT = frozenset({pycurl.E_OPERATION_TIMEDOUT})
@@ -103,9 +104,9 @@ def system_cas(curl: pycurl.Curl) -> None:
     """The CAs Python's ``ssl`` trusts here (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` included):
     the wheel's libcurl was built elsewhere and would look in that system's places."""
     paths = ssl.get_default_verify_paths()
-    if paths.cafile and os.path.exists(paths.cafile):
+    if paths.cafile and named.kind_at(paths.cafile) is not None:
         curl.setopt(pycurl.CAINFO, paths.cafile)
-    if paths.capath and os.path.isdir(paths.capath):
+    if paths.capath and named.kind_at(paths.capath) == "folder":
         curl.setopt(pycurl.CAPATH, paths.capath)
 
 
