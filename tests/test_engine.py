@@ -473,3 +473,30 @@ def test_an_order_handed_in_is_the_one_the_engine_keeps() -> None:
     run_on_virtual_clock(whole())
     assert all(o.delivered for o in outcomes.values()) and len(outcomes) == 6
     assert destination.most_in_flight == 3  # every run at once, up to the concurrency
+
+
+def test_runs_are_pulled_only_while_the_events_in_flight_fit_the_byte_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Attacker B (F02): a run's events may take up to 64 MiB, and twice the concurrency of runs
+    waiting would be gigabytes; the bytes waiting bound them too."""
+    from openlineage_export.deliver import engine
+
+    size = len(run("r0", events=40).bodies[0]) * 40
+    monkeypatch.setattr(engine, "MAX_BYTES_WAITING", 3 * size)
+    destination = Scripted(concurrency=32, default=0.01)
+    pulled = 0
+    most = 0
+
+    def runs() -> Iterator[tuple[TranslatedRun, str]]:
+        nonlocal pulled, most
+        for i in range(30):
+            pulled += 1
+            most = max(most, pulled - len(destination.finished))
+            yield run(f"r{i}", events=40), f"r{i}"
+
+    deliver(runs(), destination, lambda *a: None, threading.Event())
+    assert pulled == 30 and len(destination.finished) == 30
+    # Pulled and not finished: the runs whose events reach the bound (the third does), never
+    # the window of 64 runs.
+    assert most == 3

@@ -200,3 +200,31 @@ def test_a_run_that_ends_before_it_starts_is_exported_with_a_warning(
     ]
     times = [json.loads(e)["eventTime"] for e in out.getvalue().splitlines()]
     assert "2026-11-02T01:59:59Z" in times
+
+
+_HOSTILE_STRINGS = [
+    b'"\\' * 2_000,  # attacker B's F01: an unterminated string of escaped quotes
+    b'"\\' * 2_000 + b'"',
+    b'"abc\\',  # a backslash as the line's last byte
+    b'"a\\\n"b',  # an escaped newline
+    b'"' * 3_001,
+    b'"\\\\"\\"[{',
+]
+
+
+@pytest.mark.parametrize("tail", _HOSTILE_STRINGS)
+def test_nesting_is_counted_in_one_pass_however_the_strings_end(tail: bytes) -> None:
+    """Found by attacker B (F01): the string pattern failed at every quote of an unterminated
+    ``"\\"\\...`` and rescanned the rest of the line from each (a 64 KiB line: a minute of CPU,
+    a 32 MiB one: days). It must match at every quote it is tried at (a match is never retried
+    from the next quote inside it), which is what keeps the pass linear."""
+    from openlineage_export.hub import records
+
+    line = b'{"kind":"run",' + b"[" * (records.MAX_NESTING + 1) + tail
+    position = 0
+    while (position := line.find(b'"', position)) != -1:
+        match = records._STRING.match(line, position)
+        assert match is not None, f"the string at byte {position} does not match"
+        position = match.end()
+    with pytest.raises(BadRecord, match="nested more than 500 levels"):
+        kind_of(line)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from openlineage_export.export.report import MAX_LISTED, ExportReport, FailedRun
 from openlineage_export.hub.model import BadEntry
+from openlineage_export.terminal.summary import NAMESPACES_LISTED, summary
 
 
 def report(**fields: object) -> ExportReport:
@@ -81,3 +84,44 @@ def test_json_holds_what_the_summary_holds() -> None:
         "run t9 ends before it starts"
     ]
     assert data["exitCode"] == 1 and data["cancelled"] is False and data["outage"] is None
+
+
+def test_the_dataset_namespaces_kept_are_bounded_and_the_same_in_any_order() -> None:
+    """Attacker B (F02's variant): the report kept every distinct dataset namespace of the
+    export, so its memory grew with the trail (2 lines of 50k namespaces: 206 MB). It keeps the
+    first MAX_LISTED in sorted order, whatever order the runs ended in, and says there were
+    more."""
+    names = [f"s3://bucket-{i:05d}" for i in range(5 * MAX_LISTED)]
+    kept = []
+    for seed in (1, 2):
+        shuffled = names + names[:50]
+        random.Random(seed).shuffle(shuffled)
+        r = report()
+        for start in range(0, len(shuffled), 7):
+            r.add_dataset_namespaces(shuffled[start : start + 7])
+        assert r.dataset_namespaces_more
+        kept.append(r.to_dict()["datasetNamespaces"])
+    assert kept[0] == kept[1] == names[:MAX_LISTED]
+    line = next(x for x in summary(r).splitlines() if x.startswith("datasets written"))
+    assert f"and more (--json lists the first {MAX_LISTED})" in line
+
+
+def test_a_few_dataset_namespaces_are_all_kept_and_counted() -> None:
+    r = report()
+    r.add_dataset_namespaces(["s3://b", "kafka://k", "s3://b"])
+    r.add_dataset_namespaces([f"ns{i:02d}" for i in range(NAMESPACES_LISTED)])
+    data = r.to_dict()
+    assert len(data["datasetNamespaces"]) == NAMESPACES_LISTED + 2
+    assert data["datasetNamespacesMore"] is False
+    assert "and 2 more (--json lists them)" in summary(r)
+
+
+def test_the_summary_lists_the_first_pipelines_never_run_and_counts_the_rest() -> None:
+    """Attacker B (F14): one ``never run:`` line per pipeline of the graph, 3 million lines for
+    a graph of 3 million pipelines that never ran."""
+    never = [f"p{i:06d}" for i in range(MAX_LISTED + 1234)]
+    lines = summary(report(never_run=never)).splitlines()
+    listed = [line for line in lines if line.startswith("never run: ")]
+    assert [line.split()[2] for line in listed] == never[:MAX_LISTED]
+    assert "... and 1,234 more pipelines never run (--json lists them all)" in lines
+    assert report(never_run=never).to_dict()["neverRun"] == never

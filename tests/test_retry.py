@@ -46,3 +46,15 @@ def test_retry_after_in_seconds_or_as_a_date(value: str, seconds: float) -> None
 )
 def test_anything_else_asks_for_nothing(value: str | None) -> None:
     assert retry_after_seconds(value, NOW) is None
+
+
+@pytest.mark.parametrize("attempt", [64, 65, 1024, 1025, 10**6, 2**63])
+@pytest.mark.parametrize("factor", [0.0, 0.25, 1e300])
+def test_backoff_of_any_attempt_is_a_wait_within_the_cap(attempt: int, factor: float) -> None:
+    """Found by attacker B (f15): attempt 1025 doubled the first wait 1,024 times, an int no
+    float holds (OverflowError inside the send, the run recorded as refused by a crash of ours);
+    a server answering 503 for a workspace's ``retry.maxTime`` of a day gets there."""
+    policy = RetryPolicy(backoff_factor=factor, max_backoff=10.0)
+    wait = policy.backoff(attempt, random.Random(attempt))
+    ceiling = min(10.0, factor * 2.0**64)
+    assert ceiling / 2 <= wait <= ceiling

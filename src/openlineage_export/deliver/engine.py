@@ -46,6 +46,10 @@ T = TypeVar("T")
 CANCEL_GRACE = 0.8
 """Seconds the requests in flight get to be answered after a cancel."""
 _WATCH_EVERY = 0.05
+MAX_BYTES_WAITING = 128 * 1024 * 1024
+"""No run more is translated while the events of the runs in flight take this many bytes: a
+run's events may take up to 64 MiB (``translate/events.py``), and twice the concurrency of
+them would be gigabytes."""
 
 OnOutcome = Callable[[TranslatedRun, T, RunOutcome], None]
 
@@ -130,6 +134,9 @@ class _Delivery(Generic[T]):
         self.split = destination.event_legs and self.concurrent
         """Send runs in legs; with one run at a time there is nothing to gain."""
         self.tasks: set[asyncio.Task[None]] = set()
+        self.sizes: dict[asyncio.Task[None], int] = {}
+        """The bytes of each run in flight's events."""
+        self.waiting_bytes = 0
         self.failure: ExportError | None = None
         self.crash: BaseException | None = None
         """An error outside any send (handing an outcome over): re-raised once all stopped."""
@@ -155,9 +162,16 @@ class _Delivery(Generic[T]):
                 )
                 task = asyncio.create_task(self._one(run, tag, legs))
                 self.tasks.add(task)
+                self.sizes[task] = size = sum(map(len, run.bodies))
+                self.waiting_bytes += size
                 task.add_done_callback(self._finished)
-                if len(self.tasks) >= window:
-                    await self._one_finished_or_stop()
+                if len(self.tasks) >= window or self.waiting_bytes >= MAX_BYTES_WAITING:
+                    while self.tasks and (
+                        len(self.tasks) >= window or self.waiting_bytes >= MAX_BYTES_WAITING
+                    ):
+                        await self._one_finished_or_stop()
+                        if self._stopping():
+                            break
                 else:
                     await asyncio.sleep(0)  # let the sends in flight progress
             await self._drain()
@@ -275,6 +289,7 @@ class _Delivery(Generic[T]):
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
+        self.waiting_bytes -= self.sizes.pop(task, 0)
         self.changed.set()
         if not task.cancelled() and (exc := task.exception()) is not None:
             # Not a send's (those are outcomes): reporting one failed. Retrieved here, so

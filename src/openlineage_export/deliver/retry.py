@@ -23,7 +23,10 @@ class RetryPolicy:
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """The wait before retry number ``attempt`` (1-based): exponential, with jitter."""
-        ceiling = min(self.max_backoff, self.backoff_factor * (2 ** (attempt - 1)))
+        # The doubling stops at 2**64: any later attempt waits max_backoff anyway, and 2**1024
+        # is an int no float holds (a day of 503s reaches attempt 1025).
+        doublings = min(max(attempt - 1, 0), 64)
+        ceiling = min(self.max_backoff, self.backoff_factor * 2.0**doublings)
         return float(ceiling * (0.5 + rng.random() / 2))
 
 

@@ -164,7 +164,7 @@ class Recorder:
         if outcome.delivered:
             report.runs_sent += 1
             state = "built" if report.dry_run else "sent"
-            report.dataset_namespaces.update(
+            report.add_dataset_namespaces(
                 namespace
                 for event in run.facts
                 for side in (event.inputs, event.outputs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import insort
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +101,13 @@ class ExportReport:
     accepts (``acme analytics`` -> ``acme-analytics``); None when it was used as it is."""
     dataset_namespaces: set[str] = field(default_factory=set)
     """The namespaces of the datasets in the events sent (or built): a lineage server lists
-    datasets under these, not under the jobs' ``namespace``."""
+    datasets under these, not under the jobs' ``namespace``. The first :data:`MAX_LISTED` in
+    sorted order (the same ones whatever order the runs ended in); see
+    :attr:`dataset_namespaces_more`."""
+    dataset_namespaces_more: bool = False
+    """Other namespaces were seen beyond those kept (their number is not kept: counting
+    distinct names would keep them all)."""
+    _namespaces_sorted: list[str] = field(default_factory=list, repr=False, compare=False)
     warnings: list[str] = field(default_factory=list)
     """Things worth telling that left nothing behind (e.g. a run that ends before it starts)."""
 
@@ -113,6 +121,21 @@ class ExportReport:
         self.bad_entries += 1
         if len(self.bad) < MAX_LISTED:
             self.bad.append(entry)
+
+    def add_dataset_namespaces(self, namespaces: Iterable[str]) -> None:
+        """Keep the first :data:`MAX_LISTED` dataset namespaces in sorted order, noting that
+        there were more: a trail of a million namespaces must not keep a million names."""
+        kept, ordered = self.dataset_namespaces, self._namespaces_sorted
+        for namespace in namespaces:
+            if namespace in kept:
+                continue
+            if len(ordered) >= MAX_LISTED:
+                self.dataset_namespaces_more = True
+                if namespace > ordered[-1]:
+                    continue
+                kept.discard(ordered.pop())
+            insort(ordered, namespace)
+            kept.add(namespace)
 
     def add_failed(self, failure: FailedRun) -> None:
         """Count a run the destination did not take, keeping the first ones by name."""
@@ -187,6 +210,7 @@ class ExportReport:
             "stateError": self.state_error,
             "namespaceFrom": self.namespace_from,
             "datasetNamespaces": sorted(self.dataset_namespaces),
+            "datasetNamespacesMore": self.dataset_namespaces_more,
             "warnings": list(self.warnings),
             "exitCode": self.exit_code,
         }

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..deliver.http.held import Holdings
-from ..hub.model import Run
+from ..hub.model import BadEntry, BadRecord, Run
 from ..hub.times import ends_before_start
 from ..hub.trail import TrailScan
 from ..state.answers import Classified
 from ..state.index import Winner
 from ..translate import modes
 from ..translate.encoded import TranslatedRun
+from ..translate.events import Translator
 from ..translate.names import JobNames, graph_claims, may_clash
 from .opening import Opened
 from .recording import Recorder
@@ -65,7 +66,9 @@ def translate(
     for run, item in opened.trail.runs(
         scan, _to_read(plan, recorder, keep_unchanged), recorder.bad_entry
     ):
-        events = translator.translate(run)
+        events = translated(opened, scan, recorder, translator, run, item.winner)
+        if events is None:
+            continue
         if not item.pending:
             recorder.unchanged(events)
             continue
@@ -74,6 +77,24 @@ def translate(
             continue
         if goes(opened, scan, recorder, names, run, events, item.winner):
             yield events, item.winner
+
+
+def translated(
+    opened: Opened,
+    scan: TrailScan,
+    recorder: Recorder,
+    translator: Translator,
+    run: Run,
+    winner: Winner,
+) -> TranslatedRun | None:
+    """The events of ``run``, or None when they would be too large to build: then a bad entry
+    naming the run's line (the runs around it still go; the next export tries it again)."""
+    try:
+        return translator.translate(run)
+    except BadRecord as exc:
+        file = opened.trail.display(scan.segments[winner.segment])
+        recorder.bad_entry(BadEntry(file, winner.line, str(exc)))
+        return None
 
 
 def goes(

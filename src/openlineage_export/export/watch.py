@@ -52,7 +52,7 @@ from .recording import Recorder
 from .report import ExportReport, Progress
 from .request import ExportRequest
 from .scanning import never_run
-from .translating import check_names, goes, translate
+from .translating import check_names, goes, translate, translated
 
 LOOK_EVERY = 0.25
 """Seconds between two looks at the trail: a run is sent well within a second of its line."""
@@ -246,8 +246,10 @@ class _Watch:
     def _translated(self, found: list[Found]) -> Iterator[tuple[TranslatedRun, Winner]]:
         opened, scan, recorder, names = self.opened, self.follower.scan, self.recorder, self.names
         for item in found:
-            events = self.translator.translate(item.run)
-            if goes(opened, scan, recorder, names, item.run, events, item.winner):
+            events = translated(opened, scan, recorder, self.translator, item.run, item.winner)
+            if events is not None and goes(
+                opened, scan, recorder, names, item.run, events, item.winner
+            ):
                 yield events, item.winner
 
     async def _deliver(self, runs: Iterable[tuple[TranslatedRun, Winner]]) -> None:

@@ -101,7 +101,11 @@ can go depends on how deep in the stack it is called, and a line the first pass 
 read the same in the second."""
 
 _TOO_DEEP = f"JSON nested more than {MAX_NESTING} levels deep"
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+# A string runs to its closing quote or, unterminated, to the end of the line (then nothing
+# after it counts): the pattern matches at every quote and never gives back what it took, so
+# one pass over the line is all it costs. A pattern that can fail there (``"(?:[^"\\]|\\.)*"``)
+# rescans the rest of the line from every quote of an unterminated ``"\\"\\...``: quadratic.
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 

@@ -42,8 +42,13 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
     lines += [f"warning: {warning}" for warning in report.warnings]
     lines += [
         f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)"
-        for pipeline in report.never_run
+        for pipeline in report.never_run[:MAX_LISTED]
     ]
+    if len(report.never_run) > MAX_LISTED:
+        lines.append(
+            f"... and {len(report.never_run) - MAX_LISTED:,} more pipelines never run "
+            "(--json lists them all)"
+        )
     if report.bad_entries:
         lines.append(bad_entries_line(report.bad_entries, ending.bad_entries_shown))
     return shown_lines(lines)
@@ -128,7 +133,7 @@ def _kept(report: ExportReport) -> str:
 
 
 NAMESPACES_LISTED = 12
-"""Dataset namespaces named in the summary (--json lists them all)."""
+"""Dataset namespaces named in the summary (--json lists those the report keeps)."""
 
 
 def dataset_namespaces_line(report: ExportReport) -> str:
@@ -136,11 +141,12 @@ def dataset_namespaces_line(report: ExportReport) -> str:
     server's page of the jobs' namespace shows no dataset)."""
     names = sorted(report.dataset_namespaces)
     shown = ", ".join(names[:NAMESPACES_LISTED])
-    more = (
-        f" and {len(names) - NAMESPACES_LISTED} more (--json lists them)"
-        if len(names) > NAMESPACES_LISTED
-        else ""
-    )
+    if report.dataset_namespaces_more:
+        more = f" and more (--json lists the first {len(names)})"
+    elif len(names) > NAMESPACES_LISTED:
+        more = f" and {len(names) - NAMESPACES_LISTED} more (--json lists them)"
+    else:
+        more = ""
     verb = "built" if report.dry_run else "written"
     return (
         f"datasets {verb} in their own namespaces: {shown}{more} (the jobs are in "

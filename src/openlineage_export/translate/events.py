@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..hub.model import DataAccess, Graph, Run, StageExecution
+from ..hub.model import BadRecord, DataAccess, Graph, Run, StageExecution
 from ..jsonout import fragment
 from . import facets, names
 from .datasets import DatasetNamer
@@ -25,6 +25,34 @@ from .encoded import EMPTY_LIST, NO_DATASETS, Dataset, EventFacts, TranslatedRun
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
 
 TERMINAL_EVENT = {"succeeded": "COMPLETE", "failed": "FAIL", "cancelled": "ABORT"}
+
+MAX_RUN_BYTES = 64 * 1024 * 1024
+"""The most the events of one editor run may take together, as JSON: a run whose events would
+take more is not built (a bad entry naming its line). One line of the trail may be 32 MiB, and
+each read or write in it becomes a dataset in two events, repeating its namespace (a workspace
+name of up to 1,024 characters): built whole, one line took ~380 times its size in memory."""
+
+_EVENT_BYTES = 400
+"""What an event takes besides its run's facets, job and datasets (time, type, run id, the
+producer and schema URLs), rounded up."""
+
+
+class _Budget:
+    """What the events of one run may still take; refuses the part that would go over."""
+
+    __slots__ = ("left", "trace_id")
+
+    def __init__(self, trace_id: str) -> None:
+        self.left = MAX_RUN_BYTES
+        self.trace_id = trace_id
+
+    def spend(self, size: int, what: str) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise BadRecord(
+                f"run {self.trace_id!r}: its events would take more than "
+                f"{MAX_RUN_BYTES // (1024 * 1024)} MiB (at {what}); not exported"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +81,11 @@ class Translator:
         """Each job's (namespace, name) and JSON, by pipeline id or (pipeline id, stage id)."""
 
     def translate(self, run: Run) -> TranslatedRun:
-        """All events of one editor run: pipeline START, each stage's events, pipeline end."""
+        """All events of one editor run: pipeline START, each stage's events, pipeline end.
+
+        Raises :class:`~..hub.model.BadRecord` when they would take more than
+        :data:`MAX_RUN_BYTES`, before the part that would go over is built."""
+        budget = _Budget(run.trace_id)
         run_id = self.run_id(run)
         job, job_json = self._pipeline_job(run.pipeline)
         run_facets: dict[str, Any] = {"processing_engine": self.engine_facet(run)}
@@ -66,12 +98,13 @@ class Translator:
             run_facets["executionParameters"] = facets.execution_parameters(run.parameters)
         run_facets.update(self.server_run_facets(run, None))
         after = tail(fragment(run_facets), job_json, EMPTY_LIST, EMPTY_LIST)
+        budget.spend(len(after) + _EVENT_BYTES, "the pipeline run's facets")
 
         bodies = [body("START", run.started_at, run_id, after)]
         told = [EventFacts("START", run.started_at, run_id, job, NO_DATASETS, NO_DATASETS)]
         for stage in run.stages:
             if stage.status != "skipped" and stage.started_at is not None:
-                self._stage_events(run, run_id, job[1], stage, bodies, told)
+                self._stage_events(run, run_id, job[1], stage, bodies, told, budget)
         end = TERMINAL_EVENT.get(run.status)
         if end is not None and run.ended_at is not None:
             error = run.error or _last_stage_error(run.stages)
@@ -80,6 +113,7 @@ class Translator:
                     error, self._source(run.pipeline, error_stage(run))
                 )
                 after = tail(fragment(run_facets), job_json, EMPTY_LIST, EMPTY_LIST)
+            budget.spend(len(after) + _EVENT_BYTES, "the pipeline run's facets")
             bodies.append(body(end, run.ended_at, run_id, after))
             told.append(EventFacts(end, run.ended_at, run_id, job, NO_DATASETS, NO_DATASETS))
         return TranslatedRun(run.trace_id, run.pipeline, run_id, run.status, bodies, told)
@@ -92,9 +126,10 @@ class Translator:
         stage: StageExecution,
         bodies: list[bytes],
         told: list[EventFacts],
+        budget: _Budget,
     ) -> None:
         """A stage attempt's START and end, appended to ``bodies`` and ``told``: all but their
-        times and types is encoded once for both."""
+        times and types is encoded once for both (and counted twice, in ``budget``)."""
         assert stage.started_at is not None
         ns = self.job_namespace
         run_id = stage_run_id(parent_id, stage.stage, stage.attempt, stage.started_at)
@@ -109,18 +144,27 @@ class Translator:
         if stage.parameters:
             run_facets["executionParameters"] = facets.execution_parameters(stage.parameters)
         run_facets.update(self.server_run_facets(run, stage))
-        inputs, inputs_json = self._datasets(stage.reads, output=False)
-        outputs, outputs_json = self._datasets(stage.writes, output=True)
-        after = tail(fragment(run_facets), job_json, inputs_json, outputs_json)
+        end = TERMINAL_EVENT.get(stage.status)
+        if stage.ended_at is None:
+            end = None
+        spend = _Spender(budget, 1 if end is None else 2, stage.stage)
+        inputs, inputs_json = self._datasets(stage.reads, output=False, spend=spend)
+        outputs, outputs_json = self._datasets(stage.writes, output=True, spend=spend)
+        facets_json = fragment(run_facets)
+        spend(len(facets_json) + len(job_json) + _EVENT_BYTES, "facets")
+        after = tail(facets_json, job_json, inputs_json, outputs_json)
         bodies.append(body("START", stage.started_at, run_id, after))
         told.append(EventFacts("START", stage.started_at, run_id, job, inputs, outputs))
-        end = TERMINAL_EVENT.get(stage.status)
         if end is not None and stage.ended_at is not None:
             if stage.error is not None and stage.status != "succeeded":
                 run_facets["errorMessage"] = facets.error_message(
                     stage.error, self._source(run.pipeline, stage.stage)
                 )
-                after = tail(fragment(run_facets), job_json, inputs_json, outputs_json)
+                error_json = fragment(run_facets)
+                budget.spend(
+                    len(error_json) - len(facets_json), f"the error of stage {stage.stage!r}"
+                )
+                after = tail(error_json, job_json, inputs_json, outputs_json)
             bodies.append(body(end, stage.ended_at, run_id, after))
             told.append(EventFacts(end, stage.ended_at, run_id, job, inputs, outputs))
 
@@ -184,17 +228,18 @@ class Translator:
         return facets.dataset_facets(access, output=output)
 
     def _datasets(
-        self, accesses: tuple[DataAccess, ...], *, output: bool
+        self, accesses: tuple[DataAccess, ...], *, output: bool, spend: _Spender
     ) -> tuple[tuple[Dataset, ...], bytes]:
         """The (namespace, name) of each read or write, and all of them as the JSON list an
-        event carries."""
+        event carries: a dataset read (or written) twice alike is one, and each is counted in
+        ``spend`` before the next is made, so an over-long list stops at the bound."""
         if not accesses:
             return NO_DATASETS, EMPTY_LIST
         named: list[Dataset] = []
-        datasets: list[dict[str, Any]] = []
+        parts: dict[bytes, None] = {}
+        what = "writes" if output else "reads"
         for access in accesses:
             namespace, name = self.dataset_name(access.dataset)
-            named.append((namespace, name))
             dataset: dict[str, Any] = {
                 "namespace": namespace,
                 "name": name,
@@ -204,8 +249,16 @@ class Translator:
                 stats = facets.output_statistics(access)
                 if stats is not None:
                     dataset["outputFacets"] = {"outputStatistics": stats}
-            datasets.append(dataset)
-        return tuple(named), fragment(datasets)
+            # A copy of its exact size: orjson leaves a small result in a buffer of ~16 KiB,
+            # and a list of them would hold fifteen times what it says.
+            part = bytes(memoryview(fragment(dataset)))
+            if part in parts:
+                continue
+            spend(len(part) + 1, what)
+            parts[part] = None
+            named.append((namespace, name))
+        # The list as fragment() writes it: compact, the items in their order.
+        return tuple(named), b"[" + b",".join(parts) + b"]"
 
     def _pipeline_job(self, pipeline_id: str) -> tuple[Dataset, bytes]:
         """A pipeline's job, as (namespace, name) and as the JSON an event carries (once)."""
@@ -252,6 +305,20 @@ class Translator:
             return None
         stage = pipeline.stage(stage_id)
         return stage.source if stage is not None else None
+
+
+class _Spender:
+    """Spends a stage's parts from a run's budget once per event that carries them."""
+
+    __slots__ = ("budget", "copies", "stage")
+
+    def __init__(self, budget: _Budget, copies: int, stage: str) -> None:
+        self.budget = budget
+        self.copies = copies
+        self.stage = stage
+
+    def __call__(self, size: int, what: str) -> None:
+        self.budget.spend(size * self.copies, f"the {what} of stage {self.stage!r}")
 
 
 def _last_stage_error(stages: tuple[StageExecution, ...]) -> Any:
