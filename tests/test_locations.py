@@ -85,6 +85,55 @@ FORMS = {
         "workspace://acme-analytics",
         "Endpoint=sb:/ns.servicebus.windows.net/;SharedAccessKeyName=n",
     ),
+    # attack F, F1: the forms that still reached a name
+    "jdbc:mysql://address=(host=db)(port=3306)(user=etl)(password=PW)/sales": (
+        "jdbc",
+        "mysql://address=(host=db)(port=3306)(user=etl)/sales",
+    ),
+    "jdbc:mysql://(host=db,port=3306,user=etl,password=PW)/sales": (
+        "jdbc",
+        "mysql://(host=db,port=3306,user=etl)/sales",
+    ),
+    "jdbc:mysql://[(host=db,password=PW),(host=db2)]/sales": (
+        "jdbc",
+        "mysql://[(host=db),(host=db2)]/sales",
+    ),
+    "jdbc:teradata://td.internal/DATABASE=sales,USER=etl,PASSWORD=PW": (
+        "jdbc",
+        "teradata://td.internal/DATABASE=sales,USER=etl",
+    ),
+    "jdbc:teradata://td.internal/USER=etl, password = PW,TMODE=ANSI": (
+        "jdbc",
+        "teradata://td.internal/USER=etl,TMODE=ANSI",
+    ),
+    "odbc:Driver={SQL Server};Server=db;Database=sales; Uid=etl; Pwd=PW;": (
+        "odbc",
+        "Driver={SQL Server};Server=db;Database=sales; Uid=etl;",
+    ),
+    "Server=db;Database=x;User Id=u;\tPassword=PW;": (
+        "workspace://acme-analytics",
+        "Server=db;Database=x;User Id=u;",
+    ),
+    "jdbc:sqlserver://db:1433;databaseName=sales;password = PW": (
+        "jdbc",
+        "sqlserver://db:1433;databaseName=sales",
+    ),
+    "jdbc:sqlserver://db:1433;PassWord = PW": ("jdbc", "sqlserver://db:1433"),
+    "jdbc:sqlserver://db:1433;password\t=PW": ("jdbc", "sqlserver://db:1433"),
+    "host=db user=etl password=PW dbname=sales": (
+        "workspace://acme-analytics",
+        "host=db user=etl dbname=sales",
+    ),
+    "Password=PW;Server=db": ("workspace://acme-analytics", ";Server=db"),
+    "oracle+cx_oracle://etl:PW@db:1521/?service_name=sales": ("oracle+cx_oracle://db:1521", "/"),
+    "https://api.internal/export;jsessionid=PW": ("https://api.internal", "export"),
+    "data/file.csv#token=PW": ("workspace://acme-analytics", "data/file.csv"),
+    "PW@host/path": ("workspace://acme-analytics", "host/path"),
+    " postgres://u:PW@h/db/s/t": ("workspace://acme-analytics", " postgres:/h/db/s/t"),
+    "\tpostgres://u:PW@h/db/s/t": ("workspace://acme-analytics", "\tpostgres:/h/db/s/t"),
+    "jdbc: postgresql://u:PW@h/db": ("jdbc", " postgresql://h/db"),
+    "postgres:/\\u:PW@h/db/s/t": ("postgres", "/\\h/db/s/t"),
+    "postgres:\\\\u:PW@h/db/s/t": ("postgres", "\\\\h/db/s/t"),
 }
 
 
@@ -106,6 +155,10 @@ def test_a_credential_in_any_form_never_reaches_a_name(
         "s3://bucket/table/keyspace=eu/part-0.parquet",
         "bigquery:acme.crm.customer_360",
         "data/raw/orders.parquet",
+        "data/report@2024.csv",
+        "jdbc:mysql://address=(host=db)(port=3306)(user=etl)/sales",
+        "jdbc:teradata://td/DATABASE=sales,USER=etl",
+        "host=db user=etl dbname=sales",
     ],
 )
 def test_what_is_no_credential_is_left_as_it_is(location: str) -> None:
@@ -133,6 +186,7 @@ def test_what_is_no_credential_is_left_as_it_is(location: str) -> None:
         ("sslmode", False),
         ("SharedAccessKeyName", False),
         ("keyspace", False),
+        ("jsessionid", True),
     ],
 )
 def test_a_parameter_holds_a_secret_by_its_name(name: str, secret: bool) -> None:

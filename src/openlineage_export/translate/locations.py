@@ -43,6 +43,7 @@ _SECRET_ENDINGS = (
     "credential",
     "credentials",
     "authorization",
+    "sessionid",
 )
 """A parameter whose name (lower case, without ``-``, ``_``, ``.`` and spaces) ends so holds a
 secret: ``sslpassword``, ``client_secret``, ``access_token``, ``X-Amz-Security-Token``,
@@ -51,24 +52,36 @@ _SECRET_NAMES = frozenset({"sig", "pw", "pass", "auth", "sas"})
 """Names that are a secret whole (``sig`` is an Azure SAS token's signature)."""
 
 _PARAMETER = re.compile(
-    r"(?P<sep>[?&;:]|%3[bBfF]|%26)"
+    r"(?P<sep>[?&;:#]|%3[bBfF]|%26|^)\s*"
     r"(?P<name>(?:[^=?&;:#/@%\s]|(?!%3[bBdDfF]|%26)%[0-9A-Fa-f]{2}){1,128})"
-    r"(?:=|%3[dD])(?P<value>\{(?:[^}]|\}\})*\}?"
+    r"\s*(?:=|%3[dD])\s*(?P<value>\{(?:[^}]|\}\})*\}?"
     r"|%7[bB](?:%7[dD]%7[dD]|(?!%7[dD]).)*(?:%7[dD])?"
     r"|(?:(?!%3[bB]|%26)[^&;#])*)",
     re.DOTALL,
 )
-"""``sep name=value``, the separators percent-encoded or not; a braced value (ODBC, SQL
-Server: ``{a;b}``, ``}}`` for ``}``; percent-encoded too) is one."""
+"""``sep name=value``, the separators percent-encoded or not, spaces around the name and the
+``=`` (``; Pwd = PW``); a braced value (ODBC, SQL Server: ``{a;b}``, ``}}`` for ``}``;
+percent-encoded too) is one."""
+_LISTED = re.compile(
+    r"(?P<sep>[,(]|\s)\s*(?P<name>[^=?&;:#/@%\s,()]{1,128})\s*(?:=|%3[dD])\s*"
+    r"(?P<value>'(?:[^'\\]|\\.)*'?|\"(?:[^\"\\]|\\.)*\"?|[^,);&#\s]*)",
+    re.DOTALL,
+)
+"""``name=value`` in a list separated by ``,`` (Teradata's ``/USER=u,PASSWORD=pw``), in
+parentheses (MySQL Connector/J's ``address=(host=h)(password=pw)`` and ``(host=h,password=pw)``)
+or by blanks (libpq's ``host=h password=pw``): its value up to the next ``,``, ``)`` or blank,
+quoted as one."""
 _ORACLE = re.compile(
     r"(?P<keep>(?:(?:thin|oci\d*|kprb):)?(?://)?)"
     r'(?P<login>[^@/?#"]*(?:/(?:"[^"]*"|[^@/?#"]*))?)@',
     re.IGNORECASE,
 )
 """The start of what follows ``oracle:``: an optional driver type, then ``user[/password]@``."""
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):", re.DOTALL)
-_LOGIN_FIRST = re.compile(r"[^:/\\?#@]+:[^/\\?#@]*@")
-"""``user:password@`` at the very start of a location (no scheme, or one taken for it)."""
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+._\-]*):", re.DOTALL)
+"""A scheme, ``_`` in it too: SQLAlchemy's ``oracle+cx_oracle:``."""
+_LOGIN_FIRST = re.compile(r"[^:/\\?#@]+:[^/\\?#@]*@|[^:/\\?#@\s]+@(?=[^/\\?#@]*[/\\])")
+"""``user:password@`` or a token's ``TOKEN@host/`` at the very start of a location (no scheme,
+or one taken for it)."""
 _AUTHORITY_END = re.compile(r"[/?#]")
 _AUTHORITY_END_OR_BACKSLASH = re.compile(r"[/?#\\]")
 _AT = ("@", "\uff20", "\ufe6b")
@@ -127,7 +140,7 @@ def _spliced(text: str, spans: list[Span], instead: Callable[[int, int], str]) -
 
 def _secret_parameters(text: str) -> list[Span]:
     """Where the parameters that hold a secret are, each with its separator (a ``?`` is
-    kept: what follows is still a query)."""
+    kept: what follows is still a query), sorted."""
     if "=" not in text and "%3" not in text:
         return []
     spans = []
@@ -139,12 +152,19 @@ def _secret_parameters(text: str) -> list[Span]:
             continue  # ':' starts a parameter only in DB2's 'db:user=u;password=p;'
         start = match.start() + (len(sep) if sep in ("?", "%3F", "%3f") else 0)
         spans.append((start, match.end()))
-    return spans
+    for match in _LISTED.finditer(text):
+        if is_credential_name(match["name"]):
+            end = match.end()
+            closed = match["sep"] == "(" and text.startswith(")", end)
+            spans.append((match.start(), end + 1 if closed else end))  # '(password=pw)' whole
+    return sorted(spans)
 
 
 def _login(text: str, offset: int) -> Span | None:
     """Where the user and password of ``text`` (which starts at ``offset`` of the location)
     are, with their ``@``; None when it names none."""
+    blank = len(text) - len(text.lstrip())  # ' postgres://u:pw@h' is still a url to a reader
+    text, offset = text[blank:], offset + blank
     scheme = _SCHEME.match(text)
     if scheme is None or scheme.end() == 2:  # no scheme, or a drive letter
         return _leading_login(text, offset)
@@ -159,6 +179,8 @@ def _login(text: str, offset: int) -> Span | None:
         return at + login.start("login"), at + login.end()
     if rest.startswith("//"):
         return _userinfo(rest[2:], at + 2, container=lower in _CONTAINERS)
+    if rest[:2] in ("\\\\", "/\\", "\\/"):  # 'postgres:\\\\u:pw@h', 'postgres:/\\u:pw@h'
+        return _userinfo(rest[2:], at + 2, container=lower in _CONTAINERS, backslash=True)
     found = _LOGIN_FIRST.match(text)
     return (offset, offset + found.end()) if found else None
 
