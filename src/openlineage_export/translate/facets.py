@@ -17,12 +17,16 @@ from .. import DISTRIBUTION, __version__
 from ..hub.model import DataAccess, Engine, ErrorInfo
 from ..jsonout import fragment
 from . import spec
+from .locations import is_secret_parameter, masked
 
 PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
 """Our producer URI: names this package and its version, on every event and every facet."""
 
 INTEGRATION = "LINEAGE_HUB"
 """The ``integration`` of the jobType facet: the system whose runs these are."""
+
+SECRET_SHOWN = "***"
+"""What a secret parameter's value is sent as."""
 
 UNKNOWN_LANGUAGE = "unknown"
 """``errorMessage.programmingLanguage`` when neither the trail nor the stage's source tells."""
@@ -113,11 +117,12 @@ def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
     language = error.programming_language
     if language is None and source:
         language = _LANGUAGES.get(posixpath.splitext(source)[1].lower())
+    # A driver's error quotes its connection string: the location rule masks its credentials.
     return _facet(
         spec.ERROR_MESSAGE,
-        message=error.message,
+        message=masked(error.message),
         programmingLanguage=language or UNKNOWN_LANGUAGE,
-        stackTrace=error.stack_trace,
+        stackTrace=None if error.stack_trace is None else masked(error.stack_trace),
     )
 
 
@@ -127,11 +132,29 @@ def tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
-    """``executionParameters`` from the trail's ``parameters`` (values as strings)."""
+    """``executionParameters`` from the trail's ``parameters`` (values as strings): the value
+    of a parameter whose name says it is a secret is ``***``, and every credential the
+    location rule knows is masked in the others (docs/mapping.md)."""
     return _facet(
         spec.EXECUTION_PARAMETERS,
-        parameters=[{"key": str(k), "value": _as_text(v)} for k, v in parameters.items()],
+        parameters=[
+            {"key": masked(str(k)), "value": _as_text(_without_secrets(str(k), v))}
+            for k, v in parameters.items()
+        ],
     )
+
+
+def _without_secrets(name: str, value: Any) -> Any:
+    """``value`` of the parameter ``name``, its secrets masked, nested ones too."""
+    if is_secret_parameter(name):
+        return SECRET_SHOWN
+    if isinstance(value, str):
+        return masked(value, location=True)
+    if isinstance(value, dict):
+        return {k: _without_secrets(str(k), v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_secrets("", v) for v in value]
+    return value
 
 
 def _as_text(value: Any) -> str:

@@ -23,6 +23,9 @@ Taken out:
 A ``@`` inside such a parameter's value (``;password=p@ss``) is the password's, not the end of
 a userinfo; what either reading calls a credential is taken out. What remains of the query and
 fragment never reaches a name either (``datasets.py`` drops them).
+
+The same rule masks (:func:`masked`) what a run's parameters and an error's text say, which go
+to the same server (``facets.py``).
 """
 
 from __future__ import annotations
@@ -91,6 +94,38 @@ _CONTAINERS = frozenset({"abfss", "abfs", "wasbs", "wasb"})
 _HIDDEN = "\x00"
 """What stands for a secret parameter's characters while the userinfo is looked for."""
 
+_SECRET_WORDS = frozenset(
+    {
+        *_SECRET_NAMES,
+        *_SECRET_ENDINGS,
+        "passwords",
+        "pass",
+        "secrets",
+        "tokens",
+        "keys",
+        "apikey",
+        "privatekey",
+    }
+)
+"""Words that make a run's parameter a secret wherever they stand in its name."""
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+"""The words of a name: ``db_password``, ``dbPassword``, ``DB-PASSWORD`` -> ``db``, ``password``."""
+_TEXT_WORD = re.compile(r"[^\s\"'<>`]+(?:(?<=/)\"[^\"\n]*\"[^\s\"'<>`]*)*")
+"""A word of free text that may be a location: up to a blank or quote, Oracle's quoted
+``user/"password"@`` in it."""
+_SCHEME_START = re.compile(r"(?<![A-Za-z0-9+._\-])[A-Za-z][A-Za-z0-9+._\-]*:")
+_TEXT_PARAMETER = re.compile(
+    r"(?:(?P<encoded>(?<=%3[bB])|(?<=%26))|(?<![A-Za-z0-9_.%\-]))"
+    r"(?P<name>(?:[A-Za-z0-9_.\-]|(?!%3[bBdDfF]|%26)%[0-9A-Fa-f]{2}){1,128})"
+    r"\s*(?:=|%3[dD])\s*"
+    r"(?P<value>\{(?:[^}]|\}\})*\}?|'(?:[^'\\]|\\.)*'?|\"(?:[^\"\\]|\\.)*\"?"
+    r"|(?(encoded)(?:%7[bB](?:%7[dD]%7[dD]|(?!%7[dD])\S)*(?:%7[dD])?"
+    r"|(?:(?!%3[bB]|%26)[^\s;&,)#'\"])*)|[^\s;&,)#'\"]*))",
+    re.DOTALL,
+)
+"""``name=value`` in free text: its value up to a blank or ``; & , ) #`` (or their escapes
+after an escaped separator: ``t%3Bpassword%3DPW%3B``), or quoted, or braced."""
+
 Span = tuple[int, int]
 
 
@@ -121,6 +156,64 @@ def without_secret_parameters(text: str) -> str:
     decoded: ``t%3Bpassword%3DPW`` is named ``t;password=PW``)."""
     spans = _secret_parameters(text)
     return _spliced(text, spans, lambda start, end: "") if spans else text
+
+
+def is_secret_parameter(name: str) -> bool:
+    """Whether a run's parameter called ``name`` holds a secret: a name
+    :func:`is_credential_name` calls one, or one with a secret word in it (``db_password_file``,
+    ``privateKeyPath``, ``auth_mode``: masking a harmless value costs less than sending a
+    secret one)."""
+    words = {word.lower() for word in _WORDS.findall(name)}
+    return is_credential_name(name) or not words.isdisjoint(_SECRET_WORDS)
+
+
+def masked(text: str, *, location: bool = False) -> str:
+    """``text`` (a parameter's value, an error's message or stack trace) with each credential
+    in it the location rule knows shown as ``***``: the userinfo of any url in it
+    (``postgresql://***@db/sales``), Oracle's ``***@``, and the value of each ``name=value``
+    whose name holds a secret (``password=***``). Its value ends at a blank, or is quoted or
+    braced; with ``location`` (a parameter's value, which may be a connection string) a value
+    also runs as in a location (``;Pwd=two words;``)."""
+    found = [*_TEXT_PARAMETER.finditer(text)]
+    if location:
+        found += [*_PARAMETER.finditer(text), *_LISTED.finditer(text)]
+    spans = [
+        (match.start("value"), match.end("value"), "***")
+        for match in found
+        if match["value"] and is_credential_name(match["name"])
+    ]
+    # A '@' in a secret value (password=p@ss) is the value's, not the end of a userinfo.
+    hidden = _spliced(text, sorted(s[:2] for s in spans), lambda a, b: _HIDDEN * (b - a))
+    spans += [(start, end, "***@") for start, end in _text_logins(hidden)]
+    merged: list[tuple[int, int, str]] = []
+    for start, end, mask in sorted(spans):
+        if merged and start < merged[-1][1]:  # one secret read two ways: masked once
+            last = merged.pop()
+            start, end, mask = last[0], max(end, last[1]), last[2]
+        merged.append((start, end, mask))
+    kept: list[str] = []
+    at = 0
+    for start, end, mask in merged:
+        kept += (text[at:start], mask)
+        at = end
+    return "".join(kept) + text[at:]
+
+
+def _text_logins(text: str) -> list[Span]:
+    """Where the userinfo (with its ``@``) of each location written in ``text`` is: each blank-
+    or quote-delimited word with an ``@`` in it read as a location, from each place a scheme
+    could start."""
+    spans: list[Span] = []
+    for word in _TEXT_WORD.finditer(text):
+        if not any(char in word[0] for char in _AT):
+            continue
+        starts = [0, *(m.start() for m in _SCHEME_START.finditer(word[0]))]
+        for start in starts:
+            login = _login(word[0][start:], word.start() + start)
+            if login is not None:
+                spans.append(login)
+                break
+    return spans
 
 
 def _spliced(text: str, spans: list[Span], instead: Callable[[int, int], str]) -> str:
