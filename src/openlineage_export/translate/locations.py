@@ -32,27 +32,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from urllib.parse import unquote
 
-_SECRET_ENDINGS = (
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "secret",
-    "token",
-    "key",
-    "signature",
-    "credential",
-    "credentials",
-    "authorization",
-    "sessionid",
+from ..host.credentials import (
+    CREDENTIAL_ENDINGS,
+    CREDENTIAL_NAMES,
+    is_credential_name,
 )
-"""A parameter whose name (lower case, without ``-``, ``_``, ``.`` and spaces) ends so holds a
-secret: ``sslpassword``, ``client_secret``, ``access_token``, ``X-Amz-Security-Token``,
-``AccountKey``, ``SharedAccessKey``, ``api-key``, ``X-Goog-Signature``, ``X-Amz-Credential``."""
-_SECRET_NAMES = frozenset({"sig", "pw", "pass", "auth", "sas"})
-"""Names that are a secret whole (``sig`` is an Azure SAS token's signature)."""
 
 _PARAMETER = re.compile(
     r"(?P<sep>[?&;:#]|%3[bBfF]|%26|^)\s*"
@@ -96,8 +81,8 @@ _HIDDEN = "\x00"
 
 _SECRET_WORDS = frozenset(
     {
-        *_SECRET_NAMES,
-        *_SECRET_ENDINGS,
+        *CREDENTIAL_NAMES,
+        *CREDENTIAL_ENDINGS,
         "passwords",
         "pass",
         "secrets",
@@ -127,18 +112,6 @@ _TEXT_PARAMETER = re.compile(
 after an escaped separator: ``t%3Bpassword%3DPW%3B``), or quoted, or braced."""
 
 Span = tuple[int, int]
-
-
-def is_credential_name(name: str) -> bool:
-    """Whether a parameter called ``name`` (as written: any case, percent-encoded or not)
-    holds a secret."""
-    for _ in range(3):  # percent-encoded once or twice over: read what a server would
-        decoded = unquote(name)
-        if decoded == name:
-            break
-        name = decoded
-    word = re.sub(r"[-_.\s]", "", name).lower()
-    return word in _SECRET_NAMES or word.endswith(_SECRET_ENDINGS)
 
 
 def without_credentials(location: str) -> str:
