@@ -145,16 +145,31 @@ def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_secrets(name: str, value: Any) -> Any:
-    """``value`` of the parameter ``name``, its secrets masked, nested ones too."""
+    """``value`` of the parameter ``name``, its secrets masked, nested ones too (a loop, not
+    recursion: a value may nest as deep as the trail's reader allows)."""
     if is_secret_parameter(name):
         return SECRET_SHOWN
-    if isinstance(value, str):
-        return masked(value, location=True)
-    if isinstance(value, dict):
-        return {k: _without_secrets(str(k), v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_secrets("", v) for v in value]
-    return value
+    if not isinstance(value, (dict, list)):
+        return masked(value, location=True) if isinstance(value, str) else value
+    copy: dict[Any, Any] | list[Any] = {} if isinstance(value, dict) else []
+    todo: list[tuple[Any, Any]] = [(value, copy)]
+    while todo:
+        source, target = todo.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            new: Any = item
+            if isinstance(source, dict) and is_secret_parameter(str(key)):
+                new = SECRET_SHOWN
+            elif isinstance(item, str):
+                new = masked(item, location=True)
+            elif isinstance(item, (dict, list)):
+                new = {} if isinstance(item, dict) else []
+                todo.append((item, new))
+            if isinstance(target, dict):
+                target[key] = new
+            else:
+                target.append(new)
+    return copy
 
 
 def _as_text(value: Any) -> str:

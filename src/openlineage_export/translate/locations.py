@@ -51,7 +51,7 @@ _PARAMETER = re.compile(
 ``=`` (``; Pwd = PW``); a braced value (ODBC, SQL Server: ``{a;b}``, ``}}`` for ``}``;
 percent-encoded too) is one."""
 _LISTED = re.compile(
-    r"(?P<sep>[,(]|\s)\s*(?P<name>[^=?&;:#/@%\s,()]{1,128})\s*(?:=|%3[dD])\s*"
+    r"(?P<sep>[,(]|(?<!\s)\s)\s*(?P<name>[^=?&;:#/@%\s,()]{1,128})\s*(?:=|%3[dD])\s*"
     r"(?P<value>'(?:[^'\\]|\\.)*'?|\"(?:[^\"\\]|\\.)*\"?|[^,);&#\s]*)",
     re.DOTALL,
 )
@@ -98,7 +98,17 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TEXT_WORD = re.compile(r"[^\s\"'<>`]+(?:(?<=/)\"[^\"\n]*\"[^\s\"'<>`]*)*")
 """A word of free text that may be a location: up to a blank or quote, Oracle's quoted
 ``user/"password"@`` in it."""
-_SCHEME_START = re.compile(r"(?<![A-Za-z0-9+._\-])[A-Za-z][A-Za-z0-9+._\-]*:")
+_TEXT_URL_LOGIN = re.compile(
+    r"(?<![A-Za-z0-9+._\-])(?P<scheme>[A-Za-z][A-Za-z0-9+._\-]*):"
+    r"(?://(?P<login>[^/?#\s\"'<>`]*)|(?:\\\\|/\\|\\/)(?P<unc>[^/?#\\\s\"'<>`]*))[@\uff20\ufe6b]"
+)
+"""The userinfo of a url in free text, to the last ``@`` of its authority (as ``_userinfo``
+reads a location's); each authority ends at the next ``//``, so the text is read once."""
+_TEXT_ORACLE = re.compile(
+    r"(?i:oracle):(?:(?:thin|oci\d*|kprb):)?(?://)?"
+    r'(?P<login>[^@/?#":\s]+(?:/(?:"[^"\n]*"|[^@/?#"\s]*))?)@'
+)
+"""Oracle's ``user/password@`` in free text (``_ORACLE``)."""
 _TEXT_PARAMETER = re.compile(
     r"(?:(?P<encoded>(?<=%3[bB])|(?<=%26))|(?<![A-Za-z0-9_.%\-]))"
     r"(?P<name>(?:[A-Za-z0-9_.\-]|(?!%3[bBdDfF]|%26)%[0-9A-Fa-f]{2}){1,128})"
@@ -173,19 +183,20 @@ def masked(text: str, *, location: bool = False) -> str:
 
 
 def _text_logins(text: str) -> list[Span]:
-    """Where the userinfo (with its ``@``) of each location written in ``text`` is: each blank-
-    or quote-delimited word with an ``@`` in it read as a location, from each place a scheme
-    could start."""
+    """Where the userinfo (with its ``@``) of each location written in ``text`` is: a url's
+    (any scheme, behind ``jdbc:`` too), Oracle's ``user/password@``, and a network path's,
+    a ``user:password@`` or a ``TOKEN@host/`` starting a blank- or quote-delimited word."""
     spans: list[Span] = []
+    for url in _TEXT_URL_LOGIN.finditer(text):
+        login = "login" if url["login"] is not None else "unc"
+        if url["scheme"].lower() in _CONTAINERS and ":" not in url[login]:
+            continue  # abfss://container@account: the container is no credential
+        spans.append((url.start(login), url.end()))
+    spans += [(found.start("login"), found.end()) for found in _TEXT_ORACLE.finditer(text)]
     for word in _TEXT_WORD.finditer(text):
-        if not any(char in word[0] for char in _AT):
-            continue
-        starts = [0, *(m.start() for m in _SCHEME_START.finditer(word[0]))]
-        for start in starts:
-            login = _login(word[0][start:], word.start() + start)
-            if login is not None:
-                spans.append(login)
-                break
+        found = _leading_login(word[0], word.start())
+        if found is not None:
+            spans.append(found)
     return spans
 
 
