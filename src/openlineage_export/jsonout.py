@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import msgspec
 import orjson
@@ -73,19 +73,23 @@ Hangul fillers, which show as blanks. ``tests/test_jsonout.py`` checks it holds 
 
 
 def _risky_pattern() -> re.Pattern[bytes]:
-    """:data:`ESCAPED` above ASCII's printable range as UTF-8: one alternative per run of
-    bytes the characters share but their last, which is a class (orjson escapes C0 itself)."""
-    last: dict[bytes, list[int]] = {}
+    """:data:`ESCAPED` above ASCII's printable range as UTF-8 (orjson escapes C0 itself), as a
+    tree of their bytes: a byte that starts no risky character is left at once."""
+    tree: dict[int, Any] = {}
     for first, final in ESCAPED:
         for code in range(max(first, 0x7F), final + 1):
-            encoded = chr(code).encode()
-            last.setdefault(encoded[:-1], []).append(encoded[-1])
-    return re.compile(
-        b"|".join(
-            re.escape(head) + b"[" + b"".join(b"\\x%02x" % byte for byte in tails) + b"]"
-            for head, tails in last.items()
-        )
-    )
+            node = tree
+            for byte in chr(code).encode():
+                node = node.setdefault(byte, {})
+    return re.compile(_branches(tree))
+
+
+def _branches(tree: dict[int, Any]) -> bytes:
+    """The pattern of a tree of bytes: leaves as one class, each inner byte with its own."""
+    leaves = [byte for byte, below in tree.items() if not below]
+    parts = [b"[" + b"".join(b"\\x%02x" % byte for byte in leaves) + b"]"] if leaves else []
+    parts += [b"\\x%02x" % byte + _branches(below) for byte, below in tree.items() if below]
+    return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
 
 
 def _leads() -> tuple[tuple[int, int, frozenset[bytes]], ...]:
@@ -95,7 +99,7 @@ def _leads() -> tuple[tuple[int, int, frozenset[bytes]], ...]:
         for code in range(max(first, 0x80), final + 1):
             encoded = chr(code).encode()
             follow.setdefault(encoded[0], set()).add(encoded[1:])
-    return tuple((lead, len(next(iter(rests))), frozenset(rests)) for lead, rests in follow.items())
+    return tuple((lead, len(min(rests)), frozenset(rests)) for lead, rests in follow.items())
 
 
 _RISKY = _risky_pattern()
@@ -103,7 +107,8 @@ _RISKY = _risky_pattern()
 lead byte, so no other character's bytes can match)."""
 _LEADS = _leads()
 """Each risky character's lead byte, how many bytes follow it, and which: looked for with
-``find`` (memchr), as an event's text holds a lead byte rarely (``€``, ``—``: 0xE2)."""
+``find`` (memchr, many times faster than a longer needle), as an event's text holds a lead byte
+rarely (``€``, ``—``: 0xE2; an emoji's 0xF0, kana's 0xE3)."""
 _LOOKS = 16
 """Lead bytes looked at before leaving the rest to :data:`_RISKY`: text full of them (Arabic,
 0xD8) costs no more than the regular expression alone."""
