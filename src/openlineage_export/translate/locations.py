@@ -10,15 +10,19 @@ so names stay deterministic.
 
 Taken out:
 
-- userinfo before ``@`` in an authority (``scheme://user:pw@host``, any scheme, ``jdbc:``
-  prefixed too, a network path ``//user:pw@host`` or ``\\\\user:pw@host``), and at the start of
-  a location with no scheme (``user:pw@host/...``). In ``abfss://`` and ``wasbs://`` the part
+- userinfo before ``@`` in an authority (``scheme://user:pw@host``, any scheme, SQLAlchemy's
+  ``oracle+cx_oracle://`` and ``jdbc:`` prefixed too, blanks before it, a network path
+  ``//user:pw@host`` or ``\\\\user:pw@host``), and at the start of a location with no scheme
+  (``user:pw@host/...``, ``TOKEN@host/...``). In ``abfss://`` and ``wasbs://`` the part
   before ``@`` is the container, kept unless it holds a ``:`` (then it is a user and password);
 - Oracle's ``user/password@`` (``oracle://``, ``jdbc:oracle:thin:``...), a quoted password too;
 - a parameter whose name says it holds a secret (:func:`is_credential_name`: ``password``,
   ``pwd``, ``key``, ``token``, ``secret``, ``sig``, ``X-Amz-Signature``, ``AccountKey``...; any
-  case, percent-encoded or not) after ``?``, ``&`` or ``;`` (and after ``:`` when a ``;`` ends
-  it, as DB2 writes them), its value up to the next separator or, braced, to its ``}``.
+  case, percent-encoded or not; blanks around it and its ``=``) after ``?``, ``&``, ``;``,
+  ``#`` or at the start (and after ``:`` when a ``;`` ends it, as DB2 writes them), its value up
+  to the next separator or, braced, to its ``}``; and in a list (``,``, ``(...)`` or blanks:
+  Teradata's ``/USER=u,PASSWORD=pw``, Connector/J's ``(host=h,password=pw)``, libpq's
+  ``host=h password=pw``), its value up to the next ``,``, ``)`` or blank.
 
 A ``@`` inside such a parameter's value (``;password=p@ss``) is the password's, not the end of
 a userinfo; what either reading calls a credential is taken out. What remains of the query and
