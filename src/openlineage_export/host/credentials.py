@@ -1,5 +1,7 @@
 """What looks like a credential where only a *name* belongs: the rules that keep keys out of
-settings.json (which travels with the workspace) and out of a secret's name.
+settings.json (which travels with the workspace) and out of a secret's name; and which
+parameter names hold a secret (:func:`is_credential_name`), the one test of a dataset
+location's parameters (``translate/locations.py``) and of an address setting's path parameters.
 
 ``scripts/vscode_settings.py`` turns :func:`looks_like_credential` into the pattern VS Code
 checks as a name is typed (from :data:`KEY_PREFIXES`); a test checks that the two agree.
