@@ -32,6 +32,12 @@ def run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProce
     return done
 
 
+def git_init(path: Path) -> Path:
+    """A checkout at ``path`` whose ``.git`` is a real repository (made by git)."""
+    subprocess.run(["git", "init", "-q", str(path)], check=True, timeout=60)
+    return path
+
+
 def yml(folder: Path, server: FakeServer) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "openlineage.yml").write_text(f"transport:\n  type: http\n  url: {server.url}\n")
@@ -144,13 +150,46 @@ def test_a_checkout_inside_home_leaves_the_users_own_yml_read(
 ) -> None:
     """The common case still works: ~/.openlineage/openlineage.yml is the user's."""
     home = tmp_path / "home"
-    project = home / "work" / "project"
-    (project / ".git").mkdir(parents=True)
+    project = git_init(home / "work" / "project")
     workspace(project / "analytics")
     yml(home / ".openlineage", fake_server)
     done = run(project, env_for(home, OPENLINEAGE_API_KEY=KEY), "export", "-q", "-w", "analytics")
     assert done.returncode == 0, done.stderr
     assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {KEY}"}
+
+
+@pytest.mark.parametrize("planted", ["submodule", "empty .git"])
+def test_a_git_the_tree_brought_is_no_edge(
+    tmp_path: Path, fake_server: FakeServer, planted: str
+) -> None:
+    """Attack D, 1: a Docker build context of a recursive clone (`.git` in .dockerignore drops
+    only the outer one) keeps the submodule's `gitdir:` file, dangling; a tarball or cache may
+    bring an empty `.git`. Neither is a repository: the edge is unknown, and the context's
+    openlineage.yml (its url, or a `log_file_path: ~/.bashrc`) is not the user's."""
+    context = tmp_path / "app"
+    if planted == "submodule":
+        (context / "data").mkdir(parents=True)
+        (context / "data" / ".git").write_text("gitdir: ../.git/modules/data\n")
+        (context / ".gitmodules").write_text('[submodule "data"]\n\tpath = data\n')
+        relative = "data/analytics"
+    else:
+        (context / "analytics").mkdir(parents=True)
+        (context / "analytics" / ".git").write_text("")
+        relative = "analytics"
+    workspace(context / relative)
+    yml(context, fake_server)
+    home = tmp_path / "home"
+    home.mkdir()
+    done = run(context, env_for(home, OPENLINEAGE_API_KEY=KEY), "export", "-w", relative)
+    nothing_sent(done, fake_server)
+    assert done.stderr.startswith(f"warning: {context / 'openlineage.yml'} lies in "), done.stderr
+    # ... nor is a file transport it names, in the user's home:
+    (context / "openlineage.yml").write_text(
+        "transport:\n  type: file\n  log_file_path: ~/.bashrc\n"
+    )
+    done = run(context, env_for(home, OPENLINEAGE_API_KEY=KEY), "export", "-w", relative)
+    assert done.returncode == 2, done.stderr
+    assert not (home / ".bashrc").exists()
 
 
 def test_the_config_folder_in_a_checkout_is_not_the_users(tmp_path: Path) -> None:

@@ -4,24 +4,103 @@ checkout."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from openlineage_export.files.whose import Checkouts
+from openlineage_export.files.whose import Checkouts, is_repository
+
+
+def git_init(path: Path) -> Path:
+    """A real repository made by git at ``path``; its ``.git``."""
+    subprocess.run(["git", "init", "-q", str(path)], check=True, timeout=60)
+    return path / ".git"
 
 
 def checkout(path: Path, git: str = "folder") -> Path:
-    """A checkout at ``path``, its ``.git`` a folder, a file (a worktree, a submodule) or a
-    link."""
+    """A checkout at ``path``, its ``.git`` a repository's folder, the ``gitdir:`` file of a
+    worktree or a submodule (its repository elsewhere, really there), or a link to one."""
     path.mkdir(parents=True, exist_ok=True)
     if git == "folder":
-        (path / ".git").mkdir()
-    elif git == "file":
-        (path / ".git").write_text("gitdir: ../.git/modules/x\n")
+        git_init(path)
     else:
-        (path / ".git").symlink_to("/nowhere/.git")
+        repository = git_init(path.parent / f"{path.name}-repository")
+        if git == "file":
+            (path / ".git").write_text(f"gitdir: {repository}\n")
+        else:
+            (path / ".git").symlink_to(repository)
     return path
+
+
+def not_a_repository(path: Path, form: str) -> Path:
+    """A ``.git`` at ``path`` that a tree brought itself, no repository: an empty file, an
+    empty folder, a submodule's ``gitdir:`` whose superproject's ``.git`` was left out, a
+    link to nowhere."""
+    path.mkdir(parents=True, exist_ok=True)
+    git = path / ".git"
+    if form == "empty file":
+        git.write_text("")
+    elif form == "empty folder":
+        git.mkdir()
+    elif form == "dangling gitdir":
+        git.write_text("gitdir: ../.git/modules/data\n")
+    else:
+        git.symlink_to("/nowhere/.git")
+    return path
+
+
+FORMS = ["empty file", "empty folder", "dangling gitdir", "dangling link"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_git_that_is_no_repository_leaves_the_edge_unknown(tmp_path: Path, form: str) -> None:
+    """Attack D, 1: a build context of a recursive clone without its outer .git keeps the
+    submodule's gitdir: file, dangling; a tarball may bring an empty .git. Neither tells where
+    the checkout ends: the folders the workspace lies in stay the workspace's."""
+    context = tmp_path / "app"
+    ws = not_a_repository(context / "data", form) / "analytics"
+    ws.mkdir()
+    assert not is_repository(context / "data" / ".git")
+    seen = Checkouts.around(ws, {"HOME": str(tmp_path / "home")})
+    assert not seen.edge_known
+    why = seen.holding(context)
+    assert why is not None and "where its checkout ends cannot be told" in why
+    # Still, whatever lies at or below that .git is held (unknown means untrusted):
+    assert seen.holding(context / "data") == f"the checkout {context / 'data'} (it has .git)"
+
+
+@pytest.mark.parametrize("git", ["folder", "file", "link"])
+def test_a_real_repository_tells_the_edge(tmp_path: Path, git: str) -> None:
+    co = checkout(tmp_path / "co", git)
+    assert is_repository(co / ".git")
+    seen = Checkouts.around(co, {"HOME": str(tmp_path / "home")})
+    assert seen.edge_known and seen.holding(tmp_path) is None
+
+
+def test_a_worktree_whose_repository_keeps_its_objects_in_the_main_one(tmp_path: Path) -> None:
+    main = checkout(tmp_path / "main")
+    subprocess.run(
+        ["git", "-C", str(main), "commit", "-q", "--allow-empty", "-m", "x"],
+        check=True,
+        timeout=60,
+        env={
+            "GIT_AUTHOR_NAME": "a",
+            "GIT_AUTHOR_EMAIL": "a@a",
+            "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@a",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    subprocess.run(
+        ["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "wt")],
+        check=True,
+        timeout=60,
+    )
+    assert (tmp_path / "wt" / ".git").is_file()
+    assert is_repository(tmp_path / "wt" / ".git")
+    (main / ".git" / "objects").rename(tmp_path / "objects-gone")
+    assert not is_repository(tmp_path / "wt" / ".git")
 
 
 @pytest.mark.parametrize("git", ["folder", "file", "link"])

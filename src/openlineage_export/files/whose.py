@@ -7,8 +7,10 @@ must lie where no checkout is. Unknown means untrusted: a folder is *not* the us
 - a ``.git`` (a folder, the file of a worktree or a submodule, or a link) is in it or in any
   folder above it: it is inside a checkout, the outermost one as much as the nearest (a
   submodule's ``.git`` is no edge: the checkout around it holds it too);
-- the workspace has no ``.git`` at or above it (a Docker build context, ``git archive``, a
-  restored CI cache), so where its checkout ends cannot be told: then the workspace, and every
+- the workspace has no repository's ``.git`` at or above it (a Docker build context, ``git
+  archive``, a restored CI cache: a ``.git`` that is no repository, or a ``gitdir:`` file
+  whose repository is not there, as a submodule's is when the outer ``.git`` was left out,
+  tells nothing), so where its checkout ends cannot be told: then the workspace, and every
   folder it lies in (the current folder, when an export runs from a checkout's root on a
   workspace in a subfolder), are the workspace's (a workspace at the filesystem's root: the
   root itself, not every folder below it);
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,60 @@ def git_at_or_above(folder: Path) -> Path | None:
     return None
 
 
+_GITFILE_MAX = 4096
+"""The most read of a ``gitdir:`` file (git writes one short line)."""
+
+
+def is_repository(git: Path) -> bool:
+    """Whether the ``.git`` at ``git`` is a repository that exists, as git itself tells one:
+    a folder (or a link to one) with ``HEAD`` and, in it or in the folder its ``commondir``
+    names (a worktree's), ``objects/`` and ``refs/``; or a ``gitdir:`` file (a worktree's, a
+    submodule's) naming such a folder. An empty or unreadable ``.git``, a dangling link or a
+    ``gitdir:`` naming nothing is no repository: it cannot tell where a checkout ends."""
+    if os.path.isdir(git):
+        return _git_folder(Path(git))
+    target = _read_small(git)
+    if target is None or not target.startswith("gitdir:"):
+        return False
+    named = target[len("gitdir:") :].strip()
+    return bool(named) and _git_folder(git.parent / named)
+
+
+def _git_folder(folder: Path) -> bool:
+    if not os.path.isfile(folder / "HEAD"):
+        return False
+    common = folder
+    pointer = _read_small(folder / "commondir")
+    if pointer is not None and pointer.strip():
+        common = folder / pointer.strip()
+    return os.path.isdir(common / "objects") and os.path.isdir(common / "refs")
+
+
+def _read_small(path: Path) -> str | None:
+    """The text of the regular file ``path`` (at most :data:`_GITFILE_MAX` bytes), or None:
+    never a FIFO or a device (opened without blocking, checked once open)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _GITFILE_MAX).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def repository_at_or_above(folder: Path) -> bool:
+    """Whether a ``.git`` in ``folder`` or a folder above it is a repository that exists
+    (:func:`is_repository`): only then is where a checkout ends known."""
+    return any(
+        is_repository(at / GIT) for at in (folder, *folder.parents) if os.path.lexists(at / GIT)
+    )
+
+
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
@@ -53,7 +110,8 @@ class Checkouts:
     workspace: Path | None = None
     """The workspace's real path; None when the command has none."""
     edge_known: bool = True
-    """Whether a ``.git`` at or above the workspace tells where its checkout ends."""
+    """Whether a repository's ``.git`` at or above the workspace tells where its checkout
+    ends."""
     home: Path | None = None
     """The home folder's real path, when it may be the workspace's checkout."""
 
@@ -64,7 +122,7 @@ class Checkouts:
         if workspace is None:
             return cls()
         real = _real(workspace)
-        known = git_at_or_above(real) is not None
+        known = repository_at_or_above(real)
         home = home_dir(environ)
         home_real = _real(home) if home is not None else None
         # The home folder the workspace lies in, with no .git at or above the workspace: it
