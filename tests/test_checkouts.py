@@ -7,12 +7,14 @@ server, or believed the pusher's ledger, now sends nothing and says why in one l
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from fakeserver import FakeServer, fake_server_fixture  # noqa: F401 (the fixture)
-from helpers import WorkspaceMaker, cli_command, run_record
+from helpers import WorkspaceMaker, can_mount, cli_command, run_record
 
 KEY = "ci-job-secret-key-123"
 
@@ -295,3 +297,95 @@ def test_the_users_folders_named_into_a_checkout_are_not_the_users(
     done = run(project, env, "export", "-w", "analytics")
     assert done.returncode == 2 and fake_server.requests == [], done.stderr
     assert f"lies in the checkout {project} (it has .git)" in done.stderr, done.stderr
+
+
+def in_a_container(root: Path, command: list[str]) -> list[str]:
+    """``command`` run chrooted into ``root``, in a private mount namespace where the system's
+    folders, this Python and this checkout are bound in at their own paths (a container whose
+    ``/`` is a checkout); ``root``'s own files are the container's. Needs root (can_mount)."""
+    binds = sorted(
+        {
+            Path("/usr"),
+            Path("/etc"),
+            Path("/dev"),
+            Path("/proc"),
+            Path(os.path.realpath(sys.base_prefix)),
+            Path(__file__).resolve().parents[1],
+        }
+    )
+    script = "".join(
+        f'mkdir -p "$0{b}" && mount --rbind {b} "$0{b}" && '
+        for b in binds
+        if b.parts[1] != "usr" or b == Path("/usr")
+    )
+    for link in ("bin", "lib", "lib64"):
+        if os.path.islink(f"/{link}"):
+            (root / link).symlink_to(os.readlink(f"/{link}").lstrip("/"))
+    chroot = shutil.which("chroot", path="/usr/sbin:/usr/bin:/sbin:/bin") or "chroot"
+    return ["unshare", "-m", "sh", "-c", script + f'exec {chroot} "$0" "$@"', str(root), *command]
+
+
+@pytest.mark.parametrize("ws_at", ["analytics", ""], ids=["/analytics", "/"])
+def test_a_container_whose_root_is_the_checkout_with_home_the_root(
+    tmp_path: Path, fake_server: FakeServer, ws_at: str
+) -> None:
+    """Attack D, 2: `COPY . /`, run under a uid with no passwd entry (HOME=/): the committed
+    /.openlineage/openlineage.yml is where "~" leads, and it is the checkout's."""
+    if (why := can_mount()) is not None:
+        pytest.skip(why)
+    root = tmp_path / "container"
+    workspace(root / ws_at)
+    yml(root / ".openlineage", fake_server)
+    (root / "tmp").mkdir()
+    env = {
+        "HOME": "/",
+        "PATH": "/usr/bin:/bin",
+        "OPENLINEAGE_API_KEY": KEY,
+        "OPENLINEAGE_EXPORT_SECRETS": "file",
+        "OPENLINEAGE_EXPORT_STATE_DIR": "/tmp/state",
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": "/tmp/config",
+    }
+    done = subprocess.run(
+        in_a_container(
+            root,
+            [
+                "sh",
+                "-c",
+                'cd / && exec "$@"',
+                "-",
+                *cli_command("export", "-w", f"/{ws_at}", "--progress", "none"),
+            ],
+        ),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    nothing_sent(done, fake_server)
+
+
+def test_a_relative_home_is_no_users_folder(tmp_path: Path, fake_server: FakeServer) -> None:
+    """Attack D, 3: HOME=. in a CI step, run from the root of a checkout without .git: the
+    checkout's ./.openlineage/openlineage.yml is not the user's."""
+    context = tmp_path / "app"
+    workspace(context / "analytics")
+    yml(context / ".openlineage", fake_server)
+    env = env_for(
+        tmp_path / "home",
+        OPENLINEAGE_API_KEY=KEY,
+        OPENLINEAGE_EXPORT_STATE_DIR=str(tmp_path / "state"),
+        OPENLINEAGE_EXPORT_CONFIG_DIR=str(tmp_path / "config"),
+    )
+    done = run(context, env | {"HOME": "."}, "export", "-w", "analytics")
+    nothing_sent(done, fake_server)
+    # Named through "~" (expanded from HOME as it is), it is the checkout's too:
+    done = run(
+        context,
+        env | {"HOME": ".", "OPENLINEAGE_CONFIG": "~/.openlineage/openlineage.yml"},
+        "export",
+        "-w",
+        "analytics",
+    )
+    nothing_sent(done, fake_server)
+    assert "is not read as your openlineage-python configuration" in done.stderr

@@ -186,3 +186,31 @@ def test_a_file_is_judged_where_its_name_sits_and_where_it_leads(tmp_path: Path)
     assert seen.of_file(co / "mine.yml") is not None  # sits in the checkout
     (home / "own.yml").write_text("x: 1\n")
     assert seen.of_file(home / "own.yml") is None
+
+
+def test_home_the_root_holds_every_workspace_its_dot_folders_are_the_checkouts(
+    tmp_path: Path,
+) -> None:
+    """Attack D, 2: HOME=/ (a container run under a uid with no passwd entry, whose / may be
+    the checkout): with no .git to tell, /.openlineage and /.config are not the user's."""
+    ws = tmp_path / "analytics"
+    ws.mkdir()
+    seen = Checkouts.around(ws, {"HOME": "/"})
+    why = seen.holding(Path("/.openlineage"))
+    assert why is not None and why.startswith("the home folder /,")
+    assert seen.holding(Path("/.config/openlineage-export")) is not None
+    assert seen.holding(tmp_path.parent / "elsewhere") is None  # not all the machine
+    git_init(tmp_path)  # a repository tells the edge: the root's dot-folders are no checkout's
+    assert Checkouts.around(ws, {"HOME": "/"}).holding(Path("/.openlineage")) is None
+
+
+def test_a_relative_home_is_judged_where_it_leads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack D, 3: HOME=. names the current folder; "~" leads there."""
+    ws = tmp_path / "app" / "analytics"
+    ws.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "app")
+    seen = Checkouts.around(ws, {"HOME": "."})
+    why = seen.holding(tmp_path / "app" / ".openlineage")
+    assert why is not None and why.startswith(f"the home folder {tmp_path / 'app'}")

@@ -15,7 +15,10 @@ must lie where no checkout is. Unknown means untrusted: a folder is *not* the us
   workspace in a subfolder), are the workspace's (a workspace at the filesystem's root: the
   root itself, not every folder below it);
 - it is in the home folder, and the home folder is such a folder (the workspace lies in it
-  with no ``.git`` at or above): its dot-folders are the checkout's.
+  with no ``.git`` at or above): its dot-folders are the checkout's. The home folder is the one
+  the user's folders are found in (``userdirs.home_dir``) and the one ``~`` names (``$HOME`` as
+  it is, a relative one taken from the current folder); a ``HOME`` of ``/`` holds every
+  workspace: its dot-folders (``/.openlineage``, ``/.config``) are the checkout's.
 
 Everything else is the user's. Folders are judged by their real path (links resolved): the
 callers walk them name by name (``walk.py``), so the path judged is the one they opened.
@@ -112,8 +115,9 @@ class Checkouts:
     edge_known: bool = True
     """Whether a repository's ``.git`` at or above the workspace tells where its checkout
     ends."""
-    home: Path | None = None
-    """The home folder's real path, when it may be the workspace's checkout."""
+    homes: tuple[Path, ...] = ()
+    """The home folders' real paths that may be the workspace's checkout (``/``: only its
+    dot-folders)."""
 
     @classmethod
     def around(cls, workspace: Path | None, environ: Mapping[str, str]) -> Checkouts:
@@ -123,12 +127,15 @@ class Checkouts:
             return cls()
         real = _real(workspace)
         known = repository_at_or_above(real)
-        home = home_dir(environ)
-        home_real = _real(home) if home is not None else None
+        if known:
+            return cls(real, known)
         # The home folder the workspace lies in, with no .git at or above the workspace: it
-        # may be the workspace's checkout (a CI job whose HOME is the project's folder).
-        home_holds = home_real is not None and not known and real.is_relative_to(home_real)
-        return cls(real, known, home_real if home_holds else None)
+        # may be the workspace's checkout (a CI job whose HOME is the project's folder). Both
+        # homes count: the one our readers use, and the one "~" names (HOME as it is: "/" in
+        # a container run under an unknown uid, "." in a Makefile).
+        homes = [home_dir(environ), Path(environ["HOME"]) if environ.get("HOME") else None]
+        held = {_real(home) for home in homes if home is not None}
+        return cls(real, known, tuple(sorted(home for home in held if real.is_relative_to(home))))
 
     def holding(self, folder: Path) -> str | None:
         """Why a file in ``folder`` (a real path) is, or may be, a checkout's, in words that
@@ -148,11 +155,17 @@ class Checkouts:
             # (A workspace at the root says nothing of the folders below it: all are.)
             if folder.is_relative_to(ws) and ws != ws.parent:
                 return f"the workspace {where}"
-        if self.home is not None and folder.is_relative_to(self.home):
-            return (
-                f"the home folder {shown_path(self.home)}, which holds the workspace with no "
-                f"{GIT} at or above it: it may be the workspace's checkout"
-            )
+        for home in self.homes:
+            # HOME=/ holds every workspace; its dot-folders, not all the machine, are the
+            # ones read as a home folder's.
+            at_root = home == home.parent
+            if folder.is_relative_to(home) and (
+                not at_root or (len(folder.parts) > 1 and folder.parts[1].startswith("."))
+            ):
+                return (
+                    f"the home folder {shown_path(home)}, which holds the workspace with no "
+                    f"{GIT} at or above it: it may be the workspace's checkout"
+                )
         return None
 
     def links(self, folder: Path) -> str | None:
