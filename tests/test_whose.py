@@ -214,3 +214,31 @@ def test_a_relative_home_is_judged_where_it_leads(
     seen = Checkouts.around(ws, {"HOME": "."})
     why = seen.holding(tmp_path / "app" / ".openlineage")
     assert why is not None and why.startswith(f"the home folder {tmp_path / 'app'}")
+
+
+def test_with_no_workspace_the_current_folder_stands_in_for_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack D, 4: a command with no workspace judges from the current folder, never from
+    nowhere: with no .git, the folders it lies in and a HOME holding it (HOME=$CI_PROJECT_DIR)
+    are not the user's; the home the user database gives the user stays theirs."""
+    project = tmp_path / "builds" / "project"
+    project.mkdir(parents=True)
+    seen = Checkouts.from_folder(project, {"HOME": str(project)})
+    why = seen.holding(project / ".config" / "openlineage-export")
+    assert why is not None and "which holds the current folder (no workspace named" in why
+    assert seen.holding(tmp_path) is not None  # a folder it lies in
+    assert seen.holding(tmp_path / "elsewhere") is None
+    # What lies below the current folder is not held for itself (it is no workspace):
+    assert (
+        Checkouts.from_folder(project, {"HOME": str(tmp_path / "h")}).holding(project / "cfg")
+        is None
+    )
+    # A terminal opened in one's own home (the user database's):
+    monkeypatch.setattr("openlineage_export.files.whose.users_home", lambda: project)
+    assert (
+        Checkouts.from_folder(project, {"HOME": str(project)}).holding(project / ".config") is None
+    )
+    git_init(project)  # in a repository, only .git tells, as before
+    seen = Checkouts.from_folder(project / "sub", {"HOME": str(tmp_path)})
+    assert seen.holding(tmp_path / ".config") is None

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .userdirs import home_dir
+from .userdirs import home_dir, users_home
 from .walk import Refused, shown_path
 
 GIT = ".git"
@@ -115,6 +115,12 @@ class Checkouts:
     edge_known: bool = True
     """Whether a repository's ``.git`` at or above the workspace tells where its checkout
     ends."""
+    anchor: str = "the workspace"
+    """What ``workspace`` is, in words: ``the current folder`` for a command that names or
+    finds no workspace (:meth:`from_folder`)."""
+    below: bool = True
+    """Whether the folders below ``workspace`` are held too (not for :meth:`from_folder`: the
+    current folder is no workspace, and what lies below it says nothing of a checkout)."""
     homes: tuple[Path, ...] = ()
     """The home folders' real paths that may be the workspace's checkout (``/``: only its
     dot-folders)."""
@@ -135,7 +141,21 @@ class Checkouts:
         # a container run under an unknown uid, "." in a Makefile).
         homes = [home_dir(environ), Path(environ["HOME"]) if environ.get("HOME") else None]
         held = {_real(home) for home in homes if home is not None}
-        return cls(real, known, tuple(sorted(home for home in held if real.is_relative_to(home))))
+        return cls(real, known, homes=tuple(sorted(h for h in held if real.is_relative_to(h))))
+
+    @classmethod
+    def from_folder(cls, folder: Path, environ: Mapping[str, str]) -> Checkouts:
+        """The checkouts as seen by a command that names or finds no workspace, run in
+        ``folder``, never as from nowhere: with no repository's ``.git`` at or above it, it
+        and every folder it lies in may be a checkout's, and so may a home folder holding it
+        (a CI job's ``HOME=$CI_PROJECT_DIR``), unless that home is the one the user database
+        gives the user (a terminal opened in one's own home)."""
+        seen = cls.around(folder, environ)
+        own = users_home()
+        own_real = _real(own) if own is not None else None
+        homes = tuple(home for home in seen.homes if home != own_real)
+        anchor = "the current folder (no workspace named with -w, or found around it)"
+        return cls(seen.workspace, seen.edge_known, anchor=anchor, below=False, homes=homes)
 
     def holding(self, folder: Path) -> str | None:
         """Why a file in ``folder`` (a real path) is, or may be, a checkout's, in words that
@@ -149,12 +169,12 @@ class Checkouts:
             where = shown_path(ws)
             if ws.is_relative_to(folder):
                 return (
-                    f"{shown_path(folder)}, which holds the workspace {where} with no {GIT} at "
-                    "or above it: where its checkout ends cannot be told"
+                    f"{shown_path(folder)}, which holds {self.anchor} {where} with no {GIT} "
+                    "at or above it: where its checkout ends cannot be told"
                 )
             # (A workspace at the root says nothing of the folders below it: all are.)
-            if folder.is_relative_to(ws) and ws != ws.parent:
-                return f"the workspace {where}"
+            if self.below and folder.is_relative_to(ws) and ws != ws.parent:
+                return f"{self.anchor} {where}"
         for home in self.homes:
             # HOME=/ holds every workspace; its dot-folders, not all the machine, are the
             # ones read as a home folder's.
@@ -163,8 +183,8 @@ class Checkouts:
                 not at_root or (len(folder.parts) > 1 and folder.parts[1].startswith("."))
             ):
                 return (
-                    f"the home folder {shown_path(home)}, which holds the workspace with no "
-                    f"{GIT} at or above it: it may be the workspace's checkout"
+                    f"the home folder {shown_path(home)}, which holds {self.anchor} with no "
+                    f"{GIT} at or above it: it may be its checkout"
                 )
         return None
 
