@@ -111,17 +111,14 @@ export class Commands implements vscode.Disposable {
     status.set(`$(sync~spin) OpenLineage: ${dryRun ? "dry run" : "exporting"}`,
       "An export is running: its progress is in its notification.");
     let lastRetry = "";
-    const done = await vscode.window.withProgress({
-      location: vscode.ProgressLocation.Notification,
-      title: dryRun ? "OpenLineage: dry run" : "OpenLineage: exporting",
-      cancellable: true,
-    }, (progress, token) => {
+    const done = await say.withProgress(dryRun ? "OpenLineage: dry run" :
+      "OpenLineage: exporting", true, (progress, token) => {
       const shown = new ProgressText();
       const onLine = (line: ProgressLine) => {
         switch (line.event) {
           case "progress": {
             const { message, percent } = shown.update(line);
-            progress.report({ message, increment: percent - shown.reported });
+            say.progress(progress, message, percent - shown.reported);
             shown.reported = percent;
             break;
           }
@@ -129,7 +126,7 @@ export class Commands implements vscode.Disposable {
             addBadEntry(bad, folder, line);
             break;
           case "retry":
-            progress.report({ message: `retrying: ${line.reason} (attempt ${line.attempt})` });
+            say.progress(progress, `retrying: ${line.reason} (attempt ${line.attempt})`);
             if (String(line.reason) !== lastRetry) {  // the output: once per reason
               lastRetry = String(line.reason);
               cli.log(`retrying: ${lastRetry}`);
@@ -140,7 +137,7 @@ export class Commands implements vscode.Disposable {
             break;
           case "message":
             cli.log(String(line.message));
-            progress.report({ message: String(line.message) });
+            say.progress(progress, String(line.message));
             break;
           case "summary":
             cli.log(String(line.text));
@@ -243,7 +240,7 @@ export function addBadEntry(bad: Map<string, vscode.Diagnostic[]>, root: string,
   line: ProgressLine): void {
   const file = path.resolve(root, String(line.file));
   const at = Math.max(0, Number(line.line ?? 1) - 1);
-  const diagnostic = new vscode.Diagnostic(new vscode.Range(at, 0, at, 10_000),
+  const diagnostic = say.diagnostic(new vscode.Range(at, 0, at, 10_000),
     `bad entry, not exported: ${line.reason}`, vscode.DiagnosticSeverity.Warning);
   diagnostic.source = NAME;
   bad.set(file, [...(bad.get(file) ?? []), diagnostic]);
