@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 import { AutoExport, DRY_RUN } from "./autoExport";
 import { cliError, Finished, ProgressLine } from "./child";
 import { Cli, NAME } from "./cli";
+import { dryRunInForce } from "./dryRun";
 import { Keys } from "./keys";
 import { ReportPanel } from "./report";
 import { RunsView } from "./runsView";
@@ -52,9 +53,10 @@ export class Commands implements vscode.Disposable {
 
   constructor(private readonly host: CommandsHost) {
     this.disposables.push(
-      // A keybinding or task may pass {"dryRun": true} (or false); else openlineage.dryRun says.
+      // A keybinding or task may pass {"dryRun": true} (or false); else openlineage.dryRun says
+      // (on at any level: a folder can turn it on, never off, dryRun.ts).
       vscode.commands.registerCommand("openlineage.export", (args?: unknown) => this.exportRuns(
-        asked(args, "dryRun") ?? vscode.workspace.getConfiguration().get<boolean>(DRY_RUN, false),
+        asked(args, "dryRun") ?? dryRunInForce(host.cli.root),
         asked(args, "dryRun") === undefined)),
       vscode.commands.registerCommand("openlineage.exportDryRun",
         () => this.exportRuns(true, false)),
