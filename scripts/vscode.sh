@@ -188,7 +188,7 @@ package_extension() {
     fail_with_log "tsc failed" "$package_log"
   # The extension's own unit tests (editor/vscode/test, plain Node): a package that fails them
   # is not made.
-  (cd "$EXTENSION" && "$NODE" --test test/*.test.js) >>"$package_log" 2>&1 ||
+  (cd "$EXTENSION" && "$NPM" run --silent test:unit) >>"$package_log" 2>&1 ||
     fail_with_log "the extension's unit tests (editor/vscode/test) failed" "$package_log"
   local version vsix
   version=$("$NODE" -p "require('$EXTENSION/package.json').version")
