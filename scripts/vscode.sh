@@ -9,7 +9,8 @@
 #             and ripgrep are installed when missing; @vscode/ripgrep, which would download its
 #             rg binary, is given Debian's rg instead (through the cache it reads). Prints the
 #             code-server binary's path.
-#   package   build editor/vscode (npm ci, tsc) with the package's wheel inside, and package it
+#   package   build editor/vscode (npm ci, tsc, its unit tests in editor/vscode/test: a failure
+#             packages nothing) with the package's wheel inside, and package it
 #             with @vscode/vsce into editor/vscode/dist/openlineage-export-<version>.vsix; prints
 #             that path. Only when its sources changed: the .vsix there is kept with a hash of
 #             what it is made of (editor/vscode's files but node_modules/, out/, wheel/, dist/;
@@ -185,6 +186,10 @@ package_extension() {
   fi
   (cd "$EXTENSION" && "$NPM" run --silent compile) >>"$package_log" 2>&1 ||
     fail_with_log "tsc failed" "$package_log"
+  # The extension's own unit tests (editor/vscode/test, plain Node): a package that fails them
+  # is not made.
+  (cd "$EXTENSION" && "$NPM" run --silent test:unit) >>"$package_log" 2>&1 ||
+    fail_with_log "the extension's unit tests (editor/vscode/test) failed" "$package_log"
   local version vsix
   version=$("$NODE" -p "require('$EXTENSION/package.json').version")
   vsix="$EXTENSION/dist/openlineage-export-$version.vsix"

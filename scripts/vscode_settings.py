@@ -127,6 +127,8 @@ EDITOR_ONLY: dict[str, dict[str, Any]] = {
             "OpenLineage: Export Lineage Runs builds every event and the report and sends "
             "nothing, as `openlineage-export export --dry-run` does (it needs no server); "
             "auto-export sends nothing while it is on. "
+            "On when any level says so: a workspace's or folder's settings can turn it on, "
+            "never off (true in your User settings stays in force). "
             "The editor's own setting, never in .workspace/settings.json. A keybinding or task "
             'can ask for one dry run: the command `openlineage.export` with `{"dryRun": true}`.'
         ),

@@ -5,10 +5,12 @@ workspace whoever pushed last wrote, its committed .vscode/settings.json include
 - A key in the editor's own environment never goes to the url a workspace names: the
   extension asks nothing about it and vouches for no url (it used to ask about "the API key
   'undefined'" and, on *Send it there*, copy the workspace's url into OPENLINEAGE_URL).
-- openlineage.autoExport starts sending on its own: a folder's settings never turn it on.
+- openlineage.autoExport starts sending on its own: a folder's settings never turn it on, nor
+  turn off the user's openlineage.dryRun (attack F, F4).
 - Nothing of the workspace runs: the tool is run isolated, outside the workspace (`python -m`
   would import a package the workspace holds).
-- A server's text (a refusal's reason) is shown as text: never a link that runs a command.
+- A server's text (a refusal's reason, a retry's) is shown as text: never a link that runs a
+  command, in a notification or in the export's progress (attack F, F2).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from fakeserver import (
     make_fake_server_fixture,  # noqa: F401 - registers make_fake_server
 )
 from helpers import DEMO
-from support.vscode import FIRST_USE_MS, CodeServer, Workbench, wait_until
+from support.vscode import FIRST_USE_MS, USER_SETTINGS, CodeServer, Workbench, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -106,6 +108,39 @@ def test_a_folder_s_settings_never_turn_auto_export_on(
     assert fake_server.requests == [] and "following" not in window.status_bar()
 
 
+def test_a_folder_s_settings_never_turn_the_user_s_dry_run_off(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    code_server: CodeServer,
+    fake_server: FakeServer,
+) -> None:
+    """Auto-export on and openlineage.dryRun on in the User settings (auto-export waits), and a
+    committed .vscode/settings.json saying openlineage.dryRun false: VS Code's own rule (the
+    folder wins) would start sending; the extension keeps the dry run (attack F, F4). Auto-export
+    waits, says so, and the palette's export is a dry run; nothing reaches the server."""
+    root = workspace(**{"openlineage.url": fake_server.url})
+    (root / ".vscode").mkdir()
+    (root / ".vscode" / "settings.json").write_text(json.dumps({"openlineage.dryRun": False}))
+    user_settings = code_server.user_data / "User" / "settings.json"
+    user_settings.write_text(
+        json.dumps({**USER_SETTINGS, "openlineage.autoExport": True, "openlineage.dryRun": True})
+    )
+    before = code_server.said().count("auto-export: waits")
+    try:
+        window = open_window(root)  # a new window reads the user settings as they are now
+        wait_until(
+            "the extension to decide about auto-export",
+            lambda: code_server.said().count("auto-export: waits") > before,
+        )
+        window.command("OpenLineage: Export Lineage Runs")
+        said = window.toast(r"OpenLineage Export: dry run: ")
+    finally:
+        user_settings.write_text(json.dumps(USER_SETTINGS))
+    assert "nothing was sent (openlineage.dryRun is on in Settings)" in said
+    assert "following" not in window.status_bar()
+    assert fake_server.requests == []
+
+
 def test_a_package_the_workspace_holds_is_never_run(
     open_window: Callable[[Path], Workbench],
     workspace: Callable[..., Path],
@@ -153,3 +188,36 @@ def test_a_servers_reason_is_shown_as_text_never_as_a_link(
     links = window.page.locator(".notifications-toasts a[href^='command:']")
     assert links.count() == 0
     assert urlsplit(fake_server.url).netloc in said
+
+
+def test_a_servers_retry_reason_is_never_a_link_in_the_progress(
+    open_window: Callable[[Path], Workbench],
+    workspace: Callable[..., Path],
+    fake_server: FakeServer,
+) -> None:
+    """A server busy (503) with "[Retry now](command:...)" in its body: the export's progress
+    notification says "retrying: ..." with the server's words, and nothing of them is a link
+    (attack F, F2: a click would have typed a command into the person's terminal)."""
+    hostile = "Server busy. [Retry now](command:workbench.action.openSettings?%5B%22hacked%22%5D)"
+
+    def busy(request: Recorded) -> Answer:
+        return Answer(503, body=hostile)
+
+    fake_server.script(busy)
+    root = workspace(**{"openlineage.url": fake_server.url, "openlineage.retry.maxTime": "60"})
+    window = open_window(root)
+    window.command("OpenLineage: Export Lineage Runs")
+    # The progress notification while it retries (it stays: 60 s of retries), as it is shown.
+    progress = window.page.locator(
+        ".notifications-toasts .notification-list-item", has_text="Server busy"
+    ).first
+    progress.wait_for(state="visible", timeout=FIRST_USE_MS)
+    # Its text and its links at one moment (the message changes with each retry).
+    text, links = progress.evaluate(
+        "e => [e.innerText, e.querySelectorAll(\"a[href^='command:']\").length]"
+    )
+    assert "retrying: " in text
+    assert "[Retry now]" in text  # shown as the server wrote it, no link made of it
+    assert links == 0
+    progress.get_by_role("button", name="Cancel").click()
+    window.toast(r"OpenLineage Export: cancelled after")

@@ -13,11 +13,11 @@ import { cliError, Finished, ProgressLine } from "./child";
 import { RunOptions } from "./cli";
 import { ExportStatusBar } from "./statusBar";
 import { Tool } from "./tool";
+import { DRY_RUN, dryRunInForce } from "./dryRun";
 import * as say from "./say";
 
+export { DRY_RUN };
 export const SETTING = "openlineage.autoExport";
-/** The editor's setting that makes every export a dry run: auto-export then sends nothing. */
-export const DRY_RUN = "openlineage.dryRun";
 
 export interface AutoExportHost {
   folder: string;
@@ -70,13 +70,17 @@ export class AutoExport implements vscode.Disposable {
   /** Whether the user turned it on, in their User settings: it starts sending on its own, so
    * it is the user's alone (the setting's scope is "application": a folder's settings, which
    * travel with the workspace, cannot turn it on; and its User value is the only one read
-   * here); and did not turn openlineage.dryRun on (then nothing is sent: the palette's export
-   * is a dry run, and auto-export waits). */
+   * here); and openlineage.dryRun is not on at any level (then nothing is sent: the palette's
+   * export is a dry run, and auto-export waits; a folder can turn it on, never off: dryRun.ts). */
   enabled(): boolean {
+    return this.wanted() && !dryRunInForce(this.host.folder);
+  }
+
+  /** Whether openlineage.autoExport is on in the User settings (its only place). */
+  private wanted(): boolean {
     const config = vscode.workspace.getConfiguration("openlineage",
       vscode.Uri.file(this.host.folder));
-    return config.inspect<boolean>("autoExport")?.globalValue === true &&
-      config.get<boolean>("dryRun", false) !== true;
+    return config.inspect<boolean>("autoExport")?.globalValue === true;
   }
 
   /** Start it if it is on and not paused, stop it if not. */
@@ -85,8 +89,9 @@ export class AutoExport implements vscode.Disposable {
       if (!this.said) {
         this.said = true;
         this.host.log(this.enabled() ? "auto-export: on (openlineage.autoExport, in your " +
-          "User settings)" : "auto-export: off (openlineage.autoExport, in your User " +
-          "settings, turns it on)");
+          "User settings)" : this.wanted() ? `auto-export: waits (${DRY_RUN} is on: ` +
+          "nothing is sent while any Settings level turns it on)" : "auto-export: off " +
+          "(openlineage.autoExport, in your User settings, turns it on)");
       }
       if (this.enabled() && !this.pauses) {
         await this.start();

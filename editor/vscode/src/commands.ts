@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 import { AutoExport, DRY_RUN } from "./autoExport";
 import { cliError, Finished, ProgressLine } from "./child";
 import { Cli, NAME } from "./cli";
+import { dryRunInForce } from "./dryRun";
 import { Keys } from "./keys";
 import { ReportPanel } from "./report";
 import { RunsView } from "./runsView";
@@ -52,9 +53,10 @@ export class Commands implements vscode.Disposable {
 
   constructor(private readonly host: CommandsHost) {
     this.disposables.push(
-      // A keybinding or task may pass {"dryRun": true} (or false); else openlineage.dryRun says.
+      // A keybinding or task may pass {"dryRun": true} (or false); else openlineage.dryRun says
+      // (on at any level: a folder can turn it on, never off, dryRun.ts).
       vscode.commands.registerCommand("openlineage.export", (args?: unknown) => this.exportRuns(
-        asked(args, "dryRun") ?? vscode.workspace.getConfiguration().get<boolean>(DRY_RUN, false),
+        asked(args, "dryRun") ?? dryRunInForce(host.cli.root),
         asked(args, "dryRun") === undefined)),
       vscode.commands.registerCommand("openlineage.exportDryRun",
         () => this.exportRuns(true, false)),
@@ -111,17 +113,14 @@ export class Commands implements vscode.Disposable {
     status.set(`$(sync~spin) OpenLineage: ${dryRun ? "dry run" : "exporting"}`,
       "An export is running: its progress is in its notification.");
     let lastRetry = "";
-    const done = await vscode.window.withProgress({
-      location: vscode.ProgressLocation.Notification,
-      title: dryRun ? "OpenLineage: dry run" : "OpenLineage: exporting",
-      cancellable: true,
-    }, (progress, token) => {
+    const done = await say.withProgress(dryRun ? "OpenLineage: dry run" :
+      "OpenLineage: exporting", true, (progress, token) => {
       const shown = new ProgressText();
       const onLine = (line: ProgressLine) => {
         switch (line.event) {
           case "progress": {
             const { message, percent } = shown.update(line);
-            progress.report({ message, increment: percent - shown.reported });
+            say.progress(progress, message, percent - shown.reported);
             shown.reported = percent;
             break;
           }
@@ -129,7 +128,7 @@ export class Commands implements vscode.Disposable {
             addBadEntry(bad, folder, line);
             break;
           case "retry":
-            progress.report({ message: `retrying: ${line.reason} (attempt ${line.attempt})` });
+            say.progress(progress, `retrying: ${line.reason} (attempt ${line.attempt})`);
             if (String(line.reason) !== lastRetry) {  // the output: once per reason
               lastRetry = String(line.reason);
               cli.log(`retrying: ${lastRetry}`);
@@ -140,7 +139,7 @@ export class Commands implements vscode.Disposable {
             break;
           case "message":
             cli.log(String(line.message));
-            progress.report({ message: String(line.message) });
+            say.progress(progress, String(line.message));
             break;
           case "summary":
             cli.log(String(line.text));
@@ -243,7 +242,7 @@ export function addBadEntry(bad: Map<string, vscode.Diagnostic[]>, root: string,
   line: ProgressLine): void {
   const file = path.resolve(root, String(line.file));
   const at = Math.max(0, Number(line.line ?? 1) - 1);
-  const diagnostic = new vscode.Diagnostic(new vscode.Range(at, 0, at, 10_000),
+  const diagnostic = say.diagnostic(new vscode.Range(at, 0, at, 10_000),
     `bad entry, not exported: ${line.reason}`, vscode.DiagnosticSeverity.Warning);
   diagnostic.source = NAME;
   bad.set(file, [...(bad.get(file) ?? []), diagnostic]);

@@ -6,6 +6,7 @@
 // holds, or the environment gives, shows nowhere else without a terminal.
 
 import * as vscode from "vscode";
+import * as say from "./say";
 import { InForce } from "./cli";
 import { KIND_ADDRESSES, KIND_SECRETS } from "./kindSecrets";
 
@@ -65,15 +66,15 @@ export class InForceView implements vscode.TreeDataProvider<Row>, vscode.Disposa
     }
     const inForce = this.last;
     if (inForce === undefined) {
-      this.tree.message = "Reading the settings in force...";
+      say.viewSays(this.tree, { message: "Reading the settings in force..." });
       this.read();
       return [];
     }
     if ("error" in inForce) {
-      this.tree.message = `Cannot read the settings: ${inForce.error}`;
+      say.viewSays(this.tree, { message: `Cannot read the settings: ${inForce.error}` });
       return [];
     }
-    this.tree.message = undefined;
+    say.viewSays(this.tree, { message: undefined });
     const transport = String(inForce["openlineage.transport"]?.value ?? "http");
     const secret = KIND_SECRETS.find((s) => s.kind === transport);
     const keys = ["openlineage.transport", KIND_ADDRESSES[transport],
@@ -87,16 +88,17 @@ export class InForceView implements vscode.TreeDataProvider<Row>, vscode.Disposa
       "not set" : String(row.value);
     // The CLI's "settings.json" is the workspace's: said so, beside VS Code's own.
     const source = row.source === "settings.json" ? ".workspace/settings.json" : row.source;
-    const item = new vscode.TreeItem(row.key.replace(/^openlineage\./, ""),
-      vscode.TreeItemCollapsibleState.None);
-    item.description = `${shown} · ${source}`;
-    item.tooltip = `${row.key} = ${shown}\nfrom: ${source}\n\nClick: the setting in ` +
-      "Settings (what you type there is written to .workspace/settings.json)";
+    const item = say.treeItem(row.key.replace(/^openlineage\./, ""),
+      vscode.TreeItemCollapsibleState.None, {
+        description: `${shown} · ${source}`,
+        tooltip: `${row.key} = ${shown}\nfrom: ${source}\n\nClick: the setting in ` +
+          "Settings (what you type there is written to .workspace/settings.json)",
+        accessible: `${row.key}: ${shown}, from ${source}`,
+      });
     item.iconPath = new vscode.ThemeIcon(row.source === "default" ? "circle-outline" :
       "circle-filled");
     item.command = { command: "workbench.action.openSettings", title: "Open in Settings",
       arguments: [row.key] };
-    item.accessibilityInformation = { label: `${row.key}: ${shown}, from ${source}` };
     return item;
   }
 

@@ -163,9 +163,9 @@ export class Keys implements vscode.Disposable {
     const named = typeof value === "string" && SECRET_NAME.test(value) ? value : undefined;
     let name = named;
     if (askName || !name) {
-      name = await vscode.window.showInputBox({
+      name = await say.input({
         title: "OpenLineage: Store API Key",
-        prompt: say.plain("A name for the key, saying what it is for (e.g. marquez-prod), " +
+        prompt: ("A name for the key, saying what it is for (e.g. marquez-prod), " +
           "never the key: " + (named ? `${API_KEY_REF} names '${named}' (another name asks ` +
             "whether to use it instead)" : `${API_KEY_REF} will then name it`)),
         value: named,
@@ -181,9 +181,9 @@ export class Keys implements vscode.Disposable {
     const found = url && await this.cli.tool();
     const checked = found && await this.cli.checkKey(found, name, url);
     const origin = checked && typeof checked !== "string" ? checked.origin : undefined;
-    const key = await vscode.window.showInputBox({
+    const key = await say.input({
       title: "OpenLineage: Store API Key",
-      prompt: say.plain(`The API key for '${name}', sent only to ` +
+      prompt: (`The API key for '${name}', sent only to ` +
         `${origin ?? "the server in openlineage.url"} ` +
         "(kept in VS Code's secret storage; exports pass it to the exporter in its environment " +
         "only)"),

@@ -6,6 +6,7 @@
 
 import * as fs from "node:fs";
 import * as vscode from "vscode";
+import * as say from "./say";
 
 export const LAST_REPORT = "openlineage.lastReport";
 /** The webview's type, as package.json's activation event (onWebviewPanel:...) names it. */
@@ -53,7 +54,7 @@ export class ReportPanel implements vscode.Disposable {
 
   show(file: string): void {
     if (!this.panel) {
-      this.adopt(vscode.window.createWebviewPanel(VIEW_TYPE, TITLE,
+      this.adopt(say.webviewPanel(VIEW_TYPE, TITLE,
         { viewColumn: placeFor(), preserveFocus: true }, OPTIONS));
     }
     this.render(file);

@@ -97,13 +97,13 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     this.loading ??= this.host.standing().then((standing) => {
       if ("error" in standing) {
         this.last = undefined;
-        this.tree.message = `Cannot list the runs: ${standing.error}`;
-        this.tree.description = undefined;
+        say.viewSays(this.tree, { message: `Cannot list the runs: ${standing.error}`,
+          description: undefined });
         return undefined;
       }
       this.last = standing;
-      this.tree.description = standing.destination;
-      this.tree.message = this.summary(standing);
+      say.viewSays(this.tree, { description: standing.destination,
+        message: this.summary(standing) });
       return standing;
     });
     return this.loading;
@@ -131,36 +131,38 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
 
   getTreeItem(node: Node): vscode.TreeItem {
     if (node.kind === "pipeline") {
-      const item = new vscode.TreeItem(node.pipeline, vscode.TreeItemCollapsibleState.Collapsed);
       const counts = (["exported", "pending", "refused"] as const)
         .map((state) => [state, node.runs.filter((r) => r.state === state).length] as const)
         .filter(([, n]) => n).map(([state, n]) => `${n} ${state}`);
       const failed = node.runs.filter((r) => r.status === "failed").length;
-      item.description = [...counts, ...(failed ? [`${failed} failed in the editor`] : [])]
-        .join(" · ");
+      const item = say.treeItem(node.pipeline, vscode.TreeItemCollapsibleState.Collapsed, {
+        description: [...counts, ...(failed ? [`${failed} failed in the editor`] : [])]
+          .join(" · "),
+      });
       item.iconPath = new vscode.ThemeIcon("symbol-event");
       item.contextValue = "pipeline";
       return item;
     }
     const { run } = node;
-    const item = new vscode.TreeItem(startTime(run.startedAt) ?? run.traceId,
-      vscode.TreeItemCollapsibleState.None);
+    const label = startTime(run.startedAt) ?? run.traceId;
     const took = run.status === "running" ? undefined : runDuration(run.startedAt, run.endedAt);
     const exported = run.state + (run.reason ? `: ${run.reason}` : "");
-    item.description = [took, run.status, exported].filter(Boolean).join(" · ");
-    item.tooltip = `${run.pipeline}, started ${run.startedAt ?? "?"}` +
+    const description = [took, run.status, exported].filter(Boolean).join(" · ");
+    const tooltip = `${run.pipeline}, started ${run.startedAt ?? "?"}` +
       (run.endedAt ? `, ended ${run.endedAt}` : "") + `\ntrace id ${run.traceId}\n` +
       `In the editor: ${run.status ?? "unknown"}\nAt the server: ${run.state}` +
       (run.reason ? ` by the server: ${run.reason}` : "") +
       (run.runId ? `\nOpenLineage run id ${run.runId}` : "") +
       (pageOf(node.namespace, run.job) ? "\nClick: its job in Marquez's web UI" :
         `\nSet ${WEB_URL} to open its job in Marquez's web UI`);
+    const item = say.treeItem(label, vscode.TreeItemCollapsibleState.None, {
+      description, tooltip,
+      accessible: `${label} ${run.pipeline}: ${description}; trace id ${run.traceId}`,
+    });
     const [icon, color] = run.status ? OUTCOMES[run.status] : ["question", "disabledForeground"];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
     item.contextValue = `run.${run.state}`;
     item.command = { command: "openlineage.runs.open", title: "Open in Marquez", arguments: [node] };
-    item.accessibilityInformation = { label: `${item.label} ${run.pipeline}: ` +
-      `${item.description}; trace id ${run.traceId}` };
     return item;
   }
 

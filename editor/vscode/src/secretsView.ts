@@ -146,28 +146,30 @@ export class SecretsView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   getTreeItem(node: Node): vscode.TreeItem {
     if (node.kind === "origin") {
-      const item = new vscode.TreeItem(node.origin, vscode.TreeItemCollapsibleState.None);
-      item.description = "approved";
-      item.tooltip = `Exports may send the key '${node.name}' to ${node.origin}.`;
+      const item = say.treeItem(node.origin, vscode.TreeItemCollapsibleState.None, {
+        description: "approved",
+        tooltip: `Exports may send the key '${node.name}' to ${node.origin}.`,
+      });
       item.iconPath = new vscode.ThemeIcon("globe");
       item.contextValue = "origin";
       return item;
     }
     const approved = this.ring.approved(node.name);
-    const item = new vscode.TreeItem(node.name, approved.length
-      ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+    const item = say.treeItem(node.name, approved.length
+      ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None, {
+        description: [
+          node.stored ? "stored" : "not stored",
+          node.usedBy ? `used by ${node.usedBy}` : "",
+          approved.length ? "" : "approved for no server yet",
+        ].filter(Boolean).join(" · "),
+        tooltip: node.stored
+          ? `The key '${node.name}' is in VS Code's secret storage; it goes only to the ` +
+            "servers listed under it (an export to another one asks first)."
+          : `No key named '${node.name}' is stored: add it (+) before exporting.`,
+      });
     // A key with servers is shown open on them: its id changes when its first server comes,
     // or VS Code would keep the state it drew it with (none to open) and show it closed.
     item.id = `${node.name}\u0000${approved.length ? "servers" : "none"}`;
-    item.description = [
-      node.stored ? "stored" : "not stored",
-      node.usedBy ? `used by ${node.usedBy}` : "",
-      approved.length ? "" : "approved for no server yet",
-    ].filter(Boolean).join(" · ");
-    item.tooltip = node.stored
-      ? `The key '${node.name}' is in VS Code's secret storage; it goes only to the servers ` +
-        "listed under it (an export to another one asks first)."
-      : `No key named '${node.name}' is stored: add it (+) before exporting.`;
     item.iconPath = new vscode.ThemeIcon(node.stored ? "key" : "warning");
     item.contextValue = node.stored ? "secret" : "missingSecret";
     return item;

@@ -5,6 +5,7 @@
 // after a reload) and where the trail's runs stand with the server (read at start).
 
 import * as vscode from "vscode";
+import * as say from "./say";
 
 export type Tone = "normal" | "warning" | "error";
 
@@ -53,8 +54,7 @@ export class ExportStatusBar implements vscode.Disposable {
 
   /** `text` with its codicon ("$(eye) OpenLineage: ..."); `tone` its background. */
   set(text: string, tooltip: string, tone: Tone = "normal"): void {
-    this.item.text = text;
-    this.item.tooltip = tooltip;
+    say.statusBar(this.item, text, tooltip);
     this.item.backgroundColor = tone === "normal" ? undefined :
       new vscode.ThemeColor(`statusBarItem.${tone}Background`);
   }

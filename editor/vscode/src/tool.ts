@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import * as say from "./say";
 
 export const NEEDS =
   "OpenLineage Export needs Python 3.11 or later with venv and pip (on Debian/Ubuntu: " +
@@ -143,10 +144,8 @@ async function install(context: vscode.ExtensionContext,
   if (fs.existsSync(python) && readOr(marker) === digest) {
     return { python };
   }
-  return vscode.window.withProgress({
-    location: vscode.ProgressLocation.Notification,
-    title: "OpenLineage Export: installing the exporter (first use)",
-  }, async () => {
+  return say.withProgress("OpenLineage Export: installing the exporter (first use)", false,
+    async () => {
     const storage = path.dirname(venv);
     fs.mkdirSync(storage, { recursive: true });
     const base = await findPython(log, storage);
