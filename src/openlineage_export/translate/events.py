@@ -20,6 +20,7 @@ from typing import Any
 from ..hub.model import BadRecord, DataAccess, Graph, Run, StageExecution
 from ..jsonout import fragment
 from . import facets, names
+from .bounded import BoundedCache
 from .datasets import DatasetNamer
 from .encoded import EMPTY_LIST, NO_DATASETS, Dataset, EventFacts, TranslatedRun, body, tail
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
@@ -31,6 +32,13 @@ MAX_RUN_BYTES = 64 * 1024 * 1024
 take more is not built (a bad entry naming its line). One line of the trail may be 32 MiB, and
 each read or write in it becomes a dataset in two events, repeating its namespace (a workspace
 name of up to 1,024 characters): built whole, one line took ~380 times its size in memory."""
+
+JOBS_KEPT = 4096
+"""The most jobs whose JSON a translator keeps, to make each once rather than per run."""
+
+JOBS_KEPT_SIZE = 16 * 1024 * 1024
+"""The most characters (ids, names and JSON together) the jobs a translator keeps may take:
+a trail names as many distinct stages as it likes, each as long as it likes."""
 
 _EVENT_BYTES = 400
 """What an event takes besides its run's facets, job and datasets (time, type, run id, the
@@ -77,8 +85,11 @@ class Translator:
         self.job_namespace = config.namespace
         """The namespace the jobs are sent in (``namespace`` stays what ids are derived from)."""
         self._names = DatasetNamer(graph.workspace_name)
-        self._jobs: dict[str | tuple[str, str], tuple[Dataset, bytes]] = {}
-        """Each job's (namespace, name) and JSON, by pipeline id or (pipeline id, stage id)."""
+        self._jobs: BoundedCache[str | tuple[str, str], tuple[Dataset, bytes]] = BoundedCache(
+            JOBS_KEPT, JOBS_KEPT_SIZE
+        )
+        """Each job's (namespace, name) and JSON, by pipeline id or (pipeline id, stage id): the
+        recently used ones, within :data:`JOBS_KEPT` and :data:`JOBS_KEPT_SIZE`."""
 
     def translate(self, run: Run) -> TranslatedRun:
         """All events of one editor run: pipeline START, each stage's events, pipeline end.
@@ -268,9 +279,8 @@ class Translator:
             pipeline = self.graph.pipeline(pipeline_id)
             if pipeline is not None and pipeline.description:
                 job_facets["documentation"] = facets.documentation(pipeline.description)
-            cached = self._jobs[pipeline_id] = self._job(
-                self.pipeline_job_name(pipeline_id), job_facets
-            )
+            cached = self._job(self.pipeline_job_name(pipeline_id), job_facets)
+            self._jobs.put(pipeline_id, cached, len(pipeline_id) + _job_size(cached))
         return cached
 
     def _stage_job(self, pipeline_id: str, stage_id: str) -> tuple[Dataset, bytes]:
@@ -288,9 +298,8 @@ class Translator:
                 job_facets["sourceCodeLocation"] = facets.source_code_location(
                     repo, stage.source, self.config.source_repository_version
                 )
-            cached = self._jobs[key] = self._job(
-                self.stage_job_name(pipeline_id, stage_id), job_facets
-            )
+            cached = self._job(self.stage_job_name(pipeline_id, stage_id), job_facets)
+            self._jobs.put(key, cached, len(pipeline_id) + len(stage_id) + _job_size(cached))
         return cached
 
     def _job(self, name: str, job_facets: dict[str, Any]) -> tuple[Dataset, bytes]:
@@ -305,6 +314,11 @@ class Translator:
             return None
         stage = pipeline.stage(stage_id)
         return stage.source if stage is not None else None
+
+
+def _job_size(job: tuple[Dataset, bytes]) -> int:
+    (namespace, name), json = job
+    return len(namespace) + len(name) + len(json)
 
 
 class _Spender:
