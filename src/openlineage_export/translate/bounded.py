@@ -53,3 +53,9 @@ class BoundedCache(Generic[_Key, _Value]):
             _, (_, dropped) = self._entries.popitem(last=False)
             self.size -= dropped
         return value
+
+
+CACHED_KEY_LIMIT = 1024
+"""The longest key (in characters: a dataset's location, an engine's name and version) a
+count-bounded cache of translation keeps an entry for; a longer one is worked out each time.
+Such a cache of 4,096 entries then holds a few MiB, however long the trail makes its keys."""
