@@ -11,7 +11,7 @@
 - ``plain``: messages only, one a line (stderr is no terminal, or ``--progress none``).
 
 Bad entries are capped (the first :data:`BAD_ENTRIES_SHOWN`, or :data:`BAD_ENTRIES_QUIET`
-with ``-q``); the summary counts the rest. The JSON form lists every one.
+with ``-q``, or :data:`BAD_ENTRIES_STREAMED` in the JSON form); the summary counts the rest.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ BAD_ENTRIES_SHOWN = 50
 """Bad entries printed one a line; past these, the summary counts the rest."""
 BAD_ENTRIES_QUIET = 10
 """The same with ``-q``."""
+BAD_ENTRIES_STREAMED = 200
+"""The same in the JSON form (as many as ``--json`` lists): a trail may hold millions of bad
+lines, and the host reading the stream keeps each one as a warning."""
 JSON_EVERY = 0.5
 """Seconds between two JSON progress lines within a phase (a new phase is told at once)."""
 
@@ -58,7 +61,13 @@ class Display:
         """Set once a write failed: the terminal hung up, or the reader went away."""
         self._lock = threading.RLock()  # re-entrant: a signal handler may print mid-message
         self.bad_entries = 0
-        self.bad_entries_limit = BAD_ENTRIES_QUIET if quiet else BAD_ENTRIES_SHOWN
+        self.bad_entries_limit = (
+            BAD_ENTRIES_STREAMED
+            if mode == "json"
+            else BAD_ENTRIES_QUIET
+            if quiet
+            else BAD_ENTRIES_SHOWN
+        )
         self._started = time.monotonic()
         self._phase: str | None = None
         self._last_json = 0.0
@@ -106,6 +115,8 @@ class Display:
         with self._lock:
             self.bad_entries += 1
             shown = self.bad_entries <= self.bad_entries_limit
+        if not shown:
+            return
         if self.mode == "json":
             self._json(
                 {
@@ -115,7 +126,7 @@ class Display:
                     "reason": entry.reason,
                 }
             )
-        elif shown:
+        else:
             self._say(f"bad entry: {entry}", None)
 
     def retry(self, retry: Retry) -> None:

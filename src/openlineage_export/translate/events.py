@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..hub.model import BadRecord, DataAccess, Graph, Run, StageExecution
+from ..hub.model import BadRecord, DataAccess, Graph, Run, StageExecution, quoted
 from ..jsonout import fragment
 from . import facets, names
 from .bounded import BoundedCache
@@ -58,7 +58,7 @@ class _Budget:
         self.left -= size
         if self.left < 0:
             raise BadRecord(
-                f"run {self.trace_id!r}: its events would take more than "
+                f"run {quoted(self.trace_id)}: its events would take more than "
                 f"{MAX_RUN_BYTES // (1024 * 1024)} MiB (at {what}); not exported"
             )
 
@@ -173,7 +173,7 @@ class Translator:
                 )
                 error_json = fragment(run_facets)
                 budget.spend(
-                    len(error_json) - len(facets_json), f"the error of stage {stage.stage!r}"
+                    len(error_json) - len(facets_json), f"the error of stage {quoted(stage.stage)}"
                 )
                 after = tail(error_json, job_json, inputs_json, outputs_json)
             bodies.append(body(end, stage.ended_at, run_id, after))
@@ -332,7 +332,7 @@ class _Spender:
         self.stage = stage
 
     def __call__(self, size: int, what: str) -> None:
-        self.budget.spend(size * self.copies, f"the {what} of stage {self.stage!r}")
+        self.budget.spend(size * self.copies, f"the {what} of stage {quoted(self.stage)}")
 
 
 def _last_stage_error(stages: tuple[StageExecution, ...]) -> Any:
