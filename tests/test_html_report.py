@@ -164,6 +164,37 @@ def test_the_collector_keeps_the_most_recent_runs_whatever_the_order(tmp_path: P
         }
 
 
+def test_the_runs_kept_in_full_are_bounded_across_pipelines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 25 whole translated runs kept per pipeline, with no bound on pipelines: 3,000
+    runs of 3,000 pipelines (295 MiB) took 754 MB with --report. Now at most MAX_KEPT_RUNS
+    runs and MAX_KEPT_BYTES of their events across pipelines; the page says how many more."""
+    monkeypatch.setattr(collector_mod, "MAX_KEPT_RUNS", 30)
+    write_workspace(tmp_path / "ws", 600, seed=3, pipelines=4)
+    results: list[RunResult] = []
+    dry_run(tmp_path / "ws", results=results)
+    collector = ReportCollector()
+    for result in results:
+        collector.add(result)
+    histories = collector.pipelines()
+    assert len(histories) > 3  # 25 runs each would be kept, unbounded
+    details = [d for h in histories for d in (*h.recent, *h.earlier_failures)]
+    assert len(details) == sum(h.kept for h in histories) == collector.kept.runs == 30
+    assert collector.kept.left_out > 0
+    assert sum(h.runs for h in histories) == len(results)
+    page = render_report(collector, dry_run(tmp_path / "ws"))
+    assert f"{collector.kept.left_out:,} more were counted" in page
+
+    monkeypatch.setattr(collector_mod, "MAX_KEPT_BYTES", 20_000)
+    by_size = ReportCollector()
+    for result in results:
+        by_size.add(result)
+    sizes = {r.run.trace_id: sum(map(len, r.run.bodies)) for r in results}
+    kept = [d for h in by_size.pipelines() for d in (*h.recent, *h.earlier_failures)]
+    assert 0 < sum(sizes[d.trace_id] for d in kept) == by_size.kept.bytes <= 20_000
+
+
 def test_days_beyond_the_cap_are_summed_not_kept(
     ws: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:

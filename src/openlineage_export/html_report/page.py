@@ -24,14 +24,16 @@ from ..terminal.text import shown
 from .chart import bucket_name, chart, duration, when
 from .collector import (
     MAX_EDGES,
+    MAX_KEPT_BYTES,
+    MAX_KEPT_RUNS,
     MAX_NODES,
     RECENT_FAILURES,
     RECENT_RUNS,
     RUN_STATES,
     PipelineHistory,
     ReportCollector,
-    RunDetail,
 )
+from .details import RunDetail
 from .drawing import REFUSED_COLOUR, Drawing, anchor, draw
 from .lineage import LineageViews, views
 from .template import JOBNAME, PAGE, RUN, SCRIPT, STYLE
@@ -140,6 +142,13 @@ def render_report(
             f"The graph is capped at {MAX_NODES:,} jobs and datasets and "
             f"{MAX_EDGES:,} reads and writes: more were seen, and are not drawn."
         )
+    kept_cut = ""
+    if collector.kept.left_out:
+        kept_cut = (
+            f"At most {MAX_KEPT_RUNS:,} runs, with {MAX_KEPT_BYTES // (1024 * 1024)} MiB of "
+            f"events, are kept in full across pipelines: {collector.kept.left_out:,} more "
+            "were counted, and are not shown in full."
+        )
     sent_events = sum(h.exported_events["sent"] for h in histories)
     bucket = bucket_name(histories)
     return _ENV.get_template("page").render(
@@ -162,6 +171,7 @@ def render_report(
         show_refused=lineage.refused,
         refused_colour=REFUSED_COLOUR,
         graph_cut=graph_cut,
+        kept_cut=kept_cut,
         job_rows=job_rows(collector),
         never_run=report.never_run,
         bad=report.bad,
