@@ -24,6 +24,10 @@ _BATCH = 5000
 STAGES_IN_MEMORY = 65536
 """Stage names held in memory at most, by the lists seen and by the pairs not written yet:
 a trail's runs name as many as their lines hold, and none of them sizes what we keep."""
+CHARS_IN_MEMORY = 16 * 1024 * 1024
+"""Characters of ids and names held in memory at most, by each buffer (runs not written yet,
+stage lists seen, stage pairs not written yet): the trail decides how long a trace id, a
+pipeline or a stage is (up to a line's 32 MiB), so a buffer is bounded by their length too."""
 _PREFIX = "olx-index-"
 _ADVICE = "point TMPDIR at a folder you can write to"
 _FULL = "free some space there, or point TMPDIR at a folder with room"
@@ -110,6 +114,9 @@ class RunIndex:
         self._new_stages: list[tuple[str, str]] = []
         self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
         self._names_seen = 0  # the stage names the lists in _stages_seen hold
+        self._chars_seen = 0  # ...and their characters, the pipelines' included
+        self._pending_chars = 0  # the characters of the ids and pipelines in _pending
+        self._new_chars = 0  # ...and in _new_stages
         self._sealed = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
@@ -128,7 +135,8 @@ class RunIndex:
         """Record a good record; a later call for the same trace id replaces it. ``started``:
         the run's start in microseconds since 1970-01-01 UTC, when the index keeps starts."""
         self._pending.append((trace_id, pipeline, segment, line, fingerprint, check, started))
-        if len(self._pending) >= _BATCH:
+        self._pending_chars += len(trace_id) + len(pipeline)
+        if len(self._pending) >= _BATCH or self._pending_chars >= CHARS_IN_MEMORY:
             self._flush()
 
     def put_stages(self, pipeline: str, stages: tuple[str, ...]) -> None:
@@ -136,14 +144,21 @@ class RunIndex:
         seen = self._stages_seen
         if (pipeline, stages) in seen:  # most records run what the last one of theirs ran
             return
-        if self._names_seen + len(stages) > STAGES_IN_MEMORY:
+        names = sum(map(len, stages))
+        chars = len(pipeline) + names
+        if (
+            self._names_seen + len(stages) > STAGES_IN_MEMORY
+            or self._chars_seen + chars > CHARS_IN_MEMORY
+        ):
             seen.clear()  # the table keeps each pair once anyway
-            self._names_seen = 0
-        if len(stages) <= STAGES_IN_MEMORY:
+            self._names_seen = self._chars_seen = 0
+        if len(stages) <= STAGES_IN_MEMORY and chars <= CHARS_IN_MEMORY:
             seen.add((pipeline, stages))
             self._names_seen += len(stages)
+            self._chars_seen += chars
         self._new_stages.extend((pipeline, stage) for stage in stages)
-        if len(self._new_stages) >= STAGES_IN_MEMORY:
+        self._new_chars += chars  # the pairs share the one pipeline string
+        if len(self._new_stages) >= STAGES_IN_MEMORY or self._new_chars >= CHARS_IN_MEMORY:
             self._flush()
 
     def _flush(self) -> None:
@@ -161,6 +176,7 @@ class RunIndex:
                 self.db.execute("COMMIT")
             self._pending.clear()
             self._new_stages.clear()
+            self._pending_chars = self._new_chars = 0
 
     def seal(self) -> None:
         """End of the first pass: write what is buffered and index by trail position (a watch
