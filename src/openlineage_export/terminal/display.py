@@ -42,8 +42,7 @@ BAD_ENTRIES_SHOWN = 50
 BAD_ENTRIES_QUIET = 10
 """The same with ``-q``."""
 BAD_ENTRIES_STREAMED = 200
-"""The same in the JSON form (as many as ``--json`` lists): a trail may hold millions of bad
-lines, and the host reading the stream keeps each one as a warning."""
+"""The same in the JSON form (as many as ``--json`` lists; the host keeps each one)."""
 JSON_EVERY = 0.5
 """Seconds between two JSON progress lines within a phase (a new phase is told at once)."""
 
@@ -61,13 +60,8 @@ class Display:
         """Set once a write failed: the terminal hung up, or the reader went away."""
         self._lock = threading.RLock()  # re-entrant: a signal handler may print mid-message
         self.bad_entries = 0
-        self.bad_entries_limit = (
-            BAD_ENTRIES_STREAMED
-            if mode == "json"
-            else BAD_ENTRIES_QUIET
-            if quiet
-            else BAD_ENTRIES_SHOWN
-        )
+        quiet_limit = BAD_ENTRIES_QUIET if quiet else BAD_ENTRIES_SHOWN
+        self.bad_entries_limit = BAD_ENTRIES_STREAMED if mode == "json" else quiet_limit
         self._started = time.monotonic()
         self._phase: str | None = None
         self._last_json = 0.0
@@ -114,18 +108,11 @@ class Display:
         """A line of the trail that could not be used: the first ones are printed."""
         with self._lock:
             self.bad_entries += 1
-            shown = self.bad_entries <= self.bad_entries_limit
-        if not shown:
-            return
+            if self.bad_entries > self.bad_entries_limit:
+                return
         if self.mode == "json":
-            self._json(
-                {
-                    "event": "badEntry",
-                    "file": entry.file,
-                    "line": entry.line,
-                    "reason": entry.reason,
-                }
-            )
+            where = {"file": entry.file, "line": entry.line, "reason": entry.reason}
+            self._json({"event": "badEntry", **where})
         else:
             self._say(f"bad entry: {entry}", None)
 
