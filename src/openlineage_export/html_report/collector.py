@@ -43,6 +43,9 @@ MAX_KEPT_BYTES = 128 * 1024 * 1024
 up to 64 MiB). A run that would go over either bound is counted and not kept in full (the
 page says how many were not), until runs kept before it give way to newer ones."""
 
+MAX_PIPELINES = 1000
+"""Pipelines whose history is kept; the runs of more are counted in the totals only."""
+
 MAX_DAYS = 730
 """Days of per-day counts kept per pipeline; older days are summed into ``earlier``."""
 
@@ -274,6 +277,10 @@ class ReportCollector:
         """The runs kept in full across every pipeline (:data:`MAX_KEPT_RUNS`,
         :data:`MAX_KEPT_BYTES`)."""
         self.runs = 0
+        self.runs_left_out = 0
+        self.states: Counter[str] = Counter()
+        """Runs by how they ended in the editor, every pipeline's."""
+        """Runs of pipelines past :data:`MAX_PIPELINES`: in the totals, in no history."""
         self.events = 0
         self.exports: Counter[str] = Counter()
         self.refused: list[RefusedRun] = []
@@ -318,8 +325,12 @@ class ReportCollector:
                 order=order,
             )
 
+        self.states[state] += 1
         history = self.histories.get(pipeline)
         if history is None:
+            if len(self.histories) >= MAX_PIPELINES:
+                self.runs_left_out += 1
+                return
             history = self.histories[pipeline] = PipelineHistory(pipeline, budget=self.kept)
         day = start_utc.date().isoformat() if start_utc else started[:10]
         size = sum(map(len, run.bodies))

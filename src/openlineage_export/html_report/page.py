@@ -38,6 +38,9 @@ from .drawing import REFUSED_COLOUR, Drawing, anchor, draw
 from .lineage import LineageViews, views
 from .template import JOBNAME, PAGE, RUN, SCRIPT, STYLE
 
+MAX_PIPELINES_SHOWN = 300
+"""Pipelines listed with their history, those with the most runs; the rest are counted."""
+
 MAX_DETAILED_RUNS = 600
 """Runs shown in full across all pipelines; with many pipelines each shows fewer."""
 
@@ -131,7 +134,15 @@ def render_report(
     """The whole page as a string (``drawing`` defaults to laying out the collected graph)."""
     lineage = views(collector.graph)
     drawing = drawing or draw(lineage, report.namespace)
-    histories = collector.pipelines()
+    every = collector.pipelines()
+    busiest = sorted(every, key=lambda h: -h.runs)[:MAX_PIPELINES_SHOWN]
+    histories = sorted(busiest, key=lambda h: h.job)
+    more = len(every) - len(histories)
+    if more or collector.runs_left_out:
+        runs = collector.runs_left_out + sum(h.runs for h in every) - sum(h.runs for h in histories)
+        pipelines_cut = f"{runs:,} runs of more pipeline jobs are counted in the totals only."
+    else:
+        pipelines_cut = ""
     limit = RECENT_RUNS
     if histories and limit * len(histories) > MAX_DETAILED_RUNS:
         limit = max(3, MAX_DETAILED_RUNS // len(histories))
@@ -172,6 +183,7 @@ def render_report(
         refused_colour=REFUSED_COLOUR,
         graph_cut=graph_cut,
         kept_cut=kept_cut,
+        pipelines_cut=pipelines_cut,
         job_rows=job_rows(collector),
         never_run=report.never_run,
         bad=report.bad,
@@ -270,7 +282,7 @@ def tiles(collector: ReportCollector, report: ExportReport) -> list[dict[str, An
             }
         )
         out.append({"label": "events sent", "value": f"{report.events_sent:,}", "kind": "info"})
-    failed = sum(h.states["failed"] for h in collector.histories.values())
+    failed = collector.states["failed"]
     out.append(
         {
             "label": "runs failed in the editor",

@@ -290,6 +290,7 @@ aria-label="runs of {{ p.job[1] }} per {{ bucket }}">
 {%- for run in p.failures %}{{ run_block(run) }}{% endfor %}{% endif %}
 </div>
 {%- endfor %}
+{%- if pipelines_cut %}<p class="note" id="pipelines-cut">{{ pipelines_cut }}</p>{% endif %}
 </section>
 
 <section id="delivery">
