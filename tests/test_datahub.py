@@ -14,10 +14,12 @@ from urllib.parse import quote_plus
 
 import pytest
 from helpers import DEMO, GRAPH, WorkspaceMaker, run_record, stage_record
+from support.kept_memory import kept_after
 
 from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.opening import open_workspace
-from openlineage_export.translate import datahub
+from openlineage_export.hub.model import Engine
+from openlineage_export.translate import datahub, facets
 
 ENDPOINT = "openapi/openlineage/api/v1/lineage"
 
@@ -161,3 +163,15 @@ def test_a_name_too_long_for_datahub_is_shortened_with_a_hash_of_it() -> None:
     escaped = datahub.dataset("s3://b", "x" * 380 + ",,,,,,")[1]
     assert "~" in escaped and not escaped.split("~")[0].endswith(("%", "%2"))
     assert datahub.dataset("s3://b", "k.csv") == ("s3", "b/k.csv")  # short names stay whole
+
+
+def test_long_names_and_engines_are_made_without_being_kept() -> None:
+    """Before: ``dataset`` (4,096 entries) and ``processing_engine`` (256) were cached by
+    count alone, keyed by what the trail wrote whole. Now a key longer than CACHED_KEY_LIMIT
+    is worked out each time."""
+    names = [("s3://bucket", f"{'a' * 100_000}/{i}") for i in range(40)]
+    engines = [Engine(f"{'e' * 100_000}{i}", "1") for i in range(40)]
+    assert kept_after(lambda: [datahub.dataset(*name) for name in names]) < 1_000_000
+    assert kept_after(lambda: [datahub.processing_engine(e) for e in engines]) < 1_000_000
+    assert kept_after(lambda: [facets.processing_engine(e) for e in engines]) < 1_000_000
+    assert datahub.dataset("s3://b", "k") == datahub.dataset("s3://b", "k")

@@ -116,3 +116,54 @@ def test_what_a_refused_run_held_is_what_the_bound_says(monkeypatch: pytest.Monk
     finally:
         tracemalloc.stop()
     assert peak < 2 * 1024 * 1024
+
+
+def distinct_stages(runs: int, stages: int, stage_id_length: int = 0) -> list[Any]:
+    """Runs of one pipeline whose stage ids are never the same twice (attack E, E3)."""
+    pad = "s" * stage_id_length
+    return [
+        parse_run(
+            run_record(f"r{i}", stages=[stage_record(f"{pad}{i}-{j}") for j in range(stages)])
+        )
+        for i in range(runs)
+    ]
+
+
+def test_the_jobs_a_translator_keeps_are_bounded_by_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: one job (name and JSON, ~4.4 KB) kept for every distinct stage of the export,
+    never dropped: 200,000 distinct stage ids took 945 MB. Now the least recently used go."""
+    monkeypatch.setattr(events_module, "JOBS_KEPT", 50)
+    translator = Translator(Graph("w"), TranslationConfig(namespace="ns"))
+    for run in distinct_stages(40, 10):
+        translator.translate(run)
+    assert len(translator._jobs) == 50
+
+
+def test_the_jobs_a_translator_keeps_are_bounded_by_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A trail decides how long a stage id is (up to a line's 32 MiB): the jobs kept are
+    bounded by what they take together too, and one larger than the bound is never kept."""
+    monkeypatch.setattr(events_module, "JOBS_KEPT_SIZE", 1024 * 1024)
+    translator = Translator(Graph("w"), TranslationConfig(namespace="ns"))
+    for run in distinct_stages(40, 3, stage_id_length=20_000):
+        translator.translate(run)
+    assert 0 < len(translator._jobs) < 40
+    assert translator._jobs.size <= 1024 * 1024
+    huge = distinct_stages(1, 1, stage_id_length=2 * 1024 * 1024)[0]
+    kept = len(translator._jobs)
+    translator.translate(huge)
+    assert len(translator._jobs) == kept
+    assert translator._jobs.get(("daily-sales", huge.stages[0].stage)) is None
+
+
+def test_a_job_made_again_is_the_job_kept() -> None:
+    """Dropping a job changes nothing but the time to make it again: the events are alike."""
+    runs = distinct_stages(3, 2)
+    kept = Translator(Graph("w"), TranslationConfig(namespace="ns"))
+    first = [kept.translate(run).bodies for run in runs + runs]
+    remade = Translator(Graph("w"), TranslationConfig(namespace="ns"))
+    remade._jobs.max_entries = 0
+    assert [remade.translate(run).bodies for run in runs + runs] == first

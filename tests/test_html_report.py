@@ -28,6 +28,7 @@ from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport, RunResult
 from openlineage_export.html_report import ReportCollector, render_report, write_report
 from openlineage_export.html_report import collector as collector_mod
+from openlineage_export.html_report import page as page_mod
 from openlineage_export.html_report.chart import count
 from openlineage_export.html_report.drawing import LAYOUT_BUDGET, Box, layout_size
 from openlineage_export.html_report.lineage import Sharing, views
@@ -162,6 +163,59 @@ def test_the_collector_keeps_the_most_recent_runs_whatever_the_order(tmp_path: P
         assert history.states == {
             states[s]: n for s, n in _count(r.run.status for r in mine).items()
         }
+
+
+def test_the_runs_kept_in_full_are_bounded_across_pipelines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 25 whole translated runs kept per pipeline, with no bound on pipelines: 3,000
+    runs of 3,000 pipelines (295 MiB) took 754 MB with --report. Now at most MAX_KEPT_RUNS
+    runs and MAX_KEPT_BYTES of their events across pipelines; the page says how many more."""
+    monkeypatch.setattr(collector_mod, "MAX_KEPT_RUNS", 30)
+    write_workspace(tmp_path / "ws", 600, seed=3, pipelines=4)
+    results: list[RunResult] = []
+    dry_run(tmp_path / "ws", results=results)
+    collector = ReportCollector()
+    for result in results:
+        collector.add(result)
+    histories = collector.pipelines()
+    assert len(histories) > 3  # 25 runs each would be kept, unbounded
+    details = [d for h in histories for d in (*h.recent, *h.earlier_failures)]
+    assert len(details) == sum(h.kept for h in histories) == collector.kept.runs == 30
+    assert collector.kept.left_out > 0
+    assert sum(h.runs for h in histories) == len(results)
+    page = render_report(collector, dry_run(tmp_path / "ws"))
+    assert f"{collector.kept.left_out:,} more were counted" in page
+
+    monkeypatch.setattr(collector_mod, "MAX_KEPT_BYTES", 20_000)
+    by_size = ReportCollector()
+    for result in results:
+        by_size.add(result)
+    sizes = {r.run.trace_id: sum(map(len, r.run.bodies)) for r in results}
+    kept = [d for h in by_size.pipelines() for d in (*h.recent, *h.earlier_failures)]
+    assert 0 < sum(sizes[d.trace_id] for d in kept) == by_size.kept.bytes <= 20_000
+
+
+def test_the_pipelines_kept_and_listed_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: one history per pipeline, each listed on the page with at least 3 runs in
+    full: 3,000 pipelines made a 7.9 MB page. Now MAX_PIPELINES histories are kept and the
+    MAX_PIPELINES_SHOWN busiest listed; the runs of the rest are counted, and said."""
+    monkeypatch.setattr(collector_mod, "MAX_PIPELINES", 3)
+    monkeypatch.setattr(page_mod, "MAX_PIPELINES_SHOWN", 2)
+    write_workspace(tmp_path / "ws", 600, seed=3, pipelines=4)
+    collector = ReportCollector()
+    report = dry_run(tmp_path / "ws", collector=collector)
+    histories = collector.pipelines()
+    assert len(histories) == 3
+    counted = sum(h.runs for h in histories)
+    assert counted + collector.runs_left_out == collector.runs == report.runs_total
+    assert collector.runs_left_out > 0 and sum(collector.states.values()) == collector.runs
+    page = render_report(collector, report)
+    assert page.count('<div class="pipeline" id="pipeline-') == 2
+    listed = sum(sorted(h.runs for h in histories)[-2:])
+    assert f"{collector.runs - listed:,} runs of more pipeline jobs" in page
 
 
 def test_days_beyond_the_cap_are_summed_not_kept(

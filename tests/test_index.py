@@ -21,6 +21,7 @@ from helpers import (
 )
 
 from openlineage_export.hub.trail import AuditTrail
+from openlineage_export.state import index as index_module
 from openlineage_export.state.index import STAGES_IN_MEMORY, RunIndex
 
 
@@ -55,6 +56,58 @@ def test_the_stages_a_trail_runs_are_not_held_in_memory_however_many(tmp_path: P
             most = max(most, held)
         assert most <= 2 * STAGES_IN_MEMORY, most
         assert sum(1 for _ in index.stages_run()) == runs * stages
+
+
+def test_what_the_index_buffers_is_bounded_by_characters_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: up to 5,000 trace ids and 65,536 stage names buffered, whatever their length:
+    120 lines with a 2 MiB trace id each took 424 MB in ``status``. Now each buffer is
+    written (or forgotten) once its ids and names reach CHARS_IN_MEMORY characters."""
+    monkeypatch.setattr(index_module, "CHARS_IN_MEMORY", 1024 * 1024)
+    long = 100_000
+    most = 0
+    with RunIndex(tmp_path) as index:
+        for run in range(60):
+            index.put(f"{run:04d}{'t' * long}", "p" * long, 0, run, b"f")
+            stages = tuple(f"{run:04d}-{n}{'s' * long}" for n in range(3))
+            index.put_stages("p" * long, stages)
+            pending = sum(len(p[0]) + len(p[1]) for p in index._pending)
+            seen = sum(len(p) + sum(map(len, names)) for p, names in index._stages_seen)
+            new = sum(map(len, {id(p): p for p, _ in index._new_stages}.values()))
+            new += sum(len(stage) for _, stage in index._new_stages)
+            most = max(most, pending, seen, new)
+        assert most <= 1024 * 1024, most
+        assert index.count() == 60
+        assert sum(1 for _ in index.stages_run()) == 60 * 3
+
+
+def test_long_trace_ids_are_never_all_held_to_index_them_by_position(tmp_path: Path) -> None:
+    """Before: the index by trail position was built when the first pass ended, SQLite
+    sorting every row with its trace id (the table's key): 100 ids of 2 MiB took ~240 MB
+    more at that moment. With an id past INDEXED_AS_WRITTEN it is kept up as rows are
+    written. Measured in a child of its own (SQLite's memory is not Python's)."""
+    import sys
+
+    peak = tmp_path / "peak-kB"
+    code = (
+        "import pathlib, sys\n"
+        "from openlineage_export.state.index import RunIndex\n"
+        "with RunIndex(pathlib.Path(sys.argv[1])) as index:\n"
+        "    for i in range(100):\n"
+        "        index.put(f'{i:04d}' + 't' * 2 * 1024 * 1024, 'p', 0, i, b'f')\n"
+        "    assert sum(1 for _ in index.in_trail_order()) == 100\n"
+    )
+    support = Path(__file__).parent / "support" / "peak_memory.py"
+    done = subprocess.run(
+        [sys.executable, str(support), str(peak), sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    kilobytes = int(peak.read_text())
+    assert kilobytes < 120 * 1024, f"peak memory {kilobytes} kB (the ids are 200 MiB)"
 
 
 def test_the_index_holds_positions_on_disk_not_runs(ws: WorkspaceMaker) -> None:

@@ -501,3 +501,21 @@ def test_what_strangers_wrote_reaches_the_terminal_escaped_never_acting_on_it(
             term.text()
         )
     assert any("ns\\x1b]0;pwned\\x07\\nexported" in line for line in term.lines()), term.text()
+
+
+def test_progress_json_streams_the_first_bad_entries_and_the_summary_counts_the_rest() -> None:
+    """Before: ``--progress json`` streamed every bad entry (600 of 600; 42 MB of stderr for
+    20 lines quoting a 2 MiB stage id), into the host's pipe and its list of warnings."""
+    import io
+
+    from openlineage_export.hub.model import BadEntry
+    from openlineage_export.terminal.display import BAD_ENTRIES_STREAMED, Display
+
+    stream = io.StringIO()
+    with Display("json", stream=stream) as display:
+        for line in range(BAD_ENTRIES_STREAMED + 50):
+            display.bad_entry(BadEntry("audit/000001.jsonl", line + 1, "not JSON"))
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [line["line"] for line in lines] == list(range(1, BAD_ENTRIES_STREAMED + 1))
+    assert display.bad_entries == BAD_ENTRIES_STREAMED + 50
+    assert display.bad_entries_hidden == 50

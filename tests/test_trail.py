@@ -15,7 +15,7 @@ from fakeserver import Answer, FakeServer
 from helpers import WorkspaceMaker, cli_command, cli_env, read_position, run_record, stage_record
 
 from openlineage_export.errors import WorkspaceError
-from openlineage_export.hub.model import BadEntry
+from openlineage_export.hub.model import QUOTE_LIMIT, BadEntry
 from openlineage_export.hub.segments import MAX_LINE_BYTES
 from openlineage_export.hub.trail import AuditTrail
 
@@ -498,3 +498,24 @@ def test_the_progress_over_many_segments_adds_each_size_once(
     )
     assert reported[-1][0] == reported[-1][1] and len(reported) > count
     assert _CountedSize.added <= 3 * count, _CountedSize.added
+
+
+def test_a_reason_quotes_at_most_the_first_characters_of_a_value(ws: WorkspaceMaker) -> None:
+    """Before: a reason quoted a stage id or trace id whole (up to ~16 MiB), kept 200 times
+    and written whole by ``--json``: 100 such lines wrote 210 MB."""
+    long = "x" * 100_000
+    ws.segment(
+        "000001.jsonl",
+        [
+            run_record(long, stages=[stage_record(long), stage_record(long)]),
+            run_record(startedAt=long),
+        ],
+    )
+    _, bad, _ = read(ws)
+    assert [len(entry.reason) < 500 for entry in bad] == [True, True]
+    assert bad[0].reason == (
+        f"run {'x' * QUOTE_LIMIT!r}... ({100_000 - QUOTE_LIMIT:,} more characters): "
+        f"stage {'x' * QUOTE_LIMIT!r}... ({100_000 - QUOTE_LIMIT:,} more characters) "
+        "attempt 1 appears twice"
+    )
+    assert "(99,800 more characters)" in bad[1].reason

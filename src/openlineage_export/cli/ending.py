@@ -63,7 +63,8 @@ def say_how_it_ended(
         ),
     )
     if display.mode == "json":
-        # A host shows the summary in the CLI's own words (the JSON lists every bad entry).
+        # A host shows the summary in the CLI's own words (it counts the bad entries past
+        # those streamed).
         display.summary(summary(report, ending))
     if as_json:
         result = report.to_dict()

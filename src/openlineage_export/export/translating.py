@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..deliver.http.held import Holdings
-from ..hub.model import BadEntry, BadRecord, Run
+from ..hub.model import BadEntry, BadRecord, Run, quoted
 from ..hub.times import ends_before_start
 from ..hub.trail import TrailScan
 from ..state.answers import Classified
@@ -111,7 +111,7 @@ def goes(
     recorded, with a warning."""
     for problem in ends_before_start(run):
         recorder.add_warning(
-            f"{opened.trail.where(scan, winner)}: run {run.trace_id!r} "
+            f"{opened.trail.where(scan, winner)}: run {quoted(run.trace_id)} "
             f"{problem}; exported as recorded"
         )
     clash = names.clash(run)

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
 
-from .collector import RUN_STATES, PipelineHistory, utc
+from .collector import RUN_STATES, PipelineHistory
+from .details import utc
 
 MAX_BARS = 36
 """Bars of a pipeline's chart: days, else weeks, else months, whichever fits. Few enough that

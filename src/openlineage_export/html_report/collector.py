@@ -12,19 +12,39 @@ import heapq
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
 
 import orjson
 
 from ..export.report import MAX_LISTED, RunResult
 from ..translate.encoded import TranslatedRun
+from .details import (
+    END_STATES,
+    PROBLEM_STATES,
+    JobKey,
+    RunDetail,
+    error_of,
+    seconds_between,
+    stage_runs,
+    utc,
+)
 
 RECENT_RUNS = 20
 """Runs of each pipeline kept in full (the most recent ones by start time)."""
 
 RECENT_FAILURES = 5
 """Failed or aborted runs of each pipeline kept in full besides the most recent ones."""
+
+MAX_KEPT_RUNS = 1000
+"""Runs kept in full across every pipeline: a trail may name a new pipeline on every line, and
+each pipeline keeps up to :data:`RECENT_RUNS` + :data:`RECENT_FAILURES` of its runs."""
+
+MAX_KEPT_BYTES = 128 * 1024 * 1024
+"""The most the events of the runs kept in full may take together (a run's events may take
+up to 64 MiB). A run that would go over either bound is counted and not kept in full (the
+page says how many were not), until runs kept before it give way to newer ones."""
+
+MAX_PIPELINES = 1000
+"""Pipelines whose history is kept; the runs of more are counted in the totals only."""
 
 MAX_DAYS = 730
 """Days of per-day counts kept per pipeline; older days are summed into ``earlier``."""
@@ -35,69 +55,42 @@ MAX_NODES = 1500
 MAX_EDGES = 5000
 """Reads and writes kept for the graph; more are counted, not kept."""
 
-END_STATES = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "aborted"}
-"""OpenLineage's terminal event types, as the run states the page shows."""
-
 RUN_STATES = ("completed", "failed", "aborted", "running")
 """Run states in the order the page lists them; a run without an end event is ``running``."""
-
-PROBLEM_STATES = frozenset({"failed", "aborted"})
-"""Run states a person looks for first."""
 
 DELIVERED = frozenset({"built", "sent", "unchanged"})
 """Export states whose events are (or, in a dry run, would be) on the server."""
 
-JobKey = tuple[str, str]
-"""A job or dataset as the events name it: (namespace, name)."""
 
-
-@dataclass(frozen=True, slots=True)
-class StageRun:
-    """One stage attempt of a run: a run of job ``<pipeline>.<stage>`` in the events."""
-
-    job: JobKey
-    attempt: int
-    state: str
-    started: str
-    ended: str | None
-    seconds: float | None
-    error: str | None
-    inputs: int
-    outputs: int
-
-
-@dataclass(frozen=True, slots=True)
-class RunDetail:
-    """One editor run as the page shows it in full: the pipeline run and its stage runs."""
-
-    trace_id: str
-    run_id: str
-    state: str
-    started: str
-    ended: str | None
-    seconds: float | None
-    export_state: str
-    export_reason: str | None
-    error: str | None
-    stages: tuple[StageRun, ...]
-    order: tuple[float, str, str]
-    """Sort key: start time (UTC seconds), then trace id and run id, for a stable order."""
-
-    @property
-    def problem(self) -> bool:
-        """Failed or aborted on the trail, or refused by the server."""
-        return self.state in PROBLEM_STATES or self.export_state == "failed"
-
-    @property
-    def retried(self) -> list[tuple[str, int]]:
-        """Stage jobs run more than once in this run, with their number of attempts."""
-        attempts = Counter(stage.job[1] for stage in self.stages)
-        return [(job, n) for job, n in attempts.items() if n > 1]
-
-
-_Kept = tuple[tuple[float, str, str], int, bool, Callable[[], RunDetail]]
+_Kept = tuple[tuple[float, str, str], int, bool, Callable[[], RunDetail] | None, int]
 """A run kept on a heap: its sort key, its arrival number (unique), whether it is a problem,
-and how to build its detail (built only for the page: most runs kept are later evicted)."""
+how to build its detail (built only for the page: most runs kept are later evicted; None when
+the :class:`KeptBudget` had no room for it) and the bytes of its events."""
+
+
+@dataclass
+class KeptBudget:
+    """The runs kept in full across every pipeline, and what their events take together."""
+
+    runs: int = 0
+    bytes: int = 0
+    left_out: int = 0
+    """Runs that would have been kept in full but did not fit (counted once each)."""
+
+    def take(self, size: int) -> bool:
+        """Whether a run whose events take ``size`` bytes fits; counts it in if so."""
+        if self.runs + 1 > MAX_KEPT_RUNS or self.bytes + size > MAX_KEPT_BYTES:
+            self.left_out += 1
+            return False
+        self.runs += 1
+        self.bytes += size
+        return True
+
+    def give_back(self, kept: _Kept | None) -> None:
+        """A kept run fell out of its pipeline's heaps: what it held is free again."""
+        if kept is not None and kept[3] is not None:
+            self.runs -= 1
+            self.bytes -= kept[4]
 
 
 @dataclass
@@ -114,6 +107,8 @@ class PipelineHistory:
     days: dict[str, Counter[str]] = field(default_factory=dict)
     earlier: Counter[str] = field(default_factory=Counter)
     """Runs on days older than the :data:`MAX_DAYS` kept, by state."""
+    budget: KeptBudget = field(default_factory=KeptBudget)
+    """Shared by every pipeline of a collector."""
     _recent: list[_Kept] = field(default_factory=list)
     _failures: list[_Kept] = field(default_factory=list)
 
@@ -125,8 +120,10 @@ class PipelineHistory:
         day: str,
         events: int,
         detail: Callable[[], RunDetail],
+        size: int = 0,
     ) -> None:
-        """Count one run; keep ``detail`` (unbuilt) if the run is recent or a recent failure."""
+        """Count one run; keep ``detail`` (unbuilt) if the run is recent or a recent failure,
+        and the :class:`KeptBudget` has room for its events' ``size`` bytes."""
         self.runs += 1
         self.events += events
         self.states[state] += 1
@@ -141,41 +138,55 @@ class PipelineHistory:
                 counts = self.days.get(day, self.earlier)  # older than every day kept
         counts[state] += 1
         problem = state in PROBLEM_STATES or export_state == "failed"
-        kept: _Kept = (order, self.runs, problem, detail)
+        key = (order, self.runs)
+        if len(self._recent) >= RECENT_RUNS and key < self._recent[0][:2] and not problem:
+            return  # older than every recent run kept, and no failure: nothing to keep
+        kept: _Kept = (order, self.runs, problem, detail if self.budget.take(size) else None, size)
         if len(self._recent) < RECENT_RUNS:
             heapq.heappush(self._recent, kept)
             return
         if kept[:2] > self._recent[0][:2]:
             kept = heapq.heapreplace(self._recent, kept)
         if kept[2]:
-            _keep_latest(self._failures, kept, RECENT_FAILURES)
+            self.budget.give_back(_keep_latest(self._failures, kept, RECENT_FAILURES))
+        else:
+            self.budget.give_back(kept)
 
     @property
     def kept(self) -> int:
-        """Runs held in full (bounded: :data:`RECENT_RUNS` + :data:`RECENT_FAILURES`)."""
-        return len(self._recent) + len(self._failures)
+        """Runs held in full (bounded: :data:`RECENT_RUNS` + :data:`RECENT_FAILURES`, and
+        the :class:`KeptBudget` across pipelines)."""
+        return sum(kept[3] is not None for kept in (*self._recent, *self._failures))
 
     @property
     def recent(self) -> list[RunDetail]:
         """The most recent runs kept in full, newest first."""
-        return [kept[3]() for kept in sorted(self._recent, key=_by_order, reverse=True)]
+        return _details(self._recent)
 
     @property
     def earlier_failures(self) -> list[RunDetail]:
         """Failed runs older than :attr:`recent` kept in full, newest first."""
-        return [kept[3]() for kept in sorted(self._failures, key=_by_order, reverse=True)]
+        return _details(self._failures)
+
+
+def _details(heap: list[_Kept]) -> list[RunDetail]:
+    ordered = sorted(heap, key=_by_order, reverse=True)
+    return [kept[3]() for kept in ordered if kept[3] is not None]
 
 
 def _by_order(kept: _Kept) -> tuple[tuple[float, str, str], int]:
     return kept[0], kept[1]
 
 
-def _keep_latest(heap: list[_Kept], item: _Kept, size: int) -> None:
-    """Push ``item`` on a min-heap of at most ``size`` items, the oldest falling out."""
+def _keep_latest(heap: list[_Kept], item: _Kept, size: int) -> _Kept | None:
+    """Push ``item`` on a min-heap of at most ``size`` items, the oldest falling out; returns
+    the item that fell out (``item`` itself when it is older than every one kept)."""
     if len(heap) < size:
         heapq.heappush(heap, item)
-    elif item[:2] > heap[0][:2]:
-        heapq.heapreplace(heap, item)
+        return None
+    if item[:2] > heap[0][:2]:
+        return heapq.heapreplace(heap, item)
+    return item
 
 
 @dataclass
@@ -262,7 +273,14 @@ class ReportCollector:
     def __init__(self) -> None:
         self.graph = LineageGraph()
         self.histories: dict[JobKey, PipelineHistory] = {}
+        self.kept = KeptBudget()
+        """The runs kept in full across every pipeline (:data:`MAX_KEPT_RUNS`,
+        :data:`MAX_KEPT_BYTES`)."""
         self.runs = 0
+        self.runs_left_out = 0
+        self.states: Counter[str] = Counter()
+        """Runs by how they ended in the editor, every pipeline's."""
+        """Runs of pipelines past :data:`MAX_PIPELINES`: in the totals, in no history."""
         self.events = 0
         self.exports: Counter[str] = Counter()
         self.refused: list[RefusedRun] = []
@@ -299,19 +317,24 @@ class ReportCollector:
                 state=state,
                 started=started,
                 ended=ended,
-                seconds=_seconds(start_utc, ended),
+                seconds=seconds_between(start_utc, ended),
                 export_state=result.state,
                 export_reason=result.reason,
-                error=_error(orjson.loads(run.bodies[-1])) if ended else None,
-                stages=_stage_runs(run.events, run.run_id),
+                error=error_of(orjson.loads(run.bodies[-1])) if ended else None,
+                stages=stage_runs(run.events, run.run_id),
                 order=order,
             )
 
+        self.states[state] += 1
         history = self.histories.get(pipeline)
         if history is None:
-            history = self.histories[pipeline] = PipelineHistory(pipeline)
+            if len(self.histories) >= MAX_PIPELINES:
+                self.runs_left_out += 1
+                return
+            history = self.histories[pipeline] = PipelineHistory(pipeline, budget=self.kept)
         day = start_utc.date().isoformat() if start_utc else started[:10]
-        history.add(order, state, result.state, day, len(run), detail)
+        size = sum(map(len, run.bodies))
+        history.add(order, state, result.state, day, len(run), detail, size)
 
     def _add_to_graph(self, run: TranslatedRun, pipeline: JobKey, delivered: bool) -> None:
         graph = self.graph
@@ -329,58 +352,3 @@ class ReportCollector:
     def pipelines(self) -> list[PipelineHistory]:
         """Every pipeline that ran, by namespace and name."""
         return [self.histories[key] for key in sorted(self.histories)]
-
-
-def _stage_runs(events: list[dict[str, Any]], pipeline_run_id: str) -> tuple[StageRun, ...]:
-    """The stage runs of one editor run, in the order the events give them."""
-    by_run: dict[str, list[dict[str, Any]]] = {}
-    for event in events:
-        if event["run"]["runId"] != pipeline_run_id:
-            by_run.setdefault(event["run"]["runId"], []).append(event)
-    return tuple(_stage_run(stage_events) for stage_events in by_run.values())
-
-
-def _stage_run(events: list[dict[str, Any]]) -> StageRun:
-    start, end = events[0], events[-1]
-    facets = start["run"].get("facets") or {}
-    attempt = 1
-    for tag in (facets.get("tags") or {}).get("tags") or ():
-        if tag.get("key") == "attempt" and str(tag.get("value", "")).isdigit():
-            attempt = int(tag["value"])
-    state = END_STATES.get(end.get("eventType", "")) if len(events) > 1 else None
-    started = str(start.get("eventTime", ""))
-    ended = str(end["eventTime"]) if state else None
-    return StageRun(
-        job=(start["job"]["namespace"], start["job"]["name"]),
-        attempt=attempt,
-        state=state or "running",
-        started=started,
-        ended=ended,
-        seconds=_seconds(utc(started), ended),
-        error=_error(end) if state else None,
-        inputs=len(start.get("inputs") or ()),
-        outputs=len(start.get("outputs") or ()),
-    )
-
-
-def _error(event: dict[str, Any] | None) -> str | None:
-    if event is None:
-        return None
-    facet = ((event.get("run") or {}).get("facets") or {}).get("errorMessage")
-    return str(facet.get("message", "")) if isinstance(facet, dict) else None
-
-
-def utc(when: str) -> datetime | None:
-    """An event time (ISO 8601, any offset) as a UTC datetime; None when it is not one."""
-    try:
-        moment = datetime.fromisoformat(when)
-    except ValueError:
-        return None
-    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _seconds(start: datetime | None, ended: str | None) -> float | None:
-    end = utc(ended) if ended else None
-    if start is None or end is None:
-        return None
-    return max(0.0, (end - start).total_seconds())

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import graphviz  # type: ignore[import-untyped]
 
 from ..terminal.text import shown
-from .collector import JobKey
+from .details import JobKey
 from .lineage import LineageViews, Overview, PipelineView, Sharing
 
 FONT = "Helvetica,Arial,sans-serif"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .collector import JobKey, LineageGraph
+from .collector import LineageGraph
+from .details import JobKey
 
 Edge = tuple[JobKey, JobKey, bool]
 """(from, to, delivered): a read is dataset -> job, a write job -> dataset."""

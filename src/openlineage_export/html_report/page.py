@@ -24,17 +24,22 @@ from ..terminal.text import shown
 from .chart import bucket_name, chart, duration, when
 from .collector import (
     MAX_EDGES,
+    MAX_KEPT_BYTES,
+    MAX_KEPT_RUNS,
     MAX_NODES,
     RECENT_FAILURES,
     RECENT_RUNS,
     RUN_STATES,
     PipelineHistory,
     ReportCollector,
-    RunDetail,
 )
+from .details import RunDetail
 from .drawing import REFUSED_COLOUR, Drawing, anchor, draw
 from .lineage import LineageViews, views
 from .template import JOBNAME, PAGE, RUN, SCRIPT, STYLE
+
+MAX_PIPELINES_SHOWN = 300
+"""Pipelines listed with their history, those with the most runs; the rest are counted."""
 
 MAX_DETAILED_RUNS = 600
 """Runs shown in full across all pipelines; with many pipelines each shows fewer."""
@@ -129,7 +134,15 @@ def render_report(
     """The whole page as a string (``drawing`` defaults to laying out the collected graph)."""
     lineage = views(collector.graph)
     drawing = drawing or draw(lineage, report.namespace)
-    histories = collector.pipelines()
+    every = collector.pipelines()
+    busiest = sorted(every, key=lambda h: -h.runs)[:MAX_PIPELINES_SHOWN]
+    histories = sorted(busiest, key=lambda h: h.job)
+    more = len(every) - len(histories)
+    if more or collector.runs_left_out:
+        runs = collector.runs_left_out + sum(h.runs for h in every) - sum(h.runs for h in histories)
+        pipelines_cut = f"{runs:,} runs of more pipeline jobs are counted in the totals only."
+    else:
+        pipelines_cut = ""
     limit = RECENT_RUNS
     if histories and limit * len(histories) > MAX_DETAILED_RUNS:
         limit = max(3, MAX_DETAILED_RUNS // len(histories))
@@ -139,6 +152,13 @@ def render_report(
         graph_cut = (
             f"The graph is capped at {MAX_NODES:,} jobs and datasets and "
             f"{MAX_EDGES:,} reads and writes: more were seen, and are not drawn."
+        )
+    kept_cut = ""
+    if collector.kept.left_out:
+        kept_cut = (
+            f"At most {MAX_KEPT_RUNS:,} runs, with {MAX_KEPT_BYTES // (1024 * 1024)} MiB of "
+            f"events, are kept in full across pipelines: {collector.kept.left_out:,} more "
+            "were counted, and are not shown in full."
         )
     sent_events = sum(h.exported_events["sent"] for h in histories)
     bucket = bucket_name(histories)
@@ -162,6 +182,8 @@ def render_report(
         show_refused=lineage.refused,
         refused_colour=REFUSED_COLOUR,
         graph_cut=graph_cut,
+        kept_cut=kept_cut,
+        pipelines_cut=pipelines_cut,
         job_rows=job_rows(collector),
         never_run=report.never_run,
         bad=report.bad,
@@ -260,7 +282,7 @@ def tiles(collector: ReportCollector, report: ExportReport) -> list[dict[str, An
             }
         )
         out.append({"label": "events sent", "value": f"{report.events_sent:,}", "kind": "info"})
-    failed = sum(h.states["failed"] for h in collector.histories.values())
+    failed = collector.states["failed"]
     out.append(
         {
             "label": "runs failed in the editor",

@@ -263,6 +263,9 @@ the export again to finish.</p>{% endif %}
 the editor, each bar with its count, then the {{ recent_limit }} most recent runs in full with
 their stage runs (retried stages show each attempt), and the latest earlier failures. Click a
 run to see its stage runs. All times are UTC.</p>
+{%- if kept_cut %}
+<p class="note" id="kept-cut">{{ kept_cut }}</p>
+{%- endif %}
 <div class="legend" id="history-legend"><span><i class="s-completed"></i>completed</span>
 <span><i class="s-failed"></i>failed in the editor</span><span><i class="s-aborted"></i>aborted in the editor</span>
 <span><i class="s-running"></i>still running</span>
@@ -287,6 +290,7 @@ aria-label="runs of {{ p.job[1] }} per {{ bucket }}">
 {%- for run in p.failures %}{{ run_block(run) }}{% endfor %}{% endif %}
 </div>
 {%- endfor %}
+{%- if pipelines_cut %}<p class="note" id="pipelines-cut">{{ pipelines_cut }}</p>{% endif %}
 </section>
 
 <section id="delivery">

@@ -13,7 +13,7 @@ import orjson
 from ..errors import WorkspaceError
 from ..files.tree import WorkspaceTree
 from ..files.walk import Refused
-from .model import BadEntry, Graph, Pipeline, Stage
+from .model import BadEntry, Graph, Pipeline, Stage, quoted
 
 GRAPH_FORMAT = "lineage-hub/graph@1"
 NOT_UNICODE = "is not Unicode text (a byte that is no UTF-8, or a lone surrogate)"
@@ -72,7 +72,9 @@ def read_graph(
             continue
         if pipeline.id in seen:
             on_bad(
-                BadEntry(display, 0, f"pipelines[{i}]: pipeline id {pipeline.id!r} appears twice")
+                BadEntry(
+                    display, 0, f"pipelines[{i}]: pipeline id {quoted(pipeline.id)} appears twice"
+                )
             )
             continue
         seen.add(pipeline.id)

@@ -24,6 +24,19 @@ class BadRecord(ValueError):
     """A record breaks the contract; the message says which field and how."""
 
 
+QUOTE_LIMIT = 200
+"""The most characters of a value from the trail (an id, a time) a reason quotes: the trail
+lets an id be almost a whole line (32 MiB), and a reason is kept, listed and streamed."""
+
+
+def quoted(value: str) -> str:
+    """``repr(value)``, of its first :data:`QUOTE_LIMIT` characters when it is longer, saying
+    how many more it had."""
+    if len(value) <= QUOTE_LIMIT:
+        return repr(value)
+    return f"{value[:QUOTE_LIMIT]!r}... ({len(value) - QUOTE_LIMIT:,} more characters)"
+
+
 @dataclass(frozen=True, slots=True)
 class Stage:
     """A stage of a pipeline as the graph declares it."""

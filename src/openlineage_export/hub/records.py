@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from .model import BadRecord, Run, StageExecution
+from .model import BadRecord, Run, StageExecution, quoted
 from .times import normalise_time, trusted_time
 
 
@@ -184,7 +184,9 @@ def _checked(run: Run, *, trusted: bool = False) -> Run:
         if not trusted:
             key = (stage.stage, stage.attempt)
             if key in seen:
-                raise BadRecord(f"stage {stage.stage!r} attempt {stage.attempt} appears twice")
+                raise BadRecord(
+                    f"stage {quoted(stage.stage)} attempt {stage.attempt} appears twice"
+                )
             seen.add(key)
         stages.append(_checked_stage(stage, f"stages[{i}]", time))
     if (

@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 from ..errors import value_kind
-from .model import BadRecord, Run
+from .model import BadRecord, Run, quoted
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?",
@@ -41,7 +41,7 @@ def normalise_time(value: object, where: str) -> str:
             moment = datetime.fromisoformat(value)
         except ValueError as exc:
             if value[17:19] != "60":
-                raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+                raise BadRecord(f"{where} {quoted(value)} is not a valid time ({exc})") from None
             moment = _parsed(value, where)
         if value[:4] in _EDGE_YEARS:
             _check_utc(moment, value, where)
@@ -50,10 +50,10 @@ def normalise_time(value: object, where: str) -> str:
         raise BadRecord(f"{where} must be an RFC 3339 time string, got {value_kind(value)}")
     match = _RFC3339.fullmatch(value)
     if match is None:
-        raise BadRecord(f"{where} {value!r} is not an RFC 3339 time")
+        raise BadRecord(f"{where} {quoted(value)} is not an RFC 3339 time")
     offset = match.group(8)
     if offset is None:
-        raise BadRecord(f"{where} {value!r} has no UTC offset")
+        raise BadRecord(f"{where} {quoted(value)} has no UTC offset")
     if offset not in "Zz" and offset[1:] > MAX_OFFSET:
         return _in_utc(value, where)
     moment = _parsed(value, where)
@@ -77,7 +77,8 @@ def _in_utc(value: str, where: str) -> str:
         utc = moment.astimezone(UTC)
     except OverflowError:
         raise BadRecord(
-            f"{where} {value!r} is out of range (in UTC it falls before year 1 or after year 9999)"
+            f"{where} {quoted(value)} is out of range "
+            "(in UTC it falls before year 1 or after year 9999)"
         ) from None
     match = _RFC3339.fullmatch(value)
     assert match is not None
@@ -94,7 +95,7 @@ def _parsed(value: str, where: str) -> datetime:
     try:
         return parse_time(value)
     except ValueError as exc:
-        raise BadRecord(f"{where} {value!r} is not a valid time ({exc})") from None
+        raise BadRecord(f"{where} {quoted(value)} is not a valid time ({exc})") from None
 
 
 _LEAP = re.compile(r"(.{17})60(?:\.\d*)?(.*)", re.ASCII | re.DOTALL)
@@ -123,7 +124,8 @@ def _check_utc(moment: datetime, value: str, where: str) -> None:
         moment.astimezone(UTC)
     except OverflowError:
         raise BadRecord(
-            f"{where} {value!r} is out of range (in UTC it falls before year 1 or after year 9999)"
+            f"{where} {quoted(value)} is out of range "
+            "(in UTC it falls before year 1 or after year 9999)"
         ) from None
 
 
@@ -137,7 +139,7 @@ def parse_time(value: str) -> datetime:
         return datetime.fromisoformat(value)
     match = _RFC3339.fullmatch(value)
     if match is None or match.group(8) is None:
-        raise ValueError(f"not an RFC 3339 time with an offset: {value!r}")
+        raise ValueError(f"not an RFC 3339 time with an offset: {quoted(value)}")
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
     fraction = (match.group(7) or ".0")[1:]
     micro = int(fraction[:6].ljust(6, "0"))
@@ -183,7 +185,7 @@ def ends_before_start(run: Run) -> list[str]:
             and (_before(ended, began))
         ):
             found.append(
-                f"stage {stage.stage!r} attempt {stage.attempt} ends ({ended}) before "
+                f"stage {quoted(stage.stage)} attempt {stage.attempt} ends ({ended}) before "
                 f"it starts ({began})"
             )
     return found

@@ -28,7 +28,7 @@ from ..errors import WorkspaceError
 from ..files.tree import WorkspaceTree
 from ..files.walk import shown_path
 from ..state.index import RunIndex
-from .model import BadEntry, BadRecord, Run
+from .model import BadEntry, BadRecord, Run, quoted
 from .records import kind_of, parse_run, parse_trusted
 from .segments import MAX_LINE_BYTES, Segment, SegmentProblem, segment_files, segment_size
 from .times import start_microseconds
@@ -120,8 +120,9 @@ class TrailScan:
         try:
             run = parse_run(line)
         except BadRecord as exc:
-            named = isinstance(trace_id, str) and trace_id
-            return f"run {trace_id!r}: {exc}" if named else str(exc)
+            if isinstance(trace_id, str) and trace_id:
+                return f"run {quoted(trace_id)}: {exc}"
+            return str(exc)
         self.index.put(
             run.trace_id,
             run.pipeline,

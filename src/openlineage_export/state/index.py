@@ -24,6 +24,16 @@ _BATCH = 5000
 STAGES_IN_MEMORY = 65536
 """Stage names held in memory at most, by the lists seen and by the pairs not written yet:
 a trail's runs name as many as their lines hold, and none of them sizes what we keep."""
+CHARS_IN_MEMORY = 16 * 1024 * 1024
+"""Characters of ids and names held in memory at most, by each buffer (runs not written yet,
+stage lists seen, stage pairs not written yet): the trail decides how long a trace id, a
+pipeline or a stage is (up to a line's 32 MiB), so a buffer is bounded by their length too."""
+INDEXED_AS_WRITTEN = 1024
+"""A trace id longer than this, and the index by trail position is kept up as rows are written
+rather than built when the first pass ends: SQLite builds it by sorting every row, each with
+its trace id (the table's key), and held all of them (120 ids of 2 MiB took 240 MB); kept up
+as written, it costs each write a little more, so short ids keep the faster way."""
+_BY_POSITION = "CREATE INDEX by_position ON winners (segment, line)"
 _PREFIX = "olx-index-"
 _ADVICE = "point TMPDIR at a folder you can write to"
 _FULL = "free some space there, or point TMPDIR at a folder with room"
@@ -110,7 +120,12 @@ class RunIndex:
         self._new_stages: list[tuple[str, str]] = []
         self._stages_seen: set[tuple[str, tuple[str, ...]]] = set()
         self._names_seen = 0  # the stage names the lists in _stages_seen hold
+        self._chars_seen = 0  # ...and their characters, the pipelines' included
+        self._pending_chars = 0  # the characters of the ids and pipelines in _pending
+        self._new_chars = 0  # ...and in _new_stages
         self._sealed = False
+        """Whether the index by position is there (built at the end, or kept up as written)."""
+        self._long_ids = False
 
     def _errors(self) -> contextlib.AbstractContextManager[None]:
         return state_errors(f"the temporary run index {self.path}", _ADVICE, full=_FULL)
@@ -128,7 +143,9 @@ class RunIndex:
         """Record a good record; a later call for the same trace id replaces it. ``started``:
         the run's start in microseconds since 1970-01-01 UTC, when the index keeps starts."""
         self._pending.append((trace_id, pipeline, segment, line, fingerprint, check, started))
-        if len(self._pending) >= _BATCH:
+        self._long_ids = self._long_ids or len(trace_id) > INDEXED_AS_WRITTEN
+        self._pending_chars += len(trace_id) + len(pipeline)
+        if len(self._pending) >= _BATCH or self._pending_chars >= CHARS_IN_MEMORY:
             self._flush()
 
     def put_stages(self, pipeline: str, stages: tuple[str, ...]) -> None:
@@ -136,19 +153,29 @@ class RunIndex:
         seen = self._stages_seen
         if (pipeline, stages) in seen:  # most records run what the last one of theirs ran
             return
-        if self._names_seen + len(stages) > STAGES_IN_MEMORY:
+        names = sum(map(len, stages))
+        chars = len(pipeline) + names
+        if (
+            self._names_seen + len(stages) > STAGES_IN_MEMORY
+            or self._chars_seen + chars > CHARS_IN_MEMORY
+        ):
             seen.clear()  # the table keeps each pair once anyway
-            self._names_seen = 0
-        if len(stages) <= STAGES_IN_MEMORY:
+            self._names_seen = self._chars_seen = 0
+        if len(stages) <= STAGES_IN_MEMORY and chars <= CHARS_IN_MEMORY:
             seen.add((pipeline, stages))
             self._names_seen += len(stages)
+            self._chars_seen += chars
         self._new_stages.extend((pipeline, stage) for stage in stages)
-        if len(self._new_stages) >= STAGES_IN_MEMORY:
+        self._new_chars += chars  # the pairs share the one pipeline string
+        if len(self._new_stages) >= STAGES_IN_MEMORY or self._new_chars >= CHARS_IN_MEMORY:
             self._flush()
 
     def _flush(self) -> None:
         if self._pending or self._new_stages:
             with self._errors():
+                if self._long_ids and not self._sealed:
+                    self.db.execute(_BY_POSITION)  # before the long ids are written
+                    self._sealed = True
                 self.db.execute("BEGIN")
                 self.db.executemany(
                     "INSERT INTO winners VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO "
@@ -161,6 +188,7 @@ class RunIndex:
                 self.db.execute("COMMIT")
             self._pending.clear()
             self._new_stages.clear()
+            self._pending_chars = self._new_chars = 0
 
     def seal(self) -> None:
         """End of the first pass: write what is buffered and index by trail position (a watch
@@ -168,7 +196,7 @@ class RunIndex:
         self._flush()
         if not self._sealed:
             with self._errors():
-                self.db.execute("CREATE INDEX by_position ON winners (segment, line)")
+                self.db.execute(_BY_POSITION)
             self._sealed = True
 
     def count(self, only: RunFilter = EVERY_RUN) -> int:

@@ -11,7 +11,7 @@
 - ``plain``: messages only, one a line (stderr is no terminal, or ``--progress none``).
 
 Bad entries are capped (the first :data:`BAD_ENTRIES_SHOWN`, or :data:`BAD_ENTRIES_QUIET`
-with ``-q``); the summary counts the rest. The JSON form lists every one.
+with ``-q``, or :data:`BAD_ENTRIES_STREAMED` in the JSON form); the summary counts the rest.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ BAD_ENTRIES_SHOWN = 50
 """Bad entries printed one a line; past these, the summary counts the rest."""
 BAD_ENTRIES_QUIET = 10
 """The same with ``-q``."""
+BAD_ENTRIES_STREAMED = 200
+"""The same in the JSON form (as many as ``--json`` lists; the host keeps each one)."""
 JSON_EVERY = 0.5
 """Seconds between two JSON progress lines within a phase (a new phase is told at once)."""
 
@@ -58,7 +60,8 @@ class Display:
         """Set once a write failed: the terminal hung up, or the reader went away."""
         self._lock = threading.RLock()  # re-entrant: a signal handler may print mid-message
         self.bad_entries = 0
-        self.bad_entries_limit = BAD_ENTRIES_QUIET if quiet else BAD_ENTRIES_SHOWN
+        quiet_limit = BAD_ENTRIES_QUIET if quiet else BAD_ENTRIES_SHOWN
+        self.bad_entries_limit = BAD_ENTRIES_STREAMED if mode == "json" else quiet_limit
         self._started = time.monotonic()
         self._phase: str | None = None
         self._last_json = 0.0
@@ -105,17 +108,12 @@ class Display:
         """A line of the trail that could not be used: the first ones are printed."""
         with self._lock:
             self.bad_entries += 1
-            shown = self.bad_entries <= self.bad_entries_limit
+            if self.bad_entries > self.bad_entries_limit:
+                return
         if self.mode == "json":
-            self._json(
-                {
-                    "event": "badEntry",
-                    "file": entry.file,
-                    "line": entry.line,
-                    "reason": entry.reason,
-                }
-            )
-        elif shown:
+            where = {"file": entry.file, "line": entry.line, "reason": entry.reason}
+            self._json({"event": "badEntry", **where})
+        else:
             self._say(f"bad entry: {entry}", None)
 
     def retry(self, retry: Retry) -> None:

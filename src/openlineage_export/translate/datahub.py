@@ -36,6 +36,7 @@ from typing import Any
 
 from ..hub.model import DataAccess, Engine, Run
 from . import facets, spec
+from .bounded import CACHED_KEY_LIMIT
 from .datasets import DB_SCHEMES
 from .events import Translator
 
@@ -116,10 +117,16 @@ def _uri_safe(text: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=4096)
 def dataset(namespace: str, name: str) -> tuple[str, str]:
     """An OpenLineage dataset (as named for every server) named for DataHub's converter; cached,
-    as a trail names the same data over and over."""
+    as a trail names the same data over and over (when no longer than
+    :data:`~.bounded.CACHED_KEY_LIMIT` together: a name may be as long as a trail's line)."""
+    if len(namespace) + len(name) > CACHED_KEY_LIMIT:
+        return _dataset(namespace, name)
+    return _cached_dataset(namespace, name)
+
+
+def _dataset(namespace: str, name: str) -> tuple[str, str]:
     scheme, sep, authority = namespace.partition("://")
     if not sep:
         # A platform already: file, bigquery, an opaque scheme.
@@ -133,6 +140,8 @@ def dataset(namespace: str, name: str) -> tuple[str, str]:
     where = f"{authority}{name}" if name.startswith("/") else f"{authority}/{name}"
     return platform, fit(platform, urn_part(where))
 
+
+_cached_dataset = lru_cache(maxsize=4096)(_dataset)
 
 URN_LIMIT = 448
 """The longest dataset URN (URL-encoded) sent as it is. DataHub's server refuses a URN over 512
@@ -176,13 +185,22 @@ ORCHESTRATOR = "lineage-hub"
 (its platform), so it is the same for every run of a pipeline, whatever engine ran it."""
 
 
-@lru_cache(maxsize=256)
 def processing_engine(engine: Engine | None) -> dict[str, Any]:
     """``processing_engine`` named :data:`ORCHESTRATOR`; the engine (name and version) is its
-    version, which DataHub shows among the flow's and job's properties."""
+    version, which DataHub shows among the flow's and job's properties (cached as
+    :func:`..facets.processing_engine` is)."""
+    if facets.engine_size(engine) > CACHED_KEY_LIMIT:
+        return _processing_engine(engine)
+    return _cached_processing_engine(engine)
+
+
+def _processing_engine(engine: Engine | None) -> dict[str, Any]:
     facet = facets.processing_engine(engine)
     version = f"{engine.name} {engine.version or 'unknown'}" if engine else "unknown"
     return {**facet, "name": ORCHESTRATOR, "version": version}
+
+
+_cached_processing_engine = lru_cache(maxsize=256)(_processing_engine)
 
 
 class DataHubTranslator(Translator):

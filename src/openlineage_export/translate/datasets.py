@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from . import spec
+from .bounded import CACHED_KEY_LIMIT
 from .locations import without_credentials, without_secret_parameters
 
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
@@ -107,7 +109,14 @@ class DatasetNamer:
 
     def __init__(self, workspace_name: str) -> None:
         self._relative_namespace = workspace_namespace(workspace_name)
-        self.name = lru_cache(maxsize=4096)(self._safe_name)
+        self._cached = lru_cache(maxsize=4096)(self._safe_name)
+
+    def name(self, location: str) -> tuple[str, str]:
+        """The (namespace, name) of the data at ``location``: cached when the location is no
+        longer than :data:`~.bounded.CACHED_KEY_LIMIT`, else worked out again."""
+        if len(location) > CACHED_KEY_LIMIT:
+            return self._safe_name(location)
+        return self._cached(location)
 
     def _safe_name(self, location: str) -> tuple[str, str]:
         # Credentials out first (locations.py), and once more from the name, whose
@@ -125,7 +134,7 @@ class DatasetNamer:
         if not rest.startswith("//"):
             return _opaque(scheme, rest)
         try:
-            parts = urlsplit(f"x:{rest}")
+            parts = _urlsplit(f"x:{rest}")
         except ValueError:  # a host urllib refuses: '[' never closed, NFKC turning into '/'...
             return _unsplittable(scheme, rest)
         host = (parts.hostname or "").lower()
@@ -146,6 +155,11 @@ class DatasetNamer:
             return "file", posixpath.normpath(path)
         normal = posixpath.normpath(path)
         return self._relative_namespace, normal
+
+
+_urlsplit: Callable[[str], SplitResult] = getattr(urlsplit, "__wrapped__", urlsplit)
+"""``urlsplit`` without the cache Python gives it (3.11: the last 128 strings split, whole):
+a location may be as long as a trail's line, and ours are cached above."""
 
 
 def _unsplittable(scheme: str, rest: str) -> tuple[str, str]:

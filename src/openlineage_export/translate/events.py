@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..hub.model import BadRecord, DataAccess, Graph, Run, StageExecution
+from ..hub.model import BadRecord, DataAccess, Graph, Run, StageExecution, quoted
 from ..jsonout import fragment
 from . import facets, names
+from .bounded import BoundedCache
 from .datasets import DatasetNamer
 from .encoded import EMPTY_LIST, NO_DATASETS, Dataset, EventFacts, TranslatedRun, body, tail
 from .ids import canonical_uuid, pipeline_run_id, stage_run_id
@@ -31,6 +32,13 @@ MAX_RUN_BYTES = 64 * 1024 * 1024
 take more is not built (a bad entry naming its line). One line of the trail may be 32 MiB, and
 each read or write in it becomes a dataset in two events, repeating its namespace (a workspace
 name of up to 1,024 characters): built whole, one line took ~380 times its size in memory."""
+
+JOBS_KEPT = 4096
+"""The most jobs whose JSON a translator keeps, to make each once rather than per run."""
+
+JOBS_KEPT_SIZE = 16 * 1024 * 1024
+"""The most characters (ids, names and JSON together) the jobs a translator keeps may take:
+a trail names as many distinct stages as it likes, each as long as it likes."""
 
 _EVENT_BYTES = 400
 """What an event takes besides its run's facets, job and datasets (time, type, run id, the
@@ -50,7 +58,7 @@ class _Budget:
         self.left -= size
         if self.left < 0:
             raise BadRecord(
-                f"run {self.trace_id!r}: its events would take more than "
+                f"run {quoted(self.trace_id)}: its events would take more than "
                 f"{MAX_RUN_BYTES // (1024 * 1024)} MiB (at {what}); not exported"
             )
 
@@ -77,8 +85,11 @@ class Translator:
         self.job_namespace = config.namespace
         """The namespace the jobs are sent in (``namespace`` stays what ids are derived from)."""
         self._names = DatasetNamer(graph.workspace_name)
-        self._jobs: dict[str | tuple[str, str], tuple[Dataset, bytes]] = {}
-        """Each job's (namespace, name) and JSON, by pipeline id or (pipeline id, stage id)."""
+        self._jobs: BoundedCache[str | tuple[str, str], tuple[Dataset, bytes]] = BoundedCache(
+            JOBS_KEPT, JOBS_KEPT_SIZE
+        )
+        """Each job's (namespace, name) and JSON, by pipeline id or (pipeline id, stage id): the
+        recently used ones, within :data:`JOBS_KEPT` and :data:`JOBS_KEPT_SIZE`."""
 
     def translate(self, run: Run) -> TranslatedRun:
         """All events of one editor run: pipeline START, each stage's events, pipeline end.
@@ -162,7 +173,7 @@ class Translator:
                 )
                 error_json = fragment(run_facets)
                 budget.spend(
-                    len(error_json) - len(facets_json), f"the error of stage {stage.stage!r}"
+                    len(error_json) - len(facets_json), f"the error of stage {quoted(stage.stage)}"
                 )
                 after = tail(error_json, job_json, inputs_json, outputs_json)
             bodies.append(body(end, stage.ended_at, run_id, after))
@@ -268,9 +279,8 @@ class Translator:
             pipeline = self.graph.pipeline(pipeline_id)
             if pipeline is not None and pipeline.description:
                 job_facets["documentation"] = facets.documentation(pipeline.description)
-            cached = self._jobs[pipeline_id] = self._job(
-                self.pipeline_job_name(pipeline_id), job_facets
-            )
+            cached = self._job(self.pipeline_job_name(pipeline_id), job_facets)
+            self._jobs.put(pipeline_id, cached, len(pipeline_id) + _job_size(cached))
         return cached
 
     def _stage_job(self, pipeline_id: str, stage_id: str) -> tuple[Dataset, bytes]:
@@ -288,9 +298,8 @@ class Translator:
                 job_facets["sourceCodeLocation"] = facets.source_code_location(
                     repo, stage.source, self.config.source_repository_version
                 )
-            cached = self._jobs[key] = self._job(
-                self.stage_job_name(pipeline_id, stage_id), job_facets
-            )
+            cached = self._job(self.stage_job_name(pipeline_id, stage_id), job_facets)
+            self._jobs.put(key, cached, len(pipeline_id) + len(stage_id) + _job_size(cached))
         return cached
 
     def _job(self, name: str, job_facets: dict[str, Any]) -> tuple[Dataset, bytes]:
@@ -307,6 +316,11 @@ class Translator:
         return stage.source if stage is not None else None
 
 
+def _job_size(job: tuple[Dataset, bytes]) -> int:
+    (namespace, name), json = job
+    return len(namespace) + len(name) + len(json)
+
+
 class _Spender:
     """Spends a stage's parts from a run's budget once per event that carries them."""
 
@@ -318,7 +332,7 @@ class _Spender:
         self.stage = stage
 
     def __call__(self, size: int, what: str) -> None:
-        self.budget.spend(size * self.copies, f"the {what} of stage {self.stage!r}")
+        self.budget.spend(size * self.copies, f"the {what} of stage {quoted(self.stage)}")
 
 
 def _last_stage_error(stages: tuple[StageExecution, ...]) -> Any:

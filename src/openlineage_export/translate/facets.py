@@ -17,6 +17,7 @@ from .. import DISTRIBUTION, __version__
 from ..hub.model import DataAccess, Engine, ErrorInfo
 from ..jsonout import fragment
 from . import spec
+from .bounded import CACHED_KEY_LIMIT
 from .locations import is_secret_parameter, masked
 
 PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
@@ -85,18 +86,32 @@ def source_code_location(repo_url: str, path: str, version: str | None) -> dict[
     )
 
 
-@lru_cache(maxsize=256)
 def processing_engine(engine: Engine | None) -> dict[str, Any]:
     """``processing_engine``: the trail's engine, else this package (DataHub requires one).
 
-    Cached per engine: the same (read-only) dict serves every run of that engine.
+    Cached per engine: the same (read-only) dict serves every run of that engine (one whose
+    name and version are longer than :data:`~.bounded.CACHED_KEY_LIMIT` is made each time).
     """
+    if engine_size(engine) > CACHED_KEY_LIMIT:
+        return _processing_engine(engine)
+    return _cached_processing_engine(engine)
+
+
+def engine_size(engine: Engine | None) -> int:
+    """How long an engine's name and version are together, as a cache counts a key."""
+    return 0 if engine is None else len(engine.name) + len(engine.version or "")
+
+
+def _processing_engine(engine: Engine | None) -> dict[str, Any]:
     name, version = (
         (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION, __version__)
     )
     return _facet(
         spec.PROCESSING_ENGINE, version=version, name=name, openlineageAdapterVersion=__version__
     )
+
+
+_cached_processing_engine = lru_cache(maxsize=256)(_processing_engine)
 
 
 def parent(namespace: str, pipeline: str, run_id: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..hub.model import Graph, Run
+from ..hub.model import Graph, Run, quoted
 
 
 def pipeline_job(pipeline: str) -> str:
@@ -32,8 +32,8 @@ Claim = tuple[str, str | None]
 def _words(claim: Claim) -> str:
     pipeline, stage = claim
     if stage is None:
-        return f"pipeline {pipeline!r}"
-    return f"stage {stage!r} of pipeline {pipeline!r}"
+        return f"pipeline {quoted(pipeline)}"
+    return f"stage {quoted(stage)} of pipeline {quoted(pipeline)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class Clash:
     def __str__(self) -> str:
         owners = [_words(claim) for claim in self.claims]
         listed = ", ".join(owners[:-1]) + " and " + owners[-1]
-        return f"job name {self.name!r} would stand for both {listed}"
+        return f"job name {quoted(self.name)} would stand for both {listed}"
 
 
 class JobNames:
