@@ -229,3 +229,60 @@ def test_a_folder_link_the_checkout_holds_on_the_way_is_refused(tmp_path: Path) 
     for name in ("events.jsonl", "report.html", "lineage.jsonl"):
         assert (other / name).read_text() == f"the user's own {name}\n"
     assert sorted(os.listdir(other)) == ["events.jsonl", "lineage.jsonl", "report.html"]
+
+
+def test_a_chain_through_the_users_link_is_judged_link_by_link(tmp_path: Path, clone: Path) -> None:
+    # The user's own link leads to a name the checkout holds as a link into /proc/self/root:
+    # the checkout's link is replaced, never written through (the kernel would follow it).
+    victim = clone.parent / "mine" / "activate"
+    (clone / "events.jsonl").symlink_to(f"/proc/self/root{victim}")
+    (tmp_path / "latest.jsonl").symlink_to(clone / "events.jsonl")
+    write(tmp_path / "latest.jsonl", b"events\n")
+    with named.in_place(tmp_path / "latest.jsonl", Checkouts()) as stream:
+        stream.write(b"watched\n")
+    assert victim.read_text() == "# the user's own\n"
+    assert (tmp_path / "latest.jsonl").is_symlink()
+    assert not (clone / "events.jsonl").is_symlink()
+    assert (clone / "events.jsonl").read_bytes() == b"watched\n"
+
+
+def test_a_users_link_into_a_processes_root_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("kept\n")
+    (tmp_path / "via-proc").symlink_to(f"/proc/self/root{tmp_path}/mine.txt")
+    with pytest.raises(Refused, match=r"/proc"):
+        write(tmp_path / "via-proc", b"x")
+    assert (tmp_path / "mine.txt").read_text() == "kept\n"
+
+
+def test_a_users_link_to_a_fifo_the_checkout_holds_is_refused_never_waited_on(
+    tmp_path: Path, clone: Path
+) -> None:
+    os.mkfifo(clone / "events.jsonl")  # a restored cache can hold one
+    (tmp_path / "latest.jsonl").symlink_to(clone / "events.jsonl")
+    # A reader is there, so that a write through would not wait but be seen.
+    reader = os.open(clone / "events.jsonl", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        for attempt in (
+            lambda: write(tmp_path / "latest.jsonl", b"x"),
+            lambda: named.in_place(tmp_path / "latest.jsonl", Checkouts()),
+        ):
+            with pytest.raises(Refused, match="named pipe"):
+                attempt()
+        assert os.read(reader, 64) == b""  # nothing came through (no writer: the end)
+    finally:
+        os.close(reader)
+
+
+def test_what_a_descriptor_has_open_is_written_as_it_is(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        write(f"/dev/fd/{write_end}", b"through the descriptor")
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as got:
+        assert got.read() == b"through the descriptor"
+    with (tmp_path / "redirected").open("wb") as stdout:  # a shell's > file
+        stdout.write(b"old and longer\n")
+        stdout.flush()
+        write(f"/proc/self/fd/{stdout.fileno()}", b"new\n")
+    assert (tmp_path / "redirected").read_bytes() == b"new\n"
