@@ -140,6 +140,21 @@ def test_a_replacement_replaces_a_link_and_keeps_what_it_pointed_to(tmp_path: Pa
     assert sorted(os.listdir(tmp_path)) == ["f", "victim"]
 
 
+@pytest.mark.parametrize("length", [237, 255])
+def test_any_name_the_file_system_takes_can_be_replaced(tmp_path: Path, length: int) -> None:
+    # Attack C, C5: the temporary name was the name plus 19 bytes, too long past 236.
+    name = "e" * (length - len(".jsonl")) + ".jsonl"
+    (tmp_path / name).write_text("old\n")
+    with walk(tmp_path, [], never) as folder:
+        with folder.replacing(name) as new:
+            new.stream.write(b"new\n")
+            new.keep = True
+        folder.replace("n" * length, b"durable\n")
+    assert (tmp_path / name).read_bytes() == b"new\n"
+    assert (tmp_path / ("n" * length)).read_bytes() == b"durable\n"
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "n" * length])
+
+
 def test_appending_refuses_a_hard_link_unless_shared(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").write_text("x\n")
     os.link(tmp_path / "elsewhere", tmp_path / "f")

@@ -317,7 +317,8 @@ class Folder:
         if mode is None:
             found = self.look(name)
             mode = stat.S_IMODE(found.st_mode) if found and stat.S_ISREG(found.st_mode) else None
-        temp = f".{name}.{uuid.uuid4().hex[:12]}.part"
+        # A name of its own length: any name the file system takes (255 bytes) can be written.
+        temp = f".olx-{uuid.uuid4().hex[:12]}.part"
         out = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC,
