@@ -7,7 +7,6 @@ No secret value ever appears in an exception message, a repr or a log line.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -203,9 +202,7 @@ def config_is_users(checkouts: Checkouts) -> bool:
         root = keyring.util.platform_.config_root()
     except Exception:  # no home folder to be found: nothing of the user's either
         return False
-    if not os.path.isabs(root):
-        return False
-    return checkouts.holding(Path(os.path.realpath(root))) is None
+    return checkouts.of_folder(Path(root)) is None
 
 
 def detect_backend(checkouts: Checkouts) -> Keyring:
