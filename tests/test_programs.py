@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import WorkspaceMaker, cli_env, run_cli, run_record
 
-from openlineage_export.files.programs import find_program, run_program
+from openlineage_export.files.programs import ProgramFailed, find_program, run_program
 from openlineage_export.files.whose import Checkouts
 
 
@@ -44,6 +44,17 @@ def test_a_program_found_is_run_with_its_input(tmp_path: Path) -> None:
     dot = find_program("dot", os.environ, Checkouts())
     assert dot is not None
     assert b"<svg" in run_program(dot, ["-Kdot", "-Tsvg"], b"digraph { a -> b }")
+
+
+def test_a_program_that_fails_says_its_first_line(tmp_path: Path) -> None:
+    program = tmp_path / "fails"
+    program.write_text(
+        "#!/bin/sh\necho 'Error: syntax error in line 1' >&2\necho more >&2\nexit 1\n"
+    )
+    program.chmod(0o755)
+    with pytest.raises(ProgramFailed) as failed:
+        run_program(program, [], b"")
+    assert failed.value.strerror == "Error: syntax error in line 1"
 
 
 @pytest.mark.parametrize("entry", ["", "bin"], ids=["empty-entry", "relative-entry"])

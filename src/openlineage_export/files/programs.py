@@ -35,11 +35,19 @@ def find_program(name: str, environ: Mapping[str, str], checkouts: Checkouts) ->
     return None
 
 
+class ProgramFailed(OSError):
+    """A program that ended with a failure: ``strerror`` is the first line it wrote on its
+    standard error (or its exit status)."""
+
+
 def run_program(program: Path, args: Sequence[str], stdin: bytes) -> bytes:
     """What ``program`` (a path :func:`find_program` gave) writes on its standard output, fed
-    ``stdin``; ``subprocess.CalledProcessError`` (its ``stderr`` kept) when it fails."""
-    done = subprocess.run([os.fspath(program), *args], input=stdin, capture_output=True, check=True)
+    ``stdin``; :class:`ProgramFailed` when it fails."""
+    done = subprocess.run([os.fspath(program), *args], input=stdin, capture_output=True)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ProgramFailed(0, said[0] if said else f"exit status {done.returncode}")
     return done.stdout
 
 
-__all__ = ["find_program", "run_program"]
+__all__ = ["ProgramFailed", "find_program", "run_program"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 
 import graphviz  # type: ignore[import-untyped]
@@ -136,11 +135,8 @@ def draw(lineage: LineageViews, namespace: str, checkouts: Checkouts = NOWHERE) 
         )
     try:
         out = run_program(dot, ["-Kdot", "-Tsvg"], "\n".join(sources).encode("utf-8"))
-    except (subprocess.CalledProcessError, OSError) as exc:
-        detail = getattr(exc, "stderr", None) or str(exc)
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
-        first = (detail.strip().splitlines() or ["no message"])[0]
+    except OSError as exc:  # ProgramFailed: what dot said
+        first = (str(exc.strerror or exc).strip().splitlines() or ["no message"])[0]
         return Drawing(
             None,
             (),
