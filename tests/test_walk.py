@@ -69,6 +69,10 @@ def test_a_file_on_the_way_is_no_folder_and_a_missing_one_is_named(tmp_path: Pat
     with pytest.raises(Refused) as caught:
         walk(tmp_path, ["file", "below"], follow_all)
     assert caught.value.errno == errno.ENOTDIR
+    assert caught.value.strerror == "a file, not a folder"  # attack C, C7: not "not a regular"
+    with walk(tmp_path, [], follow_all) as folder, pytest.raises(Refused) as child:
+        folder.child("file")
+    assert child.value.strerror == "a file, not a folder"
     with pytest.raises(FileNotFoundError) as missing:
         walk(tmp_path, ["nothing", "below"], follow_all)
     assert missing.value.filename == str(tmp_path / "nothing")

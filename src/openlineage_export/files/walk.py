@@ -39,11 +39,13 @@ _KINDS = {
     stat.S_IFDIR: "a folder",
     stat.S_IFSOCK: "a socket",
     stat.S_IFLNK: "a link",
+    stat.S_IFREG: "a file",
 }
 
 
 def kind(mode: int) -> str:
-    """What a file of ``st_mode`` is, in words: ``a named pipe (FIFO)``, ``a link``..."""
+    """What a file of ``st_mode`` is, in words: ``a named pipe (FIFO)``, ``a link``, ``a
+    file`` (a regular one: said where a folder was expected)..."""
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
