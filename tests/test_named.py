@@ -286,3 +286,28 @@ def test_what_a_descriptor_has_open_is_written_as_it_is(tmp_path: Path) -> None:
         stdout.flush()
         write(f"/proc/self/fd/{stdout.fileno()}", b"new\n")
     assert (tmp_path / "redirected").read_bytes() == b"new\n"
+
+
+def test_a_chain_of_40_links_is_followed_and_41_refused_naming_the_name(
+    tmp_path: Path,
+) -> None:
+    # Attack C, C8: the kernel follows 40 links; the refusal named the last name walked.
+    (tmp_path / "end.jsonl").write_text("old\n")
+    previous = "end.jsonl"
+    for n in range(1, 42):
+        (tmp_path / f"c{n}").symlink_to(previous)
+        previous = f"c{n}"
+    write(tmp_path / "c40", b"through 40\n")
+    assert (tmp_path / "end.jsonl").read_text() == "through 40\n"
+    for attempt in (
+        lambda: write(tmp_path / "c41", b"x"),
+        lambda: named.check_writable(tmp_path / "c41", Checkouts()),
+    ):
+        with pytest.raises(Refused) as caught:
+            attempt()
+        assert caught.value.filename == str(tmp_path / "c41")
+        assert "more than 40 links" in caught.value.what(tmp_path / "c41")
+    (tmp_path / "loop").symlink_to("loop")
+    with pytest.raises(Refused) as caught:
+        named.check_writable(tmp_path / "loop", Checkouts())  # before anything is sent
+    assert caught.value.filename == str(tmp_path / "loop")

@@ -97,19 +97,22 @@ def _follow(folder: Folder, name: str, checkouts: Checkouts) -> tuple[Folder, st
     there (or would be), and, when a link that is not the user's stands there, why not. A
     descriptor's link (``/proc/self/fd/1``) is where it ends: it has no path to walk."""
     judge = _judge(checkouts)
-    for _ in range(MAX_LINKS):
+    start = folder.path / name
+    for followed in range(MAX_LINKS + 1):
         found = folder.look(name)
         if found is None or not stat.S_ISLNK(found.st_mode) or _descriptors(folder.path):
             return folder, name, None
         why = judge(folder.path)
         if why is not None:
             return folder, name, why
+        if followed == MAX_LINKS:
+            break  # as the kernel: 40 links followed, the 41st refused
         link = os.readlink(name, dir_fd=folder.fd)
         target = Path(link) if os.path.isabs(link) else folder.path / link
         folder.close()
         folder, name = _parent(target, checkouts)
     folder.close()
-    raise refused(Path(name), "a loop of links (more than 40)")
+    raise refused(start, f"a chain of more than {MAX_LINKS} links (a loop?)")
 
 
 def check_writable(path: Path | str, checkouts: Checkouts) -> None:
@@ -118,6 +121,7 @@ def check_writable(path: Path | str, checkouts: Checkouts) -> None:
     a link a checkout holds on the way)."""
     try:
         folder, name = _parent(path, checkouts)
+        folder, name, _ = _follow(folder, name, checkouts)  # the user's links at the name too
     except FileNotFoundError as exc:
         raise FileNotFoundError(
             errno.ENOENT, f"folder {exc.filename} does not exist", str(path)
