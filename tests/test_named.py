@@ -311,3 +311,14 @@ def test_a_chain_of_40_links_is_followed_and_41_refused_naming_the_name(
     with pytest.raises(Refused) as caught:
         named.check_writable(tmp_path / "loop", Checkouts())  # before anything is sent
     assert caught.value.filename == str(tmp_path / "loop")
+
+
+def test_a_name_holding_a_nul_is_refused_in_words(tmp_path: Path) -> None:
+    # Attack C, C4b (in depth: settings refuse it first): not a ValueError traceback.
+    for attempt in (
+        lambda: write(tmp_path / "a\0b", b"x"),
+        lambda: named.append(tmp_path / "a\0b", Checkouts()),
+        lambda: named.check_writable(tmp_path / "a\0b", Checkouts()),
+    ):
+        with pytest.raises(Refused, match="NUL"):
+            attempt()

@@ -50,6 +50,8 @@ def absolute(path: Path | str) -> Path:
     """``path`` from the root: a relative one joined to the current folder (its ``..`` kept,
     to be walked: the parent of what a link led to, as the kernel has it)."""
     given = Path(path)
+    if "\0" in str(given):  # no file name holds one (os.open would raise ValueError)
+        raise refused(given, "a name holding a NUL, no file name", errno.EINVAL)
     return given if given.is_absolute() else Path(os.getcwd()) / given
 
 
