@@ -7,12 +7,14 @@ server, or believed the pusher's ledger, now sends nothing and says why in one l
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from fakeserver import FakeServer, fake_server_fixture  # noqa: F401 (the fixture)
-from helpers import WorkspaceMaker, cli_command, run_record
+from helpers import WorkspaceMaker, can_mount, cli_command, run_record
 
 KEY = "ci-job-secret-key-123"
 
@@ -30,6 +32,12 @@ def run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProce
     )
     assert "Traceback" not in done.stderr, done.stderr
     return done
+
+
+def git_init(path: Path) -> Path:
+    """A checkout at ``path`` whose ``.git`` is a real repository (made by git)."""
+    subprocess.run(["git", "init", "-q", str(path)], check=True, timeout=60)
+    return path
 
 
 def yml(folder: Path, server: FakeServer) -> Path:
@@ -144,13 +152,46 @@ def test_a_checkout_inside_home_leaves_the_users_own_yml_read(
 ) -> None:
     """The common case still works: ~/.openlineage/openlineage.yml is the user's."""
     home = tmp_path / "home"
-    project = home / "work" / "project"
-    (project / ".git").mkdir(parents=True)
+    project = git_init(home / "work" / "project")
     workspace(project / "analytics")
     yml(home / ".openlineage", fake_server)
     done = run(project, env_for(home, OPENLINEAGE_API_KEY=KEY), "export", "-q", "-w", "analytics")
     assert done.returncode == 0, done.stderr
     assert {r.headers["authorization"] for r in fake_server.requests} == {f"Bearer {KEY}"}
+
+
+@pytest.mark.parametrize("planted", ["submodule", "empty .git"])
+def test_a_git_the_tree_brought_is_no_edge(
+    tmp_path: Path, fake_server: FakeServer, planted: str
+) -> None:
+    """Attack D, 1: a Docker build context of a recursive clone (`.git` in .dockerignore drops
+    only the outer one) keeps the submodule's `gitdir:` file, dangling; a tarball or cache may
+    bring an empty `.git`. Neither is a repository: the edge is unknown, and the context's
+    openlineage.yml (its url, or a `log_file_path: ~/.bashrc`) is not the user's."""
+    context = tmp_path / "app"
+    if planted == "submodule":
+        (context / "data").mkdir(parents=True)
+        (context / "data" / ".git").write_text("gitdir: ../.git/modules/data\n")
+        (context / ".gitmodules").write_text('[submodule "data"]\n\tpath = data\n')
+        relative = "data/analytics"
+    else:
+        (context / "analytics").mkdir(parents=True)
+        (context / "analytics" / ".git").write_text("")
+        relative = "analytics"
+    workspace(context / relative)
+    yml(context, fake_server)
+    home = tmp_path / "home"
+    home.mkdir()
+    done = run(context, env_for(home, OPENLINEAGE_API_KEY=KEY), "export", "-w", relative)
+    nothing_sent(done, fake_server)
+    assert done.stderr.startswith(f"warning: {context / 'openlineage.yml'} lies in "), done.stderr
+    # ... nor is a file transport it names, in the user's home:
+    (context / "openlineage.yml").write_text(
+        "transport:\n  type: file\n  log_file_path: ~/.bashrc\n"
+    )
+    done = run(context, env_for(home, OPENLINEAGE_API_KEY=KEY), "export", "-w", relative)
+    assert done.returncode == 2, done.stderr
+    assert not (home / ".bashrc").exists()
 
 
 def test_the_config_folder_in_a_checkout_is_not_the_users(tmp_path: Path) -> None:
@@ -256,3 +297,95 @@ def test_the_users_folders_named_into_a_checkout_are_not_the_users(
     done = run(project, env, "export", "-w", "analytics")
     assert done.returncode == 2 and fake_server.requests == [], done.stderr
     assert f"lies in the checkout {project} (it has .git)" in done.stderr, done.stderr
+
+
+def in_a_container(root: Path, command: list[str]) -> list[str]:
+    """``command`` run chrooted into ``root``, in a private mount namespace where the system's
+    folders, this Python and this checkout are bound in at their own paths (a container whose
+    ``/`` is a checkout); ``root``'s own files are the container's. Needs root (can_mount)."""
+    binds = sorted(
+        {
+            Path("/usr"),
+            Path("/etc"),
+            Path("/dev"),
+            Path("/proc"),
+            Path(os.path.realpath(sys.base_prefix)),
+            Path(__file__).resolve().parents[1],
+        }
+    )
+    script = "".join(
+        f'mkdir -p "$0{b}" && mount --rbind {b} "$0{b}" && '
+        for b in binds
+        if b.parts[1] != "usr" or b == Path("/usr")
+    )
+    for link in ("bin", "lib", "lib64"):
+        if os.path.islink(f"/{link}"):
+            (root / link).symlink_to(os.readlink(f"/{link}").lstrip("/"))
+    chroot = shutil.which("chroot", path="/usr/sbin:/usr/bin:/sbin:/bin") or "chroot"
+    return ["unshare", "-m", "sh", "-c", script + f'exec {chroot} "$0" "$@"', str(root), *command]
+
+
+@pytest.mark.parametrize("ws_at", ["analytics", ""], ids=["/analytics", "/"])
+def test_a_container_whose_root_is_the_checkout_with_home_the_root(
+    tmp_path: Path, fake_server: FakeServer, ws_at: str
+) -> None:
+    """Attack D, 2: `COPY . /`, run under a uid with no passwd entry (HOME=/): the committed
+    /.openlineage/openlineage.yml is where "~" leads, and it is the checkout's."""
+    if (why := can_mount()) is not None:
+        pytest.skip(why)
+    root = tmp_path / "container"
+    workspace(root / ws_at)
+    yml(root / ".openlineage", fake_server)
+    (root / "tmp").mkdir()
+    env = {
+        "HOME": "/",
+        "PATH": "/usr/bin:/bin",
+        "OPENLINEAGE_API_KEY": KEY,
+        "OPENLINEAGE_EXPORT_SECRETS": "file",
+        "OPENLINEAGE_EXPORT_STATE_DIR": "/tmp/state",
+        "OPENLINEAGE_EXPORT_CONFIG_DIR": "/tmp/config",
+    }
+    done = subprocess.run(
+        in_a_container(
+            root,
+            [
+                "sh",
+                "-c",
+                'cd / && exec "$@"',
+                "-",
+                *cli_command("export", "-w", f"/{ws_at}", "--progress", "none"),
+            ],
+        ),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    nothing_sent(done, fake_server)
+
+
+def test_a_relative_home_is_no_users_folder(tmp_path: Path, fake_server: FakeServer) -> None:
+    """Attack D, 3: HOME=. in a CI step, run from the root of a checkout without .git: the
+    checkout's ./.openlineage/openlineage.yml is not the user's."""
+    context = tmp_path / "app"
+    workspace(context / "analytics")
+    yml(context / ".openlineage", fake_server)
+    env = env_for(
+        tmp_path / "home",
+        OPENLINEAGE_API_KEY=KEY,
+        OPENLINEAGE_EXPORT_STATE_DIR=str(tmp_path / "state"),
+        OPENLINEAGE_EXPORT_CONFIG_DIR=str(tmp_path / "config"),
+    )
+    done = run(context, env | {"HOME": "."}, "export", "-w", "analytics")
+    nothing_sent(done, fake_server)
+    # Named through "~" (expanded from HOME as it is), it is the checkout's too:
+    done = run(
+        context,
+        env | {"HOME": ".", "OPENLINEAGE_CONFIG": "~/.openlineage/openlineage.yml"},
+        "export",
+        "-w",
+        "analytics",
+    )
+    nothing_sent(done, fake_server)
+    assert "is not read as your openlineage-python configuration" in done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import orjson
@@ -13,7 +14,7 @@ from helpers import WorkspaceMaker, cli_command, cli_env, run_record, stage_reco
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openlineage_export.jsonout import dumps, fragment, indented
+from openlineage_export.jsonout import ESCAPED, dumps, fragment, indented
 
 C1 = "\x9b2J\x9d0;owned\x9c"
 """CSI (clear the screen), OSC (set the title) and ST: 8-bit escape sequences."""
@@ -52,6 +53,23 @@ def test_what_changes_how_a_line_shows_unseen_is_escaped_and_reads_back_the_same
     assert b"\\u202e" in data and b"\\u2028" in data and b"\\ufeff" in data
     assert "\u2014 \u2026 \u2019 é 東京 🚀 \u200d".encode() in data  # everything else as it is
     assert json.loads(data) == value
+
+
+def test_every_format_character_but_the_joiners_and_the_fillers_are_escaped() -> None:
+    """attack F, F5: the one list (jsonout.ESCAPED, also the text's and the report's) holds
+    every format character (Cf) of this Python's Unicode but U+200C and U+200D, and the Hangul
+    fillers; beyond U+FFFF each is written as its surrogate pair, and reads back the same."""
+    every = {c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"}
+    listed = {c for first, last in ESCAPED for c in range(first, last + 1)}
+    wanted = (every - {0x200C, 0x200D}) | {0x115F, 0x1160, 0x3164, 0xFFA0}
+    assert wanted <= listed and not listed & {0x200C, 0x200D, 0xFE0F}
+    for code in sorted(wanted | set(range(0x7F, 0xA0))):
+        value = {"name": f"daily{chr(code)}-sales \u0645\u200c\u0627 \u2764\ufe0f"}
+        data = dumps(value)
+        assert chr(code).encode() not in data, hex(code)
+        assert "\u200c".encode() in data and "\ufe0f".encode() in data
+        assert json.loads(data) == value
+    assert b"\\udb40\\udc41" in dumps("\U000e0041")
 
 
 @pytest.mark.parametrize("around", ["", "\u20ac" * 3, "\u20ac" * 40, "\u0627" * 50, "\xe9" * 30])

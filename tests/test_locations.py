@@ -15,7 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openlineage_export.translate.datasets import DatasetNamer
-from openlineage_export.translate.locations import is_credential_name, without_credentials
+from openlineage_export.translate.locations import (
+    is_credential_name,
+    is_secret_parameter,
+    masked,
+    without_credentials,
+)
 
 NAMER = DatasetNamer("acme-analytics")
 
@@ -85,6 +90,55 @@ FORMS = {
         "workspace://acme-analytics",
         "Endpoint=sb:/ns.servicebus.windows.net/;SharedAccessKeyName=n",
     ),
+    # attack F, F1: the forms that still reached a name
+    "jdbc:mysql://address=(host=db)(port=3306)(user=etl)(password=PW)/sales": (
+        "jdbc",
+        "mysql://address=(host=db)(port=3306)(user=etl)/sales",
+    ),
+    "jdbc:mysql://(host=db,port=3306,user=etl,password=PW)/sales": (
+        "jdbc",
+        "mysql://(host=db,port=3306,user=etl)/sales",
+    ),
+    "jdbc:mysql://[(host=db,password=PW),(host=db2)]/sales": (
+        "jdbc",
+        "mysql://[(host=db),(host=db2)]/sales",
+    ),
+    "jdbc:teradata://td.internal/DATABASE=sales,USER=etl,PASSWORD=PW": (
+        "jdbc",
+        "teradata://td.internal/DATABASE=sales,USER=etl",
+    ),
+    "jdbc:teradata://td.internal/USER=etl, password = PW,TMODE=ANSI": (
+        "jdbc",
+        "teradata://td.internal/USER=etl,TMODE=ANSI",
+    ),
+    "odbc:Driver={SQL Server};Server=db;Database=sales; Uid=etl; Pwd=PW;": (
+        "odbc",
+        "Driver={SQL Server};Server=db;Database=sales; Uid=etl;",
+    ),
+    "Server=db;Database=x;User Id=u;\tPassword=PW;": (
+        "workspace://acme-analytics",
+        "Server=db;Database=x;User Id=u;",
+    ),
+    "jdbc:sqlserver://db:1433;databaseName=sales;password = PW": (
+        "jdbc",
+        "sqlserver://db:1433;databaseName=sales",
+    ),
+    "jdbc:sqlserver://db:1433;PassWord = PW": ("jdbc", "sqlserver://db:1433"),
+    "jdbc:sqlserver://db:1433;password\t=PW": ("jdbc", "sqlserver://db:1433"),
+    "host=db user=etl password=PW dbname=sales": (
+        "workspace://acme-analytics",
+        "host=db user=etl dbname=sales",
+    ),
+    "Password=PW;Server=db": ("workspace://acme-analytics", ";Server=db"),
+    "oracle+cx_oracle://etl:PW@db:1521/?service_name=sales": ("oracle+cx_oracle://db:1521", "/"),
+    "https://api.internal/export;jsessionid=PW": ("https://api.internal", "export"),
+    "data/file.csv#token=PW": ("workspace://acme-analytics", "data/file.csv"),
+    "PW@host/path": ("workspace://acme-analytics", "host/path"),
+    " postgres://u:PW@h/db/s/t": ("workspace://acme-analytics", " postgres:/h/db/s/t"),
+    "\tpostgres://u:PW@h/db/s/t": ("workspace://acme-analytics", "\tpostgres:/h/db/s/t"),
+    "jdbc: postgresql://u:PW@h/db": ("jdbc", " postgresql://h/db"),
+    "postgres:/\\u:PW@h/db/s/t": ("postgres", "/\\h/db/s/t"),
+    "postgres:\\\\u:PW@h/db/s/t": ("postgres", "\\\\h/db/s/t"),
 }
 
 
@@ -106,6 +160,10 @@ def test_a_credential_in_any_form_never_reaches_a_name(
         "s3://bucket/table/keyspace=eu/part-0.parquet",
         "bigquery:acme.crm.customer_360",
         "data/raw/orders.parquet",
+        "data/report@2024.csv",
+        "jdbc:mysql://address=(host=db)(port=3306)(user=etl)/sales",
+        "jdbc:teradata://td/DATABASE=sales,USER=etl",
+        "host=db user=etl dbname=sales",
     ],
 )
 def test_what_is_no_credential_is_left_as_it_is(location: str) -> None:
@@ -133,6 +191,7 @@ def test_what_is_no_credential_is_left_as_it_is(location: str) -> None:
         ("sslmode", False),
         ("SharedAccessKeyName", False),
         ("keyspace", False),
+        ("jsessionid", True),
     ],
 )
 def test_a_parameter_holds_a_secret_by_its_name(name: str, secret: bool) -> None:
@@ -271,3 +330,74 @@ def test_no_credential_reaches_any_output_of_an_export(ws: WorkspaceMaker, tmp_p
     )
     assert text.returncode == 0 and "datasets" in text.stderr.decode()
     assert not leaked(secret, text.stderr.decode(), text.stdout.decode())
+
+
+# -- the same rule in text: a run's parameters, an error's message (attack F, F6) -------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "(psycopg2.OperationalError) (Background: postgresql://etl:PW@db.internal/sales)",
+            "(psycopg2.OperationalError) (Background: postgresql://***@db.internal/sales)",
+        ),
+        ("engine('mysql+pymysql://u:PW@h/db')", "engine('mysql+pymysql://***@h/db')"),
+        ("clone https://PW@github.com/o/r.git", "clone https://***@github.com/o/r.git"),
+        ("jdbc:oracle:thin:scott/PW@db:1521/svc down", "jdbc:oracle:thin:***@db:1521/svc down"),
+        ('connect(host=h, password="P W", user=u)', "connect(host=h, password=***, user=u)"),
+        ("login failed: password = PW\nnext line", "login failed: password = ***\nnext line"),
+        ("Server=db;Pwd={P;W}}x};y", "Server=db;Pwd=***;y"),
+        ("at /p/t%3Bpassword%3DPW%3Bx=1", "at /p/t%3Bpassword%3D***%3Bx=1"),
+        ("mail a@b.com: x=1, key error 'k'", "mail a@b.com: x=1, key error 'k'"),
+        ("https://h/a@b and day=2026", "https://h/a@b and day=2026"),
+    ],
+)
+def test_a_credential_in_a_text_is_masked(text: str, shown: str) -> None:
+    assert masked(text) == shown
+
+
+def test_a_value_is_masked_as_a_location_reads_it() -> None:
+    assert masked("Driver={PG};Pwd=two words;Server=db", location=True) == (
+        "Driver={PG};Pwd=***;Server=db"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("db_password", True),
+        ("dbPassword", True),
+        ("api_token", True),
+        ("apiKey", True),
+        ("API_KEY", True),
+        ("private_key_path", True),
+        ("auth_mode", True),
+        ("credentials_file", True),
+        ("pwd", True),
+        ("dsn", False),
+        ("keyspace", False),
+        ("author", False),
+        ("batch_size", False),
+    ],
+)
+def test_a_run_parameter_is_secret_by_a_word_of_its_name(name: str, secret: bool) -> None:
+    assert is_secret_parameter(name) is secret
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(
+    form=st.integers(0, FORM_COUNT - 1),
+    secret=SECRETS,
+    host=HOSTS,
+    param=PARAMS,
+    value=st.booleans(),
+)
+def test_a_generated_credential_is_masked_in_a_text(
+    form: int, secret: str, host: str, param: str, value: bool
+) -> None:
+    location = written(form, secret, host, param)
+    text = location if value else f"could not connect to {location}\n  at line 3"
+    shown = masked(text, location=value)
+    assert not leaked(secret, shown), (text, shown)
+    assert masked(text, location=value) == shown  # deterministic

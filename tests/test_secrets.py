@@ -528,3 +528,87 @@ def test_a_lock_file_that_is_a_link_is_never_followed(tmp_path: Path) -> None:
     ):
         store.set("b", OTHER)
     assert not target.exists() and store.names() == ["a"]
+
+
+def _secrets_cli(
+    cwd: Path, env: dict[str, str], *args: str, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        cli_command("secrets", *args),
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_with_no_workspace_the_current_folder_of_a_checkout_without_git_is_not_the_users(
+    tmp_path: Path,
+) -> None:
+    """Attack D, 4: a restored cache (no .git) with HOME=$CI_PROJECT_DIR, a CI step at its
+    root (no workspace there: it is in analytics/). `secrets set` must not write the job's key
+    into the checkout, nor take the approvals the tree brought as the user's; `secrets check`
+    must not say yes where an export of the workspace says no."""
+    app = tmp_path / "builds" / "project"
+    (app / "analytics" / ".workspace").mkdir(parents=True)
+    config = app / ".config" / "openlineage-export"
+    config.mkdir(parents=True, mode=0o700)
+    (config / "key-origins.json").write_text('{"prod": ["http://127.0.0.1:57999"]}\n')
+    (config / "key-origins.json").chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    env |= {"HOME": str(app), "OPENLINEAGE_EXPORT_SECRETS": "file"}
+    done = _secrets_cli(
+        app, env, "set", "prod", "--for", "https://marquez.example.com", stdin="ci-job-key\n"
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "the current folder (no workspace named with -w" in done.stderr
+    assert not (config / "secrets.json").exists()
+    assert json.loads((config / "key-origins.json").read_text()) == {
+        "prod": ["http://127.0.0.1:57999"]
+    }
+    for args in (("check", "prod", "http://127.0.0.1:57999"), ("allow", "prod", "https://x.io")):
+        done = _secrets_cli(app, env, *args)
+        assert done.returncode == 2 and "may be sent" not in done.stdout, done.stdout
+        assert "is not read as yours" in done.stderr, done.stderr
+    # The verdict is the export's: named with -w, the same folder is refused the same way.
+    with_w = subprocess.run(
+        cli_command("-w", "analytics", "secrets", "check", "prod", "http://127.0.0.1:57999"),
+        cwd=app,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert with_w.returncode == 2 and "is not read as yours" in with_w.stderr, with_w.stderr
+    # A folder of the user's own, named outside every checkout, is used from there:
+    own = tmp_path / "own-config"
+    named = env | {"OPENLINEAGE_EXPORT_CONFIG_DIR": str(own)}
+    done = _secrets_cli(
+        app, named, "set", "prod", "--for", "https://marquez.example.com", stdin="ci-job-key\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert (own / "secrets.json").exists()
+    done = _secrets_cli(app, named, "check", "prod", "http://127.0.0.1:57999")
+    assert done.returncode == 1, done.stdout
+
+
+def test_with_no_workspace_in_a_repository_the_users_home_is_theirs(tmp_path: Path) -> None:
+    """The common case: run from a git checkout (no workspace there), the home's config folder
+    is the user's."""
+    home = tmp_path / "home"
+    project = home / "work" / "project"
+    project.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENLINEAGE", "XDG_"))}
+    env |= {"HOME": str(home), "OPENLINEAGE_EXPORT_SECRETS": "file"}
+    done = _secrets_cli(
+        project, env, "set", "prod", "--for", "https://marquez.example.com", stdin="key\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert (home / ".config" / "openlineage-export" / "secrets.json").exists()
+    done = _secrets_cli(project, env, "check", "prod", "https://marquez.example.com/api")
+    assert done.returncode == 0, done.stdout

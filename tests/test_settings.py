@@ -897,12 +897,77 @@ def test_a_url_is_masked_in_one_pass_as_the_pattern_masked_it(url: str) -> None:
     assert row is not None
     query = re.sub(r"\?.*|#.*", lambda m: m.group(0)[0] + "***", url, flags=re.DOTALL)
     authority = re.split(r"[/?#]", url[len("http://") :], maxsplit=1)[0]
-    if authority.count("@") <= 1:
+    if "@" in authority and ":" not in authority[: authority.rfind("@")]:
+        # a userinfo without ':' (a token alone) is masked whole, which the pattern never did
+        rest = query[len("http://") + authority.rfind("@") :]
+        assert settings_mod.shown(row, url) == f"http://***{rest}"
+    elif authority.count("@") <= 1:
         assert settings_mod.shown(row, url) == OLD_MASK.sub(r"\1***@", query)
     elif ":" in authority[: authority.rfind("@")]:  # the pattern missed a '@' in a password
         user = authority[: authority.index(":") + 1]
         rest = query[len("http://") + authority.rfind("@") :]
         assert settings_mod.shown(row, url) == f"http://{user}***{rest}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [f"https://{SECRET}@lineage.example.com/", f"https://etl%3A{SECRET}@lineage.example.com/"],
+)
+def test_any_userinfo_of_an_address_is_masked_when_shown(tmp_path: Path, url: str) -> None:
+    """attack F, F3: a token alone (as GitHub and GitLab tokens are written) and a percent-
+    encoded user:password, which the export refuses as credentials, are shown masked too."""
+    (row,) = [
+        r for r in describe(tmp_path, {"OPENLINEAGE_URL": url}) if r["key"] == "openlineage.url"
+    ]
+    assert row["value"] == "https://***@lineage.example.com/"
+
+
+SECRET_PATH_PARAMETERS = [
+    ("openlineage.url", f"https://lineage.example.com/a;password={SECRET}"),
+    ("openlineage.endpoint", f"api/v1/lineage;password={SECRET}"),
+    ("openlineage.endpoint", f"api/v1/lineage;JSESSIONID={SECRET}/x"),
+    ("openlineage.endpoint", f"api/v1/lineage%3Bapi_key%3D{SECRET}"),
+    ("openlineage.sourceRepository.url", f"https://git.example.com/r.git;private_token={SECRET}"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), SECRET_PATH_PARAMETERS)
+def test_a_secret_path_parameter_in_an_address_is_refused_never_repeated(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    """attack F, F3: ``;password=`` in an address is a credential as it is in a location:
+    refused where the setting is read (as a userinfo is), masked where it is shown."""
+    row = CATALOGUE.get(key)
+    assert row is not None
+    with pytest.raises(ConfigError) as refused:
+        setting_values.check_value(row, value, f"{key} in settings.json", tmp_path)
+    message = str(refused.value)
+    assert "carries credentials" in message and SECRET not in message
+    assert len(message.splitlines()) == 1
+    shown = settings_mod.shown(row, value)
+    assert SECRET not in str(shown) and str(shown).endswith(";***")
+    benign = re.split(";|%3B", value)[0] + ";version=2"
+    assert setting_values.check_value(row, benign, key, tmp_path) == benign
+
+
+def test_a_secret_path_parameter_stops_the_export_in_one_line(tmp_path: Path) -> None:
+    from helpers import cli_command, cli_env
+
+    write_settings(
+        tmp_path,
+        {"openlineage.url": "http://127.0.0.1:9", "openlineage.endpoint": f"api;password={SECRET}"},
+    )
+    done = subprocess.run(
+        cli_command("export", "-w", str(tmp_path)),
+        env=cli_env(tmp_path),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    message = done.stderr.decode()
+    assert "openlineage.endpoint" in message and "carries credentials" in message, message
+    assert len(message.strip().splitlines()) == 1 and SECRET.encode() not in done.stdout
+    assert SECRET not in message
 
 
 def test_a_password_in_any_broker_entry_is_masked(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import unicodedata
 from pathlib import Path
 
 from fakeserver import Answer as FakeAnswer
@@ -46,6 +47,22 @@ def test_what_changes_how_a_line_shows_unseen_is_shown_escaped() -> None:
         assert shown(f"a{char}b") == f"a\\u{ord(char):04x}b"
     # Joiners are how emoji and scripts (Persian, Devanagari) are written: text.
     assert shown("👨\u200d👩\u200d👧 \u0645\u200c\u0627") == "👨\u200d👩\u200d👧 \u0645\u200c\u0627"
+
+
+def test_every_format_character_but_the_joiners_and_the_fillers_are_shown_escaped() -> None:
+    """attack F, F5: ``daily<U+E0041>-sales`` printed as ``daily-sales``; U+2061-U+2064, tags,
+    U+00AD, U+180E, U+FFF9, U+1D173 and the Hangul fillers showed nothing or a blank."""
+    assert shown("a\u00adb") == "a\\xadb"
+    for char in "\u2061\u2062\u2063\u2064\u180e\ufff9\u206a\u206f\u115f\u1160\u3164\uffa0":
+        assert shown(f"a{char}b") == f"a\\u{ord(char):04x}b"
+    for char in "\U000e0001\U000e0041\U000e007f\U0001d173\U000110bd":
+        assert shown(f"a{char}b") == f"a\\U{ord(char):08x}b"
+    assert shown("daily\U000e0041-sales") != shown("daily-sales")
+    every = {chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"}
+    for char in sorted(every - {"\u200c", "\u200d"}):
+        assert shown(char) != char, hex(ord(char))
+    # Joiners and variation selectors are how emoji and scripts are written: text.
+    assert shown("\u2764\ufe0f \u0915\u094d\u200d\u0937") == "\u2764\ufe0f \u0915\u094d\u200d\u0937"
 
 
 def test_a_lone_surrogate_is_shown_escaped_and_the_line_is_unicode() -> None:

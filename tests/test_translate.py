@@ -277,6 +277,49 @@ def test_parameters_become_execution_parameters_as_strings(graph: Graph) -> None
     ]
 
 
+def test_no_credential_reaches_the_parameters_nor_the_error(graph: Graph) -> None:
+    """attack F, F6: a secret-named parameter's value is ***, a credential the location rule
+    knows is masked in any value and in the error's message and stack trace."""
+    dsn = "postgresql://etl:PW3@db.internal/sales"
+    record = run_record(
+        status="failed",
+        stages=[
+            stage_record(
+                status="failed",
+                parameters={
+                    "db_password": "PW1",
+                    "apiKey": "PW2",
+                    "dsn": dsn,
+                    "odbc": "Driver={PG};Server=db; Pwd = two PW4;",
+                    "nested": {"client_secret": "PW5", "day": "2026-11-01"},
+                    "day": "2026-11-01",
+                },
+                error={
+                    "message": f"OperationalError: connection to {dsn} failed",
+                    "stackTrace": "  create_engine('oracle://scott/PW6@db/svc', password=\"PW7\")",
+                },
+            )
+        ],
+    )
+    events = translate(graph, record)
+    sent = orjson.dumps(events).decode()
+    assert not [f"PW{n}" for n in range(1, 8) if f"PW{n}" in sent]
+    assert events[1]["run"]["facets"]["executionParameters"]["parameters"] == [
+        {"key": "db_password", "value": "***"},
+        {"key": "apiKey", "value": "***"},
+        {"key": "dsn", "value": "postgresql://***@db.internal/sales"},
+        {"key": "odbc", "value": "Driver={PG};Server=db; Pwd = ***;"},
+        {"key": "nested", "value": '{"client_secret":"***","day":"2026-11-01"}'},
+        {"key": "day", "value": "2026-11-01"},
+    ]
+    error = events[-1]["run"]["facets"]["errorMessage"]
+    assert error["message"] == (
+        "OperationalError: connection to postgresql://***@db.internal/sales failed"
+    )
+    assert error["stackTrace"] == "  create_engine('oracle://***@db/svc', password=***)"
+    assert translate(graph, record) == events  # same trail, same events
+
+
 def test_runs_of_deleted_pipelines_are_still_exported(graph: Graph) -> None:
     events = translate(graph, run_record(pipeline="deleted-one", stages=[stage_record("s")]))
     assert [e["job"]["name"] for e in events] == [

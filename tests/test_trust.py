@@ -237,6 +237,32 @@ def test_the_server_the_user_named_is_where_events_go(
     assert server.requests == []
 
 
+@pytest.mark.parametrize("workspace_says", ["file", "http"])
+def test_with_two_destinations_named_the_workspace_does_not_choose(
+    ws: WorkspaceMaker, cli: Cli, server: FakeServer, tmp_path: Path, workspace_says: str
+) -> None:
+    """Attack D, 5: the job names a server (OPENLINEAGE_URL, with its key) and a file
+    (OPENLINEAGE_FILE_PATH); the checked-out settings.json picks one transport. Not "sent",
+    exit 0, with the other destination empty: exit 2, one line naming both and how the user
+    chooses, nothing anywhere."""
+    ws.segment("000001.jsonl", [run_record("r1")])
+    ws.settings({"openlineage.transport": workspace_says})
+    events = tmp_path / "mine" / "events.jsonl"
+    events.parent.mkdir()
+    env = {"OPENLINEAGE_API_KEY": KEY, "OPENLINEAGE_URL": server.url}
+    env["OPENLINEAGE_FILE_PATH"] = str(events)
+    refused = cli("export", "-w", str(ws.root), code=2, **env)
+    line = one_line(refused)
+    assert "more than one destination" in line and "OPENLINEAGE_TRANSPORT" in line, line
+    assert "OPENLINEAGE_URL" in line and "OPENLINEAGE_FILE_PATH" in line, line
+    assert server.requests == [] and not events.exists()
+    # The user chooses: each goes where they said.
+    cli("export", "-w", str(ws.root), code=0, OPENLINEAGE_TRANSPORT="file", **env)
+    assert events.exists() and server.requests == []
+    cli("export", "-w", str(ws.root), "--full", code=0, OPENLINEAGE_TRANSPORT="http", **env)
+    assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+
+
 def test_the_brokers_the_user_named_are_where_events_go(
     ws: WorkspaceMaker, cli: Cli, other: FakeServer
 ) -> None:

@@ -12,8 +12,10 @@ run prints them on standard output, often a terminal). A value there may come fr
   change how the rest of a line shows without being seen: the bidirectional controls (U+202E
   RIGHT-TO-LEFT OVERRIDE, U+2066-U+2069, U+200E, U+200F, U+061C), the line and paragraph
   separators U+2028 and U+2029 (a line break to some terminals, and to JavaScript before
-  ES2019) and the invisible U+200B, U+2060 and U+FEFF. The text outputs escape the same
-  characters (``terminal/text.py``).
+  ES2019), every other format character but the joiners (the invisible U+200B, U+2060-U+2064,
+  U+FEFF, tags U+E0000-U+E007F: a character beyond U+FFFF as its surrogate pair) and the
+  Hangul fillers: :data:`ESCAPED`, the one list, which the text outputs escape too
+  (``terminal/text.py``).
 - A lone surrogate (``"\\udcff"`` is valid JSON, and Python reads it from a settings.json, an
   environment variable or a file name that is not UTF-8) has no UTF-8: it is written as its
   JSON escape ``\\udcff``, so the output is valid UTF-8 and reads back as the same string.
@@ -30,26 +32,83 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import msgspec
 import orjson
 
-_RISKY = re.compile(
-    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8b\x8e\x8f\xa8-\xae]|\xe2\x81[\xa0\xa6-\xa9]|\xef\xbb\xbf"
+ESCAPED: tuple[tuple[int, int], ...] = (
+    (0x00, 0x1F),  # C0: tab, line feed, escape...
+    (0x7F, 0x9F),  # DEL and C1: CSI 0x9b, OSC 0x9d, ST 0x9c
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),  # Hangul fillers (Lo, shown blank)
+    (0x180E, 0x180E),
+    (0x200B, 0x200B),  # U+200C and U+200D join Persian, Devanagari, emoji: text
+    (0x200E, 0x200F),
+    (0x2028, 0x202E),  # the line and paragraph separators (Zl, Zp), the bidi embeddings
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE007F),  # tags: an invisible copy of ASCII
 )
-"""DEL, the C1 controls, U+061C, U+200B, U+200E, U+200F, U+2028-U+202E, U+2060, U+2066-U+2069
-and U+FEFF as UTF-8 (each starts with a lead byte, so no other character's bytes can match)."""
-_LEADS = (
-    (0xC2, 1, frozenset(bytes([byte]) for byte in range(0x80, 0xA0))),
-    (0xD8, 1, frozenset({b"\x9c"})),
-    (0xE2, 2, frozenset({b"\x80\x8b", b"\x80\x8e", b"\x80\x8f", b"\x81\xa0"})
-     | frozenset(b"\x80" + bytes([byte]) for byte in range(0xA8, 0xAF))
-     | frozenset(b"\x81" + bytes([byte]) for byte in range(0xA6, 0xAA))),
-    (0xEF, 2, frozenset({b"\xbb\xbf"})),
-)  # fmt: skip
+"""Every character no output of ours prints raw (text, JSON, the HTML report), as ranges of code
+points: the one list. The control characters (C0, DEL, C1), the line and paragraph
+separators, every format character (Unicode category Cf: the bidi controls, the invisible
+U+200B, U+2060-U+2064, U+FEFF, U+00AD, tags...) but the joiners U+200C and U+200D, and the
+Hangul fillers, which show as blanks. ``tests/test_jsonout.py`` checks it holds all of Cf."""
+
+
+def _risky_pattern() -> re.Pattern[bytes]:
+    """:data:`ESCAPED` above ASCII's printable range as UTF-8 (orjson escapes C0 itself), as a
+    tree of their bytes: a byte that starts no risky character is left at once."""
+    tree: dict[int, Any] = {}
+    for first, final in ESCAPED:
+        for code in range(max(first, 0x7F), final + 1):
+            node = tree
+            for byte in chr(code).encode():
+                node = node.setdefault(byte, {})
+    return re.compile(_branches(tree))
+
+
+def _branches(tree: dict[int, Any]) -> bytes:
+    """The pattern of a tree of bytes: leaves as one class, each inner byte with its own."""
+    leaves = [byte for byte, below in tree.items() if not below]
+    parts = [b"[" + b"".join(b"\\x%02x" % byte for byte in leaves) + b"]"] if leaves else []
+    parts += [b"\\x%02x" % byte + _branches(below) for byte, below in tree.items() if below]
+    return parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
+
+
+def _leads() -> tuple[tuple[int, int, frozenset[bytes]], ...]:
+    """Each lead byte of :data:`ESCAPED`'s characters, how many bytes follow it, and which."""
+    follow: dict[int, set[bytes]] = {}
+    for first, final in ESCAPED:
+        for code in range(max(first, 0x80), final + 1):
+            encoded = chr(code).encode()
+            follow.setdefault(encoded[0], set()).add(encoded[1:])
+    return tuple((lead, len(min(rests)), frozenset(rests)) for lead, rests in follow.items())
+
+
+_RISKY = _risky_pattern()
+"""The characters of :data:`ESCAPED` JSON does not escape itself, as UTF-8 (each starts with a
+lead byte, so no other character's bytes can match)."""
+_LEADS = _leads()
 """Each risky character's lead byte, how many bytes follow it, and which: looked for with
-``find`` (memchr), as an event's text holds a lead byte rarely (``€``, ``—``: 0xE2)."""
+``find`` (memchr, many times faster than a longer needle), as an event's text holds a lead byte
+rarely (``€``, ``—``: 0xE2; an emoji's 0xF0, kana's 0xE3)."""
 _LOOKS = 16
 """Lead bytes looked at before leaving the rest to :data:`_RISKY`: text full of them (Arabic,
 0xD8) costs no more than the regular expression alone."""
@@ -166,8 +225,8 @@ def indented(data: bytes) -> bytes:
 
 
 def escape_controls(data: bytes) -> bytes:
-    """JSON text ``data`` with DEL, the C1 controls and the characters that change how a line
-    shows (above) written as ``\\u`` escapes (they can only stand inside a string there, where
+    """JSON text ``data`` with the characters of :data:`ESCAPED` orjson leaves (DEL, C1, format
+    characters...) written as ``\\u`` escapes (they can only stand inside a string there, where
     an escape means the same character)."""
     if data.isascii():  # nearly always: a scan in C, and DEL is the only risk left
         return data if b"\x7f" not in data else _RISKY.sub(_escape, data)
@@ -194,4 +253,8 @@ def _may_be_risky(data: bytes) -> bool:
 
 
 def _escape(match: re.Match[bytes]) -> bytes:
-    return b"\\u%04x" % ord(match.group().decode("utf-8"))
+    code = ord(match.group().decode("utf-8"))
+    if code < 0x10000:
+        return b"\\u%04x" % code
+    code -= 0x10000  # JSON writes a character beyond the BMP as its surrogate pair
+    return b"\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))

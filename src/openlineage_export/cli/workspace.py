@@ -65,11 +65,13 @@ def current_workspace() -> Path:
 
 def command_checkouts() -> Checkouts:
     """Where checkouts are, as seen from the command's workspace (-w, else the one holding the
-    current folder, else none: only a .git then tells): whose the user's files are."""
+    current folder), as an export of it judges: whose the user's files are. With no workspace,
+    the current folder stands in for one (unknown means untrusted: in a checkout without .git,
+    its config folder is not taken as the user's)."""
     try:
-        root: Path | None = current_workspace()
+        root = current_workspace()
     except WorkspaceError:
-        root = None
+        return Checkouts.from_folder(Path.cwd(), os.environ)
     return Checkouts.around(root, os.environ)
 
 

@@ -22,6 +22,11 @@ def home_dir(environ: Mapping[str, str]) -> Path | None:
     home = environ.get("HOME", "")
     if _usable(home):
         return Path(home)
+    return users_home()
+
+
+def users_home() -> Path | None:
+    """The home directory the user database gives this user, if any (not the root)."""
     try:
         import pwd
 

@@ -64,8 +64,10 @@ def check_named_destination(
     address setting of a kind, ``addresses``: kind -> setting, from the environment, the
     command line or the user's own openlineage.yml), the workspace's ``transport`` setting
     cannot switch to a kind whose address the user did not name; ``kind`` is the one in force.
-    A transport the user set themselves, or a workspace's with no address of the user's,
-    stands."""
+    When the user named more than one (a server and a file), the workspace does not choose
+    between them either: one would get nothing, and the exit code would say all went (attack
+    D, 5). A transport the user set themselves, or a workspace's with no address of the
+    user's, stands."""
     if not from_workspace(settings, transport):
         return
     named = {
@@ -73,11 +75,24 @@ def check_named_destination(
         for other, setting in addresses.items()
         if settings.source(setting) not in (WORKSPACE_SOURCE, "default")
     }
-    if not named or kind in named:
+    if not named or named.keys() == {kind}:
         return
+    env = settings.catalogue.declared(transport, None).env
+
+    def said(setting: str) -> str:
+        source = settings.source(setting)
+        return f"{setting}, from {'--url' if source == 'given' else source}"
+
+    if kind in named:
+        others = "; ".join(said(named[k]) for k in sorted(named) if k != kind)
+        raise ConfigError(
+            f"{transport} in the workspace's settings.json sends the events to {kind} "
+            f"({said(named[kind])}) only, and you named more than one destination (also "
+            f"{others}), which would get nothing: nothing was sent. Say which yourself: set "
+            f"{env} to one of {', '.join(sorted(named))}"
+        )
     setting = next(iter(named.values()))
     source = settings.source(setting)
-    env = settings.catalogue.declared(transport, None).env
     raise ConfigError(
         f"{transport} in the workspace's settings.json sends the events to {kind}, not where "
         f"you named ({setting}, from {'--url' if source == 'given' else source}): nothing "

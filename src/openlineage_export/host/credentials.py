@@ -1,5 +1,7 @@
 """What looks like a credential where only a *name* belongs: the rules that keep keys out of
-settings.json (which travels with the workspace) and out of a secret's name.
+settings.json (which travels with the workspace) and out of a secret's name; and which
+parameter names hold a secret (:func:`is_credential_name`), the one test of a dataset
+location's parameters (``translate/locations.py``) and of an address setting's path parameters.
 
 ``scripts/vscode_settings.py`` turns :func:`looks_like_credential` into the pattern VS Code
 checks as a name is typed (from :data:`KEY_PREFIXES`); a test checks that the two agree.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import unquote
 
 from .. import DISTRIBUTION
 from ..errors import ConfigError
@@ -51,6 +54,57 @@ Hugging Face, npm, PyPI, Databricks, Shopify, SendGrid)."""
 
 _SECRET_ENDINGS = ("apikey", "api_key", "token", "password", "passwd", "secret")
 """Lower-cased endings of a key segment that would hold a credential itself."""
+
+
+CREDENTIAL_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "signature",
+    "credential",
+    "credentials",
+    "authorization",
+    "sessionid",
+)
+"""A parameter whose name (lower case, without ``-``, ``_``, ``.`` and spaces) ends so holds a
+secret: ``sslpassword``, ``client_secret``, ``access_token``, ``X-Amz-Security-Token``,
+``AccountKey``, ``SharedAccessKey``, ``api-key``, ``X-Goog-Signature``, ``X-Amz-Credential``."""
+CREDENTIAL_NAMES = frozenset({"sig", "pw", "pass", "auth", "sas"})
+"""Names that are a secret whole (``sig`` is an Azure SAS token's signature)."""
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a parameter called ``name`` (as written: any case, percent-encoded or not)
+    holds a secret: the one test of a location's parameters (``translate/locations.py``) and of
+    an address setting's (``setting_values.py``)."""
+    for _ in range(3):  # percent-encoded once or twice over: read what a server would
+        decoded = unquote(name)
+        if decoded == name:
+            break
+        name = decoded
+    word = re.sub(r"[-_.\s]", "", name).lower()
+    return word in CREDENTIAL_NAMES or word.endswith(CREDENTIAL_ENDINGS)
+
+
+def secret_path_parameter(address: str) -> tuple[int, int] | None:
+    """Where the first ``;name=value`` path parameter of ``address`` whose name
+    :func:`is_credential_name` calls a secret is (``/api;jsessionid=...``,
+    ``.git;private_token=...``; ``;`` percent-encoded too), up to the next ``;``, ``/``, ``?``
+    or ``#``; None when it has none."""
+    for match in _PATH_PARAMETER.finditer(address):
+        if is_credential_name(match["name"]):
+            return match.start(), match.end()
+    return None
+
+
+_PATH_PARAMETER = re.compile(
+    r"(?:;|%3[bB])\s*(?P<name>[^=;/?#]{1,128}?)\s*(?:=|%3[dD])(?:(?!%3[bB])[^;/?#])*"
+)
+"""A path parameter (RFC 3986's ``;name=value``), its separators percent-encoded or not."""
 
 
 def looks_like_secret_key(key: str) -> bool:

@@ -2,7 +2,8 @@
 
 A user of openlineage-python may already have ``OPENLINEAGE__TRANSPORT__URL`` and its kin in
 the environment, or an ``openlineage.yml``: found, as that client finds it, at
-``$OPENLINEAGE_CONFIG``, else ``./openlineage.yml``, else ``~/.openlineage/openlineage.yml``.
+``$OPENLINEAGE_CONFIG``, else ``./openlineage.yml``, else ``~/.openlineage/openlineage.yml``
+(``~``: the home folder of ``files/userdirs.py``, the one ``files/whose.py`` judges).
 Its precedence is kept: the file's values over the ``OPENLINEAGE__`` variables. Which of their
 keys stand for which of our settings is declared once, with each setting (its row's
 ``ecosystem`` key: ``setting_row.py``); :func:`given_by` reads them.
@@ -28,6 +29,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..files import named
+from ..files.userdirs import home_dir
 from ..files.walk import shown_path
 from ..files.whose import Checkouts
 from .setting_row import Setting
@@ -129,9 +131,12 @@ def _config_file(
     here = Path.cwd() / FILE_NAME
     if named.kind_at(here) == "file" and users(here):
         return here, checkouts
-    home = environ.get("HOME")
-    if home:
-        path = Path(home) / ".openlineage" / FILE_NAME
+    # The home folder whose.py judges (files/userdirs.py): a HOME of "/" or a relative one
+    # names no user's folder (in a container whose "/" is the checkout, /.openlineage is the
+    # pusher's), so the user database's is read, as for the config and state folders.
+    home = home_dir(environ)
+    if home is not None:
+        path = home / ".openlineage" / FILE_NAME
         if named.kind_at(path) == "file" and users(path):
             return path, checkouts
     return None

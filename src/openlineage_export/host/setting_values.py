@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import DISTRIBUTION
 from ..errors import ConfigError, value_kind
 from ..files import named
-from .credentials import credential_error, looks_like_credential
+from .credentials import credential_error, looks_like_credential, secret_path_parameter
 from .setting_row import Setting
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -89,6 +89,12 @@ def _check_text(row: Setting, value: str, subject: str, base: Path) -> object:
         raise ConfigError(f"{subject} must match {row.pattern} ({row.pattern_help})")
     if row.type == "url":
         _check_url(value, subject, sent=row.ascii)
+    if (row.type == "url" or row.key.endswith("endpoint")) and secret_path_parameter(value):
+        raise ConfigError(
+            f"{subject} carries credentials (a ;name=value parameter whose name says it holds "
+            f"a secret). Keys never go in settings: store the key with `{DISTRIBUTION} secrets "
+            "set NAME` and set openlineage.apiKey.secretRef to NAME."
+        )
     if row.type == "path":
         path = Path(value).expanduser()
         path = path if path.is_absolute() else base / path

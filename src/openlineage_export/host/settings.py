@@ -27,7 +27,13 @@ from typing import ClassVar, TypeVar
 
 from .. import DISTRIBUTION
 from ..errors import ConfigError
-from .credentials import PREFIX, at, looks_like_secret_key, secret_key_error
+from .credentials import (
+    PREFIX,
+    at,
+    looks_like_secret_key,
+    secret_key_error,
+    secret_path_parameter,
+)
 from .ecosystem import given_by, read_ecosystem
 from .jsonfile import parse_object, read_text
 from .setting_row import Setting, SettingsGroup, setting
@@ -319,22 +325,26 @@ def shown(row: Setting, value: object) -> object:
         cut = min((at for at in (value.find("?"), value.find("#")) if at >= 0), default=-1)
         if cut >= 0:
             value = value[: cut + 1] + "***"
-        return _login_masked(value)
+        secret = secret_path_parameter(value)
+        if secret is not None:  # refused when read; shown so, so that it can be found
+            value = value[: secret[0]] + ";***"
+        return _login_masked(value, whole=True)
     if row.type != "string" or "@" not in value:
         return value
-    return ",".join(_login_masked(entry) for entry in value.split(","))
+    return ",".join(_login_masked(entry, whole="://" in entry) for entry in value.split(","))
 
 
-def _login_masked(address: str) -> str:
+def _login_masked(address: str, *, whole: bool = False) -> str:
     """``address`` with the password of its userinfo (``scheme://user:PASSWORD@host``, or
-    ``user:PASSWORD@host`` without a scheme) shown as ``***``."""
+    ``user:PASSWORD@host`` without a scheme) shown as ``***``; with ``whole``, a userinfo with
+    no ``:`` (a token alone, ``https://TOKEN@host``, or ``user%3APASSWORD@``) all ``***``."""
     scheme = address.find("://")
     start = scheme + 3 if scheme >= 0 else 0
     end = min((at for at in (address.find(c, start) for c in "/?#") if at >= 0), default=-1)
     authority = address[start:] if end < 0 else address[start:end]
     at = authority.rfind("@")
     colon = authority.find(":", 0, max(at, 0))
-    if at < 0 or colon < 0:
+    if at < 0 or (colon < 0 and not whole):
         return address
     return address[: start + colon + 1] + "***" + address[start + at :]
 

@@ -11,10 +11,12 @@ is a list of lines joined after each was shown). So a line break, carriage retur
 inside a value is printed as ``\\n``, ``\\r``, ``\\x1b`` and cannot act on the terminal, and a
 line longer than :data:`LINE_LIMIT` is cut there, saying how much more it held.
 
-Escaped the same way, as ``\\u202e``: what would change how the rest of the line shows without
-being seen (the bidirectional controls: U+202E RIGHT-TO-LEFT OVERRIDE makes ``refused`` read
-``desufer``; U+2028 and U+2029, a line break to some terminals; the invisible U+200B, U+2060,
-U+FEFF), and a lone surrogate (``\\udcff``: from a settings.json's ``"\\udcff"``, or the bytes of
+Escaped the same way, as ``\\u202e`` (``\\U000e0041`` beyond U+FFFF): what would change how the
+rest of the line shows, or show nothing, without being seen (the bidirectional controls: U+202E
+RIGHT-TO-LEFT OVERRIDE makes ``refused`` read ``desufer``; U+2028 and U+2029, a line break to
+some terminals; every other format character but the joiners U+200C and U+200D: the invisible
+U+200B, U+2060-U+2064, U+FEFF, tags U+E0000-U+E007F...; the Hangul fillers, shown blank), and
+a lone surrogate (``\\udcff``: from a settings.json's ``"\\udcff"``, or the bytes of
 a name that is not UTF-8), which has no UTF-8 to print at all. The JSON outputs escape the same
 characters in their one encoder (``jsonout.py``): JSON itself escapes C0 only.
 """
@@ -23,12 +25,15 @@ from __future__ import annotations
 
 import re
 
+from ..jsonout import ESCAPED
+
 _CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]"
+    "["
+    + "".join(re.escape(chr(first)) + "-" + re.escape(chr(last)) for first, last in ESCAPED)
+    + "\ud800-\udfff]"
 )
-"""C0 (tab, line feed and escape included), DEL, C1 (CSI 0x9b, OSC 0x9d...), the bidirectional
-controls, the line and paragraph separators, the invisible U+200B, U+2060, U+FEFF, and lone
-surrogates."""
+"""What :data:`~openlineage_export.jsonout.ESCAPED` holds (the one list: control, format and
+invisible characters), and lone surrogates."""
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -57,4 +62,6 @@ def shown_lines(lines: list[str]) -> str:
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
     return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

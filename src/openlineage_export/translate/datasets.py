@@ -21,7 +21,7 @@ from .locations import without_credentials, without_secret_parameters
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
 """What Marquez keeps in a namespace as it is (``OpenLineageDao.formatNamespaceName``; its
 ``NamespaceName`` pattern also takes ``;`` and ``=``, but ingestion rewrites those)."""
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(.*)", re.DOTALL)
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+._\-]*):(.*)", re.DOTALL)
 
 DEFAULT_PORTS = {
     "postgres": 5432,

@@ -17,12 +17,16 @@ from .. import DISTRIBUTION, __version__
 from ..hub.model import DataAccess, Engine, ErrorInfo
 from ..jsonout import fragment
 from . import spec
+from .locations import is_secret_parameter, masked
 
 PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
 """Our producer URI: names this package and its version, on every event and every facet."""
 
 INTEGRATION = "LINEAGE_HUB"
 """The ``integration`` of the jobType facet: the system whose runs these are."""
+
+SECRET_SHOWN = "***"
+"""What a secret parameter's value is sent as."""
 
 UNKNOWN_LANGUAGE = "unknown"
 """``errorMessage.programmingLanguage`` when neither the trail nor the stage's source tells."""
@@ -113,11 +117,12 @@ def error_message(error: ErrorInfo, source: str | None) -> dict[str, Any]:
     language = error.programming_language
     if language is None and source:
         language = _LANGUAGES.get(posixpath.splitext(source)[1].lower())
+    # A driver's error quotes its connection string: the location rule masks its credentials.
     return _facet(
         spec.ERROR_MESSAGE,
-        message=error.message,
+        message=masked(error.message),
         programmingLanguage=language or UNKNOWN_LANGUAGE,
-        stackTrace=error.stack_trace,
+        stackTrace=None if error.stack_trace is None else masked(error.stack_trace),
     )
 
 
@@ -127,11 +132,44 @@ def tags(pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def execution_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
-    """``executionParameters`` from the trail's ``parameters`` (values as strings)."""
+    """``executionParameters`` from the trail's ``parameters`` (values as strings): the value
+    of a parameter whose name says it is a secret is ``***``, and every credential the
+    location rule knows is masked in the others (docs/mapping.md)."""
     return _facet(
         spec.EXECUTION_PARAMETERS,
-        parameters=[{"key": str(k), "value": _as_text(v)} for k, v in parameters.items()],
+        parameters=[
+            {"key": masked(str(k)), "value": _as_text(_without_secrets(str(k), v))}
+            for k, v in parameters.items()
+        ],
     )
+
+
+def _without_secrets(name: str, value: Any) -> Any:
+    """``value`` of the parameter ``name``, its secrets masked, nested ones too (a loop, not
+    recursion: a value may nest as deep as the trail's reader allows)."""
+    if is_secret_parameter(name):
+        return SECRET_SHOWN
+    if not isinstance(value, (dict, list)):
+        return masked(value, location=True) if isinstance(value, str) else value
+    copy: dict[Any, Any] | list[Any] = {} if isinstance(value, dict) else []
+    todo: list[tuple[Any, Any]] = [(value, copy)]
+    while todo:
+        source, target = todo.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            new: Any = item
+            if isinstance(source, dict) and is_secret_parameter(str(key)):
+                new = SECRET_SHOWN
+            elif isinstance(item, str):
+                new = masked(item, location=True)
+            elif isinstance(item, (dict, list)):
+                new = {} if isinstance(item, dict) else []
+                todo.append((item, new))
+            if isinstance(target, dict):
+                target[key] = new
+            else:
+                target.append(new)
+    return copy
 
 
 def _as_text(value: Any) -> str:
