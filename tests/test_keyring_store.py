@@ -100,3 +100,20 @@ def test_the_users_own_keyring_config_is_still_read(tmp_path: Path) -> None:
     assert (tmp_path / "marker").exists(), said
     assert code == 2, said
     assert "evilring" in said or "Ring" in said
+
+
+def test_a_secrets_command_from_a_checkout_home_never_reads_its_keyring_config(
+    tmp_path: Path,
+) -> None:
+    # No workspace: `secrets list` from the checkout's root (HOME the checkout, no .git).
+    home = tmp_path / "project"
+    home.mkdir()
+    _keyring_config(home, "~/tools")
+    _workspace_asking_for_a_secret(home)
+    environ = cli_env(tmp_path, HOME=str(home), OLX_TEST_MARKER=str(tmp_path / "marker"))
+    environ.pop("OPENLINEAGE_EXPORT_SECRETS")
+    environ.pop("OPENLINEAGE_EXPORT_CONFIG_DIR")
+    environ.pop("PYTHON_KEYRING_BACKEND", None)
+    done = run_cli("secrets", "list", env=environ, cwd=home, timeout=120)
+    assert not (tmp_path / "marker").exists(), done.stderr
+    assert "evilring" not in done.stdout + done.stderr
