@@ -229,3 +229,96 @@ def test_a_folder_link_the_checkout_holds_on_the_way_is_refused(tmp_path: Path) 
     for name in ("events.jsonl", "report.html", "lineage.jsonl"):
         assert (other / name).read_text() == f"the user's own {name}\n"
     assert sorted(os.listdir(other)) == ["events.jsonl", "lineage.jsonl", "report.html"]
+
+
+def test_a_chain_through_the_users_link_is_judged_link_by_link(tmp_path: Path, clone: Path) -> None:
+    # The user's own link leads to a name the checkout holds as a link into /proc/self/root:
+    # the checkout's link is replaced, never written through (the kernel would follow it).
+    victim = clone.parent / "mine" / "activate"
+    (clone / "events.jsonl").symlink_to(f"/proc/self/root{victim}")
+    (tmp_path / "latest.jsonl").symlink_to(clone / "events.jsonl")
+    write(tmp_path / "latest.jsonl", b"events\n")
+    with named.in_place(tmp_path / "latest.jsonl", Checkouts()) as stream:
+        stream.write(b"watched\n")
+    assert victim.read_text() == "# the user's own\n"
+    assert (tmp_path / "latest.jsonl").is_symlink()
+    assert not (clone / "events.jsonl").is_symlink()
+    assert (clone / "events.jsonl").read_bytes() == b"watched\n"
+
+
+def test_a_users_link_into_a_processes_root_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("kept\n")
+    (tmp_path / "via-proc").symlink_to(f"/proc/self/root{tmp_path}/mine.txt")
+    with pytest.raises(Refused, match=r"/proc"):
+        write(tmp_path / "via-proc", b"x")
+    assert (tmp_path / "mine.txt").read_text() == "kept\n"
+
+
+def test_a_users_link_to_a_fifo_the_checkout_holds_is_refused_never_waited_on(
+    tmp_path: Path, clone: Path
+) -> None:
+    os.mkfifo(clone / "events.jsonl")  # a restored cache can hold one
+    (tmp_path / "latest.jsonl").symlink_to(clone / "events.jsonl")
+    # A reader is there, so that a write through would not wait but be seen.
+    reader = os.open(clone / "events.jsonl", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        for attempt in (
+            lambda: write(tmp_path / "latest.jsonl", b"x"),
+            lambda: named.in_place(tmp_path / "latest.jsonl", Checkouts()),
+        ):
+            with pytest.raises(Refused, match="named pipe"):
+                attempt()
+        assert os.read(reader, 64) == b""  # nothing came through (no writer: the end)
+    finally:
+        os.close(reader)
+
+
+def test_what_a_descriptor_has_open_is_written_as_it_is(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        write(f"/dev/fd/{write_end}", b"through the descriptor")
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as got:
+        assert got.read() == b"through the descriptor"
+    with (tmp_path / "redirected").open("wb") as stdout:  # a shell's > file
+        stdout.write(b"old and longer\n")
+        stdout.flush()
+        write(f"/proc/self/fd/{stdout.fileno()}", b"new\n")
+    assert (tmp_path / "redirected").read_bytes() == b"new\n"
+
+
+def test_a_chain_of_40_links_is_followed_and_41_refused_naming_the_name(
+    tmp_path: Path,
+) -> None:
+    # Attack C, C8: the kernel follows 40 links; the refusal named the last name walked.
+    (tmp_path / "end.jsonl").write_text("old\n")
+    previous = "end.jsonl"
+    for n in range(1, 42):
+        (tmp_path / f"c{n}").symlink_to(previous)
+        previous = f"c{n}"
+    write(tmp_path / "c40", b"through 40\n")
+    assert (tmp_path / "end.jsonl").read_text() == "through 40\n"
+    for attempt in (
+        lambda: write(tmp_path / "c41", b"x"),
+        lambda: named.check_writable(tmp_path / "c41", Checkouts()),
+    ):
+        with pytest.raises(Refused) as caught:
+            attempt()
+        assert caught.value.filename == str(tmp_path / "c41")
+        assert "more than 40 links" in caught.value.what(tmp_path / "c41")
+    (tmp_path / "loop").symlink_to("loop")
+    with pytest.raises(Refused) as caught:
+        named.check_writable(tmp_path / "loop", Checkouts())  # before anything is sent
+    assert caught.value.filename == str(tmp_path / "loop")
+
+
+def test_a_name_holding_a_nul_is_refused_in_words(tmp_path: Path) -> None:
+    # Attack C, C4b (in depth: settings refuse it first): not a ValueError traceback.
+    for attempt in (
+        lambda: write(tmp_path / "a\0b", b"x"),
+        lambda: named.append(tmp_path / "a\0b", Checkouts()),
+        lambda: named.check_writable(tmp_path / "a\0b", Checkouts()),
+    ):
+        with pytest.raises(Refused, match="NUL"):
+            attempt()

@@ -1011,3 +1011,49 @@ def test_settings_set_keeps_a_file_names_byte_that_is_not_utf8(tmp_path: Path) -
     set_setting(tmp_path, "openlineage.file.path", ".workspace/exports/\udcff.jsonl")
     assert '"openlineage.file.path": ".workspace/exports/\\udcff.jsonl"' in settings_text(tmp_path)
     assert str(load_settings(tmp_path).path).endswith(".workspace/exports/\udcff.jsonl")
+
+
+def test_a_nul_in_a_file_name_setting_is_exit_2_naming_it_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """Attack C, C4b: ``"a\\u0000b.jsonl"`` is valid JSON (and ``"\\0"`` valid YAML), and no
+    file name holds it: it was a ValueError traceback, exit 1, and no error event."""
+    from helpers import WorkspaceMaker, cli_command, cli_env, run_record
+
+    ws = WorkspaceMaker(tmp_path / "ws")
+    ws.segment("000001.jsonl", [run_record("r1")])
+    env = cli_env(tmp_path)
+    ws.settings(
+        {"openlineage.transport": "file", "openlineage.file.path": ".workspace/exports/a\0b.jsonl"}
+    )
+    for args in (["export"], ["export", "--progress", "json"]):
+        done = subprocess.run(
+            cli_command(*args, "-w", str(ws.root)),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "openlineage.file.path" in done.stderr and "NUL" in done.stderr
+        if "json" in args:
+            events = [json.loads(line) for line in done.stderr.splitlines()]
+            errors = [e for e in events if e.get("event") == "error"]
+            assert len(errors) == 1 and "NUL" in errors[0]["message"], done.stderr
+    ws.settings({})
+    home = Path(env["HOME"])
+    (home / ".openlineage").mkdir(parents=True)
+    (home / ".openlineage" / "openlineage.yml").write_text(
+        f'transport:\n  type: file\n  log_file_path: "{tmp_path}/ev\\0.jsonl"\n'
+    )
+    done = subprocess.run(
+        cli_command("export", "-w", str(ws.root)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "openlineage.yml" in done.stderr and "NUL" in done.stderr

@@ -69,6 +69,10 @@ def test_a_file_on_the_way_is_no_folder_and_a_missing_one_is_named(tmp_path: Pat
     with pytest.raises(Refused) as caught:
         walk(tmp_path, ["file", "below"], follow_all)
     assert caught.value.errno == errno.ENOTDIR
+    assert caught.value.strerror == "a file, not a folder"  # attack C, C7: not "not a regular"
+    with walk(tmp_path, [], follow_all) as folder, pytest.raises(Refused) as child:
+        folder.child("file")
+    assert child.value.strerror == "a file, not a folder"
     with pytest.raises(FileNotFoundError) as missing:
         walk(tmp_path, ["nothing", "below"], follow_all)
     assert missing.value.filename == str(tmp_path / "nothing")
@@ -138,6 +142,21 @@ def test_a_replacement_replaces_a_link_and_keeps_what_it_pointed_to(tmp_path: Pa
     assert victim.read_text() == "precious\n"
     assert not (tmp_path / "f").is_symlink() and (tmp_path / "f").read_bytes() == b"ours"
     assert sorted(os.listdir(tmp_path)) == ["f", "victim"]
+
+
+@pytest.mark.parametrize("length", [237, 255])
+def test_any_name_the_file_system_takes_can_be_replaced(tmp_path: Path, length: int) -> None:
+    # Attack C, C5: the temporary name was the name plus 19 bytes, too long past 236.
+    name = "e" * (length - len(".jsonl")) + ".jsonl"
+    (tmp_path / name).write_text("old\n")
+    with walk(tmp_path, [], never) as folder:
+        with folder.replacing(name) as new:
+            new.stream.write(b"new\n")
+            new.keep = True
+        folder.replace("n" * length, b"durable\n")
+    assert (tmp_path / name).read_bytes() == b"new\n"
+    assert (tmp_path / ("n" * length)).read_bytes() == b"durable\n"
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "n" * length])
 
 
 def test_appending_refuses_a_hard_link_unless_shared(tmp_path: Path) -> None:

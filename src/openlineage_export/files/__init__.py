@@ -14,7 +14,8 @@ only regular files, never waiting on one:
   ``userdirs.py``, where they are (XDG, the home folder);
 - ``whose.py``: whose a file is, a checkout's or the user's (unknown means untrusted);
 - ``database.py``: SQLite handed only a file opened and checked here; ``scratch.py``: a
-  private scratch folder of one process (the run index).
+  private scratch folder of one process (the run index); ``programs.py``: a program run by
+  name (Graphviz's ``dot``), found only in absolute ``PATH`` folders no checkout holds.
 
 It sits below ``host/``, which reads the workspace's settings through it, and imports nothing
 above it; what a file *means* is decided above (``host/``, ``hub/``, ``state/``, ``guards/``).

@@ -8,10 +8,12 @@ checkout: ``whose.py``), and refused in one line when a checkout holds it (a com
 
 - written whole (:func:`replacing`, :func:`in_place`): a new file is renamed over the name, so a
   link a checkout holds there is replaced, never written through (the file it pointed to is
-  kept); a link of the user's is followed, and what it leads to is replaced the same way (the
-  link kept), or written to as it is when it is a device or a pipe (``/dev/stdout``); a
-  device, a FIFO or a socket at the name is written to when it is the user's, refused when a
-  checkout holds it;
+  kept); a link of the user's is followed one link at a time, each judged by whose folder
+  holds it, and what the chain leads to is replaced the same way (the links kept), or written
+  to as it is when it is a device or a pipe of the user's, or what a descriptor has open
+  (``/dev/stdout`` -> ``/proc/self/fd/1``); a device, a FIFO or a socket at the end is
+  written to when it is the user's, refused when a checkout holds it (never waited on); a
+  link inside a process's ``/proc`` folder (``/proc/self/root/...``, ``cwd``) is refused;
 - appended to (:func:`append`): a regular file; a link there is followed when it is the
   user's, refused in one line when a checkout holds it; anything but a regular file is refused.
 """
@@ -29,8 +31,10 @@ from typing import BinaryIO
 from .walk import (
     CLOEXEC,
     MAX_LINKS,
+    NOFOLLOW,
     NONBLOCK,
     Folder,
+    Judge,
     Refused,
     Replacement,
     kind,
@@ -46,6 +50,8 @@ def absolute(path: Path | str) -> Path:
     """``path`` from the root: a relative one joined to the current folder (its ``..`` kept,
     to be walked: the parent of what a link led to, as the kernel has it)."""
     given = Path(path)
+    if "\0" in str(given):  # no file name holds one (os.open would raise ValueError)
+        raise refused(given, "a name holding a NUL, no file name", errno.EINVAL)
     return given if given.is_absolute() else Path(os.getcwd()) / given
 
 
@@ -55,9 +61,33 @@ def folder_of(path: Path | str, checkouts: Checkouts, *, create: bool = False) -
     return walk(Path(where.anchor), where.parts[1:], checkouts.links, create=create)
 
 
+def _judge(checkouts: Checkouts) -> Judge:
+    """The rule for a link met on the way to a path the user named: the checkouts' (a link a
+    checkout holds is not followed), and no link inside a process's ``/proc`` folder
+    (``/proc/self/root``, ``cwd``, ``fd/N`` as a folder): it leaves the walk for wherever that
+    process stands. ``/proc/self`` itself is walked (``/dev/stdout`` -> ``/proc/self/fd/1``)."""
+
+    def judge(folder: Path) -> str | None:
+        if _in_a_process(folder):
+            return "a link into what a process has open (/proc): not followed"
+        return checkouts.links(folder)
+
+    return judge
+
+
+def _in_a_process(folder: Path) -> bool:
+    return folder.parts[:2] == ("/", "proc") and len(folder.parts) > 2
+
+
+def _descriptors(folder: Path) -> bool:
+    """Whether ``folder`` is a process's ``/proc/PID/fd``: each link there stands for what a
+    descriptor has open, whatever its name now (no path to walk)."""
+    return _in_a_process(folder) and folder.name == "fd"
+
+
 def _parent(path: Path | str, checkouts: Checkouts, *, create: bool = False) -> tuple[Folder, str]:
     start, folders, name = split(absolute(path))
-    folder = walk(start, folders, checkouts.links, create=create)
+    folder = walk(start, folders, _judge(checkouts), create=create)
     if name in (".", ".."):
         folder.close()
         raise refused(absolute(path), "a folder, not a file", errno.EISDIR)
@@ -66,20 +96,25 @@ def _parent(path: Path | str, checkouts: Checkouts, *, create: bool = False) -> 
 
 def _follow(folder: Folder, name: str, checkouts: Checkouts) -> tuple[Folder, str, str | None]:
     """Where the user's links at ``name`` lead, name by name: the folder and name of what is
-    there (or would be), and, when a link that is not the user's stands there, why not."""
-    for _ in range(MAX_LINKS):
+    there (or would be), and, when a link that is not the user's stands there, why not. A
+    descriptor's link (``/proc/self/fd/1``) is where it ends: it has no path to walk."""
+    judge = _judge(checkouts)
+    start = folder.path / name
+    for followed in range(MAX_LINKS + 1):
         found = folder.look(name)
-        if found is None or not stat.S_ISLNK(found.st_mode):
+        if found is None or not stat.S_ISLNK(found.st_mode) or _descriptors(folder.path):
             return folder, name, None
-        why = checkouts.links(folder.path)
+        why = judge(folder.path)
         if why is not None:
             return folder, name, why
+        if followed == MAX_LINKS:
+            break  # as the kernel: 40 links followed, the 41st refused
         link = os.readlink(name, dir_fd=folder.fd)
         target = Path(link) if os.path.isabs(link) else folder.path / link
         folder.close()
         folder, name = _parent(target, checkouts)
     folder.close()
-    raise refused(Path(name), "a loop of links (more than 40)")
+    raise refused(start, f"a chain of more than {MAX_LINKS} links (a loop?)")
 
 
 def check_writable(path: Path | str, checkouts: Checkouts) -> None:
@@ -88,6 +123,7 @@ def check_writable(path: Path | str, checkouts: Checkouts) -> None:
     a link a checkout holds on the way)."""
     try:
         folder, name = _parent(path, checkouts)
+        folder, name, _ = _follow(folder, name, checkouts)  # the user's links at the name too
     except FileNotFoundError as exc:
         raise FileNotFoundError(
             errno.ENOENT, f"folder {exc.filename} does not exist", str(path)
@@ -103,51 +139,48 @@ def check_writable(path: Path | str, checkouts: Checkouts) -> None:
 
 
 def _as_it_is(folder: Folder, name: str, checkouts: Checkouts) -> BinaryIO | None:
-    """What stands at ``name`` opened to write into as it is, when it is a device, a pipe or a
-    socket of the user's (or a link of the user's to one); None when a file is to be put
-    there. A FIFO of the user's with no reader is waited on: the user chose it."""
+    """What stands at ``name`` (the user's links at it already followed, :func:`_follow`)
+    opened to write into as it is, when it is a device, a pipe or a socket of the user's, or
+    what a descriptor has open (``/dev/stdout``); None when a file is to be put there (a link
+    a checkout holds included: replaced, never written through). A FIFO of the user's with no
+    reader is waited on: the user chose it."""
     found = folder.look(name)
     if found is None or stat.S_ISREG(found.st_mode):
         return None
     if stat.S_ISDIR(found.st_mode):
         raise refused(folder.path / name, "a folder", errno.EISDIR)
-    why = checkouts.holding(folder.path)
     if stat.S_ISLNK(found.st_mode):
-        if why is not None:
-            return None  # replaced, never written through
-        try:
-            fd = os.open(name, os.O_WRONLY | NONBLOCK | CLOEXEC, dir_fd=folder.fd)
-        except OSError as exc:
-            if exc.errno != errno.ENXIO:
-                return None  # a link to nothing yet: followed to where a file goes
-            fd = os.open(name, os.O_WRONLY | CLOEXEC, dir_fd=folder.fd)
+        if not _descriptors(folder.path):
+            return None  # a link a checkout holds: replaced, never written through
+        # /dev/stdout, /dev/fd/N: the very file a descriptor has, which no name stands for
+        # (the kernel follows this link to it); written as any program writes it (from its
+        # start), never renamed over.
+        fd = _open_writing(folder, name, 0)
         if stat.S_ISREG(os.fstat(fd).st_mode):
-            if not _through_proc(folder.path / name):
-                os.close(fd)
-                return None
-            # /dev/stdout, /dev/fd/N: the very file a descriptor has, which no name stands
-            # for; written as any program writes it (from its start), never renamed over.
             os.ftruncate(fd, 0)
-    elif why is not None:
-        raise refused(folder.path / name, f"{kind(found.st_mode)} in {why}: not written")
     else:
-        fd = os.open(name, os.O_WRONLY | CLOEXEC, dir_fd=folder.fd)
+        why = checkouts.holding(folder.path)
+        if why is not None:
+            raise refused(folder.path / name, f"{kind(found.st_mode)} in {why}: not written")
+        fd = _open_writing(folder, name, NOFOLLOW)
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (found.st_dev, found.st_ino):
+            os.close(fd)  # swapped since it was looked at
+            raise refused(folder.path / name, "replaced while it was opened", errno.EAGAIN)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "wb")
 
 
-def _through_proc(path: Path) -> bool:
-    """Whether the links at ``path`` lead through ``/proc`` (``/dev/stdout`` ->
-    ``/proc/self/fd/1``): to what a descriptor has open, whatever its name now."""
-    for _ in range(MAX_LINKS):
-        if path.is_relative_to("/proc"):
-            return True
-        try:
-            link = os.readlink(path)
-        except OSError:
-            return False
-        path = Path(link) if os.path.isabs(link) else path.parent / link
-    return False
+def _open_writing(folder: Folder, name: str, flags: int) -> int:
+    """``name`` opened to write, without waiting; a FIFO with no reader yet (``ENXIO``) is
+    waited on: it is the user's."""
+    flags |= os.O_WRONLY | CLOEXEC
+    try:
+        return os.open(name, flags | NONBLOCK, dir_fd=folder.fd)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+    return os.open(name, flags, dir_fd=folder.fd)
 
 
 @contextlib.contextmanager
@@ -157,12 +190,12 @@ def replacing(path: Path | str, checkouts: Checkouts) -> Iterator[Replacement]:
     user's is written to as it is (``keep`` means nothing then)."""
     folder, name = _parent(path, checkouts)
     try:
+        folder, name, _ = _follow(folder, name, checkouts)
         direct = _as_it_is(folder, name, checkouts)
         if direct is not None:
             with direct:
                 yield Replacement(direct)
             return
-        folder, name, _ = _follow(folder, name, checkouts)
         with folder.replacing(name) as new:
             yield new
     finally:
@@ -175,10 +208,10 @@ def in_place(path: Path | str, checkouts: Checkouts) -> BinaryIO:
     another name); a device or a pipe of the user's is written to as it is."""
     folder, name = _parent(path, checkouts)
     try:
+        folder, name, _ = _follow(folder, name, checkouts)
         direct = _as_it_is(folder, name, checkouts)
         if direct is not None:
             return direct
-        folder, name, _ = _follow(folder, name, checkouts)
         with folder.replacing(name) as new:
             new.keep = True
         return folder.append(name, shared=False)

@@ -39,11 +39,13 @@ _KINDS = {
     stat.S_IFDIR: "a folder",
     stat.S_IFSOCK: "a socket",
     stat.S_IFLNK: "a link",
+    stat.S_IFREG: "a file",
 }
 
 
 def kind(mode: int) -> str:
-    """What a file of ``st_mode`` is, in words: ``a named pipe (FIFO)``, ``a link``..."""
+    """What a file of ``st_mode`` is, in words: ``a named pipe (FIFO)``, ``a link``, ``a
+    file`` (a regular one: said where a folder was expected)..."""
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
@@ -317,7 +319,8 @@ class Folder:
         if mode is None:
             found = self.look(name)
             mode = stat.S_IMODE(found.st_mode) if found and stat.S_ISREG(found.st_mode) else None
-        temp = f".{name}.{uuid.uuid4().hex[:12]}.part"
+        # A name of its own length: any name the file system takes (255 bytes) can be written.
+        temp = f".olx-{uuid.uuid4().hex[:12]}.part"
         out = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC,

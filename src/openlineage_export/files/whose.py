@@ -188,6 +188,13 @@ class Checkouts:
                 )
         return None
 
+    def of_folder(self, folder: Path) -> str | None:
+        """Why ``folder`` (as named; judged by its real path) is not positively the user's; a
+        relative one never is (it is wherever the command runs). None when it is."""
+        if not folder.is_absolute():
+            return f"{shown_path(folder)}, a relative path (the current folder's)"
+        return self.holding(_real(folder))
+
     def links(self, folder: Path) -> str | None:
         """The rule for a link met in ``folder`` on the way to a path the user named: None
         (followed) when ``folder`` is the user's, else why it is not followed."""

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Protocol
 
 import keyring
+import keyring.backend
+import keyring.backends.fail
+import keyring.core
 import keyring.errors
+import keyring.util.platform_
 
 from ..errors import ConfigError
 from ..files.whose import NOWHERE, Checkouts
@@ -60,7 +64,7 @@ class KeyringStore:
     ) -> None:
         """A store using ``backend`` (default: keyring's active one), indexed in ``folder``
         (which must lie in no checkout: ``checkouts``)."""
-        self._backend: Keyring = backend if backend is not None else keyring.get_keyring()
+        self._backend: Keyring = backend if backend is not None else detect_backend(checkouts)
         self.index_path = folder / self.INDEX_FILE
         self.checkouts = checkouts
         self._origins = KeyOrigins(folder, checkouts)
@@ -188,14 +192,46 @@ def is_usable_keyring(backend: Keyring) -> bool:
         return False
 
 
-def system_keyring() -> Keyring | None:
-    """keyring's active backend, or None if finding it fails or takes too long."""
+def config_is_users(checkouts: Checkouts) -> bool:
+    """Whether keyring's own config folder (``$XDG_CONFIG_HOME/python_keyring``, else
+    ``~/.config/python_keyring``: its ``keyringrc.cfg`` names a backend class to import and a
+    ``keyring-path`` to import it from) is positively the user's: absolute, and in no checkout
+    (``whose.py``, judged by its real path). A HOME that is a checkout, or a relative
+    ``XDG_CONFIG_HOME`` (the current folder's), would let a pushed file run code."""
+    try:
+        root = keyring.util.platform_.config_root()
+    except Exception:  # no home folder to be found: nothing of the user's either
+        return False
+    return checkouts.of_folder(Path(root)) is None
+
+
+def detect_backend(checkouts: Checkouts) -> Keyring:
+    """keyring's backend, as keyring itself finds it (``PYTHON_KEYRING_BACKEND``, then its
+    config file, then the highest priority), except that its config file is read only when
+    :func:`config_is_users`; otherwise it is never read and ``keyring-path`` never put on
+    ``sys.path``."""
+    if config_is_users(checkouts):
+        return keyring.get_keyring()
+    keyring.backend._limit = None  # the chainer's filter, as _detect_backend sets it
+    found = keyring.core.load_env() or max(
+        keyring.backend.get_all_keyring(),
+        default=keyring.backends.fail.Keyring(),  # type: ignore[no-untyped-call]
+        key=keyring.backend.by_priority,
+    )
+    # Set as the process's keyring, so that no later keyring call reads the config either.
+    keyring.set_keyring(found)
+    return found
+
+
+def system_keyring(checkouts: Checkouts = NOWHERE) -> Keyring | None:
+    """keyring's active backend (:func:`detect_backend`: its config file read only when it is
+    the user's, by ``checkouts``), or None if finding it fails or takes too long."""
     found: list[Keyring] = []
 
     def detect() -> None:
         # Any failure to find one means: no keyring; the file store takes over.
         try:
-            found.append(keyring.get_keyring())
+            found.append(detect_backend(checkouts))
         except Exception:
             _log.debug("no system keyring", exc_info=True)
 

@@ -70,7 +70,7 @@ def _own_store(
         raise ConfigError(f"{BACKEND_ENV} must be 'file' or 'keyring', not {choice!r}")
     if choice == "file":
         return FileStore(folder, checkouts)
-    found = backend if backend is not None else system_keyring()
+    found = backend if backend is not None else system_keyring(checkouts)
     if found is not None and is_usable_keyring(found):
         return KeyringStore(folder, found, checkouts)
     if choice == "keyring":

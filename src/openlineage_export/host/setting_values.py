@@ -110,6 +110,9 @@ def _check_unicode(row: Setting, value: str, subject: str) -> None:
     request, event or file could carry it. A file name may hold the ones that stand for bytes
     of a name that is not UTF-8 (``os.fsencode`` gives those bytes back), and nothing else."""
     if row.type in ("path", "output"):
+        if "\0" in value:  # valid JSON and YAML (\u0000, "\0"); no file name holds one
+            where = value.index("\0")
+            raise ConfigError(f"{subject} is no file name: character {where + 1} is a NUL")
         try:
             os.fsencode(value)
         except UnicodeEncodeError as exc:

@@ -13,11 +13,14 @@ note to show in place of the drawings, and the report is written all the same.
 from __future__ import annotations
 
 import html
+import os
 import re
 from dataclasses import dataclass
 
 import graphviz  # type: ignore[import-untyped]
 
+from ..files.programs import find_program, run_program
+from ..files.whose import NOWHERE, Checkouts
 from ..terminal.text import shown
 from .details import JobKey
 from .lineage import LineageViews, Overview, PipelineView, Sharing
@@ -95,10 +98,12 @@ class Drawing:
     """One line for the host to print (the report is written all the same)."""
 
 
-def draw(lineage: LineageViews, namespace: str) -> Drawing:
+def draw(lineage: LineageViews, namespace: str, checkouts: Checkouts = NOWHERE) -> Drawing:
     """Lay every drawing out with one ``dot`` run and return them as SVG markup to inline.
 
     Names in ``namespace`` (the page's job namespace, shown once) are drawn without it.
+    ``dot`` is found only in absolute ``PATH`` folders that lie in no checkout
+    (``checkouts``; ``files/programs.py``): never a ``./dot`` a checkout committed.
     """
     if not lineage.pipelines:
         return Drawing(None, (), "No run was exported, so there is no graph to draw.")
@@ -118,9 +123,8 @@ def draw(lineage: LineageViews, namespace: str) -> Drawing:
     }
     sources = [overview_dot(lineage.overview, namespace, anchors).source]
     sources += [pipeline_dot(view, namespace).source for view in lineage.pipelines]
-    try:
-        out = graphviz.pipe_string("dot", "svg", "\n".join(sources), encoding="utf-8")
-    except graphviz.ExecutableNotFound:
+    dot = find_program("dot", os.environ, checkouts)
+    if dot is None:
         return Drawing(
             None,
             (),
@@ -129,11 +133,10 @@ def draw(lineage: LineageViews, namespace: str) -> Drawing:
             f"the report's lineage graph is not drawn: Graphviz's dot was not found "
             f"({INSTALL_HINT})",
         )
-    except (graphviz.CalledProcessError, OSError) as exc:
-        detail = getattr(exc, "stderr", None) or str(exc)
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
-        first = (detail.strip().splitlines() or ["no message"])[0]
+    try:
+        out = run_program(dot, ["-Kdot", "-Tsvg"], "\n".join(sources).encode("utf-8"))
+    except OSError as exc:  # ProgramFailed: what dot said
+        first = (str(exc.strerror or exc).strip().splitlines() or ["no message"])[0]
         return Drawing(
             None,
             (),
@@ -141,7 +144,7 @@ def draw(lineage: LineageViews, namespace: str) -> Drawing:
             "Jobs and datasets are listed below.",
             f"the report's lineage graph is not drawn: Graphviz's dot failed ({first})",
         )
-    svgs = [_clean(svg) for svg in _SVG.findall(out)]
+    svgs = [_clean(svg) for svg in _SVG.findall(out.decode("utf-8", "replace"))]
     if len(svgs) != len(sources):  # cannot happen with a dot that answered: never guess
         return Drawing(
             None,

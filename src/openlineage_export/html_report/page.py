@@ -117,7 +117,7 @@ def write_report(
     """Render the report and write it atomically at that very name (a reader never sees half
     a file; a link a checkout holds there is replaced, never written through: ``checkouts``
     says where checkouts are, seen from the workspace exported)."""
-    drawing = draw(views(collector.graph), report.namespace)
+    drawing = draw(views(collector.graph), report.namespace, checkouts)
     data = render_report(collector, report, drawing).encode("utf-8")
     try:
         with named.replacing(path, checkouts) as new:

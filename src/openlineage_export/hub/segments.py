@@ -20,6 +20,13 @@ from ..files.walk import Refused, shown_path
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is one bad entry, skipped without ever being held in memory whole."""
 
+MAX_GZIP_RATIO = 100
+"""A compressed segment is read up to this many times its size on disk (and at least
+:data:`GZIP_FLOOR` bytes); past it, the rest is one bad entry. The hub's run lines compress
+4-20 times; gzip reaches ~1,030 times on repeated bytes, so a small committed ``.gz`` of
+millions of short lines would otherwise cost a thousand times its size in work."""
+GZIP_FLOOR = 64 * 1024
+
 _PLAIN, _GZIP = ".jsonl", ".jsonl.gz"
 _SKIP_CHUNK = 1 << 20
 
@@ -69,7 +76,12 @@ class Segment:
     """One open segment: numbered lines, up to a byte limit, plain or gzip-compressed."""
 
     def __init__(
-        self, stream: IO[bytes], closing: contextlib.ExitStack, length: int | None, compressed: bool
+        self,
+        stream: IO[bytes],
+        closing: contextlib.ExitStack,
+        length: int | None,
+        compressed: bool,
+        on_disk: int = 0,
     ) -> None:
         self._stream = stream
         self._closing = closing
@@ -77,6 +89,11 @@ class Segment:
         """The plain segment's size as it was opened (what the first pass reads); None for a
         compressed one, which the hub no longer writes."""
         self.compressed = compressed
+        self.on_disk = on_disk
+        """The compressed segment's size on disk."""
+        self.inflate_cap = max(GZIP_FLOOR, MAX_GZIP_RATIO * on_disk) if compressed else None
+        """The uncompressed bytes a compressed segment is read to at most; None for a plain
+        one (its size on disk is what is read)."""
 
     @classmethod
     def open(cls, tree: WorkspaceTree, parts: tuple[str, ...]) -> Segment:
@@ -106,7 +123,7 @@ class Segment:
         closing.enter_context(raw)
         if parts[-1].endswith(".gz"):
             stream: IO[bytes] = closing.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
-            return cls(stream, closing, None, True)
+            return cls(stream, closing, None, True, info.st_size)
         return cls(raw, closing, info.st_size, False)
 
     def raw_position(self) -> int:
@@ -136,6 +153,9 @@ class Segment:
         offset = start
         stream = self._stream
         peek: Callable[[int], bytes] | None = getattr(stream, "peek", None)
+        cap = self.inflate_cap
+        if cap is not None:  # read one byte past it, to tell it was passed
+            limit = cap + 1 if limit is None else min(limit, cap + 1)
         try:
             if start:
                 stream.seek(start)
@@ -148,6 +168,8 @@ class Segment:
                     return
                 number += 1
                 offset += len(line)
+                if cap is not None and offset > cap:
+                    raise SegmentProblem(self._inflates(number))
                 if line.isspace():
                     # A blank line is no entry (the hub writes none; an editor may): counted
                     # and passed over, a run of them at once (16 MiB of line breaks in a
@@ -158,6 +180,8 @@ class Segment:
                         )
                         number += skipped
                         offset += skipped
+                        if cap is not None and offset > cap:
+                            raise SegmentProblem(self._inflates(number))
                     continue
                 if len(line) > MAX_LINE_BYTES:
                     while not line.endswith(b"\n") and (limit is None or offset < limit):
@@ -167,6 +191,8 @@ class Segment:
                         if not line:
                             break
                         offset += len(line)
+                    if cap is not None and offset > cap:
+                        raise SegmentProblem(self._inflates(number))
                     yield number, None, offset
                     continue
                 yield number, line, offset
@@ -176,6 +202,12 @@ class Segment:
             ) from None
         except OSError as exc:
             raise SegmentProblem(f"cannot read this segment ({exc.strerror or exc})") from None
+
+    def _inflates(self, number: int) -> str:
+        return (
+            f"the gzip segment inflates to more than {MAX_GZIP_RATIO} times its "
+            f"{self.on_disk:,} bytes on disk (at line {number}); the rest of it is skipped"
+        )
 
 
 def _skip_line_breaks(stream: IO[bytes], peek: Callable[[int], bytes], limit: int | None) -> int:
