@@ -2,7 +2,7 @@
 
 Most servers take the events every server gets (``generic``: Marquez, Atlan, OpenMetadata...);
 a server whose converter would lose or refuse some of them has a mode of its own, one module
-each (``datahub.py``, ``data_rentgen.py``), and one row in :data:`MODES`. A row says
+each (``datahub.py``, ``data_rentgen.py``, ``feast.py``), and one row in :data:`MODES`. A row says
 everything the rest of the exporter knows of a mode: its translator (the events' shape), the
 endpoint that recognises it when ``openlineage.server`` is ``auto``, the namespace its jobs are
 sent in, whether its job names are checked for clashes, how it refuses a run in words of its
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Settings
-from . import data_rentgen, datahub
+from . import data_rentgen, datahub, feast
 from .events import TranslationConfig, Translator
 
 
@@ -84,6 +84,7 @@ MODES: dict[str, Mode] = {
             "Data.Rentgen's, which takes only UUIDv7 run ids (docs/data-rentgen.md)",
             job_namespace=data_rentgen.job_namespace,
         ),
+        Mode(feast.SERVER, Translator, feast.DESCRIPTION, server_name=feast.SERVER_NAME),
         GENERIC,
     )
 }
