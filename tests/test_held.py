@@ -30,6 +30,7 @@ from openlineage_export.deliver.http.held import (
     deadline_for,
     holdings,
 )
+from openlineage_export.translate.asking import MARQUEZ
 from openlineage_export.translate.encoded import EventFacts
 
 NAMESPACE = "test-ws"
@@ -339,7 +340,15 @@ def test_a_server_that_is_not_marquez_is_sent_everything_without_a_word(
     with FakeServer(reads=True) as server:
         server.script(lambda r: Answer(201) if r.method == "POST" else answer)
         report = export(ws, tmp_path / "state", server)
-        assert len(gets(server)) == 1
+        # One question per read API the generic mode names (Marquez's, then Feast's); an
+        # answer with none of theirs ends it, and no answer at all ends it at the first.
+        asked = [urlsplit(r.path).path for r in gets(server)]
+        assert (
+            asked
+            == ["/api/v1/namespaces/test-ws", "/api/v1/lineage/openlineage/events"][
+                : 1 if answer.reset else 2
+            ]
+        )
     assert report["runs"]["sent"] == 6 and report["runs"]["held"] == 0
     assert report["warnings"] == []
 
@@ -432,6 +441,7 @@ def test_the_deadline_grows_with_the_trail() -> None:
     assert deadline_for(10, 30, 4) == 30  # the defaults: openlineage.retry.maxTime
     assert deadline_for(10, 0, 499) == 10  # at least openlineage.timeout
     assert deadline_for(10, 30, 10_000) == 230  # and a timeout more per 500 runs
+    assert deadline_for(10, 86_400, 4) == 600  # never what a workspace stretches it to (F03)
 
 
 def test_full_asks_nothing_and_sends_everything(ws: WorkspaceMaker, tmp_path: Path) -> None:
@@ -536,14 +546,16 @@ def test_a_count_from_the_server_sizes_nothing(
         assert first == (0, FIRST_PAGE) and second[0] == FIRST_PAGE, asked
 
 
-def test_pages_without_end_are_read_one_after_the_other_until_the_deadline(
+def test_pages_full_of_runs_never_ours_end_where_the_trail_does(
     ws: WorkspaceMaker, tmp_path: Path
 ) -> None:
-    """Every page full, of runs that are none of ours, and a count without end: each job's
-    pages are asked for one at a time, each at the offset the pages before it reached, until
-    the one deadline; said in one line, and every run is sent."""
+    """Attacker B's F03 (/work/notes/attack-b/f03-held-pages-unbounded.sh): every page full, of
+    runs that are none of ours, with a count one past it, and the workspace giving the question
+    a day. Each job's pages are asked for one at a time, each at the offset the pages before it
+    reached, and end once they listed more runs than the trail could account for
+    (``ITEMS_PER_RUN`` a run, at least a page): not at the deadline. Every run is sent."""
     loaded(ws, tmp_path, 4)
-    ws.settings({"openlineage.timeout": 2, "openlineage.retry.maxTime": 0})
+    ws.settings({"openlineage.timeout": 60, "openlineage.retry.maxTime": 86_400})
     made = itertools.count()
 
     def endless(request: Recorded) -> Answer:
@@ -552,12 +564,13 @@ def test_pages_without_end_are_read_one_after_the_other_until_the_deadline(
         parts = urlsplit(request.path)
         if not parts.path.endswith("/runs"):
             return Answer(200, body={"name": NAMESPACE, "isHidden": False})
-        limit = int(parse_qs(parts.query)["limit"][0])
+        query = parse_qs(parts.query)
+        limit, offset = int(query["limit"][0]), int(query["offset"][0])
         runs = [
             {"id": str(uuid.UUID(int=next(made))), "state": "COMPLETED", "endedAt": None}
             for _ in range(limit)
         ]
-        return Answer(200, body={"runs": runs, "totalCount": 10**15})
+        return Answer(200, body={"runs": runs, "totalCount": offset + limit + 1})
 
     with FakeServer(reads=True) as server:
         server.script(endless)
@@ -565,13 +578,14 @@ def test_pages_without_end_are_read_one_after_the_other_until_the_deadline(
         asked = pages_of(server)
         assert len(posts(server)) == 4 * 6
     assert report["runs"]["sent"] == 4 and report["runs"]["held"] == 0
-    [warning] = report["warnings"]
-    assert "(it had not answered within 2 s (" in warning, warning
+    assert report["warnings"] == []
+    assert set(asked) == set(JOBS)
     for pages in asked.values():
         offset = 0
         for at, limit in pages:
             assert at == offset, pages  # each page where the ones before it ended
             offset += limit
+        assert offset - pages[-1][1] < MARQUEZ.most_per_page, pages  # then no page more
 
 
 def test_the_same_page_again_ends_the_asking(ws: WorkspaceMaker, tmp_path: Path) -> None:
@@ -622,11 +636,12 @@ def test_the_asking_stops_once_every_run_of_the_trail_is_found(
 
 
 def test_only_the_runs_of_the_trail_are_kept(tmp_path: Path) -> None:
-    """5,000 runs of a job on the server, 3 of them the trail's: those 3 are what is kept."""
+    """5,000 runs of a job on the server, 3 of them the trail's, on its first pages (asking
+    ends once the pages listed more than the trail accounts for): those 3 are what is kept."""
     ours = [str(uuid.uuid5(uuid.NAMESPACE_URL, f"ours-{n}")) for n in range(3)]
     others = [str(uuid.uuid5(uuid.NAMESPACE_URL, f"other-{n}")) for n in range(5000)]
     runs = [{"id": i, "state": "COMPLETED", "endedAt": "2026-11-01T00:00:00Z"} for i in others]
-    runs[4000:4000] = [{"id": i, "state": "RUNNING"} for i in ours]
+    runs[900:900] = [{"id": i, "state": "RUNNING"} for i in ours]  # within a page's worth
 
     def page(request: Recorded) -> Answer:
         parts = urlsplit(request.path)

@@ -2,13 +2,11 @@
 consumer): what an export leaves in Feast, read back through Feast's own API (every page of
 every namespace the events name), is exactly the dry run's events, none twice.
 
-Feast keeps every event it is given (docs/feast.md). Today's delivery sends one event per
-request and, on a first export to a server that is not Marquez, every run: the demo lands whole
-once, but a re-export from an empty ledger, a run that changed, or a run cut by an outage is
-sent whole again, and Feast then holds its events twice. The tests marked ``PHASE_2`` are those
-promises of issue 46 (batches, and Feast asked what it holds before anything is sent): they fail
-today, as they must (``xfail(strict=True)``: one that passes fails the run), and are to pass
-once the export batches and asks.
+Feast keeps every event it is given (docs/feast.md): an export that sends an event twice
+leaves it twice. Issue 46's promises: the demo lands whole once; a re-export from an empty ledger
+adds nothing; a grown trail adds exactly its new events; Feast stopped and started again
+mid-export loses nothing and duplicates nothing (the export asks Feast what it holds, event by
+event, before it sends, and never re-sends an event whose answer was lost).
 
 Each test empties Feast first (its own reset, with the key): what it reads back is its own.
 """
@@ -31,8 +29,6 @@ from helpers import DEMO, cli_command, cli_env
 from support.batch_server import identity
 
 pytestmark = pytest.mark.e2e
-
-PHASE_2 = pytest.mark.xfail(strict=True, reason="phase 2: batches and asking Feast")
 
 TIMEOUT = "300"
 """Each request's deadline, in seconds. Feast answers one request at a time, server-wide (13 to
@@ -129,7 +125,6 @@ def test_the_demo_lands_in_feast_whole_and_once(
     assert {r["job_name"] for r in runs} == {e["job"]["name"] for e in events}
 
 
-@PHASE_2
 def test_a_reexport_from_an_empty_ledger_adds_nothing(empty_feast: Feast, tmp_path: Path) -> None:
     first = environment(tmp_path, empty_feast, "ledger-of-the-first-job")
     events = dry_run(DEMO, first, tmp_path / "events.jsonl")
@@ -171,7 +166,6 @@ def grow_in_place(workspace: Path) -> None:
             later.unlink()
 
 
-@PHASE_2
 @pytest.mark.parametrize("ledger", ["kept", "empty"])
 def test_a_grown_trail_adds_exactly_its_new_events(
     empty_feast: Feast, tmp_path: Path, ledger: str
@@ -201,7 +195,6 @@ def test_a_grown_trail_adds_exactly_its_new_events(
     assert_held_once(empty_feast, whole, earlier=before)
 
 
-@PHASE_2
 def test_feast_stopped_and_started_again_mid_export_loses_nothing_and_duplicates_nothing(
     empty_feast: Feast, tmp_path: Path
 ) -> None:

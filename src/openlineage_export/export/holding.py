@@ -1,12 +1,15 @@
-"""Step *held* of the pipe: before a first export to a destination, what the server holds.
+"""Step *held* of the pipe: before sending, what the server already holds.
 
 A CI job starts on a fresh machine with an empty ledger: without this step every push sends
 the whole history again. Where the ledger holds no accepted run of this workspace for the
-destination, and the destination can be asked (``deliver/http/held.py``: Marquez's read API), the
-server is asked which of the runs the trail would send it holds, job by job, until each job's
-are found (:func:`wanted`, read from the trail first); :func:`~.export.translate` then
-records each editor run it holds whole, as it is, as accepted (``Recorder.held``) instead of
-sending it. ``--full`` skips the question.
+destination, and the destination can be asked (``deliver/http/held.py``, through the read APIs
+the mode's row names: ``translate/asking.py``), the server is asked which of the runs the trail
+would send it holds, job by job (:func:`wanted`, read from the trail first). A server that
+keeps every event it is given (Feast: an event sent twice is held twice) is asked before every
+export that has a run to send, about those runs only: a run that changed, or one an outage
+cut, may be held in part. The ledger remembers which server answered. :func:`~.export.translate`
+then records each editor run it holds whole as accepted (``Recorder.held``) instead of sending
+it, and sends of the others only the events the server lacks. ``--full`` skips the question.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from ..deliver.engine import unless_cancelled
 from ..deliver.http.held import Holdings, Wanted
 from ..deliver.http.recall import CannotAsk
 from ..hub.trail import TrailScan
-from ..state.index import RunFilter
+from ..state.index import RunFilter, Winner
+from ..state.ledger import Ledger
 from ..translate import modes
+from ..translate.asking import Asking
 from .opening import Opened
 from .recording import Recorder
 
@@ -34,25 +39,32 @@ async def server_holds(
     cancel: threading.Event,
 ) -> Holdings | None:
     """What the server already holds of the runs of the trail (those ``only`` takes), asked
-    only before a first export (the ledger holds no run this destination accepted) of events
-    in the shape every server gets; None when it is not asked, or cannot say. A server that
-    could not be asked is one line; a cancel ends the asking at once."""
+    before a first export (the ledger holds no run this destination accepted), and before every
+    export with runs to send to a server that keeps duplicates; None when it is not asked, or
+    cannot say. A server that could not be asked is one line; a cancel ends the asking at once."""
     ledger, destination_id = recorder.ledger, recorder.destination_id
     translation = opened.translation
+    asking = modes.MODES[translation.server].asking
     if (
         not isinstance(destination, Holding)
         or ledger is None
         or destination_id is None
-        or not modes.MODES[translation.server].asks_what_it_holds
+        or not asking
         or scan.runs == 0
-        or ledger.accepted_any(destination_id)
     ):
         return None
-    runs = await asyncio.to_thread(wanted, opened, scan, only, cancel)
+    pending: list[Winner] | None = None
+    if ledger.accepted_any(destination_id):
+        if not _keeps_duplicates(asking, ledger.remembered(destination_id, "server")):
+            return None
+        pending = await asyncio.to_thread(_pending, ledger, destination_id, scan, opened, only)
+        if not pending:
+            return None
+    runs = await asyncio.to_thread(wanted, opened, scan, only, cancel, pending)
     if cancel.is_set():
         return None
     try:
-        return await unless_cancelled(
+        held = await unless_cancelled(
             destination.holdings(modes.job_namespace(translation), runs, scan.runs), cancel
         )
     except CannotAsk as exc:
@@ -61,19 +73,45 @@ async def server_holds(
             f"({exc}); every run is sent"
         )
         return None
+    if held is not None:
+        ledger.remember(destination_id, "server", held.asking.name)
+    return held
 
 
-def wanted(opened: Opened, scan: TrailScan, only: RunFilter, cancel: threading.Event) -> Wanted:
-    """The runs the trail would send (those ``only`` takes), by job: each editor run's
-    pipeline run and stage runs, read from the trail (a segment that changed meanwhile is the
-    translation's to report; its runs are not looked for)."""
+def _keeps_duplicates(asking: tuple[Asking, ...], server: str | None) -> bool:
+    """Whether the server keeps every event it is given: the mode's only read API says so, or
+    the one it answered last time does."""
+    return all(a.keeps_duplicates for a in asking) or any(
+        a.keeps_duplicates and a.name == server for a in asking
+    )
+
+
+def _pending(
+    ledger: Ledger, destination_id: int, scan: TrailScan, opened: Opened, only: RunFilter
+) -> list[Winner]:
+    """The runs of the trail the ledger says are still to send (those ``only`` takes)."""
+    classified = ledger.classify(scan.index, destination_id, opened.fingerprint, only)
+    return [item.winner for item in classified if item.pending]
+
+
+def wanted(
+    opened: Opened,
+    scan: TrailScan,
+    only: RunFilter,
+    cancel: threading.Event,
+    among: list[Winner] | None = None,
+) -> Wanted:
+    """The runs the trail would send (those ``only`` takes, ``among`` these when given), by
+    job: each editor run's pipeline run and stage runs, read from the trail (a segment that
+    changed meanwhile is the translation's to report; its runs are not looked for)."""
     translator = modes.translator_for(opened.translation)(opened.graph, opened.translation)
     runs = Wanted()
-    for run, _ in opened.trail.runs(scan, scan.index.in_trail_order(only), _unsaid):
+    winners = scan.index.in_trail_order(only) if among is None else among
+    for run, _ in opened.trail.runs(scan, winners, _unsaid):
         if cancel.is_set():
             break
-        for job, run_id in translator.run_ids(run):
-            runs.add(job, run_id)
+        for job, run_id, started in translator.run_ids(run):
+            runs.add(job, run_id, started)
     return runs
 
 

@@ -60,7 +60,8 @@ def translate(
 
     Unchanged runs are counted without being read, unless ``keep_unchanged`` (a report wants
     their events too). A run the server already ``held`` as its events would leave it is
-    recorded as accepted, not sent. The others are sent if they :func:`goes`.
+    recorded as accepted, not sent; of a run it holds in part, only the events it lacks go.
+    The others are sent if they :func:`goes`.
     """
     translator = modes.translator_for(opened.translation)(opened.graph, opened.translation)
     for run, item in opened.trail.runs(
@@ -72,9 +73,13 @@ def translate(
         if not item.pending:
             recorder.unchanged(events)
             continue
-        if held is not None and names.clash(run) is None and held.holds(events.facts):
-            recorder.held(events, item.winner)
-            continue
+        if held is not None and names.clash(run) is None:
+            lacking = held.missing(events.facts)
+            if not lacking:
+                recorder.held(events, item.winner)
+                continue
+            if len(lacking) < len(events):  # a server holding events apart: the rest only
+                events = events.only(lacking)
         if goes(opened, scan, recorder, names, run, events, item.winner):
             yield events, item.winner
 

@@ -33,7 +33,7 @@ from . import state_errors
 from .answers import Classified, DestinationStatus
 from .folder import ADVICE, DAMAGED, FULL, STATE_DIR_ENV, state_dir, state_folder
 from .index import EVERY_RUN, RunFilter, RunIndex, Winner
-from .migrations import migrate, now, up_to_date
+from .migrations import Remembered, migrate, now, up_to_date
 from .readonly import connect_read_only
 
 BUSY_TIMEOUT_MS = 30_000
@@ -166,17 +166,25 @@ class Ledger:
 
     def namespace(self, destination_id: int) -> str | None:
         """The job namespace the last export to this destination used (None: not known)."""
-        with self._errors():
-            row = self.db.execute(
-                "SELECT namespace FROM destinations WHERE id = ?", (destination_id,)
-            ).fetchone()
-        return None if row is None or row[0] is None else str(row[0])
+        return self.remembered(destination_id, "namespace")
 
     def set_namespace(self, destination_id: int, namespace: str) -> None:
         """Remember the job namespace this export to the destination uses."""
+        self.remember(destination_id, "namespace", namespace)
+
+    def remembered(self, destination_id: int, column: Remembered) -> str | None:
+        """What is remembered of the destination (None: nothing yet): see :data:`Remembered`."""
+        with self._errors():
+            row = self.db.execute(
+                f"SELECT {column} FROM destinations WHERE id = ?", (destination_id,)
+            ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def remember(self, destination_id: int, column: Remembered, value: str) -> None:
+        """Remember ``value`` of the destination, for the next export to it."""
         with self._errors():
             self.db.execute(
-                "UPDATE destinations SET namespace = ? WHERE id = ?", (namespace, destination_id)
+                f"UPDATE destinations SET {column} = ? WHERE id = ?", (value, destination_id)
             )
 
     def started(self, destination_id: int) -> None:

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from typing import Literal
+
+Remembered = Literal["namespace", "server"]
+"""What the ledger remembers of a destination between exports: the job namespace of the last
+export (a change is worth a warning), the read API its server answered when asked what it
+holds (``translate/asking.py``'s name)."""
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -40,6 +46,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0003_namespace",
         """
         ALTER TABLE destinations ADD COLUMN namespace TEXT;
+    """,
+    ),
+    # Which read API the server answered when last asked what it holds (deliver/http/held.py):
+    # one that keeps every event it is given (Feast) is asked again before each export.
+    (
+        "0004_server",
+        """
+        ALTER TABLE destinations ADD COLUMN server TEXT;
     """,
     ),
 ]

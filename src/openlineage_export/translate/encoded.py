@@ -87,6 +87,17 @@ class TranslatedRun:
             self.facts[start:end],
         )
 
+    def only(self, indexes: list[int]) -> TranslatedRun:
+        """The run with only the events at ``indexes`` (in order): those a server lacks."""
+        return TranslatedRun(
+            self.trace_id,
+            self.pipeline,
+            self.run_id,
+            self.status,
+            [self.bodies[i] for i in indexes],
+            [self.facts[i] for i in indexes],
+        )
+
 
 def encode(event: Event) -> bytes:
     """One event as compact JSON bytes (what the dry run writes and the transports send), its

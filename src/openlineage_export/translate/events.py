@@ -179,17 +179,18 @@ class Translator:
             bodies.append(body(end, stage.ended_at, run_id, after))
             told.append(EventFacts(end, stage.ended_at, run_id, job, inputs, outputs))
 
-    def run_ids(self, run: Run) -> Iterator[tuple[str, str]]:
-        """The job name and run id of each run the events of ``run`` describe, as
+    def run_ids(self, run: Run) -> Iterator[tuple[str, str, str]]:
+        """The job name, run id and start of each run the events of ``run`` describe, as
         :meth:`translate` gives them: the pipeline run's, then each stage attempt's that ran
-        (what a server is asked about before a first export, ``deliver/http/held.py``)."""
+        (what a server is asked about before sending, ``deliver/http/held.py``)."""
         run_id = self.run_id(run)
-        yield self.pipeline_job_name(run.pipeline), run_id
+        yield self.pipeline_job_name(run.pipeline), run_id, run.started_at
         for stage in run.stages:
             if stage.status != "skipped" and stage.started_at is not None:
                 yield (
                     self.stage_job_name(run.pipeline, stage.stage),
                     stage_run_id(run_id, stage.stage, stage.attempt, stage.started_at),
+                    stage.started_at,
                 )
 
     # What a server-shaped translator (translate/datahub.py, data_rentgen.py) changes: the run

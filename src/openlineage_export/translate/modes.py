@@ -2,11 +2,11 @@
 
 Most servers take the events every server gets (``generic``: Marquez, Atlan, OpenMetadata...);
 a server whose converter would lose or refuse some of them has a mode of its own, one module
-each (``datahub.py``, ``data_rentgen.py``), and one row in :data:`MODES`. A row says
+each (``datahub.py``, ``data_rentgen.py``, ``feast.py``), and one row in :data:`MODES`. A row says
 everything the rest of the exporter knows of a mode: its translator (the events' shape), the
 endpoint that recognises it when ``openlineage.server`` is ``auto``, the namespace its jobs are
 sent in, whether its job names are checked for clashes, how it refuses a run in words of its
-own, and whether the server can be asked what it already holds. Adding a mode means its
+own, and how the server is asked what it already holds (``asking.py``). Adding a mode means its
 module and one row here; ``openlineage.server``'s choices and help come from the rows.
 """
 
@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 
 from ..host.setting_row import SettingsGroup, setting
 from ..host.settings import Settings
-from . import data_rentgen, datahub
+from . import data_rentgen, datahub, feast
+from .asking import MARQUEZ, Asking
 from .events import TranslationConfig, Translator
 
 
@@ -47,9 +48,10 @@ class Mode:
     refusal: Callable[[int, bytes], str | None] | None = None
     """The reason of a run the server refused in a way of its own (status, body), said in its
     words; None: its answers read as every server's."""
-    asks_what_it_holds: bool = False
-    """Whether the server may be asked which runs it already holds, before a first export
-    (its events are the generic ones Marquez's read API describes)."""
+    asking: tuple[Asking, ...] = ()
+    """The read APIs the server may answer, asked which of the trail's runs (or events) it
+    already holds before they are sent (``asking.py``), in turn: the first it answers as its
+    own is what it holds. Empty: it is never asked."""
 
     def recognises(self, events_url: str) -> bool:
         """Whether ``events_url`` (an address or a path) is this server's endpoint."""
@@ -63,7 +65,7 @@ GENERIC = Mode(
     "generic",
     Translator,
     "any other server (Marquez...)",
-    asks_what_it_holds=True,
+    asking=(MARQUEZ, feast.ASKING),  # a Feast behind auto is told apart by its answers
 )
 
 MODES: dict[str, Mode] = {
@@ -83,6 +85,13 @@ MODES: dict[str, Mode] = {
             data_rentgen.DataRentgenTranslator,
             "Data.Rentgen's, which takes only UUIDv7 run ids (docs/data-rentgen.md)",
             job_namespace=data_rentgen.job_namespace,
+        ),
+        Mode(
+            feast.SERVER,
+            Translator,
+            feast.DESCRIPTION,
+            server_name=feast.SERVER_NAME,
+            asking=(feast.ASKING,),
         ),
         GENERIC,
     )

@@ -67,16 +67,24 @@ class AiohttpPoster:
                 trust_env=False,
             )
 
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """One POST; the body prefix is read, the rest is never downloaded."""
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], *, once: bool = False
+    ) -> Answer:
+        """One POST; the body prefix is read, the rest is never downloaded. aiohttp resends
+        no POST by itself: ``once`` holds as it is."""
         return await self._request("POST", url, headers, body)
 
-    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
-        """One GET, as a POST goes."""
-        return await self._request("GET", url, headers, None)
+    async def get(self, url: str, headers: Mapping[str, str], limit: int = BODY_LIMIT) -> Answer:
+        """One GET, as a POST goes (at most ``limit`` bytes of its answer read)."""
+        return await self._request("GET", url, headers, None, limit)
 
     async def _request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        limit: int = BODY_LIMIT,
     ) -> Answer:
         import aiohttp
 
@@ -95,7 +103,7 @@ class AiohttpPoster:
                     proxy=self._proxies[url],
                 ) as response,
             ):
-                prefix = await _read_prefix(response.content)
+                prefix = await _read_prefix(response.content, limit)
                 if not response.content.at_eof():
                     response.close()  # do not download the rest to reuse the connection
                 return Answer(
@@ -125,13 +133,13 @@ class AiohttpPoster:
             self._session = None
 
 
-async def _read_prefix(stream: aiohttp.StreamReader) -> bytes:
+async def _read_prefix(stream: aiohttp.StreamReader, limit: int) -> bytes:
     if stream.at_eof():  # an empty answer (Marquez's 201): nothing to wait for
         return b""
     chunks: list[bytes] = []
     size = 0
-    while size < BODY_LIMIT:
-        chunk = await stream.read(BODY_LIMIT - size)
+    while size < limit:
+        chunk = await stream.read(limit - size)
         if not chunk:
             break
         chunks.append(chunk)

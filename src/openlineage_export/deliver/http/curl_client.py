@@ -32,7 +32,7 @@ import pycurl
 
 from ...guards.proxy import environment_proxy
 from .curl_transfer import Transfer, curl_error, system_cas
-from .poster import Answer, ssl_context
+from .poster import BODY_LIMIT, Answer, ssl_context
 
 _READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLRDHUP if hasattr(select, "epoll") else 0
 _EPOLL = (
@@ -81,20 +81,36 @@ class CurlPoster:
             self._epoll = select.epoll()
             self._loop.add_reader(self._epoll.fileno(), self._on_epoll)
 
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """One POST; the body prefix is read, the rest is never downloaded."""
-        return await self._request(url, headers, body)
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], *, once: bool = False
+    ) -> Answer:
+        """One POST; the body prefix is read, the rest is never downloaded. ``once``: on a
+        connection of its own (libcurl resends a request on a reused connection that answered
+        nothing; never on a new one)."""
+        return await self._request(url, headers, body, once=once)
 
-    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
-        """One GET, on the same pool as the POSTs: the same deadline, proxy and body limit."""
-        return await self._request(url, headers, None)
+    async def get(self, url: str, headers: Mapping[str, str], limit: int = BODY_LIMIT) -> Answer:
+        """One GET, on the same pool as the POSTs: the same deadline and proxy."""
+        return await self._request(url, headers, None, limit)
 
-    async def _request(self, url: str, headers: Mapping[str, str], body: bytes | None) -> Answer:
+    async def _request(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        limit: int = BODY_LIMIT,
+        *,
+        once: bool = False,
+    ) -> Answer:
         multi, loop = self._multi, self._loop
         assert multi is not None and loop is not None, "start() first"
         transfer = self._idle.pop() if self._idle else self._new_transfer()
         curl = transfer.curl
         self._aim(transfer, url, headers, body)
+        transfer.limit = limit
+        if transfer.fresh != once:
+            curl.setopt(pycurl.FRESH_CONNECT, 1 if once else 0)
+            transfer.fresh = once
         done = transfer.done = loop.create_future()
         self._busy[curl] = transfer
         multi.add_handle(curl)

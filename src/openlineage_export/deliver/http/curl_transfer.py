@@ -42,9 +42,11 @@ class Transfer:
         "body",
         "curl",
         "done",
+        "fresh",
         "get",
         "header_lines",
         "headers",
+        "limit",
         "overflow",
         "size",
         "url",
@@ -58,6 +60,10 @@ class Transfer:
         self.body: list[bytes] = []
         self.size = 0
         self.overflow = False
+        self.fresh = False
+        """Set up for a new connection (a POST that must never be sent twice)."""
+        self.limit = BODY_LIMIT
+        """The most of this request's answer body kept (a read API's page: more)."""
         self.get = False
         """Set up for a GET (``recall.py``'s questions), not a POST."""
         self.header_lines: list[bytes] = []
@@ -66,11 +72,11 @@ class Transfer:
 
     def on_body(self, chunk: bytes) -> int | None:
         """libcurl's write callback: keep a prefix; past the limit, abort the transfer."""
-        room = BODY_LIMIT - self.size
+        room = self.limit - self.size
         if room > 0:
             self.body.append(chunk[:room])
             self.size += min(room, len(chunk))
-        if self.size >= BODY_LIMIT:
+        if self.size >= self.limit:
             self.overflow = True
             return 0  # fewer bytes than given: libcurl stops with CURLE_WRITE_ERROR
         return None

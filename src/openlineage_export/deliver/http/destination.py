@@ -35,6 +35,7 @@ from ...guards.secrecy import (
     resolve_secret,
 )
 from ...guards.trust import check_key_destination
+from ...translate.asking import Asking
 from ...translate.encoded import TranslatedRun
 from ...translate.modes import mode_of
 from ..destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
@@ -75,12 +76,12 @@ class HttpConfig:
     """How the user replaces the key, for messages."""
     refusal: Callable[[int, bytes], str | None] | None = None
     """How the server refuses a run in a way of its own (its mode's reading), else None."""
-    """The server is DataHub (``openlineage.server``): an empty 500 is its converter refusing
-    the event, not a passing failure."""
     address: str = "openlineage.url"
     """What the address was set with, for messages: ``openlineage.url``, or ``--url``."""
     doubt: str | None = None
     """What is likely wrong with the url, said before sending (``http_address.py``)."""
+    asking: tuple[Asking, ...] = ()
+    """The read APIs the server may be asked what it holds through (its mode's row)."""
 
     @classmethod
     def from_settings(cls, opening: Opening) -> HttpConfig:
@@ -126,6 +127,7 @@ class HttpConfig:
             if opening.settings.source("openlineage.url") == "given"
             else "openlineage.url",
             doubt=next(iter(url_doubts(opening.settings)), None),
+            asking=mode_of(opening.settings).asking,
         )
 
     @property
@@ -178,6 +180,11 @@ class HttpDestination:
         self._auth_refusals = 0
         self._rng = random.Random(seed)
         self._started = False
+        # A server that keeps every event it is given (Feast) holds twice an event sent again
+        # after its answer was lost: such an event is never sent again blind.
+        self._keeps_duplicates = bool(config.asking) and all(
+            asking.keeps_duplicates for asking in config.asking
+        )
 
     async def start(self) -> None:
         """Open the client's connection pool; mask the key in the HTTP stack's logs. Once: the
@@ -204,14 +211,18 @@ class HttpDestination:
         together have ``openlineage.retry.maxTime`` (at least ``openlineage.timeout``), and
         ``openlineage.timeout`` more for every 500 runs of the trail (the pages grow with it)."""
         await self.start()
-        return await holdings(
+        held = await holdings(
             self._poster,
             self.url,
             namespace,
             wanted,
             deadline=deadline_for(self.config.timeout, self.retry.max_time, runs),
             concurrency=self.concurrency,
+            asking=self.config.asking,
         )
+        if held is not None and held.keeps_duplicates:
+            self._keeps_duplicates = True
+        return held
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
         """POST the run's events one after the other; the first refusal ends the run."""
@@ -246,7 +257,9 @@ class HttpDestination:
             # time, met an outage.
             unreachable = False
             try:
-                answer = await self._poster.post(self.url, body, self._headers)
+                answer = await self._poster.post(
+                    self.url, body, self._headers, once=self._keeps_duplicates
+                )
             except BadCertificate as exc:  # no retry will make it trusted: stop now
                 raise DestinationUnreachable(
                     self.redact(
@@ -263,14 +276,20 @@ class HttpDestination:
             except NoAnswer as exc:
                 if isinstance(exc, Refused):
                     self._signs.connection_refused()
+                elif self._keeps_duplicates:
+                    return self._lost(f"no answer ({self.redact(str(exc))})")
                 unreachable = True
                 reason = f"no answer from {self.url} ({self.redact(str(exc))})"
             except TimeoutError:
+                if self._keeps_duplicates:
+                    return self._lost(f"no answer within {self.config.timeout:g} s")
                 reason = (
                     f"no answer from {self.url} within the timeout "
                     f"({self.config.timeout:g} s, openlineage.timeout)"
                 )
             except TransportFailure as exc:
+                if self._keeps_duplicates:
+                    return self._lost(f"the connection failed ({self.redact(str(exc))})")
                 reason = f"connection to {self.url} failed ({self.redact(str(exc))})"
             else:
                 if 200 <= answer.status < 300:
@@ -307,6 +326,14 @@ class HttpDestination:
                 self._on_retry(Retry(self.name, reason, attempt, left))
             if await _stopped(stop, min(wait, left)):
                 return "cancelled before every event was sent"
+
+    def _lost(self, why: str) -> str:
+        """Why an event whose answer was lost is not sent again: the server may hold it, and
+        holds twice what it is given twice; the next export asks it what it holds first."""
+        return (
+            f"{why}: the server at {self.url} may have taken it and keeps every event it is "
+            "given, so it is not sent again blind; the next export asks it what it holds"
+        )
 
     def _refused_credentials(self, answer: Answer, reason: str) -> None:
         """401/403: the key is wrong for every run once it keeps happening; stop then."""

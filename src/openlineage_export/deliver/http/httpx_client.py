@@ -65,23 +65,31 @@ class HttpxPoster:
                 max_workers=self._concurrency, thread_name_prefix="httpx-post"
             )
 
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """One POST through the host's client; never follows a redirect."""
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], *, once: bool = False
+    ) -> Answer:
+        """One POST through the host's client; never follows a redirect. httpx resends no
+        request by itself: ``once`` holds as it is."""
         return await self._request("POST", url, headers, body)
 
-    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
-        """One GET through the host's client, as a POST goes."""
-        return await self._request("GET", url, headers, None)
+    async def get(self, url: str, headers: Mapping[str, str], limit: int = BODY_LIMIT) -> Answer:
+        """One GET through the host's client, as a POST goes (at most ``limit`` bytes read)."""
+        return await self._request("GET", url, headers, None, limit)
 
     async def _request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        limit: int = BODY_LIMIT,
     ) -> Answer:
         import httpx
 
         sent = {"User-Agent": self._user_agent, **headers}
         try:
             async with asyncio.timeout(self._timeout):
-                return await self._send(method, url, body, sent)
+                return await self._send(method, url, body, sent, limit)
         except httpx.TimeoutException:
             raise TimeoutError from None
         except (
@@ -98,7 +106,7 @@ class HttpxPoster:
             raise TransportFailure(error_detail(exc)) from None
 
     async def _send(
-        self, method: str, url: str, body: bytes | None, headers: dict[str, str]
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str], limit: int
     ) -> Answer:
         import httpx
 
@@ -109,16 +117,16 @@ class HttpxPoster:
                 prefix = bytearray()
                 async for chunk in response.aiter_bytes():
                     prefix += chunk
-                    if len(prefix) >= BODY_LIMIT:
+                    if len(prefix) >= limit:
                         break
-                return _answer(response, bytes(prefix[:BODY_LIMIT]))
+                return _answer(response, bytes(prefix[:limit]))
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._threads, self._blocking_send, method, url, body, headers
+            self._threads, self._blocking_send, method, url, body, headers, limit
         )
 
     def _blocking_send(
-        self, method: str, url: str, body: bytes | None, headers: dict[str, str]
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str], limit: int
     ) -> Answer:
         import httpx
 
@@ -129,9 +137,9 @@ class HttpxPoster:
             prefix = bytearray()
             for chunk in response.iter_bytes():
                 prefix += chunk
-                if len(prefix) >= BODY_LIMIT:
+                if len(prefix) >= limit:
                     break
-            return _answer(response, bytes(prefix[:BODY_LIMIT]))
+            return _answer(response, bytes(prefix[:limit]))
 
     async def close(self) -> None:
         """Close what we wrapped around a host's transport; stop the worker threads."""

@@ -111,12 +111,17 @@ class Poster(Protocol):
         """Open what needs the event loop (once, before the first request)."""
         ...
 
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """POST ``body`` to ``url``."""
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], *, once: bool = False
+    ) -> Answer:
+        """POST ``body`` to ``url``; ``once``: never sent twice, not even by the client itself
+        on a kept-alive connection it finds dead (libcurl resends a request there when nothing
+        came back: the server may have taken it, and one that keeps duplicates holds it twice)."""
         ...
 
-    async def get(self, url: str, headers: Mapping[str, str]) -> Answer:
-        """GET ``url`` (to read what a server holds: ``recall.py``)."""
+    async def get(self, url: str, headers: Mapping[str, str], limit: int = BODY_LIMIT) -> Answer:
+        """GET ``url`` (to read what a server holds: ``recall.py``, ``held.py``), reading at
+        most ``limit`` bytes of the answer (a page of a read API has a bound of its own)."""
         ...
 
     async def close(self) -> None:
