@@ -25,7 +25,10 @@ MAX_GZIP_RATIO = 100
 :data:`GZIP_FLOOR` bytes); past it, the rest is one bad entry. The hub's run lines compress
 4-20 times; gzip reaches ~1,030 times on repeated bytes, so a small committed ``.gz`` of
 millions of short lines would otherwise cost a thousand times its size in work."""
-GZIP_FLOOR = 64 * 1024
+GZIP_FLOOR = 1024 * 1024
+"""The least a compressed segment may inflate to: a hostile but valid line of a few hundred KB
+(a deeply bracketed value compresses a thousand times) is still read, and the good runs after
+it; at most about a second of work for any small ``.gz``."""
 
 _PLAIN, _GZIP = ".jsonl", ".jsonl.gz"
 _SKIP_CHUNK = 1 << 20

@@ -33,7 +33,6 @@ INDEXED_AS_WRITTEN = 1024
 rather than built when the first pass ends: SQLite builds it by sorting every row, each with
 its trace id (the table's key), and held all of them (120 ids of 2 MiB took 240 MB); kept up
 as written, it costs each write a little more, so short ids keep the faster way."""
-_BY_POSITION = "CREATE INDEX by_position ON winners (segment, line)"
 _PREFIX = "olx-index-"
 _ADVICE = "point TMPDIR at a folder you can write to"
 _FULL = "free some space there, or point TMPDIR at a folder with room"
@@ -174,7 +173,9 @@ class RunIndex:
         if self._pending or self._new_stages:
             with self._errors():
                 if self._long_ids and not self._sealed:
-                    self.db.execute(_BY_POSITION)  # before the long ids are written
+                    self.db.execute(
+                        "CREATE INDEX by_position ON winners (segment, line)"
+                    )  # before the long ids are written
                     self._sealed = True
                 self.db.execute("BEGIN")
                 self.db.executemany(
@@ -196,7 +197,7 @@ class RunIndex:
         self._flush()
         if not self._sealed:
             with self._errors():
-                self.db.execute(_BY_POSITION)
+                self.db.execute("CREATE INDEX by_position ON winners (segment, line)")
             self._sealed = True
 
     def count(self, only: RunFilter = EVERY_RUN) -> int:

@@ -183,9 +183,14 @@ class Ledger:
     def remember(self, destination_id: int, column: Remembered, value: str) -> None:
         """Remember ``value`` of the destination, for the next export to it."""
         with self._errors():
-            self.db.execute(
-                f"UPDATE destinations SET {column} = ? WHERE id = ?", (value, destination_id)
-            )
+            if column == "namespace":
+                self.db.execute(
+                    "UPDATE destinations SET namespace = ? WHERE id = ?", (value, destination_id)
+                )
+            else:
+                self.db.execute(
+                    "UPDATE destinations SET server = ? WHERE id = ?", (value, destination_id)
+                )
 
     def started(self, destination_id: int) -> None:
         """Note when an export to this destination began."""
