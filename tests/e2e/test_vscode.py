@@ -744,6 +744,16 @@ def test_the_runs_view_shows_each_runs_standing_and_opens_its_job_in_marquez(
         # Its row: by its start time (its trace id is in its tooltip).
         started = runs_standing(code_server, root)[trace_id]["startedAt"]
         row = view.locator(".monaco-list-row", has_text=start_time(started))
+
+        def scrolled_to() -> bool:
+            # The list draws only the rows in view (the refused run is the pipeline's oldest,
+            # below them): moved down a row at a time, as a person does, until it is drawn.
+            if row.count():
+                return True
+            window.page.keyboard.press("ArrowDown")
+            return False
+
+        wait_until("the refused run's row in the RUNS view", scrolled_to)
         row.wait_for()
         assert "refused: " in row.inner_text()
         assert "namespace acme-analytics is closed by policy" in row.inner_text()
@@ -790,7 +800,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     """openlineage.autoExport, turned on in the User Settings editor (its only place): the status
     bar says it follows the trail; 50 runs appended over a minute, a rotation (a new segment,
     the old one gzipped) and the server gone and back in the middle, and Marquez holds every run
-    exactly once, each event passed to it once; turned off (the User settings.json edited), the
+    exactly once, each event passed to it once; turned off (its checkbox clicked again), the
     watch ends with the ledger true (a CLI export then takes the lock and finds nothing to
     send). The delay from a run's line to
     Marquez holding all its events is reported (``-s``), never asserted."""
@@ -803,7 +813,7 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
         ws.segment("000001.jsonl", [])
         window = open_window(ws.root)
         window.wait_status_bar(r"^OpenLineage$")  # off by default: nothing follows the trail
-        user_settings = turn_auto_export_on(window)
+        user_settings = turn_auto_export(window, on=True)
         window.wait_status_bar(r"following · 0 sent")
         assert "autoExport" not in (ws.root / ".workspace" / "settings.json").read_text()
 
@@ -824,11 +834,10 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
             accepted.stop()
         passed = Counter(pipeline_run(json.loads(p.body)) for p in proxy.passed if p.status < 300)
 
-        # Off, as a person editing their settings.json does.
-        values = json.loads(user_settings.read_text())
-        del values["openlineage.autoExport"]
-        user_settings.write_text(json.dumps(values, indent=4))
+        # Off, as a person does: its checkbox in the User Settings editor, clicked again.
+        turn_auto_export(window, on=False)
         window.wait_status_bar(r"^OpenLineage$")
+        assert held(user_settings, "openlineage.autoExport") in (None, False)
         again = code_server.cli("export", "-w", str(ws.root), "--json")
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["runs"]["sent"] == 0  # the ledger knew every run
@@ -851,24 +860,27 @@ def test_auto_export_sends_each_run_once_as_it_ends_and_stops_when_turned_off(
     )
 
 
-def turn_auto_export_on(window: Workbench) -> Path:
+def turn_auto_export(window: Workbench, *, on: bool) -> Path:
     """openlineage.autoExport's checkbox in the User settings (a folder's cannot turn it on),
-    as a person finds it (the Settings editor, its name typed in the search box), clicked; once
-    VS Code holds it. Returns the file it is held in (the User settings.json)."""
+    as a person finds it (the Settings editor, its name typed in the search box), clicked when
+    it is not ``on`` already; once VS Code holds it. Returns the file it is held in (the User
+    settings.json)."""
     stored = window.server.user_data / "User" / "settings.json"
     window.command("Preferences: Open User Settings")
-    window.page.wait_for_selector(SETTINGS_SEARCH)
+    search = window.page.locator(SETTINGS_SEARCH)
+    search.wait_for()
+    search.fill("")
     window.page.keyboard.type("openlineage.autoExport")
     box = window.page.locator(
         ".settings-editor .setting-item-contents[data-key='openlineage.autoExport'] "
         ".setting-value-checkbox"
     )
     box.wait_for(state="visible")
-    assert box.get_attribute("aria-checked") == "false"  # off by default
+    assert box.get_attribute("aria-checked") == ("false" if on else "true")
     box.click()
     wait_until(
-        "VS Code to hold openlineage.autoExport in the User settings",
-        lambda: held(stored, "openlineage.autoExport") is True,
+        f"VS Code to hold openlineage.autoExport {'on' if on else 'off'} in the User settings",
+        lambda: (held(stored, "openlineage.autoExport") is True) == on,
     )
     return stored
 

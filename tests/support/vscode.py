@@ -446,7 +446,7 @@ def settings_box(window: Workbench, tab: str, key: str) -> Any:
         """() => !/^1 Setting Found/.test((document.querySelector(
              '.settings-editor .settings-count-widget') || {}).textContent || '')"""
     )
-    search.fill(key)
+    search.fill(f"@id:{key}")  # that setting alone (its key is in others' descriptions)
     window.page.wait_for_function(
         """key => { const rows = [...document.querySelectorAll(
              '.settings-editor .setting-item-contents[data-key]')];
