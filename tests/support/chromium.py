@@ -24,6 +24,11 @@ FLAGS = [
 ]
 
 
+_PLAYWRIGHT: Any = None
+"""Playwright, while a browser is open (started by the first, stopped by the last)."""
+_OPEN = 0
+
+
 def require(variable: str, why: str) -> None:
     """Fail where scripts/test.sh made the thing available (``variable`` is 1), else skip."""
     if os.environ.get(variable) == "1":
@@ -47,8 +52,16 @@ def chromium(profile: Path, viewport: dict[str, int], **options: Any) -> Iterato
             "OLX_REQUIRE_BROWSER",
             "Playwright for Python is not installed (pip install -e '.[test]')",
         )
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
+    global _PLAYWRIGHT, _OPEN
+    if _PLAYWRIGHT is None:
+        # One Playwright for the browsers open at once: a second sync_playwright() while one
+        # is open (the editor's browser lives for the session) fails ("Sync API inside the
+        # asyncio loop"), whichever module the random order puts after the editor's. Stopped
+        # with the last browser: while it runs, asyncio.run() cannot.
+        _PLAYWRIGHT = sync_playwright().start()
+    _OPEN += 1
+    try:
+        context = _PLAYWRIGHT.chromium.launch_persistent_context(
             str(profile),
             executable_path=str(CHROMIUM),
             headless=True,
@@ -60,3 +73,8 @@ def chromium(profile: Path, viewport: dict[str, int], **options: Any) -> Iterato
             yield context
         finally:
             context.close()
+    finally:
+        _OPEN -= 1
+        if _OPEN == 0:
+            _PLAYWRIGHT.stop()
+            _PLAYWRIGHT = None

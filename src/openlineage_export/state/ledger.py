@@ -1,8 +1,8 @@
 """The export ledger: which runs each destination has accepted, so exports send only changes.
 
 One SQLite file in the user's state directory (never in the workspace, nor in any checkout:
-``folder.state_folder``; opened through ``files/database.py``), keyed by workspace
-and destination. A run enters it only once every one of its events was accepted; a run whose
+``folder.state_folder``; opened through ``files/database.py``), keyed by workspace and
+destination. A run enters it only once every one of its events was accepted; a run whose
 record line changed since (a run exported while running has ended), or that was exported with
 other settings, is *pending* again. Records are buffered and written in short transactions
 (never held open while a server is slow), and the buffer is written before the export returns,
@@ -183,14 +183,12 @@ class Ledger:
     def remember(self, destination_id: int, column: Remembered, value: str) -> None:
         """Remember ``value`` of the destination, for the next export to it."""
         with self._errors():
-            if column == "namespace":
-                self.db.execute(
-                    "UPDATE destinations SET namespace = ? WHERE id = ?", (value, destination_id)
-                )
-            else:
-                self.db.execute(
-                    "UPDATE destinations SET server = ? WHERE id = ?", (value, destination_id)
-                )
+            self.db.execute(  # one constant statement (tests/test_seam.py), either column
+                "UPDATE destinations SET namespace = CASE ?1 WHEN 'namespace' THEN ?2 ELSE"
+                " namespace END, server = CASE ?1 WHEN 'server' THEN ?2 ELSE server END"
+                " WHERE id = ?3",
+                (column, value, destination_id),
+            )
 
     def started(self, destination_id: int) -> None:
         """Note when an export to this destination began."""
