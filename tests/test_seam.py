@@ -19,7 +19,8 @@ is ``os.open``; a name the module does not bind is a builtin (``open``). Forbidd
   ``.open`` only on a class of the package (``Workspace.open``), ``.replace`` only as
   ``str.replace``/``dataclasses.replace`` are called (never one argument alone: ``Path.replace``);
 - SQL that opens a file (``ATTACH``, ``VACUUM INTO``), and SQL handed to ``execute`` that is
-  not one constant (``'ATT' + 'ACH'``; an f-string only after a literal ``PRAGMA``);
+  not one constant (``'ATT' + 'ACH'``; an f-string only after a literal ``SELECT`` or
+  ``PRAGMA``);
   ``getattr`` and its kin with a forbidden name, or any name on a module;
 - an import of any module not in :data:`IMPORTABLE` (modules known to touch no file by name,
   or judged here name by name): ``posix``, ``_io``, ``nt``, ``subprocess``, ``runpy``,
@@ -323,7 +324,12 @@ def _attribute(node: ast.Attribute, module: Module, line: int, called: set[int])
         yield from _library_files(origin, line)
         if node.attr == "__dict__":
             yield f"{line}: {ast.unparse(node)}: a module's names, looked up"
-        return
+        if not origin.startswith(PACKAGE + "."):
+            return
+        # A name of the package's own (``from .paths import HOME``): its methods are judged
+        # as any object's (``HOME.unlink()``), but for the package's own ``.open``.
+        if node.attr == "open":
+            return
     if node.attr in PATH_METHODS or node.attr in MORE_METHODS:
         yield f"{line}: .{node.attr} ({ast.unparse(node)})"
     elif node.attr == "open" and not _a_class_of_ours(node.value, module):
@@ -452,6 +458,7 @@ def test_no_module_outside_files_touches_a_file_itself() -> None:
 
 PLANTED = [
     ("open('x')", "builtins.open"),
+    ("from .paths import HOME\nHOME.unlink()", ".unlink (HOME.unlink)"),
     ("import os\nos.open('x', 0)", "os.open"),
     ("import os as o\no.replace('a', 'b')", "os.replace"),
     ("from os import open as o\no('x', 0)", "from os import open"),

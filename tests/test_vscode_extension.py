@@ -137,7 +137,7 @@ def test_the_extensions_own_unit_tests_pass(services: None, tmp_path: Path) -> N
 def test_the_tool_runs_isolated_and_outside_the_workspace() -> None:
     """`python -m` puts the folder it runs in first on sys.path: the tool runs with -I, in a
     folder of the extension's (a workspace that holds an openlineage_export/ of its own runs
-    nothing: tests/e2e/test_vscode_hostile.py)."""
+    nothing: tests/e2e/test_vscode_trust.py)."""
     child = (SOURCES / "child.ts").read_text()
     assert '["-I", "-m", "openlineage_export", ...args]' in child
     callers = {

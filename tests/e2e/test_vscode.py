@@ -135,7 +135,7 @@ def test_export_to_marquez_from_the_palette(
         assert "data/staged/orders_clean.parquet" in {d["name"] for d in stage["outputs"]}
         # The screenshot of docs/vscode.md: the export, its notification and its summary.
         window.page.wait_for_selector(".notifications-toasts .notification-list-item")
-        window.page.screenshot(path=str(SCREENSHOT))
+        renew(window.page, SCREENSHOT, window.page.screenshot(), tolerance=2000)
     finally:
         empty_marquez()
 

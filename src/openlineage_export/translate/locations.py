@@ -161,6 +161,8 @@ def masked(text: str, *, location: bool = False) -> str:
     whose name holds a secret (``password=***``). Its value ends at a blank, or is quoted or
     braced; with ``location`` (a parameter's value, which may be a connection string) a value
     also runs as in a location (``;Pwd=two words;``)."""
+    if "=" not in text and "%3" not in text and not any(at in text for at in _AT):
+        return text  # every form above needs one of them: most parameters and errors are done
     found = [*_TEXT_PARAMETER.finditer(text)]
     if location:
         found += [*_PARAMETER.finditer(text), *_LISTED.finditer(text)]
