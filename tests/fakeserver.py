@@ -117,12 +117,18 @@ class FakeServer:
         *,
         bound: socket.socket | None = None,
         reads: bool = False,
+        batches: bool = False,
     ) -> None:
         self.default = default or Answer(201)
         self.answers_reads = reads
         """Whether GETs go to the script and into ``requests`` (else: a 404, into ``reads``)."""
         self.reads: list[str] = []
         """The paths of the GETs answered with a 404 page, not scripted (``answers_reads``)."""
+        self.answers_batches = batches
+        """Whether POSTs to ``<endpoint>/batch`` go to the script and into ``requests`` (else:
+        a 404, as a server without the spec's batch endpoint answers, into ``batches``)."""
+        self.batches: list[str] = []
+        """The paths of the batches answered with a 404, not scripted (``answers_batches``)."""
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._queue: deque[Answer | int] = deque()
@@ -302,9 +308,11 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 server.errors.append(exc)
                 body = raw
             request = Recorded(self.command, self.path, headers, raw, body, time.monotonic())
-            if self.command == "GET" and not server.answers_reads:
+            unscripted = self.command == "GET" and not server.answers_reads
+            batch = self.command == "POST" and self.path.rstrip("/").endswith("/batch")
+            if unscripted or (batch and not server.answers_batches):
                 with server._lock:
-                    server.reads.append(self.path)
+                    (server.reads if unscripted else server.batches).append(self.path)
                 page = b"<html>not here</html>"
                 self.send_response(404)
                 self.send_header("Content-Type", "text/html")

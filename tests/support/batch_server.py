@@ -115,6 +115,7 @@ class SpecBatch:
         fail: Callable[[int, Any], Failure | None] | None = None,
     ) -> None:
         self.server = server
+        server.answers_batches = True  # its batches are this script's
         self.endpoint = endpoint.rstrip("/")
         self.batches = batches
         """Whether ``<endpoint>/batch`` exists (else it answers ``no_batch_status``)."""
@@ -257,7 +258,7 @@ def _summary(events: list[Any], failed: list[dict[str, Any]]) -> dict[str, int]:
 def spec_batch_fixture() -> Iterator[SpecBatch]:
     """A started server with the spec's batch endpoint, accepting everything (script it with
     ``plan``, or change its attributes); stopped (cleanly) after the test."""
-    server = FakeServer()
+    server = FakeServer(batches=True)
     try:
         yield SpecBatch(server)
     finally:

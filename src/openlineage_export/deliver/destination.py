@@ -7,7 +7,8 @@ time. ``deliver/registry.py`` lists the kinds.
 
 What only some destinations can do is a Protocol of its own, checked with ``isinstance``:
 :class:`Recalling` (it can be asked what the server forgot), :class:`Holding` (it can be asked
-what the server already holds), :class:`NeverWaits` (its ``send`` writes and returns) and
+what the server already holds), :class:`Batching` (it learns whether the server takes batches),
+:class:`NeverWaits` (its ``send`` writes and returns) and
 :class:`KeepsSendOrder` (it files events in the order they are sent).
 """
 
@@ -111,6 +112,15 @@ class Holding(Protocol):
         asked; ``recall.CannotAsk`` (why) when it could not be asked: a refusal, an answer not
         understood, no answer in time."""
         ...
+
+
+@runtime_checkable
+class Batching(Protocol):
+    """A destination that learns whether the server takes batches of events, and is told what
+    an earlier export learnt (the ledger remembers it per destination)."""
+
+    batches: bool | None
+    """Whether the server takes them (None: not known yet)."""
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ from ..deliver.engine import blocking, deliver_async
 from ..errors import DestinationUnreachable, StateError
 from ..state.index import EVERY_RUN
 from ..state.ledger import Ledger
+from .batching import recall_batches, remember_batches
 from .classifying import classify
 from .holding import server_holds
 from .opening import begin, ledger_keys, opened_destination, take_ledger
@@ -83,11 +84,14 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
                 keep_unchanged=request.on_run is not None,
                 held=held,
             )
+            recall_batches(destination, recorder)
             try:
                 order = request.order() if request.order is not None else None
                 await deliver_async(runs, destination, recorder.outcome, cancel, order)
             except DestinationUnreachable as exc:
                 recorder.outage(str(exc), explained=exc.explained)
+            finally:
+                remember_batches(destination, recorder)
             recorder.finish(cancelled=cancel.is_set())
         except StateError as exc:
             if not recorder.sent_anything:

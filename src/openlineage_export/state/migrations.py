@@ -7,10 +7,10 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Literal
 
-Remembered = Literal["namespace", "server"]
+Remembered = Literal["namespace", "server", "batch"]
 """What the ledger remembers of a destination between exports: the job namespace of the last
 export (a change is worth a warning), the read API its server answered when asked what it
-holds (``translate/asking.py``'s name)."""
+holds (``translate/asking.py``'s name), whether it takes the spec's batches (``yes``, ``no``)."""
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -54,6 +54,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0004_server",
         """
         ALTER TABLE destinations ADD COLUMN server TEXT;
+    """,
+    ),
+    # Whether the server takes the spec's batches (deliver/http/batching.py): learnt once.
+    (
+        "0005_batch",
+        """
+        ALTER TABLE destinations ADD COLUMN batch TEXT;
     """,
     ),
 ]

@@ -17,123 +17,32 @@ import contextlib
 import gzip
 import random
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
 
 import orjson
 
 from ... import DISTRIBUTION
 from ...errors import ConfigError, DestinationUnreachable
-from ...guards.keys import KeySettings
-from ...guards.proxy import environment_proxy
-from ...guards.secrecy import (
-    Redactor,
-    check_header_safe,
-    check_key_transport,
-    masked_logs,
-    resolve_secret,
-)
-from ...guards.trust import check_key_destination
-from ...translate.asking import Asking
+from ...guards.secrecy import Redactor, masked_logs
 from ...translate.encoded import TranslatedRun
-from ...translate.modes import mode_of
-from ..destination import DeliverySettings, Opening, Retry, RunOutcome, Supplied, Tally
-from ..retry import RetryPolicy, retry_after_seconds
-from .address import url_doubts
+from ..destination import Retry, RunOutcome, Supplied, Tally
+from ..retry import retry_after_seconds
+from .batches import NO_BATCHES
+from .batching import Batches
 from .client import poster_for
+from .config import KIND, HttpConfig
 from .held import Holdings, Wanted, deadline_for, holdings
 from .poster import Answer, BadCertificate, NoAnswer, NoTls, Refused, TransportFailure
 from .recall import forgotten
-from .settings import API_KEY_ENV, HttpSettings, ecosystem_api_key
 from .signs import FirstSigns, describe_answer, no_tls
 
 USER_AGENT_PREFIX = DISTRIBUTION
 
-KIND = "http"
-"""The name ``openlineage.transport`` gives this kind (its row in ``registry.py``)."""
+__all__ = ["KIND", "HttpConfig", "HttpDestination"]
 
 AUTH_STRIKES = 3
 """After this many 401/403 answers in a row (nothing accepted between), the key is wrong for
 every run: the export stops instead of trying each run."""
-
-
-@dataclass(frozen=True)
-class HttpConfig:
-    """Where to post, with what key, and how patiently: checked, the key resolved."""
-
-    url: str
-    api_key: str | None = field(default=None, repr=False)
-    gzip_body: bool = False
-    timeout: float = 10.0
-    concurrency: int = 32
-    retry: RetryPolicy = RetryPolicy()
-    verify: bool | Path = True
-    """Verify the server's certificate: with the system's CAs (True), a CA bundle, or not."""
-    key_origin: str | None = None
-    """Where the API key came from (``the secret 'marquez-prod'``), for messages."""
-    key_fix: str | None = None
-    """How the user replaces the key, for messages."""
-    refusal: Callable[[int, bytes], str | None] | None = None
-    """How the server refuses a run in a way of its own (its mode's reading), else None."""
-    address: str = "openlineage.url"
-    """What the address was set with, for messages: ``openlineage.url``, or ``--url``."""
-    doubt: str | None = None
-    """What is likely wrong with the url, said before sending (``http_address.py``)."""
-    asking: tuple[Asking, ...] = ()
-    """The read APIs the server may be asked what it holds through (its mode's row)."""
-
-    @classmethod
-    def from_settings(cls, opening: Opening) -> HttpConfig:
-        """The config the settings give; the key from the environment or the secrets store."""
-        http = opening.settings.of(HttpSettings)
-        delivery = opening.settings.of(DeliverySettings)
-        keys = opening.settings.of(KeySettings)
-        url = http.events_url
-        if url is None:
-            raise ConfigError(
-                "openlineage.url is not set: set it with "
-                f"'{DISTRIBUTION} settings set openlineage.url "
-                "http://localhost:5000' (or OPENLINEAGE_URL), or use --dry-run"
-            )
-        key = None if opening.environ.get(API_KEY_ENV) else ecosystem_api_key(opening)
-        key = key or resolve_secret(
-            opening.environ,
-            http.api_key_secret_ref,
-            API_KEY_ENV,
-            store=opening.secrets,
-            setting="openlineage.apiKey.secretRef",
-        )
-        if key is not None:
-            check_header_safe(key)
-            check_key_destination(
-                key, [url], opening.settings, opening.secrets, setting="openlineage.url"
-            )
-        # The proxy our client will really use (a host's own client picks its own).
-        proxy = environment_proxy(url) if opening.supplied.client(KIND) is None else None
-        check_key_transport(url, key is not None, keys.allow_insecure_key, proxy)
-        return cls(
-            url,
-            api_key=key.value if key else None,
-            gzip_body=http.compression == "gzip",
-            timeout=delivery.timeout,
-            concurrency=delivery.concurrency,
-            retry=RetryPolicy(max_time=delivery.retry_max_time),
-            verify=keys.tls_ca_bundle or keys.tls_verify,
-            key_origin=key.origin if key else None,
-            key_fix=key.fix if key else None,
-            refusal=mode_of(opening.settings).refusal,
-            address="--url"
-            if opening.settings.source("openlineage.url") == "given"
-            else "openlineage.url",
-            doubt=next(iter(url_doubts(opening.settings)), None),
-            asking=mode_of(opening.settings).asking,
-        )
-
-    @property
-    def name(self) -> str:
-        """The address events are posted to."""
-        return self.url
 
 
 class HttpDestination:
@@ -170,11 +79,12 @@ class HttpDestination:
             timeout=config.timeout,
             user_agent=f"{USER_AGENT_PREFIX}/{__version__}",
         )
-        self._headers = {"Content-Type": "application/json"}
+        self._plain = {"Content-Type": "application/json"}
+        if config.api_key:
+            self._plain["Authorization"] = f"Bearer {config.api_key}"
+        self._headers = dict(self._plain)
         if config.gzip_body:
             self._headers["Content-Encoding"] = "gzip"
-        if config.api_key:
-            self._headers["Authorization"] = f"Bearer {config.api_key}"
         self._masking = contextlib.ExitStack()
         self._last_success = time.monotonic()
         self._auth_refusals = 0
@@ -182,9 +92,10 @@ class HttpDestination:
         self._started = False
         # A server that keeps every event it is given (Feast) holds twice an event sent again
         # after its answer was lost: such an event is never sent again blind.
-        self._keeps_duplicates = bool(config.asking) and all(
+        self.keeps_duplicates = bool(config.asking) and all(
             asking.keeps_duplicates for asking in config.asking
         )
+        self._batches = Batches(self, supplied.on_notice, seed=seed)
 
     async def start(self) -> None:
         """Open the client's connection pool; mask the key in the HTTP stack's logs. Once: the
@@ -221,31 +132,65 @@ class HttpDestination:
             asking=self.config.asking,
         )
         if held is not None and held.keeps_duplicates:
-            self._keeps_duplicates = True
+            self.keeps_duplicates = True
         return held
 
     async def send(self, run: TranslatedRun, stop: asyncio.Event, tally: Tally) -> RunOutcome:
-        """POST the run's events one after the other; the first refusal ends the run."""
+        """Send the run's events one after the other (each in the batch being gathered, or
+        alone where the server takes no batches); the first refusal ends the run."""
         for body in run.bodies:
             if stop.is_set():
                 return RunOutcome(tally.accepted, "cancelled before every event was sent")
-            if self.config.gzip_body:
-                body = gzip.compress(body, mtime=0)
-            error = await self._post(body, stop)
+            error = await self._batches.send(body, stop)
             if error is not None:
                 return RunOutcome(tally.accepted, error)
             tally.accepted += 1
         return RunOutcome(tally.accepted)
 
+    @property
+    def batches(self) -> bool | None:
+        """Whether the server takes the spec's batches (None: not known yet)."""
+        return self._batches.taken
+
+    @batches.setter
+    def batches(self, taken: bool | None) -> None:
+        """What an earlier export learnt of this destination (the ledger remembers it)."""
+        self._batches.taken = taken
+
+    async def post_alone(self, body: bytes, stop: asyncio.Event) -> str | None:
+        """One event in a request of its own: None, taken; else why not."""
+        if self.config.gzip_body:
+            body = gzip.compress(body, mtime=0)
+        got = await self._exchange(self.url, body, self._headers, stop)
+        return got if isinstance(got, str) else None
+
+    async def post_batch(
+        self, url: str, body: bytes, gzipped: bool, stop: asyncio.Event
+    ) -> Answer | str:
+        """One batch (a JSON array, gzipped or not) until answered: the answer when it is a
+        2xx or one the batch reading decides on (no batches, too large, gzip refused), else
+        why not (a refusal, or no answer in the retry time)."""
+        headers = self._headers if gzipped else self._plain
+        return await self._exchange(url, body, headers, stop, passing=_BATCH_ANSWERS)
+
     async def close(self) -> None:
         """Close the client we opened (a host's is the host's to close); stop masking logs."""
+        self._batches.close()
         try:
             await self._poster.close()
         finally:
             self._masking.close()
 
-    async def _post(self, body: bytes, stop: asyncio.Event) -> str | None:
-        """One event until accepted (None), refused (the reason), or out of retry time."""
+    async def _exchange(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        stop: asyncio.Event,
+        passing: frozenset[int] = frozenset(),
+    ) -> Answer | str:
+        """One request until answered with a 2xx or a status in ``passing`` (the answer),
+        refused or out of retry time (the reason)."""
         policy = self.retry
         started = time.monotonic()
         attempt = 0
@@ -257,9 +202,7 @@ class HttpDestination:
             # time, met an outage.
             unreachable = False
             try:
-                answer = await self._poster.post(
-                    self.url, body, self._headers, once=self._keeps_duplicates
-                )
+                answer = await self._poster.post(url, body, headers, once=self.keeps_duplicates)
             except BadCertificate as exc:  # no retry will make it trusted: stop now
                 raise DestinationUnreachable(
                     self.redact(
@@ -276,19 +219,19 @@ class HttpDestination:
             except NoAnswer as exc:
                 if isinstance(exc, Refused):
                     self._signs.connection_refused()
-                elif self._keeps_duplicates:
+                elif self.keeps_duplicates:
                     return self._lost(f"no answer ({self.redact(str(exc))})")
                 unreachable = True
                 reason = f"no answer from {self.url} ({self.redact(str(exc))})"
             except TimeoutError:
-                if self._keeps_duplicates:
+                if self.keeps_duplicates:
                     return self._lost(f"no answer within {self.config.timeout:g} s")
                 reason = (
                     f"no answer from {self.url} within the timeout "
                     f"({self.config.timeout:g} s, openlineage.timeout)"
                 )
             except TransportFailure as exc:
-                if self._keeps_duplicates:
+                if self.keeps_duplicates:
                     return self._lost(f"the connection failed ({self.redact(str(exc))})")
                 reason = f"connection to {self.url} failed ({self.redact(str(exc))})"
             else:
@@ -296,8 +239,10 @@ class HttpDestination:
                     self._last_success = time.monotonic()
                     self._auth_refusals = 0
                     self._signs.accepted()
-                    return None
-                reason = self._describe(answer)
+                    return answer
+                if answer.status in passing:
+                    return answer
+                reason = self.describe(answer)
                 if answer.status in (401, 403):
                     self._refused_credentials(answer, reason)
                 if self.config.refusal is not None:
@@ -372,8 +317,13 @@ class HttpDestination:
             )
         return window - quiet_for
 
-    def _describe(self, answer: Answer) -> str:
+    def describe(self, answer: Answer) -> str:
+        """An answer that refuses, in words (the key masked)."""
         return describe_answer(answer, self.redact)
+
+
+_BATCH_ANSWERS = NO_BATCHES | {400, 413}  # 400: maybe gzip refused
+"""The answers to a batch its reading decides on (``batching.py``), not the retry loop's."""
 
 
 async def _stopped(stop: asyncio.Event, seconds: float) -> bool:

@@ -67,6 +67,26 @@ class HttpSettings(SettingsGroup):
         ecosystem="transport.compression",
     )
 
+    batch_max_events: int = setting(
+        "openlineage.batch.maxEvents",
+        "integer",
+        100,
+        "Most events in one batch, where the server takes the spec's batches (the endpoint "
+        "plus /batch: learnt on the first batch, remembered; a server that does not take them "
+        "gets one event a request). Events of one run never share a batch.",
+        minimum=1,
+        maximum=1000,
+    )
+    batch_max_bytes: int = setting(
+        "openlineage.batch.maxBytes",
+        "integer",
+        4 * 1024 * 1024,
+        "Most bytes in one batch (its events' JSON, before compression); a server that "
+        "answers 413 gets batches half as large.",
+        minimum=64 * 1024,
+        maximum=64 * 1024 * 1024,
+    )
+
     @property
     def events_url(self) -> str | None:
         """The address events are posted to: ``url`` and ``endpoint`` joined by one slash."""

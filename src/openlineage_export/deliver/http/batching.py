@@ -1,0 +1,184 @@
+"""How the ``http`` destination sends: in the spec's batches where the server takes them.
+
+Every event goes to the batch being gathered (``batches.py``: :class:`~.batches.Gatherer`) and
+is posted to the endpoint plus ``/batch``, until the server shows it takes no batches there: a
+404, 405, 415 or 501 means one event a request from then on, said once (a notice), and
+remembered in the ledger for the next export (``export/batching.py``). Then:
+
+- 204, or 200 ``success``: every event taken. The server is known to take batches.
+- 200 ``partial_success`` with ``failed_events``: a retriable one is sent again in a later
+  batch (within ``openlineage.retry.maxTime`` of its first try), another refuses its run with
+  the server's reason.
+- ``partial_success`` without indexes (Feast's, a summary only): where the server keeps every
+  event it is given, no event of that batch is sent again blind: their runs fail saying so, and
+  the next export asks the server what it holds first (``held.py``); elsewhere the batch's
+  events are sent again, as retriable.
+- 413: the batch is halved (and so are the batches after it), down to one event; one event
+  refused with 413 refuses its run.
+- 400 or 415 to a gzipped batch (Feast reads no gzip: 400): batches go uncompressed from then
+  on, said once; batches are gzipped only when ``openlineage.compression`` asks for it.
+- Anything else goes as a single event's request goes (``destination.py``): retries, outages,
+  401/403 strikes, a server's own refusals, and no blind resend to a server that keeps
+  duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import random
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from ..retry import RetryPolicy
+from .batches import NO_BATCHES, Again, Gatherer, Outcome, read_answer
+from .config import HttpConfig
+from .poster import Answer
+
+
+class Sender(Protocol):
+    """What batching needs of the destination."""
+
+    url: str
+    config: HttpConfig
+    retry: RetryPolicy
+    keeps_duplicates: bool
+
+    async def post_alone(self, body: bytes, stop: asyncio.Event) -> str | None:
+        """One event in a request of its own: None, taken; else why not."""
+        ...
+
+    async def post_batch(
+        self, url: str, body: bytes, gzipped: bool, stop: asyncio.Event
+    ) -> Answer | str:
+        """One batch until answered (see ``destination.py``)."""
+        ...
+
+    def describe(self, answer: Answer) -> str:
+        """An answer that refuses, in words."""
+        ...
+
+
+class Batches:
+    """The events of one destination, in batches where the server takes them."""
+
+    def __init__(
+        self, sender: Sender, notice: Callable[[str], None] | None, *, seed: int | None = None
+    ) -> None:
+        self.sender = sender
+        self.url = sender.url.rstrip("/") + "/batch"
+        self.taken: bool | None = None
+        """Whether the server takes batches (None: not known yet)."""
+        self._gzip = sender.config.gzip_body
+        self._notice = notice
+        self._gatherer = Gatherer(self._post, sender.config.batch_events, sender.config.batch_bytes)
+        self._stop = asyncio.Event()
+        self._rng = random.Random(seed)
+        self.batches_sent = 0
+        self._alone_said = False
+        self._probing = asyncio.Lock()
+
+    async def send(self, body: bytes, stop: asyncio.Event) -> str | None:
+        """One event, in a batch or alone: None, taken; else why not."""
+        self._stop = stop
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            if self.taken is False:
+                return await self.sender.post_alone(body, stop)
+            got = await self._gatherer.submit(body)
+            if got is Again.ALONE:
+                continue
+            if got is not Again.RETRY:
+                return got
+            attempt += 1
+            policy = self.sender.retry
+            elapsed = time.monotonic() - started
+            left = policy.max_time - elapsed
+            if left <= 0:
+                return (
+                    f"gave up after {attempt} batches in {elapsed:.0f} s: the server at "
+                    f"{self.url} failed the event each time, saying it may be sent again"
+                )
+            try:
+                async with asyncio.timeout(min(policy.backoff(attempt, self._rng), left)):
+                    await stop.wait()
+                return "cancelled before every event was sent"
+            except TimeoutError:
+                continue
+
+    def close(self) -> None:
+        """Abandon the batches still in flight."""
+        self._gatherer.close()
+
+    async def _post(self, bodies: list[bytes]) -> list[Outcome]:
+        """One batch: each event's outcome. Until the server showed whether it takes batches,
+        one batch at a time: a server without them is asked once, not once per batch."""
+        if self.taken is None:
+            async with self._probing:
+                return await self._post_known(bodies)
+        return await self._post_known(bodies)
+
+    async def _post_known(self, bodies: list[bytes]) -> list[Outcome]:
+        count = len(bodies)
+        if self.taken is False:
+            return [Again.ALONE] * count
+        payload = b"[" + b",".join(bodies) + b"]"
+        gzipped = self._gzip
+        data = gzip.compress(payload, mtime=0) if gzipped else payload
+        self.batches_sent += 1
+        got = await self.sender.post_batch(self.url, data, gzipped, self._stop)
+        if isinstance(got, str):
+            return [got] * count
+        status = got.status
+        if gzipped and status in (400, 415):  # gzip refused (Feast: 400): say so, then plain
+            if self._gzip:
+                self._say(
+                    f"the server at {self.sender.url} refused a gzipped batch (HTTP {status}): "
+                    "batches go uncompressed from now on"
+                )
+            self._gzip = False
+            return await self._post_known(bodies)
+        if status in NO_BATCHES:
+            if not self._alone_said:  # once, however many batches were in flight
+                self._alone_said = True
+                self._say(
+                    f"the server at {self.sender.url} takes no batches of events (HTTP "
+                    f"{status} at {self.url}): one event a request from now on"
+                )
+            self.taken = False
+            return [Again.ALONE] * count
+        if status == 413:
+            if count == 1:
+                return [f"the server at {self.url} refused the event as too large (HTTP 413)"]
+            half = count // 2
+            self._gatherer.max_events = max(1, min(self._gatherer.max_events, half))
+            self.taken = True  # it has the endpoint: these are too large for it
+            first = await self._post_known(bodies[:half])
+            return [*first, *await self._post_known(bodies[half:])]
+        if not 200 <= status < 300:
+            return [self.sender.describe(got)] * count
+        self.taken = True
+        read = read_answer(status, got.body, count)
+        if read.failed is None:
+            if self.sender.keeps_duplicates:
+                return [self._unsaid()] * count
+            return [Again.RETRY] * count
+        outcomes: list[Outcome] = [None] * count
+        for failed in read.failed:
+            outcomes[failed.index] = (
+                Again.RETRY if failed.retriable else f"the server refused it: {failed.reason}"
+            )
+        return outcomes
+
+    def _unsaid(self) -> str:
+        return (
+            f"the server at {self.url} said some events of a batch failed, not which; it keeps "
+            "every event it is given, so none is sent again blind: the next export asks it what "
+            "it holds"
+        )
+
+    def _say(self, message: str) -> None:
+        if self._notice is not None:
+            self._notice(message)
