@@ -160,12 +160,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Sink:
-    """The Go sink as a child process: started on a free loopback port, stopped on exit."""
+    """The Go sink as a child process: started on a free loopback port, stopped on exit; with
+    ``batches``, it takes the spec's batches at ``<endpoint>/batch`` (else 404 there)."""
 
-    def __init__(self, binary: Path, latency_ms: float) -> None:
+    def __init__(self, binary: Path, latency_ms: float, *, batches: bool = False) -> None:
         self.latency_ms = latency_ms
         self.process = subprocess.Popen(
-            [str(binary), "-addr", "127.0.0.1:0", "-latency", f"{latency_ms}ms"],
+            [str(binary), "-addr", "127.0.0.1:0", "-latency", f"{latency_ms}ms"]
+            + (["-batches"] if batches else []),
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -182,6 +184,11 @@ class Sink:
         """Requests accepted since the last reset."""
         with urllib.request.urlopen(self.base + "/_count", timeout=10) as answer:
             return int(json.load(answer)["requests"])
+
+    def events(self) -> int:
+        """Events accepted since the last reset (a batch's each; a single request's one)."""
+        with urllib.request.urlopen(self.base + "/_count", timeout=10) as answer:
+            return int(json.load(answer)["events"])
 
     def reset(self) -> None:
         """Zero the counters."""

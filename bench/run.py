@@ -15,6 +15,9 @@ Runs, side by side on this machine, each measurement in its own child process:
    machine): asking Marquez what it holds vs sending everything (``--full``).
 8. a backfill of a million runs (about eight million events) into files and into Kafka: wall
    time, the whole process's CPU per event, peak RSS (``--backfill-runs`` sets the size).
+9. the spec's batches: into the Go sink taking them (ours in causal order vs the Go load
+   generator one event a request, concurrency 64), and into the real Feast (``scripts/feast.sh
+   start``): batches vs one event a request.
 
 Part 1 also runs a dry run of 20,000 runs and takes its whole process's CPU per event.
 
@@ -41,6 +44,7 @@ from bench import harness
 from bench.harness import Sink, load_average
 from bench.parts import (
     backfill,
+    batches,
     clients,
     delivery,
     incremental,
@@ -92,7 +96,7 @@ def arguments() -> argparse.ArgumentParser:
         "scripts/kafka.sh's broker)",
     )
     parser.add_argument(
-        "--parts", default="012345678", help="which parts to run, e.g. 12 (default: all)"
+        "--parts", default="0123456789", help="which parts to run, e.g. 12 (default: all)"
     )
     parser.add_argument(
         "--backfill-runs",
@@ -107,6 +111,12 @@ def arguments() -> argparse.ArgumentParser:
         default=None,
         help="part 7: runs of the trail Marquez already holds (default 1,000; --quick 100): "
         "loading it takes about 7 minutes per 1,000 runs on 2 busy cores, twice",
+    )
+    parser.add_argument(
+        "--feast-url",
+        default=os.environ.get("FEAST_URL", "http://127.0.0.1:56580"),
+        help="Feast's base URL for part 9 (default FEAST_URL, else http://127.0.0.1:56580; "
+        "its key from FEAST_API_KEY or scripts/feast.sh's api.key)",
     )
     parser.add_argument(
         "--output",
@@ -162,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                     report, sizes, args.marquez_concurrency, scratch, args.marquez_url
                 ),
                 "8": lambda: backfill.part_backfill(report, sizes, args.kafka, scratch),
+                "9": lambda: batches.part_batches(report, sizes, tools, scratch, args.feast_url),
             }
             for key, part in parts.items():
                 if key not in args.parts:

@@ -4,6 +4,7 @@ once, whatever the answers."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -16,7 +17,7 @@ from fakeserver import FakeServer
 from helpers import DEMO
 from support.batch_server import Failure, Plan, SpecBatch, identity, spec_batch_fixture
 
-from openlineage_export.deliver.http.batches import Failed, read_answer
+from openlineage_export.deliver.http.batches import Failed, Gatherer, Outcome, read_answer
 from openlineage_export.export import ExportReport, ExportRequest, run_export
 
 __all__ = ["spec_batch_fixture"]  # the fixture ``spec_batch``
@@ -33,7 +34,9 @@ def expected() -> list[dict[str, Any]]:
 def export(
     server: SpecBatch, state: Path, said: list[str] | None = None, **environ: str
 ) -> ExportReport:
-    return run_export(
+    """An export of the demo to ``server``; what it said (warnings at once, then the summary's
+    notes) into ``said``."""
+    report = run_export(
         ExportRequest(
             workspace=DEMO,
             environ={
@@ -44,6 +47,9 @@ def export(
             on_warning=None if said is None else said.append,
         )
     )
+    if said is not None:
+        said += report.notes
+    return report
 
 
 def batches(server: SpecBatch) -> list[tuple[str, int, int]]:
@@ -106,7 +112,7 @@ def editor_run(event: dict[str, Any]) -> str:
     return str(parent or event["run"]["runId"])
 
 
-@pytest.mark.parametrize("status", [404, 405, 415, 501])
+@pytest.mark.parametrize("status", [404, 405, 415, 501, 400, 422])
 def test_a_server_without_batches_gets_single_events_said_once_and_remembered(
     tmp_path: Path, expected: list[dict[str, Any]], status: int
 ) -> None:
@@ -132,6 +138,7 @@ def test_a_server_without_batches_gets_single_events_said_once_and_remembered(
             )
         )
         assert report.events_sent == len(expected)
+        again += report.notes
         assert all(path != server.batch_path for path, _, _ in server.answered[before:])
         assert not [m for m in again if "batch" in m]
 
@@ -200,3 +207,33 @@ def spec_batch_server(**options: Any) -> Iterator[SpecBatch]:
         yield SpecBatch(server, **options)
     finally:
         server.stop()
+
+
+def test_batches_in_flight_are_bounded_and_what_waits_fills_the_next() -> None:
+    """One batch in flight (a server that keeps duplicates, Feast: it answers one request at a
+    time): the events handed over meanwhile wait and go together in the next batch, up to its
+    bound, once the first is answered; two in flight when two are allowed."""
+
+    async def scenario(in_flight: int) -> list[int]:
+        started: list[int] = []
+        release = asyncio.Event()
+
+        async def post(bodies: list[bytes]) -> list[Outcome]:
+            started.append(len(bodies))
+            await release.wait()
+            return [None] * len(bodies)
+
+        gatherer = Gatherer(post, 100, 1 << 20, lambda: in_flight)
+        first = asyncio.ensure_future(gatherer.submit(b"{}"))
+        while not started:  # the first batch goes alone, in the next turn of the loop
+            await asyncio.sleep(0)
+        rest = [asyncio.ensure_future(gatherer.submit(b"{}")) for _ in range(250)]
+        for _ in range(10):  # turns of the loop: nothing more may start beyond the bound
+            await asyncio.sleep(0)
+        seen = list(started)
+        release.set()
+        assert await asyncio.gather(first, *rest) == [None] * 251
+        return [*seen, -1, *started[len(seen) :]]
+
+    assert asyncio.run(scenario(1)) == [1, -1, 100, 100, 50]
+    assert asyncio.run(scenario(2)) == [1, 100, -1, 100, 50]

@@ -574,7 +574,7 @@ def test_refused_runs_are_grouped_by_reason_with_ids_once_in_a_stable_order(
     assert first.code == second.code == 1, str(first)
     # The same order each time (the second sends only the refused runs: no dataset written).
     assert [
-        line for line in error_lines(first)[1:] if not line.startswith("datasets ")
+        line for line in error_lines(first)[1:] if not line.startswith(("datasets ", "note: "))
     ] == error_lines(second)[1:]
     lines = error_lines(first)
     assert lines[1] == "7 runs of daily-sales refused: HTTP 422 Unprocessable Entity: unknown facet"

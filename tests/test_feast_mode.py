@@ -173,3 +173,40 @@ def test_an_event_whose_answer_was_lost_is_never_sent_again_blind(tmp_path: Path
     assert report.runs_failed == 1
     [failed] = report.failed
     assert "not sent again blind" in failed.reason, failed.reason
+
+
+def test_a_feast_found_under_auto_is_never_sent_again_blind_even_unasked(tmp_path: Path) -> None:
+    """Behind ``auto`` Feast is known by its answers; the ledger remembers it. A later export
+    that does not ask (``--full``) still knows the server keeps duplicates: an event whose
+    answer was lost is not sent again (one place decides it: ``asking.keeps_duplicates``)."""
+    lock = threading.Lock()
+    posted: list[bytes] = []
+    lose = threading.Event()
+
+    def feast_like(request: Recorded) -> Answer:
+        if request.method == "GET":
+            if urlsplit(request.path).path.endswith("/openlineage/events"):
+                return Answer(200, body={"events": [], "total": 0})
+            return Answer(404, body={"detail": "Not Found"})
+        with lock:
+            posted.append(request.body)
+            lost = lose.is_set() and len(posted) == 1
+        return Answer(reset=True) if lost else Answer(201)
+
+    environ = {
+        "OPENLINEAGE_URL": "",
+        "OPENLINEAGE_EXPORT_STATE_DIR": str(tmp_path / "state"),
+    }
+    with FakeServer(reads=True) as server:
+        server.script(feast_like)
+        environ["OPENLINEAGE_URL"] = server.url
+        first = run_export(ExportRequest(workspace=DEMO, environ=environ))
+        assert first.exit_code == 0 and posted  # asked first: Feast, remembered
+        with lock:
+            posted.clear()
+        lose.set()
+        again = run_export(ExportRequest(workspace=DEMO, environ=environ, full=True))
+    assert posted and posted.count(posted[0]) == 1  # never sent again
+    assert again.runs_failed == 1
+    [failed] = again.failed
+    assert "not sent again blind" in failed.reason, failed.reason

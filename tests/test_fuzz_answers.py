@@ -229,7 +229,7 @@ def test_any_answer_is_an_answer_or_one_of_our_errors_and_reads_as_one_line(
         words.encode("utf-8")
         assert len(words) <= TEXT_LIMIT
     destination = HttpDestination(HttpConfig("http://127.0.0.1:1/api/v1/lineage", api_key=KEY))
-    reason = destination._describe(got)
+    reason = destination.describe(got)
     reason.encode("utf-8")  # no lone surrogate: the ledger and every output can take it
     assert "\n" not in reason and "\r" not in reason
     assert KEY not in reason

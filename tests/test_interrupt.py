@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from helpers import cli_command
 from hubwriter.synth import write_workspace
@@ -31,7 +32,8 @@ from openlineage_export.export import ExportRequest, run_export
 
 
 class HoldingServer(ThreadingHTTPServer):
-    """Accepts every event, keeping the bodies in the order they were accepted. Once it has
+    """Accepts every event (alone, or in the spec's batches), keeping the events in the order
+    they were accepted. Once it has
     accepted every event of one pipeline run (``whole``: its events, by pipeline run id), the
     requests that come after wait until ``release`` is set."""
 
@@ -81,13 +83,16 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if held:
                 server.release.wait(300)
+            batch = self.path.rstrip("/").endswith("/batch")  # the spec's: taken whole, 204
+            events = [orjson.dumps(e) for e in orjson.loads(body)] if batch else [body]
             with server.lock:
-                server.bodies.append(body)  # accepted: answered 201 right after
-                if server.whole is not None:
-                    run = pipeline_run(json.loads(body))
-                    server._accepted[run] += 1
-                    server._a_run_is_whole |= server._accepted[run] == server.whole[run]
-            self.send_response(201)
+                for event in events:
+                    server.bodies.append(event)  # accepted: answered right after
+                    if server.whole is not None:
+                        run = pipeline_run(json.loads(event))
+                        server._accepted[run] += 1
+                        server._a_run_is_whole |= server._accepted[run] == server.whole[run]
+            self.send_response(204 if batch else 201)
             self.send_header("Content-Length", "0")
             self.end_headers()
         finally:

@@ -17,6 +17,9 @@ from openlineage_export.export import ExportRequest, run_export
 from openlineage_export.export.report import ExportReport
 from openlineage_export.state.ledger import Ledger
 
+REFUSAL = "the facet 'spark_version' is not known here"
+"""What the server says of an event it refuses (a run of ``refuse``), alone or in a batch."""
+
 
 class Server:
     """An in-process OpenLineage endpoint behind httpx.MockTransport (the host's HTTP seam)."""
@@ -28,14 +31,28 @@ class Server:
         self.lock = threading.Lock()
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
-        event = orjson.loads(request.content)
+        got = orjson.loads(request.content)
+        if request.url.path.endswith("/batch"):  # the spec's batch: each event's answer
+            failed = [
+                {"index": i, "reason": REFUSAL, "retriable": False}
+                for i, event in enumerate(got)
+                if not self.take(event)
+            ]
+            if not failed:
+                return httpx.Response(204)
+            return httpx.Response(200, json={"status": "partial_success", "failed_events": failed})
+        return (
+            httpx.Response(201) if self.take(got) else httpx.Response(400, json={"error": REFUSAL})
+        )
+
+    def take(self, event: dict[str, Any]) -> bool:
         with self.lock:
             if event["run"]["runId"] in self.refuse:
-                return httpx.Response(400, json={"error": "no"})
+                return False
             self.events.append(event)
             if self.after is not None and len(self.events) >= self.after[0]:
                 self.after[1].set()
-        return httpx.Response(201)
+        return True
 
     def runs(self) -> set[str]:
         return {e["run"]["runId"] for e in self.events}

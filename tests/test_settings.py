@@ -114,6 +114,8 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
             "openlineage.endpoint",
             "openlineage.apiKey.secretRef",
             "openlineage.compression",
+            "openlineage.batch.maxEvents",
+            "openlineage.batch.maxBytes",
         ],
         KafkaSettings: [
             "openlineage.kafka.bootstrapServers",
@@ -135,7 +137,7 @@ def test_each_setting_is_declared_once_in_the_group_of_what_it_configures() -> N
         assert [row.attribute for row in rows] == [f.name for f in dataclasses.fields(group)]
         assert all(row.description.strip() for row in rows)
     keys = [row.key for row in CATALOGUE]
-    assert len(keys) == len(set(keys)) == 26
+    assert len(keys) == len(set(keys)) == 28
     transport = CATALOGUE.get("openlineage.transport")
     assert transport is not None and transport.choices == tuple(KINDS) == (
         "http",

@@ -24,7 +24,7 @@ from helpers import (
     without_root_privileges,
 )
 from support.holds import wait_until
-from test_ledger import Server, dry_run_ids, export, trail
+from test_ledger import REFUSAL, Server, dry_run_ids, export, trail
 
 from openlineage_export.export.status import export_status
 
@@ -240,7 +240,7 @@ def test_status_runs_names_each_run_exported_pending_or_refused_with_the_reason(
         "run-3": "exported",
         "new-one": "pending",
     }
-    assert "400" in by_trace["run-1"]["reason"]
+    assert REFUSAL in by_trace["run-1"]["reason"]
     # How each ended in the editor, and when: its current record's (run-2's is the later one).
     assert {t: r["status"] for t, r in by_trace.items()} == {
         **dict.fromkeys(["run-0", "run-1", "run-3", "new-one"], "succeeded"),

@@ -45,18 +45,26 @@ def deliver_ours(
     namespace: str | None = None,
     unordered: bool = False,
     full: bool = False,
+    batch_events: int | None = None,
+    api_key: str | None = None,
 ) -> dict[str, Any]:
     """run_export to ``url``: read + translate + encode + POST + ledger (in ``state_dir``).
 
     ``unordered`` removes the causal order (every run may go at once), to measure its cost;
-    ``full`` sends every run (``--full``: no question asked of the server).
+    ``full`` sends every run (``--full``: no question asked of the server); ``batch_events``
+    sets ``openlineage.batch.maxEvents`` (1: one event a request, to the batch endpoint);
+    ``api_key`` is the server's key (Feast's).
     """
     from openlineage_export.export import ExportRequest, run_export
 
     from .unordered import EveryRunAtOnce
 
     environ = overrides(url, state_dir, namespace)
+    if api_key:
+        environ["OPENLINEAGE_API_KEY"] = api_key
     settings = settings_for(Path(ws), environ, concurrency)
+    if batch_events is not None:
+        settings = settings.with_values({"openlineage.batch.maxEvents": batch_events})
     request = ExportRequest(
         Path(ws),
         settings=settings,
@@ -74,6 +82,7 @@ def deliver_ours(
         "runs_held": report.runs_held,
         "warnings": report.warnings,
         "runs_failed": report.runs_failed,
+        "batches": report.batches,
         "outage": report.outage,
         "first_failure": report.failed[0].reason if report.failed else None,
         "wall_s": timer.wall_s,

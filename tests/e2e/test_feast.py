@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from feast_api import Feast, FeastProcess
 from helpers import DEMO, cli_command, cli_env
+from hubwriter.synth import write_workspace
 from support.batch_server import identity
 
 pytestmark = pytest.mark.e2e
@@ -114,6 +115,7 @@ def test_the_demo_lands_in_feast_whole_and_once(
     report = export(DEMO, empty_feast, env)
     assert report["events"]["sent"] == len(events)
     assert report["runs"]["sent"] == report["runs"]["total"] == 31
+    assert 0 < report["batches"] < len(events)  # Feast takes the spec's batches
     assert_held_once(empty_feast, events)
     # Its runs, each under its job, with the parent the event names (Feast's own run rows).
     runs = empty_feast.get("/runs", job_namespace=namespace, limit=500)["runs"]
@@ -123,6 +125,27 @@ def test_the_demo_lands_in_feast_whole_and_once(
     }
     assert {r["run_id"]: r["parent_run_id"] for r in runs} == parents
     assert {r["job_name"] for r in runs} == {e["job"]["name"] for e in events}
+
+
+def test_a_synthetic_trail_of_300_runs_lands_whole_once_in_batches(
+    empty_feast: Feast, tmp_path: Path
+) -> None:
+    """A trail the demo is not: 300 runs of 20 pipelines (some recorded as they started, some
+    still running), written by hubwriter's synthesiser. Read back through Feast's API, it is the
+    dry run's events, each once; and they went in the spec's batches (Feast takes them), many
+    events a request. A CI job's re-export from an empty ledger then adds nothing."""
+    workspace = tmp_path / "synthetic"
+    write_workspace(workspace, 300, seed=4646, running_tail=5)
+    env = environment(tmp_path, empty_feast)
+    events = dry_run(workspace, env, tmp_path / "events.jsonl")
+    assert len({e["run"]["runId"] for e in events if "parent" not in e["run"]["facets"]}) == 300
+    report = export(workspace, empty_feast, env)
+    assert report["events"]["sent"] == len(events)
+    assert 0 < report["batches"] < len(events)  # many events a request: batches, taken
+    assert_held_once(empty_feast, events)
+    again = export(workspace, empty_feast, environment(tmp_path, empty_feast, "next-job"))
+    assert again["events"]["sent"] == 0
+    assert_held_once(empty_feast, events)
 
 
 def test_a_reexport_from_an_empty_ledger_adds_nothing(empty_feast: Feast, tmp_path: Path) -> None:

@@ -106,6 +106,11 @@ class Holding(Protocol):
     """A destination that can be asked, before a first export (the ledger holds nothing of it),
     which runs the server already holds (``held.py``), so that only the rest is sent."""
 
+    keeps_duplicates: bool
+    """Whether the server keeps every event it is given, so that none is ever sent again
+    blind (``translate/asking.py``'s :func:`keeps_duplicates` decides; the export tells it
+    what the ledger remembers of the server before anything is sent)."""
+
     async def holdings(self, namespace: str, wanted: Wanted, runs: int) -> Holdings | None:
         """The runs of ``wanted`` (by job) the server holds (of a trail of ``runs`` editor
         runs: the time it is given grows with them), or None: it is not a server that can be
@@ -121,6 +126,12 @@ class Batching(Protocol):
 
     batches: bool | None
     """Whether the server takes them (None: not known yet)."""
+
+    notes: list[str]
+    """What this export learnt of them, in words, said once in the summary."""
+
+    batches_taken: int
+    """How many batches the server took (answered 2xx) in this export."""
 
 
 @runtime_checkable

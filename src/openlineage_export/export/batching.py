@@ -4,6 +4,7 @@ A destination that sends the spec's batches where the server takes them
 (:class:`~..deliver.destination.Batching`: ``deliver/http/batching.py``) learns it from the
 first batch it posts; the ledger remembers it per destination, so that the next export sends
 single events to a server that takes no batches without asking again (nor saying so again).
+What it learnt is said once, as a note in the summary.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ def recall_batches(destination: Destination, recorder: Recorder) -> None:
 def remember_batches(destination: Destination, recorder: Recorder) -> None:
     """Remember what the destination learnt of its batches, for the next export."""
     ledger, destination_id = recorder.ledger, recorder.destination_id
-    if not isinstance(destination, Batching) or ledger is None or destination_id is None:
+    if not isinstance(destination, Batching):
+        return
+    recorder.report.batches += destination.batches_taken
+    for note in destination.notes:
+        recorder.report.note(note)
+    if ledger is None or destination_id is None:
         return
     if destination.batches is not None:
         ledger.remember(destination_id, "batch", _WORDS[destination.batches])

@@ -25,7 +25,7 @@ from ..hub.trail import TrailScan
 from ..state.index import RunFilter, Winner
 from ..state.ledger import Ledger
 from ..translate import modes
-from ..translate.asking import Asking
+from ..translate.asking import keeps_duplicates as asking_keeps_duplicates
 from .opening import Opened
 from .recording import Recorder
 
@@ -55,7 +55,7 @@ async def server_holds(
         return None
     pending: list[Winner] | None = None
     if ledger.accepted_any(destination_id):
-        if not _keeps_duplicates(asking, ledger.remembered(destination_id, "server")):
+        if not destination.keeps_duplicates:
             return None
         pending = await asyncio.to_thread(_pending, ledger, destination_id, scan, opened, only)
         if not pending:
@@ -78,12 +78,17 @@ async def server_holds(
     return held
 
 
-def _keeps_duplicates(asking: tuple[Asking, ...], server: str | None) -> bool:
-    """Whether the server keeps every event it is given: the mode's only read API says so, or
-    the one it answered last time does."""
-    return all(a.keeps_duplicates for a in asking) or any(
-        a.keeps_duplicates and a.name == server for a in asking
-    )
+def keeps_duplicates(destination: Destination, recorder: Recorder, opened: Opened) -> None:
+    """Tell the destination, before anything is sent (``--full`` too, and whether or not the
+    server is asked what it holds), whether its server keeps every event it is given: the
+    mode's read APIs say so, or the one the server answered through last time (the ledger
+    remembers it) does. A Feast found under ``auto`` once is never sent a request again blind."""
+    ledger, destination_id = recorder.ledger, recorder.destination_id
+    if not isinstance(destination, Holding) or ledger is None or destination_id is None:
+        return
+    asking = modes.MODES[opened.translation.server].asking
+    if asking_keeps_duplicates(asking, ledger.remembered(destination_id, "server")):
+        destination.keeps_duplicates = True
 
 
 def _pending(

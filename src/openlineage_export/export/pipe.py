@@ -16,7 +16,7 @@ from ..state.index import EVERY_RUN
 from ..state.ledger import Ledger
 from .batching import recall_batches, remember_batches
 from .classifying import classify
-from .holding import server_holds
+from .holding import keeps_duplicates, server_holds
 from .opening import begin, ledger_keys, opened_destination, take_ledger
 from .recalling import server_forgot
 from .report import ExportReport
@@ -67,6 +67,7 @@ async def run_export_async(request: ExportRequest) -> ExportReport:
             selected = scan.runs if selection is None else scan.index.count(only)
             recorder.scanned(selected, never_run(opened.graph, scan, selection), scan.runs)
             names = check_names(opened, scan, recorder)
+            keeps_duplicates(destination, recorder, opened)
             full = request.full or await server_forgot(
                 destination, recorder, scan, opened, cancel, only
             )

@@ -111,6 +111,16 @@ class ExportReport:
     warnings: list[str] = field(default_factory=list)
     """Things worth telling that left nothing behind (e.g. a run that ends before it starts)."""
 
+    batches: int = 0
+    """Requests that carried a batch of events the server took (the spec's ``/batch``)."""
+    notes: list[str] = field(default_factory=list)
+    """What this export learnt of the server, said once (e.g. it takes no batches of events)."""
+
+    def note(self, message: str) -> None:
+        """Keep a note for the summary (a destination's few; the first ones)."""
+        if len(self.notes) < MAX_LISTED and message not in self.notes:
+            self.notes.append(message)
+
     def warn(self, message: str) -> None:
         """Keep a warning for the summary (the first ones by text; all are worth a look)."""
         if len(self.warnings) < MAX_LISTED:
@@ -183,6 +193,7 @@ class ExportReport:
             "namespace": self.namespace,
             "runs": runs,
             "events": events,
+            "batches": self.batches,
             "selection": None
             if self.selection is None
             else {
@@ -212,5 +223,6 @@ class ExportReport:
             "datasetNamespaces": sorted(self.dataset_namespaces),
             "datasetNamespacesMore": self.dataset_namespaces_more,
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
             "exitCode": self.exit_code,
         }

@@ -183,10 +183,10 @@ class Ledger:
     def remember(self, destination_id: int, column: Remembered, value: str) -> None:
         """Remember ``value`` of the destination, for the next export to it."""
         with self._errors():
-            self.db.execute(  # one constant statement (tests/test_seam.py), either column
+            self.db.execute(  # one constant statement (tests/test_seam.py), any column
                 "UPDATE destinations SET namespace = CASE ?1 WHEN 'namespace' THEN ?2 ELSE"
-                " namespace END, server = CASE ?1 WHEN 'server' THEN ?2 ELSE server END"
-                " WHERE id = ?3",
+                " namespace END, server = CASE ?1 WHEN 'server' THEN ?2 ELSE server END,"
+                " batch = CASE ?1 WHEN 'batch' THEN ?2 ELSE batch END WHERE id = ?3",
                 (column, value, destination_id),
             )
 

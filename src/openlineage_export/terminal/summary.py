@@ -40,6 +40,7 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
     if report.namespace_from is not None:
         lines.append(f"namespace: {report.namespace} (from {report.namespace_from!r})")
     lines += [f"warning: {warning}" for warning in report.warnings]
+    lines += [f"note: {note}" for note in report.notes]
     lines += [
         f"never run: {pipeline} (OpenLineage is a log of runs; nothing to export)"
         for pipeline in report.never_run[:MAX_LISTED]
@@ -52,6 +53,13 @@ def summary(report: ExportReport, ending: Ending | None = None) -> str:
     if report.bad_entries:
         lines.append(bad_entries_line(report.bad_entries, ending.bad_entries_shown))
     return shown_lines(lines)
+
+
+def _batches(report: ExportReport) -> str:
+    """How the events went, where the server took the spec's batches."""
+    if not report.batches:
+        return ""
+    return f" in {report.batches} batch{'es' if report.batches != 1 else ''}"
 
 
 def _head(report: ExportReport, ending: Ending) -> list[str]:
@@ -93,7 +101,7 @@ def _head(report: ExportReport, ending: Ending) -> list[str]:
     lines = [
         f"{'nothing exported' if nothing else 'exported'} to {report.destination}: "
         f"{report.runs_sent} of "
-        f"{report.runs_total} runs sent ({report.events_sent} events)"
+        f"{report.runs_total} runs sent ({report.events_sent} events{_batches(report)})"
         + _kept(report)
         + (f", {report.runs_failed} failed" if report.runs_failed else "")
     ]

@@ -180,3 +180,14 @@ MARQUEZ = Asking(
 )
 """Marquez's runs, by job (``GET /api/v1/namespaces/{ns}/jobs/{job}/runs``), latest started
 first: each with its ``id``, ``state`` and ``endedAt``."""
+
+
+def keeps_duplicates(asking: tuple[Asking, ...], answered: str | None = None) -> bool:
+    """Whether the server keeps every event it is given (an event sent twice is held twice, so
+    none is ever sent again blind): every read API its mode may answer through says so, or the
+    one it answered through (``answered``: remembered by the ledger, or answered now) does.
+    Decided here only: the export (``export/holding.py``) and the destination both ask this."""
+    return bool(asking) and (
+        all(a.keeps_duplicates for a in asking)
+        or any(a.keeps_duplicates and a.name == answered for a in asking)
+    )

@@ -29,6 +29,11 @@ from .poster import server_text
 NO_BATCHES = frozenset({404, 405, 415, 501})
 """What a server without the batch endpoint answers there: one event a request from then on."""
 
+NOT_A_BATCH = frozenset({400, 422})
+"""What a server may answer to its first batch when its path is no batch endpoint but matches
+one of its own (a catch-all route reading ``batch`` as a name, a body that is not one event):
+until a batch was taken, one event a request from then on too; once one was, a refusal."""
+
 
 class Again(enum.Enum):
     """An event's outcome that is no verdict: send it again, in a later batch (``RETRY``), or
@@ -92,12 +97,20 @@ class Gatherer:
 
     :meth:`submit` adds one event to the batch being gathered and gives its outcome once that
     batch is answered. A batch goes once it is full, or in the next turn of the loop (when no
-    more events arrived meanwhile); several batches may be in flight at once."""
+    more events arrived meanwhile), and only while fewer than ``in_flight()`` batches are in
+    flight: the events that come meanwhile wait and fill the next one (a server that answers
+    one request at a time, Feast, gets one batch at a time, not a queue of them each waiting
+    for its turn within the timeout)."""
 
-    def __init__(self, post: Post, max_events: int, max_bytes: int) -> None:
+    def __init__(
+        self, post: Post, max_events: int, max_bytes: int, in_flight: Callable[[], int]
+    ) -> None:
         self._post = post
         self.max_events = max(1, max_events)
         self.max_bytes = max(1, max_bytes)
+        self._in_flight = in_flight
+        self._flying = 0
+        self._closed = False
         self._pending: list[tuple[bytes, asyncio.Future[Outcome]]] = []
         self._bytes = 0
         self._scheduled = False
@@ -118,12 +131,13 @@ class Gatherer:
 
     def close(self) -> None:
         """Abandon the batches still in flight (the export is ending)."""
+        self._closed = True
         for task in list(self._tasks):
             task.cancel()
 
     def _flush(self) -> None:
         self._scheduled = False
-        while self._pending:
+        while self._pending and not self._closed and self._flying < max(1, self._in_flight()):
             batch: list[tuple[bytes, asyncio.Future[Outcome]]] = []
             size = 0
             while self._pending and len(batch) < self.max_events:
@@ -133,6 +147,7 @@ class Gatherer:
                 batch.append(self._pending.pop(0))
                 size += len(body) + 1
             self._bytes -= size
+            self._flying += 1
             task = asyncio.get_running_loop().create_task(self._send(batch))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -150,6 +165,10 @@ class Gatherer:
                 if not future.done():
                     future.set_exception(exc)
             return
+        finally:
+            self._flying -= 1
+            if self._pending and not self._scheduled:  # what came meanwhile goes now
+                self._flush()
         for future, outcome in zip(futures, outcomes, strict=True):
             if not future.done():
                 future.set_result(outcome)

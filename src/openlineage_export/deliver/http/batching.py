@@ -2,8 +2,12 @@
 
 Every event goes to the batch being gathered (``batches.py``: :class:`~.batches.Gatherer`) and
 is posted to the endpoint plus ``/batch``, until the server shows it takes no batches there: a
-404, 405, 415 or 501 means one event a request from then on, said once (a notice), and
-remembered in the ledger for the next export (``export/batching.py``). Then:
+404, 405, 415 or 501 means one event a request from then on, remembered in the ledger for the
+next export (``export/batching.py``).
+
+A note says it once, in the summary, and only once a single event was then taken: a server that
+answers 404 to every request has a wrong address (``signs.py`` says so), not a missing batch
+endpoint. Then:
 
 - 204, or 200 ``success``: every event taken. The server is known to take batches.
 - 200 ``partial_success`` with ``failed_events``: a retriable one is sent again in a later
@@ -13,10 +17,12 @@ remembered in the ledger for the next export (``export/batching.py``). Then:
   event it is given, no event of that batch is sent again blind: their runs fail saying so, and
   the next export asks the server what it holds first (``held.py``); elsewhere the batch's
   events are sent again, as retriable.
+- 400 or 422 to the first batch (a route of the server's own that is no batch endpoint): the
+  same, one event a request; after a batch was taken, the batch's runs are refused.
 - 413: the batch is halved (and so are the batches after it), down to one event; one event
   refused with 413 refuses its run.
 - 400 or 415 to a gzipped batch (Feast reads no gzip: 400): batches go uncompressed from then
-  on, said once; batches are gzipped only when ``openlineage.compression`` asks for it.
+  on, noted once; batches are gzipped only when ``openlineage.compression`` asks for it.
 - Anything else goes as a single event's request goes (``destination.py``): retries, outages,
   401/403 strikes, a server's own refusals, and no blind resend to a server that keeps
   duplicates.
@@ -28,11 +34,10 @@ import asyncio
 import gzip
 import random
 import time
-from collections.abc import Callable
 from typing import Protocol
 
 from ..retry import RetryPolicy
-from .batches import NO_BATCHES, Again, Gatherer, Outcome, read_answer
+from .batches import NO_BATCHES, NOT_A_BATCH, Again, Gatherer, Outcome, read_answer
 from .config import HttpConfig
 from .poster import Answer
 
@@ -63,19 +68,23 @@ class Sender(Protocol):
 class Batches:
     """The events of one destination, in batches where the server takes them."""
 
-    def __init__(
-        self, sender: Sender, notice: Callable[[str], None] | None, *, seed: int | None = None
-    ) -> None:
+    def __init__(self, sender: Sender, *, seed: int | None = None) -> None:
         self.sender = sender
         self.url = sender.url.rstrip("/") + "/batch"
         self.taken: bool | None = None
         """Whether the server takes batches (None: not known yet)."""
         self._gzip = sender.config.gzip_body
-        self._notice = notice
-        self._gatherer = Gatherer(self._post, sender.config.batch_events, sender.config.batch_bytes)
+        self.notes: list[str] = []
+        """What this export learnt of the server's batches, in words, for the summary."""
+        self._no_batches: int | None = None
+        """The status the batch endpoint answered when it showed there are none."""
+        self._gatherer = Gatherer(
+            self._post, sender.config.batch_events, sender.config.batch_bytes, self._in_flight
+        )
         self._stop = asyncio.Event()
         self._rng = random.Random(seed)
-        self.batches_sent = 0
+        self.batches_taken = 0
+        """Batches the server answered with a 2xx (some of their events may have failed)."""
         self._alone_said = False
         self._probing = asyncio.Lock()
 
@@ -86,7 +95,14 @@ class Batches:
         attempt = 0
         while True:
             if self.taken is False:
-                return await self.sender.post_alone(body, stop)
+                alone = await self.sender.post_alone(body, stop)
+                if alone is None and self._no_batches is not None and not self._alone_said:
+                    self._alone_said = True  # once, and only when a single event was taken
+                    self._say(
+                        f"the server at {self.sender.url} takes no batches of events (HTTP "
+                        f"{self._no_batches} at {self.url}): one event a request"
+                    )
+                return alone
             got = await self._gatherer.submit(body)
             if got is Again.ALONE:
                 continue
@@ -108,6 +124,14 @@ class Batches:
             except TimeoutError:
                 continue
 
+    def _in_flight(self) -> int:
+        """The most batches in flight at once: one to a server that keeps duplicates (Feast,
+        which answers one request at a time: a queue of batches would only wait out their
+        timeouts there), else one for every 16 of ``openlineage.concurrency``."""
+        if self.sender.keeps_duplicates:
+            return 1
+        return max(1, self.sender.config.concurrency // 16)
+
     def close(self) -> None:
         """Abandon the batches still in flight."""
         self._gatherer.close()
@@ -127,7 +151,6 @@ class Batches:
         payload = b"[" + b",".join(bodies) + b"]"
         gzipped = self._gzip
         data = gzip.compress(payload, mtime=0) if gzipped else payload
-        self.batches_sent += 1
         got = await self.sender.post_batch(self.url, data, gzipped, self._stop)
         if isinstance(got, str):
             return [got] * count
@@ -140,13 +163,9 @@ class Batches:
                 )
             self._gzip = False
             return await self._post_known(bodies)
-        if status in NO_BATCHES:
-            if not self._alone_said:  # once, however many batches were in flight
-                self._alone_said = True
-                self._say(
-                    f"the server at {self.sender.url} takes no batches of events (HTTP "
-                    f"{status} at {self.url}): one event a request from now on"
-                )
+        if status in NO_BATCHES or (status in NOT_A_BATCH and self.taken is None):
+            if self._no_batches is None:
+                self._no_batches = status
             self.taken = False
             return [Again.ALONE] * count
         if status == 413:
@@ -160,6 +179,7 @@ class Batches:
         if not 200 <= status < 300:
             return [self.sender.describe(got)] * count
         self.taken = True
+        self.batches_taken += 1
         read = read_answer(status, got.body, count)
         if read.failed is None:
             if self.sender.keeps_duplicates:
@@ -179,6 +199,15 @@ class Batches:
             "it holds"
         )
 
+    @property
+    def learnt(self) -> bool | None:
+        """What to remember for the next export: batches taken (True), none (False: the batch
+        endpoint refused and a single event was then taken, or an earlier export learnt it),
+        or not known (None: nothing was taken at all, e.g. a wrong address)."""
+        if self.taken is False and self._no_batches is not None and not self._alone_said:
+            return None
+        return self.taken
+
     def _say(self, message: str) -> None:
-        if self._notice is not None:
-            self._notice(message)
+        if message not in self.notes:
+            self.notes.append(message)

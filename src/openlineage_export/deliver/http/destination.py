@@ -24,10 +24,11 @@ import orjson
 from ... import DISTRIBUTION
 from ...errors import ConfigError, DestinationUnreachable
 from ...guards.secrecy import Redactor, masked_logs
+from ...translate.asking import keeps_duplicates
 from ...translate.encoded import TranslatedRun
 from ..destination import Retry, RunOutcome, Supplied, Tally
 from ..retry import retry_after_seconds
-from .batches import NO_BATCHES
+from .batches import NO_BATCHES, NOT_A_BATCH
 from .batching import Batches
 from .client import poster_for
 from .config import KIND, HttpConfig
@@ -92,10 +93,8 @@ class HttpDestination:
         self._started = False
         # A server that keeps every event it is given (Feast) holds twice an event sent again
         # after its answer was lost: such an event is never sent again blind.
-        self.keeps_duplicates = bool(config.asking) and all(
-            asking.keeps_duplicates for asking in config.asking
-        )
-        self._batches = Batches(self, supplied.on_notice, seed=seed)
+        self.keeps_duplicates = keeps_duplicates(config.asking)
+        self._batches = Batches(self, seed=seed)
 
     async def start(self) -> None:
         """Open the client's connection pool; mask the key in the HTTP stack's logs. Once: the
@@ -131,7 +130,7 @@ class HttpDestination:
             concurrency=self.concurrency,
             asking=self.config.asking,
         )
-        if held is not None and held.keeps_duplicates:
+        if held is not None and keeps_duplicates(self.config.asking, held.asking.name):
             self.keeps_duplicates = True
         return held
 
@@ -150,12 +149,22 @@ class HttpDestination:
     @property
     def batches(self) -> bool | None:
         """Whether the server takes the spec's batches (None: not known yet)."""
-        return self._batches.taken
+        return self._batches.learnt
 
     @batches.setter
     def batches(self, taken: bool | None) -> None:
         """What an earlier export learnt of this destination (the ledger remembers it)."""
         self._batches.taken = taken
+
+    @property
+    def batches_taken(self) -> int:
+        """How many batches the server took in this export."""
+        return self._batches.batches_taken
+
+    @property
+    def notes(self) -> list[str]:
+        """What this export learnt of the server's batches, in words (for the summary)."""
+        return self._batches.notes
 
     async def post_alone(self, body: bytes, stop: asyncio.Event) -> str | None:
         """One event in a request of its own: None, taken; else why not."""
@@ -322,7 +331,7 @@ class HttpDestination:
         return describe_answer(answer, self.redact)
 
 
-_BATCH_ANSWERS = NO_BATCHES | {400, 413}  # 400: maybe gzip refused
+_BATCH_ANSWERS = NO_BATCHES | NOT_A_BATCH | {413}  # 400: maybe gzip refused
 """The answers to a batch its reading decides on (``batching.py``), not the retry loop's."""
 
 
