@@ -239,7 +239,9 @@ class DeliverySettings(SettingsGroup):
         "openlineage.concurrency",
         "integer",
         32,
-        "Editor runs sending at once, each one event at a time.",
+        "Requests in flight at once: editor runs sending at once, each one event at a time "
+        "(8 times as many runs where the server takes batches of events, the requests still "
+        "within this).",
         minimum=1,
         maximum=64,
     )

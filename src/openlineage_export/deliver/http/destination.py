@@ -41,6 +41,10 @@ USER_AGENT_PREFIX = DISTRIBUTION
 
 __all__ = ["KIND", "HttpConfig", "HttpDestination"]
 
+RUNS_A_REQUEST = 8
+"""Where the server may take batches, this many times ``openlineage.concurrency`` editor runs
+send at once (each still one event at a time, in causal order)."""
+
 AUTH_STRIKES = 3
 """After this many 401/403 answers in a row (nothing accepted between), the key is wrong for
 every run: the export stops instead of trying each run."""
@@ -58,7 +62,8 @@ class HttpDestination:
         self.config = config
         self.url = config.url
         self.name = config.url
-        self.concurrency = config.concurrency
+        self._requests = asyncio.Semaphore(max(1, config.concurrency))
+        """``openlineage.concurrency`` requests in flight at most, batches or single events."""
         # An OpenLineage server files a read under the version current when it takes it: the
         # engine holds back each event, not each run, until those it depends on are accepted.
         self.event_legs = True
@@ -127,7 +132,7 @@ class HttpDestination:
             namespace,
             wanted,
             deadline=deadline_for(self.config.timeout, self.retry.max_time, runs),
-            concurrency=self.concurrency,
+            concurrency=self.config.concurrency,
             asking=self.config.asking,
         )
         if held is not None and keeps_duplicates(self.config.asking, held.asking.name):
@@ -145,6 +150,17 @@ class HttpDestination:
                 return RunOutcome(tally.accepted, error)
             tally.accepted += 1
         return RunOutcome(tally.accepted)
+
+    @property
+    def concurrency(self) -> int:
+        """Editor runs sending at once (the engine reads it as delivery begins, once the
+        ledger told what an earlier export learnt of batches): ``openlineage.concurrency``, or
+        :data:`RUNS_A_REQUEST` times as many where the server may take batches, so that a
+        batch has events of many runs to carry; the requests in flight stay within
+        ``openlineage.concurrency`` all the same."""
+        if self._batches.taken is False:
+            return self.config.concurrency
+        return self.config.concurrency * RUNS_A_REQUEST
 
     @property
     def batches(self) -> bool | None:
@@ -170,7 +186,8 @@ class HttpDestination:
         """One event in a request of its own: None, taken; else why not."""
         if self.config.gzip_body:
             body = gzip.compress(body, mtime=0)
-        got = await self._exchange(self.url, body, self._headers, stop)
+        async with self._requests:
+            got = await self._exchange(self.url, body, self._headers, stop)
         return got if isinstance(got, str) else None
 
     async def post_batch(
@@ -180,7 +197,8 @@ class HttpDestination:
         2xx or one the batch reading decides on (no batches, too large, gzip refused), else
         why not (a refusal, or no answer in the retry time)."""
         headers = self._headers if gzipped else self._plain
-        return await self._exchange(url, body, headers, stop, passing=_BATCH_ANSWERS)
+        async with self._requests:
+            return await self._exchange(url, body, headers, stop, passing=_BATCH_ANSWERS)
 
     async def close(self) -> None:
         """Close the client we opened (a host's is the host's to close); stop masking logs."""
