@@ -240,8 +240,8 @@ class DeliverySettings(SettingsGroup):
         "integer",
         32,
         "Requests in flight at once: editor runs sending at once, each one event at a time "
-        "(8 times as many runs where the server takes batches of events, the requests still "
-        "within this).",
+        "(above 1, 8 times as many runs where the server takes batches of events, the "
+        "requests still within this).",
         minimum=1,
         maximum=64,
     )

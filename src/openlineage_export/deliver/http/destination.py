@@ -157,8 +157,9 @@ class HttpDestination:
         ledger told what an earlier export learnt of batches): ``openlineage.concurrency``, or
         :data:`RUNS_A_REQUEST` times as many where the server may take batches, so that a
         batch has events of many runs to carry; the requests in flight stay within
-        ``openlineage.concurrency`` all the same."""
-        if self._batches.taken is False:
+        ``openlineage.concurrency`` all the same. A concurrency of 1 stays one run at a time
+        (in trail order, whatever the server takes)."""
+        if self._batches.taken is False or self.config.concurrency == 1:
             return self.config.concurrency
         return self.config.concurrency * RUNS_A_REQUEST
 
