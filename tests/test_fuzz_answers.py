@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from openlineage_export.deliver.http import recall
 from openlineage_export.deliver.http.aiohttp_client import AiohttpPoster
+from openlineage_export.deliver.http.batches import read_answer
 from openlineage_export.deliver.http.curl_client import CurlPoster
 from openlineage_export.deliver.http.destination import (
     HttpConfig,
@@ -290,3 +291,53 @@ def test_the_export_names_that_failure_in_one_line(
     assert failed["reason"].endswith("failed (Unsolicited Transfer-Encoding (\ufffd!) found)"), (
         failed
     )
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=20,
+)
+_ENTRY = st.fixed_dictionaries(
+    {},
+    optional={
+        "index": st.integers(-3, 12) | st.booleans() | st.text(max_size=3) | st.floats(),
+        "reason": st.text() | st.binary().map(lambda b: b.decode("utf-8", "surrogateescape")),
+        "retriable": _JSON,
+    },
+)
+_BATCH_BODY = st.one_of(
+    st.binary(max_size=512),
+    _JSON.map(lambda v: json.dumps(v).encode()),
+    st.builds(
+        lambda status, failed: json.dumps(
+            {"status": status, "failed_events": failed}, ensure_ascii=False
+        ).encode("utf-8", "surrogatepass"),
+        st.sampled_from(["partial_success", "success", "PARTIAL_SUCCESS"]) | st.text(max_size=5),
+        st.lists(_ENTRY | _JSON, max_size=6) | _JSON,
+    ),
+)
+
+
+@FUZZ
+@given(
+    status=st.sampled_from([200, 201, 202, 204, 207, 299]),
+    body=_BATCH_BODY,
+    size=st.integers(1, 10),
+)
+def test_any_answer_to_a_batch_reads_as_taken_failed_by_index_or_unsaid(
+    status: int, body: bytes, size: int
+) -> None:
+    """A stranger's answer to a batch (``batches.read_answer``): every event taken, the failed
+    ones each named once by an index within the batch with a reason that is Unicode and
+    bounded, or "some failed, not which" (never resent blind where that could duplicate); never
+    an exception, whatever the body."""
+    read = read_answer(status, body, size)
+    if read.failed is None:
+        return
+    indexes = [failed.index for failed in read.failed]
+    assert indexes == sorted(set(indexes)) and all(0 <= i < size for i in indexes)
+    for failed in read.failed:
+        assert type(failed.index) is int and isinstance(failed.retriable, bool)
+        failed.reason.encode("utf-8")  # no lone surrogate
+        assert 0 < len(failed.reason) <= TEXT_LIMIT and "\n" not in failed.reason
