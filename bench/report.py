@@ -108,6 +108,22 @@ class Report:
         )
         return rate
 
+    def measured_loadgen(
+        self, part: str, what: str, result: dict[str, Any], note: str = ""
+    ) -> float | None:
+        """Add the row of one Go load generator run (``harness.run_loadgen``): the requests
+        answered, its seconds and its own CPU, the load around it; returns requests per
+        wall second."""
+        return self.measured(
+            part,
+            what,
+            result["ok"],
+            result["seconds"],
+            result["cpu_s"],
+            load=f"{result['load_before']} -> {result['load_after']}",
+            note=note,
+        )
+
     def measured_child(
         self, part: str, what: str, done: ChildResult, note: str = ""
     ) -> float | None:

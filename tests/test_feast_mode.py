@@ -141,22 +141,33 @@ def test_the_mode_says_it_keeps_duplicates() -> None:
     assert not asking.MARQUEZ.keeps_duplicates and asking.MARQUEZ.holds == "runs"
 
 
-def test_an_event_whose_answer_was_lost_is_never_sent_again_blind(tmp_path: Path) -> None:
-    """Feast keeps duplicates: an event whose answer was lost (the connection reset after it
-    was sent) may be stored, so it is not sent again; its run fails, saying why."""
-    lock = threading.Lock()
-    posted: list[bytes] = []
+class LosingFeast:
+    """Answers as Feast does (an empty page of events; 404 to Marquez's questions), keeping the
+    bodies posted; once ``lose`` is set, the first POST after the last clear of ``posted`` has
+    its answer lost (the connection reset after the request was read)."""
 
-    def feast_like(request: Recorded) -> Answer:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.posted: list[bytes] = []
+        self.lose = threading.Event()
+
+    def __call__(self, request: Recorded) -> Answer:
         if request.method == "GET":
             if urlsplit(request.path).path.endswith("/openlineage/events"):
                 return Answer(200, body={"events": [], "total": 0})
             return Answer(404, body={"detail": "Not Found"})
-        with lock:
-            posted.append(request.body)
-            first = len(posted) == 1
-        return Answer(reset=True) if first else Answer(201)
+        with self.lock:
+            self.posted.append(request.body)
+            lost = self.lose.is_set() and len(self.posted) == 1
+        return Answer(reset=True) if lost else Answer(201)
 
+
+def test_an_event_whose_answer_was_lost_is_never_sent_again_blind(tmp_path: Path) -> None:
+    """Feast keeps duplicates: an event whose answer was lost (the connection reset after it
+    was sent) may be stored, so it is not sent again; its run fails, saying why."""
+    feast_like = LosingFeast()
+    feast_like.lose.set()
+    posted = feast_like.posted
     with FakeServer(reads=True) as server:
         server.script(feast_like)
         report = run_export(
@@ -179,19 +190,8 @@ def test_a_feast_found_under_auto_is_never_sent_again_blind_even_unasked(tmp_pat
     """Behind ``auto`` Feast is known by its answers; the ledger remembers it. A later export
     that does not ask (``--full``) still knows the server keeps duplicates: an event whose
     answer was lost is not sent again (one place decides it: ``asking.keeps_duplicates``)."""
-    lock = threading.Lock()
-    posted: list[bytes] = []
-    lose = threading.Event()
-
-    def feast_like(request: Recorded) -> Answer:
-        if request.method == "GET":
-            if urlsplit(request.path).path.endswith("/openlineage/events"):
-                return Answer(200, body={"events": [], "total": 0})
-            return Answer(404, body={"detail": "Not Found"})
-        with lock:
-            posted.append(request.body)
-            lost = lose.is_set() and len(posted) == 1
-        return Answer(reset=True) if lost else Answer(201)
+    feast_like = LosingFeast()
+    posted, lock, lose = feast_like.posted, feast_like.lock, feast_like.lose
 
     environ = {
         "OPENLINEAGE_URL": "",

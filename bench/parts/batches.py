@@ -44,15 +44,12 @@ def into_the_sink(report: Report, sizes: Sizes, tools: dict[str, Path], scratch:
     say(f"9. batches into the Go sink at {SINK_LATENCY_MS} ms: {runs:,} runs, concurrency 64")
     with Sink(tools["sink"], SINK_LATENCY_MS, batches=True) as sink:
         result = run_loadgen(tools["loadgen"], sink.url, events_file, CONCURRENCY)
-        theirs = report.measured(
+        theirs = report.measured_loadgen(
             part,
             f"Go loadgen -> sink at {SINK_LATENCY_MS} ms, one event a request, concurrency "
             f"{CONCURRENCY}, any order",
-            result["ok"],
-            result["seconds"],
-            result["cpu_s"],
-            load=f"{result['load_before']} -> {result['load_after']}",
-            note=f"failed {result['failed']}",
+            result,
+            f"failed {result['failed']}",
         )
         theirs_cpu = 1e6 * result["cpu_s"] / max(1, result["ok"])
         sink.reset()

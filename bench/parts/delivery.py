@@ -134,14 +134,11 @@ def go_ceiling(
         tools["loadgen"], sink.url, events_file, concurrency, sizes.capacity_requests // 3
     )
     ceiling[concurrency] = (
-        report.measured(
+        report.measured_loadgen(
             part,
             f"ceiling: Go loadgen -> sink at 5 ms, concurrency {concurrency}, any order",
-            result["ok"],
-            result["seconds"],
-            result["cpu_s"],
-            load=f"{result['load_before']} -> {result['load_after']}",
-            note=f"{concurrency} / 5 ms = {concurrency / 0.005:,.0f}/s at most",
+            result,
+            f"{concurrency} / 5 ms = {concurrency / 0.005:,.0f}/s at most",
         )
         or 0.0
     )
