@@ -66,8 +66,11 @@ class Destination(Protocol):
 
     name: str
     """The destination's identity, as the ledger and the summary name it."""
-    concurrency: int
-    """How many editor runs it takes at once."""
+    @property
+    def concurrency(self) -> int:
+        """How many editor runs it takes at once (read as delivery begins)."""
+        ...
+
     event_legs: bool
     """True when it may be handed a run a few events at a time (a *leg*, see ``order.py``),
     so that runs touching the same datasets overlap in causal order; False: whole runs only."""

@@ -188,6 +188,8 @@ class HttpDestination:
         if self.config.gzip_body:
             body = gzip.compress(body, mtime=0)
         async with self._requests:
+            if stop.is_set():  # the export stopped while this waited its turn
+                return _STOPPED
             got = await self._exchange(self.url, body, self._headers, stop)
         return got if isinstance(got, str) else None
 
@@ -199,6 +201,8 @@ class HttpDestination:
         why not (a refusal, or no answer in the retry time)."""
         headers = self._headers if gzipped else self._plain
         async with self._requests:
+            if stop.is_set():  # the export stopped while this waited its turn
+                return _STOPPED
             return await self._exchange(url, body, headers, stop, passing=_BATCH_ANSWERS)
 
     async def close(self) -> None:
@@ -349,6 +353,8 @@ class HttpDestination:
         """An answer that refuses, in words (the key masked)."""
         return describe_answer(answer, self.redact)
 
+
+_STOPPED = "cancelled before every event was sent"
 
 _BATCH_ANSWERS = NO_BATCHES | NOT_A_BATCH | {413}  # 400: maybe gzip refused
 """The answers to a batch its reading decides on (``batching.py``), not the retry loop's."""
