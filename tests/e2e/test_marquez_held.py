@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultproxy import FaultProxy
+from faultproxy import FaultProxy, Passed
 from helpers import run_cli
 from hubwriter.synth import write_workspace
 
@@ -60,6 +60,16 @@ def completed(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def taken(passed: list[Passed]) -> list[Any]:
+    """The events Marquez took, of the requests the proxy passed on: every one but the first
+    batch of an export from an empty ledger, which Marquez 0.51 has no endpoint for (the export
+    then sends one event a request)."""
+    batches = [p for p in passed if p.body.startswith(b"[")]
+    assert all(p.status in (404, 405) for p in batches), [p.status for p in batches]
+    assert all(200 <= p.status < 300 for p in passed if p not in batches)
+    return [json.loads(p.body) for p in passed if p not in batches]
+
+
 def test_a_trail_marquez_holds_is_not_sent_again_from_an_empty_ledger_but_a_change_is(
     marquez: Any, tmp_path: Path
 ) -> None:
@@ -68,7 +78,8 @@ def test_a_trail_marquez_holds_is_not_sent_again_from_an_empty_ledger_but_a_chan
     with FaultProxy(marquez.url, seed=0) as proxy:
         loaded = cli(environment(tmp_path, proxy.url, "a"), "export", "-w", str(ws), "--json")
         assert loaded["runs"]["sent"] == summary["runs"] and loaded["runs"]["failed"] == 0
-        assert len(proxy.passed) == loaded["events"]["sent"] > 0
+        assert len(taken(proxy.passed)) == loaded["events"]["sent"] > 0
+        assert loaded["batches"] == 0 and [note for note in loaded["notes"] if "batch" in note]
 
         # Another machine, an empty ledger: Marquez is asked, nothing is posted.
         posted, reads = len(proxy.passed), len(proxy.reads)
@@ -108,7 +119,7 @@ def test_a_trail_marquez_holds_is_not_sent_again_from_an_empty_ledger_but_a_chan
         ]
         posted = len(proxy.passed)
         third = cli(environment(tmp_path, proxy.url, "c"), "export", "-w", str(ws), "--json")
-        sent = [json.loads(p.body) for p in proxy.passed[posted:]]
+        sent = taken(proxy.passed[posted:])
     assert third["runs"]["sent"] == 1 and third["runs"]["held"] == summary["runs"] - 1
     assert sorted((e["run"]["runId"], e["eventType"], e["eventTime"]) for e in sent) == sorted(
         of_run
