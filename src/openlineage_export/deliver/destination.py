@@ -66,6 +66,7 @@ class Destination(Protocol):
 
     name: str
     """The destination's identity, as the ledger and the summary name it."""
+
     @property
     def concurrency(self) -> int:
         """How many editor runs it takes at once (read as delivery begins)."""
