@@ -107,6 +107,14 @@ class Recorded:
 
 Script = Callable[[Recorded], "Answer | int"]
 
+BACKLOG = 128
+"""The listen backlog of a loopback server that stands in for a real one (Java's default is
+50, nginx's 511, uvicorn's 2048; Python's socketserver has 5). An export opens up to
+``openlineage.concurrency`` connections at once (32 by default, together once the first batch
+showed the server takes none): a backlog of 5 drops the handshakes past it, the kernel tries
+them again 1, 3, 7 and 15 s later, and on a busy machine a request then outlasts its timeout
+after the server took it, and is sent again."""
+
 
 class FakeServer:
     """The server; use the :func:`fake_server` fixture, or ``with FakeServer() as s``."""
@@ -254,6 +262,7 @@ class FakeServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = BACKLOG
     owner: FakeServer
 
     def process_request(self, request: Any, client_address: Any) -> None:

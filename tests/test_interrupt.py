@@ -38,6 +38,7 @@ class HoldingServer(ThreadingHTTPServer):
     requests that come after wait until ``release`` is set."""
 
     daemon_threads = True
+    request_queue_size = 128  # a real server's listen backlog (fakeserver.BACKLOG)
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)

@@ -86,6 +86,7 @@ class Server(ThreadingHTTPServer):
     """Records every request; answers by ``mode``, echoing what it was sent when it fails."""
 
     daemon_threads = True
+    request_queue_size = 128  # a real server's listen backlog (fakeserver.BACKLOG)
 
     def __init__(self, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
         super().__init__((host, 0), _Handler)

@@ -87,6 +87,7 @@ def in_netns(
 
 class _Recorder(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # a real server's listen backlog (fakeserver.BACKLOG)
 
     def __init__(self, address: tuple[str, int]) -> None:
         super().__init__(address, _Handler)
