@@ -18,7 +18,10 @@ from helpers import DEMO
 from support.batch_server import Failure, Plan, SpecBatch, identity, spec_batch_fixture
 
 from openlineage_export.deliver.http.batches import Failed, Gatherer, Outcome, read_answer
+from openlineage_export.deliver.http.config import HttpConfig
+from openlineage_export.deliver.http.destination import HttpDestination
 from openlineage_export.export import ExportReport, ExportRequest, run_export
+from openlineage_export.translate import feast
 
 __all__ = ["spec_batch_fixture"]  # the fixture ``spec_batch``
 
@@ -237,3 +240,18 @@ def test_batches_in_flight_are_bounded_and_what_waits_fills_the_next() -> None:
 
     assert asyncio.run(scenario(1)) == [1, -1, 100, 100, 50]
     assert asyncio.run(scenario(2)) == [1, 100, -1, 100, 50]
+
+
+def test_the_destination_allows_one_batch_in_flight_to_a_server_that_keeps_duplicates() -> None:
+    """The wiring of the bound above: the destination's batches read whether the server keeps
+    duplicates when a batch is to go, so that a Feast found only by asking it (``auto``) or
+    remembered by the ledger gets one batch at a time too."""
+    url = "http://127.0.0.1:9/api/v1/lineage"
+    elsewhere = HttpDestination(HttpConfig(url, concurrency=64))
+    assert elsewhere._batches._in_flight() == 4  # one for every 16 of concurrency
+    assert HttpDestination(HttpConfig(url, concurrency=8))._batches._in_flight() == 1
+    found = HttpDestination(HttpConfig(url, concurrency=64))
+    found.keeps_duplicates = True  # as holdings() or export/holding.py tell it, before sending
+    assert found._batches._in_flight() == 1
+    configured = HttpDestination(HttpConfig(url, concurrency=64, asking=(feast.ASKING,)))
+    assert configured._batches._in_flight() == 1

@@ -7,13 +7,13 @@ each, with Feast's own CPU per event (what batching cannot remove)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import urllib.request
 from pathlib import Path
 
 from bench import harness
-from bench.harness import REPO, Sink, cpu_seconds, run_loadgen
+from bench.feast_checkout import feast_key, feast_pid
+from bench.harness import Sink, cpu_seconds, run_loadgen
 from bench.report import Report, Sizes, child, say, skipped, verdict
 
 CONCURRENCY = 64
@@ -179,27 +179,6 @@ def into_feast(report: Report, sizes: Sizes, scratch: Path, url: str) -> None:
         or "Feast's own cost is per event (3 to 20 SQLite transactions each, docs/feast.md): "
         "a batch removes only the HTTP round trips",
     )
-
-
-def feast_home() -> Path:
-    return Path(os.environ.get("FEAST_HOME") or REPO / ".cache" / "feast")
-
-
-def feast_key() -> str | None:
-    given = os.environ.get("FEAST_API_KEY")
-    if given:
-        return given
-    try:
-        return (feast_home() / "api.key").read_text().strip()
-    except OSError:
-        return None
-
-
-def feast_pid() -> int | None:
-    try:
-        return int((feast_home() / "feast.pid").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def feast_up(url: str) -> bool:

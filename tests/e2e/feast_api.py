@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 import pytest
+from bench.feast_checkout import feast_home, feast_pid
+from bench.feast_checkout import feast_key as checkout_key
 from helpers import ROOT, USERS_HOME
 
 PAGE = 1000
@@ -33,20 +35,15 @@ def feast_url() -> str:
     return os.environ.get("FEAST_URL") or "http://127.0.0.1:56580"
 
 
-def feast_home() -> Path:
-    """This checkout's Feast (scripts/feast.sh's FEAST_HOME)."""
-    return Path(os.environ.get("FEAST_HOME") or ROOT / ".cache" / "feast")
-
-
 def feast_key() -> str:
     """The key its consumer requires: FEAST_API_KEY, else the one scripts/feast.sh made."""
-    given = os.environ.get("FEAST_API_KEY")
-    if given:
-        return given
-    try:
-        return (feast_home() / "api.key").read_text().strip()
-    except OSError as exc:
-        pytest.fail(f"no key for Feast's consumer: FEAST_API_KEY is not set, and {exc}")
+    key = checkout_key()
+    if key is None:
+        pytest.fail(
+            f"no key for Feast's consumer: FEAST_API_KEY is not set, and {feast_home()} holds "
+            "no api.key"
+        )
+    return key
 
 
 class Feast:
@@ -110,10 +107,9 @@ class FeastProcess:
         self.stopped = False
 
     def stop(self) -> None:
-        try:
-            pid = int((feast_home() / "feast.pid").read_text().split()[0])
-        except (OSError, ValueError, IndexError) as exc:
-            pytest.fail(f"no Feast started by scripts/feast.sh to stop ({exc})")
+        pid = feast_pid()
+        if pid is None:
+            pytest.fail(f"no Feast started by scripts/feast.sh to stop (no pid in {feast_home()})")
         os.killpg(pid, signal.SIGTERM)  # its session: setsid
         self.stopped = True
         deadline = time.monotonic() + 120

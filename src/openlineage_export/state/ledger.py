@@ -175,8 +175,10 @@ class Ledger:
     def remembered(self, destination_id: int, column: Remembered) -> str | None:
         """What is remembered of the destination (None: nothing yet): see :data:`Remembered`."""
         with self._errors():
-            row = self.db.execute(
-                f"SELECT {column} FROM destinations WHERE id = ?", (destination_id,)
+            row = self.db.execute(  # one constant statement, as remember's
+                "SELECT CASE ?1 WHEN 'namespace' THEN namespace WHEN 'server' THEN server"
+                " WHEN 'batch' THEN batch END FROM destinations WHERE id = ?2",
+                (column, destination_id),
             ).fetchone()
         return None if row is None or row[0] is None else str(row[0])
 
