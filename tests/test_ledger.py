@@ -27,7 +27,9 @@ class Server:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.refuse: set[str] = set()  # run ids answered with 400
-        self.after: tuple[int, threading.Event] | None = None  # set the event after N events
+        self.whole: tuple[dict[str, int], threading.Event] | None = None
+        """(each pipeline run's count of events, an event set once one run's are all taken)"""
+        self.taken: dict[str, int] = {}
         self.lock = threading.Lock()
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -50,8 +52,11 @@ class Server:
             if event["run"]["runId"] in self.refuse:
                 return False
             self.events.append(event)
-            if self.after is not None and len(self.events) >= self.after[0]:
-                self.after[1].set()
+            if self.whole is not None:
+                run = _pipeline_run(event)
+                self.taken[run] = self.taken.get(run, 0) + 1
+                if self.taken[run] == self.whole[0][run]:
+                    self.whole[1].set()
         return True
 
     def runs(self) -> set[str]:
@@ -151,6 +156,23 @@ def test_a_settings_change_that_changes_events_makes_every_run_pending(
     assert report.runs_sent == 3
 
 
+def test_the_namespace_of_the_last_export_is_remembered_and_a_change_said(
+    ws: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """Marquez keys runs by run id across namespaces: a new namespace is worth a warning that
+    names the one the runs already there were sent under, and how to keep it."""
+    trail(ws, 2)
+    export(ws, Server(), tmp_path, settings={"openlineage.namespace": "first"})
+    same = export(ws, Server(), tmp_path, settings={"openlineage.namespace": "first"})
+    assert not [w for w in same.warnings if "namespace" in w]
+    renamed = export(ws, Server(), tmp_path, settings={"openlineage.namespace": "second"})
+    [warning] = [w for w in renamed.warnings if "openlineage.namespace is now" in w]
+    assert "'second'" in warning and "sent under 'first'" in warning
+    assert warning.endswith("settings set openlineage.namespace first")
+    again = export(ws, Server(), tmp_path, settings={"openlineage.namespace": "second"})
+    assert not [w for w in again.warnings if "namespace" in w]  # remembered: said once
+
+
 def test_refused_runs_are_recorded_failed_and_retried_next_time(
     ws: WorkspaceMaker, tmp_path: Path
 ) -> None:
@@ -169,10 +191,13 @@ def test_refused_runs_are_recorded_failed_and_retried_next_time(
 
 
 def test_an_interrupted_export_loses_nothing(ws: WorkspaceMaker, tmp_path: Path) -> None:
+    """Cancelled once the server took every event of one editor run (the premise of a run
+    accepted whole, whatever batches carried them): the runs accepted whole are recorded, the
+    next export sends the rest."""
     trail(ws, 40)
     server = Server()
     cancel = threading.Event()
-    server.after = (30, cancel)
+    server.whole = (events_per_run(ws), cancel)
     first = export(ws, server, tmp_path, cancel=cancel, concurrency=2)
     assert first.cancelled and first.exit_code == 130
     assert 0 < first.runs_sent < 40
@@ -223,6 +248,19 @@ def dry_run_ids(ws: WorkspaceMaker) -> dict[str, str]:
             if tag["key"] == "traceId":
                 ids[tag["value"]] = event["run"]["runId"]
     return ids
+
+
+def events_per_run(ws: WorkspaceMaker) -> dict[str, int]:
+    """How many events each pipeline run of the dry run has (its stages' included)."""
+    import io
+
+    stream = io.BytesIO()
+    run_export(ExportRequest(workspace=ws.root, dry_run=True, output=stream))
+    counts: dict[str, int] = {}
+    for line in stream.getvalue().splitlines():
+        run = _pipeline_run(orjson.loads(line))
+        counts[run] = counts.get(run, 0) + 1
+    return counts
 
 
 @pytest.fixture(autouse=True)

@@ -78,7 +78,7 @@ class Recorder:
         self._fingerprint = fingerprint
         self.destination_id = ledger.destination_id(workspace, self.report.destination)
         if namespace is not None:
-            before = ledger.namespace(self.destination_id)
+            before = ledger.remembered(self.destination_id, "namespace")
             if before is not None and before != namespace:
                 self.warn_host(
                     f"openlineage.namespace is now '{namespace}', but the runs already at "
@@ -87,7 +87,7 @@ class Recorder:
                     f"under '{before}' while their stage runs go to '{namespace}'. To keep one "
                     f"namespace: {DISTRIBUTION} settings set openlineage.namespace {before}"
                 )
-            ledger.set_namespace(self.destination_id, namespace)
+            ledger.remember(self.destination_id, "namespace", namespace)
         ledger.started(self.destination_id)
 
     def reading(self, bytes_done: int, bytes_total: int) -> None:

@@ -164,14 +164,6 @@ class Ledger:
         assert found is not None
         return found
 
-    def namespace(self, destination_id: int) -> str | None:
-        """The job namespace the last export to this destination used (None: not known)."""
-        return self.remembered(destination_id, "namespace")
-
-    def set_namespace(self, destination_id: int, namespace: str) -> None:
-        """Remember the job namespace this export to the destination uses."""
-        self.remember(destination_id, "namespace", namespace)
-
     def remembered(self, destination_id: int, column: Remembered) -> str | None:
         """What is remembered of the destination (None: nothing yet): see :data:`Remembered`."""
         with self._errors():

@@ -34,6 +34,10 @@ NOT_A_BATCH = frozenset({400, 422})
 one of its own (a catch-all route reading ``batch`` as a name, a body that is not one event):
 until a batch was taken, one event a request from then on too; once one was, a refusal."""
 
+DECIDED = NO_BATCHES | NOT_A_BATCH | {413}
+"""The answers to a batch that its reading decides on (``batching.py``: no batches here, not a
+batch endpoint, too large, gzip refused: 400 or 415), not the retry loop of a request."""
+
 
 class Again(enum.Enum):
     """An event's outcome that is no verdict: send it again, in a later batch (``RETRY``), or

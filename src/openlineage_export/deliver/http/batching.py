@@ -33,11 +33,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import random
-import time
 from typing import Protocol
 
-from ..retry import RetryPolicy
-from .batches import NO_BATCHES, NOT_A_BATCH, Again, Gatherer, Outcome, read_answer
+from ..retry import RetryPolicy, Tries
+from .batches import DECIDED, NO_BATCHES, NOT_A_BATCH, Again, Gatherer, Outcome, read_answer
 from .config import HttpConfig
 from .poster import Answer
 
@@ -55,9 +54,10 @@ class Sender(Protocol):
         ...
 
     async def post_batch(
-        self, url: str, body: bytes, gzipped: bool, stop: asyncio.Event
+        self, url: str, body: bytes, gzipped: bool, stop: asyncio.Event, decided: frozenset[int]
     ) -> Answer | str:
-        """One batch until answered (see ``destination.py``)."""
+        """One batch until answered with a 2xx or a status in ``decided`` (the answer), else
+        why not (see ``destination.py``)."""
         ...
 
     def describe(self, answer: Answer) -> str:
@@ -91,8 +91,7 @@ class Batches:
     async def send(self, body: bytes, stop: asyncio.Event) -> str | None:
         """One event, in a batch or alone: None, taken; else why not."""
         self._stop = stop
-        started = time.monotonic()
-        attempt = 0
+        tries = Tries(self.sender.retry, self._rng)
         while True:
             if self.taken is False:
                 alone = await self.sender.post_alone(body, stop)
@@ -108,21 +107,16 @@ class Batches:
                 continue
             if got is not Again.RETRY:
                 return got
-            attempt += 1
-            policy = self.sender.retry
-            elapsed = time.monotonic() - started
-            left = policy.max_time - elapsed
+            tries.attempt += 1
+            left = tries.left
             if left <= 0:
                 return (
-                    f"gave up after {attempt} batches in {elapsed:.0f} s: the server at "
-                    f"{self.url} failed the event each time, saying it may be sent again"
+                    f"gave up after {tries.attempt} batches in {tries.elapsed:.0f} s: the "
+                    f"server at {self.url} failed the event each time, saying it may be sent "
+                    "again"
                 )
-            try:
-                async with asyncio.timeout(min(policy.backoff(attempt, self._rng), left)):
-                    await stop.wait()
+            if await tries.pause(stop, left):
                 return "cancelled before every event was sent"
-            except TimeoutError:
-                continue
 
     def _in_flight(self) -> int:
         """The most batches in flight at once: one to a server that keeps duplicates (Feast,
@@ -151,7 +145,7 @@ class Batches:
         payload = b"[" + b",".join(bodies) + b"]"
         gzipped = self._gzip
         data = gzip.compress(payload, mtime=0) if gzipped else payload
-        got = await self.sender.post_batch(self.url, data, gzipped, self._stop)
+        got = await self.sender.post_batch(self.url, data, gzipped, self._stop, DECIDED)
         if isinstance(got, str):
             return [got] * count
         status = got.status

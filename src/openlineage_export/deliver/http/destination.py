@@ -27,8 +27,7 @@ from ...guards.secrecy import Redactor, masked_logs
 from ...translate.asking import keeps_duplicates
 from ...translate.encoded import TranslatedRun
 from ..destination import Retry, RunOutcome, Supplied, Tally
-from ..retry import retry_after_seconds
-from .batches import NO_BATCHES, NOT_A_BATCH
+from ..retry import Tries, retry_after_seconds
 from .batching import Batches
 from .client import poster_for
 from .config import KIND, HttpConfig
@@ -194,16 +193,16 @@ class HttpDestination:
         return got if isinstance(got, str) else None
 
     async def post_batch(
-        self, url: str, body: bytes, gzipped: bool, stop: asyncio.Event
+        self, url: str, body: bytes, gzipped: bool, stop: asyncio.Event, decided: frozenset[int]
     ) -> Answer | str:
         """One batch (a JSON array, gzipped or not) until answered: the answer when it is a
-        2xx or one the batch reading decides on (no batches, too large, gzip refused), else
-        why not (a refusal, or no answer in the retry time)."""
+        2xx or in ``decided`` (those the batch reading decides on), else why not (a refusal,
+        or no answer in the retry time)."""
         headers = self._headers if gzipped else self._plain
         async with self._requests:
             if stop.is_set():  # the export stopped while this waited its turn
                 return _STOPPED
-            return await self._exchange(url, body, headers, stop, passing=_BATCH_ANSWERS)
+            return await self._exchange(url, body, headers, stop, passing=decided)
 
     async def close(self) -> None:
         """Close the client we opened (a host's is the host's to close); stop masking logs."""
@@ -224,10 +223,9 @@ class HttpDestination:
         """One request until answered with a 2xx or a status in ``passing`` (the answer),
         refused or out of retry time (the reason)."""
         policy = self.retry
-        started = time.monotonic()
-        attempt = 0
+        tries = Tries(policy, self._rng)
         while True:
-            attempt += 1
+            tries.attempt += 1
             asked: float | None = None
             # Whether the attempt got no answer at all (refused, reset, closed): an event whose
             # connection broke when the server went away, then found none for the rest of its
@@ -285,7 +283,7 @@ class HttpDestination:
                     self._signs.refused(answer)
                     return reason
                 asked = retry_after_seconds(answer.retry_after, time.time())
-            elapsed = time.monotonic() - started
+            elapsed = tries.elapsed
             left = policy.max_time - elapsed
             if left <= 0 and unreachable:
                 # No server now: an outage once nothing was accepted for a whole window. An
@@ -295,14 +293,11 @@ class HttpDestination:
                 if elapsed >= 2 * policy.max_time:
                     left = 0
             if left <= 0:
-                return f"gave up after {attempt} attempts in {elapsed:.0f} s: {reason}"
-            wait = policy.backoff(attempt, self._rng)
-            if asked is not None:
-                wait = max(wait, asked)  # a server may ask for longer, never for less
+                return f"gave up after {tries.attempt} attempts in {elapsed:.0f} s: {reason}"
             if self._on_retry is not None:
-                self._on_retry(Retry(self.name, reason, attempt, left))
-            if await _stopped(stop, min(wait, left)):
-                return "cancelled before every event was sent"
+                self._on_retry(Retry(self.name, reason, tries.attempt, left))
+            if await tries.pause(stop, left, asked):
+                return _STOPPED
 
     def _lost(self, why: str) -> str:
         """Why an event whose answer was lost is not sent again: the server may hold it, and
@@ -355,19 +350,6 @@ class HttpDestination:
 
 
 _STOPPED = "cancelled before every event was sent"
-
-_BATCH_ANSWERS = NO_BATCHES | NOT_A_BATCH | {413}  # 400: maybe gzip refused
-"""The answers to a batch its reading decides on (``batching.py``), not the retry loop's."""
-
-
-async def _stopped(stop: asyncio.Event, seconds: float) -> bool:
-    """Wait ``seconds``, or less when ``stop`` is set; True when it was."""
-    try:
-        async with asyncio.timeout(seconds):
-            await stop.wait()
-    except TimeoutError:
-        return False
-    return True
 
 
 def _says_client_error(answer: Answer) -> bool:
