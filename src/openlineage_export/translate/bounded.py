@@ -8,10 +8,13 @@ is (up to a line's 32 MiB), so a cache bounded only by its count holds what the 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Generic, ParamSpec, TypeVar
 
 _Key = TypeVar("_Key")
 _Value = TypeVar("_Value")
+_Args = ParamSpec("_Args")
 
 
 class BoundedCache(Generic[_Key, _Value]):
@@ -59,3 +62,19 @@ CACHED_KEY_LIMIT = 1024
 """The longest key (in characters: a dataset's location, an engine's name and version) a
 count-bounded cache of translation keeps an entry for; a longer one is worked out each time.
 Such a cache of 4,096 entries then holds a few MiB, however long the trail makes its keys."""
+
+
+def cached_when_short(
+    work: Callable[_Args, _Value], size: Callable[_Args, int], max_entries: int
+) -> Callable[_Args, _Value]:
+    """``work``, its results cached (the ``max_entries`` least recently used) for arguments
+    whose ``size`` is at most :data:`CACHED_KEY_LIMIT`; longer ones worked out each time."""
+    cached: Callable[..., _Value] = lru_cache(maxsize=max_entries)(work)
+
+    def call(*args: _Args.args, **kwargs: _Args.kwargs) -> _Value:
+        if size(*args, **kwargs) > CACHED_KEY_LIMIT:
+            return work(*args, **kwargs)
+        return cached(*args, **kwargs)
+
+    call.__doc__ = work.__doc__
+    return call

@@ -31,12 +31,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
 from ..hub.model import DataAccess, Engine, Run
 from . import facets, spec
-from .bounded import CACHED_KEY_LIMIT
+from .bounded import cached_when_short
 from .datasets import DB_SCHEMES
 from .events import Translator
 
@@ -117,16 +116,10 @@ def _uri_safe(text: str) -> str:
     return "".join(out)
 
 
-def dataset(namespace: str, name: str) -> tuple[str, str]:
+def _dataset(namespace: str, name: str) -> tuple[str, str]:
     """An OpenLineage dataset (as named for every server) named for DataHub's converter; cached,
     as a trail names the same data over and over (when no longer than
     :data:`~.bounded.CACHED_KEY_LIMIT` together: a name may be as long as a trail's line)."""
-    if len(namespace) + len(name) > CACHED_KEY_LIMIT:
-        return _dataset(namespace, name)
-    return _cached_dataset(namespace, name)
-
-
-def _dataset(namespace: str, name: str) -> tuple[str, str]:
     scheme, sep, authority = namespace.partition("://")
     if not sep:
         # A platform already: file, bigquery, an opaque scheme.
@@ -141,7 +134,11 @@ def _dataset(namespace: str, name: str) -> tuple[str, str]:
     return platform, fit(platform, urn_part(where))
 
 
-_cached_dataset = lru_cache(maxsize=4096)(_dataset)
+def _size(namespace: str, name: str) -> int:
+    return len(namespace) + len(name)
+
+
+dataset = cached_when_short(_dataset, _size, 4096)
 
 URN_LIMIT = 448
 """The longest dataset URN (URL-encoded) sent as it is. DataHub's server refuses a URN over 512
@@ -185,22 +182,16 @@ ORCHESTRATOR = "lineage-hub"
 (its platform), so it is the same for every run of a pipeline, whatever engine ran it."""
 
 
-def processing_engine(engine: Engine | None) -> dict[str, Any]:
+def _processing_engine(engine: Engine | None) -> dict[str, Any]:
     """``processing_engine`` named :data:`ORCHESTRATOR`; the engine (name and version) is its
     version, which DataHub shows among the flow's and job's properties (cached as
     :func:`..facets.processing_engine` is)."""
-    if facets.engine_size(engine) > CACHED_KEY_LIMIT:
-        return _processing_engine(engine)
-    return _cached_processing_engine(engine)
-
-
-def _processing_engine(engine: Engine | None) -> dict[str, Any]:
     facet = facets.processing_engine(engine)
     version = f"{engine.name} {engine.version or 'unknown'}" if engine else "unknown"
     return {**facet, "name": ORCHESTRATOR, "version": version}
 
 
-_cached_processing_engine = lru_cache(maxsize=256)(_processing_engine)
+processing_engine = cached_when_short(_processing_engine, facets.engine_size, 256)
 
 
 class DataHubTranslator(Translator):

@@ -13,11 +13,10 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from . import spec
-from .bounded import CACHED_KEY_LIMIT
+from .bounded import cached_when_short
 from .locations import without_credentials, without_secret_parameters
 
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+\-]")
@@ -109,14 +108,9 @@ class DatasetNamer:
 
     def __init__(self, workspace_name: str) -> None:
         self._relative_namespace = workspace_namespace(workspace_name)
-        self._cached = lru_cache(maxsize=4096)(self._safe_name)
-
-    def name(self, location: str) -> tuple[str, str]:
-        """The (namespace, name) of the data at ``location``: cached when the location is no
+        self.name = cached_when_short(self._safe_name, len, 4096)
+        """The (namespace, name) of the data at a location: cached when the location is no
         longer than :data:`~.bounded.CACHED_KEY_LIMIT`, else worked out again."""
-        if len(location) > CACHED_KEY_LIMIT:
-            return self._safe_name(location)
-        return self._cached(location)
 
     def _safe_name(self, location: str) -> tuple[str, str]:
         # Credentials out first (locations.py), and once more from the name, whose

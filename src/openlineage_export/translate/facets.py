@@ -10,14 +10,13 @@ than attrs objects is what keeps translation near the JSON encoder's speed (see 
 from __future__ import annotations
 
 import posixpath
-from functools import lru_cache
 from typing import Any
 
 from .. import DISTRIBUTION, __version__
 from ..hub.model import DataAccess, Engine, ErrorInfo
 from ..jsonout import fragment
 from . import spec
-from .bounded import CACHED_KEY_LIMIT
+from .bounded import cached_when_short
 from .locations import is_secret_parameter, masked
 
 PRODUCER = f"https://pypi.org/project/{DISTRIBUTION}/{__version__}/"
@@ -86,23 +85,17 @@ def source_code_location(repo_url: str, path: str, version: str | None) -> dict[
     )
 
 
-def processing_engine(engine: Engine | None) -> dict[str, Any]:
-    """``processing_engine``: the trail's engine, else this package (DataHub requires one).
-
-    Cached per engine: the same (read-only) dict serves every run of that engine (one whose
-    name and version are longer than :data:`~.bounded.CACHED_KEY_LIMIT` is made each time).
-    """
-    if engine_size(engine) > CACHED_KEY_LIMIT:
-        return _processing_engine(engine)
-    return _cached_processing_engine(engine)
-
-
 def engine_size(engine: Engine | None) -> int:
     """How long an engine's name and version are together, as a cache counts a key."""
     return 0 if engine is None else len(engine.name) + len(engine.version or "")
 
 
 def _processing_engine(engine: Engine | None) -> dict[str, Any]:
+    """``processing_engine``: the trail's engine, else this package (DataHub requires one).
+
+    Cached per engine: the same (read-only) dict serves every run of that engine (one whose
+    name and version are longer than :data:`~.bounded.CACHED_KEY_LIMIT` is made each time).
+    """
     name, version = (
         (engine.name, engine.version or "unknown") if engine else (DISTRIBUTION, __version__)
     )
@@ -111,7 +104,7 @@ def _processing_engine(engine: Engine | None) -> dict[str, Any]:
     )
 
 
-_cached_processing_engine = lru_cache(maxsize=256)(_processing_engine)
+processing_engine = cached_when_short(_processing_engine, engine_size, 256)
 
 
 def parent(namespace: str, pipeline: str, run_id: str) -> dict[str, Any]:
