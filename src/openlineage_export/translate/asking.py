@@ -94,7 +94,9 @@ def uuid_int(run_id: str) -> int:
 
 
 def micros(moment: str) -> int:
-    """An RFC 3339 time as microseconds since year 1 (``ValueError``: no such time)."""
+    """An RFC 3339 time as microseconds since year 1 (``ValueError``: no such time). Not
+    ``hub.times.microseconds`` (since 1970): from year 1, every time is a non-negative int,
+    which ``holdings.py`` packs with a run's state in one int (an end before 1970 included)."""
     return (parse_time(moment) - _EPOCH) // _MICRO
 
 
