@@ -25,6 +25,7 @@ from support.vscode import (
     FIRST_USE_MS,
     SETTINGS_SEARCH,
     CodeServer,
+    SettingsDrawings,
     ValuesSeen,
     Workbench,
     held,
@@ -101,6 +102,9 @@ def test_the_pages_four_steps_on_a_fresh_profile_keep_exactly_what_was_typed(
 
     The premise is observed, not assumed: VS Code never wrote the profile's settings before
     the first key, and the exporter's install had started (the extension's output says so);
+    the Settings editor had drawn its list again after opening, as it does once its settings
+    model changed (``SettingsDrawings``: a box clicked before that is given to another
+    setting under the keys);
     when VS Code's JSON settings machinery started (the extension host's log: on a fresh
     profile, a settings write starts it, and the Settings editor then draws its rows again,
     which put the keys being typed into the next box) is reported."""
@@ -118,10 +122,12 @@ def test_the_pages_four_steps_on_a_fresh_profile_keep_exactly_what_was_typed(
         "the exporter's install to start (a fresh profile)",
         lambda: "installing openlineage_export" in server.said(),
     )
-    # 1. Settings -> OpenLineage Export.
+    # 1. Settings -> OpenLineage Export, once the list VS Code draws is the one it keeps.
+    drawings = SettingsDrawings(window.page)
     window.command("Preferences: Open Settings (UI)")
     search = window.page.locator(SETTINGS_SEARCH)
     search.wait_for()
+    drawings.drawn_again(since=drawings.count())
     assert profile.read_bytes() == written, "VS Code wrote the profile's settings already"
     installed_before = "installed openlineage_export" in server.said()
     first_key = time.time()
@@ -132,6 +138,9 @@ def test_the_pages_four_steps_on_a_fresh_profile_keep_exactly_what_was_typed(
     try:
         # 2. The url: clicked, typed with a pause mid-word.
         window.page.locator(f".settings-editor input[aria-label='{URL}']").click()
+        window.page.wait_for_function(
+            "key => document.activeElement?.getAttribute('aria-label') === key", arg=URL
+        )
         type_like_a_person(window.page, fake_server.url, pause_after=len("http://127"))
         # 3. The key in the SECRETS view (it asks the name first; the install must have
         # ended), then its name in the setting: back in the Settings editor's list.

@@ -52,6 +52,9 @@ USER_SETTINGS = {
     "security.workspace.trust.enabled": False,
     "update.mode": "none",
     "workbench.settings.editor": "ui",
+    # VS Code's search of settings by meaning asks an online service: no test sends traffic
+    # to any other address than its own.
+    "workbench.settings.enableNaturalLanguageSearch": False,
 }
 API_KEY = "olx-e2e-Kf83hQ2pLw9ZtR4v"
 """The key a person stores in the test (shaped like a key: letters and digits mixed)."""
@@ -423,6 +426,42 @@ class ValuesSeen:
         self._stop.set()
         self._thread.join()
         return self.values
+
+
+class SettingsDrawings:
+    """How many times the Settings editor has drawn its list of settings, counted in the page
+    from before it opens (each drawing sets its rows' ``data-index``).
+
+    On a fresh window, VS Code (code-server 4.100.3) draws that list when the editor opens, and
+    once more about a second later, when its settings model first changes (its groups; the
+    list's drawing waits 500 ms after that). The rows are then drawn anew, and a box that held
+    the keyboard's focus may be given to another setting under the keys being typed (seen on a
+    busy machine: the url's "h" lost, the rest of it typed into the endpoint's box). A person
+    sees the list settle; a test waits for that drawing: :meth:`drawn_again`."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        page.evaluate(
+            """() => { window.__olxDrawings = 0;
+                new MutationObserver((changes) => {
+                  if (changes.some((m) => m.target.closest
+                      && m.target.closest('.settings-editor .settings-tree-container'))) {
+                    window.__olxDrawings += 1; }
+                }).observe(document.body,
+                  {attributes: true, subtree: true, attributeFilter: ['data-index']}); }"""
+        )
+
+    def count(self) -> int:
+        return int(self.page.evaluate("() => window.__olxDrawings"))
+
+    def drawn_again(self, since: int) -> None:
+        """Until the list was drawn again after ``since`` drawings (read once the editor was
+        there: its search box shown)."""
+        wait_until(
+            "the Settings editor to draw its list again (its settings model changed, about a "
+            "second after it opened)",
+            lambda: self.count() > since,
+        )
 
 
 def type_like_a_person(page: Any, text: str, pause_after: int) -> None:
